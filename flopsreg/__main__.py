@@ -1,0 +1,3 @@
+from flopsreg.cli import main
+
+raise SystemExit(main())

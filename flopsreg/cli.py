@@ -1,0 +1,112 @@
+"""The ``flopsreg`` command line: patterns, eval, explain, formula.
+
+Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
+plugins) go to stderr and do not change the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from flopsreg import render
+from flopsreg.errors import FlopsregError
+from flopsreg.examples_index import example_names, example_path
+from flopsreg.model import Model
+from flopsreg.registry import Registry
+
+__all__ = ["load_model_arg", "main"]
+
+
+def load_model_arg(spec: str) -> Model:
+    """A model from a ``.toml`` file, a Hugging Face ``config.json``, or a bundled example name."""
+    path = Path(spec)
+    if path.suffix == ".json":
+        return Model.from_hf_config(path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.exists():
+            raise FlopsregError(f"MODEL {spec!r}: no such file")
+        return Model.from_toml(path)
+    bundled = example_path(spec)
+    if bundled is None:
+        raise FlopsregError(
+            f"MODEL {spec!r}: not a .toml or config.json file, nor a bundled example "
+            f"({', '.join(example_names())})"
+        )
+    return Model.from_toml_string(bundled.read_text(encoding="utf-8"), where=f"example {spec}")
+
+
+def _seqlens(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="flopsreg", description="Exact FLOPs of transformer models.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("patterns", help="list the registered patterns")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("eval", help="exact FLOPs of a model for a batch")
+    p.add_argument("model", metavar="MODEL", help="a .toml model file, a config.json, or a bundled example name")
+    lengths = p.add_mutually_exclusive_group(required=True)
+    lengths.add_argument("--seq-len", type=int, metavar="S", help="tokens per sequence")
+    lengths.add_argument("--seqlens", type=_seqlens, metavar="S1,S2,...", help="one packed row of sequences")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences (or packed rows) per batch")
+    p.add_argument("--format", choices=("text", "json", "latex"), default="text")
+
+    p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
+    p.add_argument("model", metavar="MODEL")
+
+    p = sub.add_parser("formula", help="the model's closed form")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("--format", choices=("text", "latex"), default="text")
+    return parser
+
+
+def _run(args: argparse.Namespace, registry: Registry) -> str:
+    if args.command == "patterns":
+        if args.format == "json":
+            return json.dumps(render.patterns_json(registry), indent=2)
+        return render.patterns_text(registry)
+    model = load_model_arg(args.model)
+    if args.command == "explain":
+        return registry.plan(model).explain()
+    if args.command == "formula":
+        plan = registry.plan(model)
+        _warn(plan.warnings)
+        return render.latex(plan) if args.format == "latex" else render.formula_text(plan)
+    result = registry.evaluate(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
+    _warn(result.warnings)
+    if args.format == "json":
+        return json.dumps(render.result_json(result), indent=2)
+    if args.format == "latex":
+        return result.latex()
+    return render.result_text(result)
+
+
+def _warn(messages: Sequence[str]) -> None:
+    for message in messages:
+        print(f"flopsreg: warning: {message}", file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad input)."""
+    args = _parser().parse_args(argv)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            registry = Registry.default()
+        _warn([str(w.message) for w in caught])
+        print(_run(args, registry))
+    except FlopsregError as exc:
+        print(f"flopsreg: error: {exc}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,94 @@
+"""Exact-integer Python code from sympy expressions, compiled once per expression.
+
+``sympy.lambdify`` prints ``n*(n+1)/2`` with float division. This printer emits exact
+division instead (an ``int`` when it divides, a ``Fraction`` otherwise), ``//`` for ``floor``
+of a quotient and ``%`` for ``Mod``, so results stay exact at any size. A result that is not
+an integer is a formula bug and raises.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping
+from fractions import Fraction
+
+import attrs
+import sympy
+from sympy.printing.pycode import PythonCodePrinter
+
+__all__ = ["CompiledFormula", "compile_exact"]
+
+
+def _exdiv(numerator: int | Fraction, denominator: int | Fraction) -> int | Fraction:
+    """Exact quotient: an int when it divides evenly, else a Fraction."""
+    quotient = Fraction(numerator) / Fraction(denominator)
+    return quotient.numerator if quotient.denominator == 1 else quotient
+
+
+class _ExactPrinter(PythonCodePrinter):
+    """Python code with no float anywhere: rationals become ``_exdiv`` calls."""
+
+    def _print_Rational(self, expr: sympy.Rational) -> str:
+        return f"_exdiv({expr.p}, {expr.q})"
+
+    def _print_Mul(self, expr: sympy.Mul) -> str:
+        numerator, denominator = sympy.fraction(expr, exact=True)
+        if denominator == 1:
+            return super()._print_Mul(expr)
+        return f"_exdiv({self._print(numerator)}, {self._print(denominator)})"
+
+    def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
+        base, exp = expr.as_base_exp()
+        if exp.is_Integer and exp < 0:
+            return f"_exdiv(1, {self._print(base ** -exp)})"
+        if not exp.is_Integer or exp < 0:
+            raise TypeError(f"cannot evaluate {expr} exactly: only integer powers are supported")
+        return f"({self._print(base)})**{exp}"
+
+    def _print_floor(self, expr: sympy.floor) -> str:
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]), exact=True)
+        return f"(({self._print(numerator)}) // ({self._print(denominator)}))"
+
+    def _print_ceiling(self, expr: sympy.ceiling) -> str:
+        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]), exact=True)
+        return f"(-((-({self._print(numerator)})) // ({self._print(denominator)})))"
+
+    def _print_Mod(self, expr: sympy.Mod) -> str:
+        a, b = expr.args
+        return f"(({self._print(a)}) % ({self._print(b)}))"
+
+    def _print_Float(self, expr: sympy.Float) -> str:
+        raise TypeError(f"formula contains the float {expr}; use sympy.Rational for exact results")
+
+
+@attrs.frozen
+class CompiledFormula:
+    """A sympy expression compiled to exact Python; call with one int per free symbol."""
+
+    expression: sympy.Expr
+    argnames: tuple[str, ...]
+    source: str
+    function: Callable[..., int | Fraction] = attrs.field(repr=False)
+
+    def __call__(self, values: Mapping[str, int]) -> int:
+        """The exact integer value for *values* (a superset of :attr:`argnames` is fine)."""
+        result = self.function(*(values[name] for name in self.argnames))
+        if isinstance(result, Fraction):
+            raise ArithmeticError(f"{self.expression} is not an integer at {dict(values)}: {result}")
+        if isinstance(result, bool) or not isinstance(result, int):
+            raise ArithmeticError(f"{self.expression} evaluated to {result!r}, not an integer")
+        return result
+
+
+@functools.lru_cache(maxsize=4096)
+def compile_exact(expression: sympy.Expr) -> CompiledFormula:
+    """Compile *expression* once; later calls with an equal expression reuse the code."""
+    symbols = sorted(expression.free_symbols, key=lambda sym: sym.name)
+    argnames = tuple(sym.name for sym in symbols)
+    printer = _ExactPrinter({"fully_qualified_modules": True, "standard": "python3"})
+    body = printer.doprint(expression)
+    source = f"def _formula({', '.join(argnames)}):\n    return {body}\n"
+    namespace: dict[str, object] = {"_exdiv": _exdiv, "math": math}
+    exec(compile(source, f"<flopsreg formula {expression}>", "exec"), namespace)  # noqa: S102 - our own printer's output
+    return CompiledFormula(expression, argnames, source, namespace["_formula"])  # type: ignore[arg-type]

@@ -1,0 +1,398 @@
+"""Selection, composition and evaluation: the rules engine.
+
+For every layer kind (and once for the model-level slots) the engine takes, per slot, the
+registered patterns whose flags are all set, keeps the one with the highest precedence, and
+records why. It then substitutes the quantities that slots produce for each other (pairs from
+the mask, head widths from the projection) into the FLOPs formulas, checks the parameters,
+and evaluates the result with compiled exact-integer code. No pattern is named here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import attrs
+import sympy
+
+from flopsreg.compile import CompiledFormula, compile_exact
+from flopsreg.errors import ModelError, SelectionError, did_you_mean
+from flopsreg.pattern import Pattern
+from flopsreg.symbols import SHARED
+
+if TYPE_CHECKING:
+    from flopsreg.model import Model
+    from flopsreg.registry import Registry
+
+__all__ = ["LayerResult", "ModelPlan", "Result", "Selection", "UnitPlan", "evaluate", "plan_model"]
+
+MODEL_UNIT = "model"
+_SEQ_LEN = SHARED["seq_len"].symbol
+_QUANTITIES = {info.symbol: name for name, info in SHARED.items() if info.kind == "quantity"}
+_DIMENSIONS = {name for name, info in SHARED.items() if info.kind == "dimension"}
+TRAINING_PASSES = 3  # forward + backward (gradients w.r.t. inputs and weights)
+
+
+def ranges(indices: Sequence[int]) -> str:
+    """``"0-4, 6-10, 12"`` for ``[0, 1, 2, 3, 4, 6, ..., 12]``."""
+    parts: list[str] = []
+    start = prev = None
+    for i in list(indices) + [None]:
+        if start is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = i
+    return ", ".join(parts)
+
+
+@attrs.frozen
+class Selection:
+    """The pattern chosen for one slot, and the applicable patterns it beat (highest first)."""
+
+    slot: str
+    pattern: Pattern
+    applicable: tuple[Pattern, ...]
+
+    @property
+    def reason(self) -> str:
+        flags = sorted(set().union(*(p.flags for p in self.applicable)))
+        if not flags:
+            return "slot default, no flag needed"
+        ranking = " > ".join(f"{p.name} {p.precedence}" for p in self.applicable)
+        return f"flag{'s' if len(flags) > 1 else ''} {', '.join(flags)} set; {ranking}"
+
+
+@attrs.frozen
+class UnitPlan:
+    """The selection and formula for one layer kind, or for the model-level slots."""
+
+    name: str
+    layers: tuple[int, ...]
+    flags: frozenset[str]
+    params: Mapping[str, int] = attrs.field(hash=False)
+    selections: tuple[Selection, ...]
+    terms: Mapping[str, sympy.Expr] = attrs.field(hash=False)  # slot -> FLOPs of one sequence
+    quantities: Mapping[str, sympy.Expr] = attrs.field(hash=False)  # e.g. pairs, qk_dim
+
+    @property
+    def patterns(self) -> dict[str, str]:
+        """``{slot: pattern name}``."""
+        return {sel.slot: sel.pattern.name for sel in self.selections}
+
+    @cached_property
+    def expression(self) -> sympy.Expr:
+        """FLOPs of one sequence through one layer of this kind: fully symbolic."""
+        return sympy.Add(*self.terms.values())
+
+    @cached_property
+    def compiled(self) -> CompiledFormula:
+        return compile_exact(self.expression)
+
+    def flops(self, seq_len: int) -> int:
+        """Exact FLOPs of one sequence of *seq_len* tokens through one such layer."""
+        return self.compiled({**self.params, "seq_len": seq_len})
+
+    @property
+    def where(self) -> str:
+        return describe_unit(self.name, self.layers)
+
+
+@attrs.frozen
+class ModelPlan:
+    """Every selection for a model, with warnings; evaluate it with :func:`evaluate`."""
+
+    model: Model
+    registry: Registry = attrs.field(eq=False, repr=False)
+    kinds: tuple[UnitPlan, ...]
+    head: UnitPlan
+    warnings: tuple[str, ...]
+
+    @property
+    def units(self) -> tuple[UnitPlan, ...]:
+        return self.kinds + ((self.head,) if self.head.selections else ())
+
+    def kind(self, name: str) -> UnitPlan:
+        return next(unit for unit in self.kinds if unit.name == name)
+
+    def explain(self) -> str:
+        """The selection trace: one line per slot and layer kind, with the reason."""
+        from flopsreg.render import explain_text
+
+        return explain_text(self)
+
+    @cached_property
+    def expression(self) -> sympy.Expr:
+        """Forward FLOPs of one sequence of ``seq_len`` tokens, model dimensions substituted."""
+        total = sympy.Integer(0)
+        for unit in self.units:
+            count = 1 if unit.name == MODEL_UNIT else len(unit.layers)
+            values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in unit.params.items()}
+            total += count * unit.expression.xreplace(values)
+        return total
+
+
+def plan_model(registry: Registry, model: Model) -> ModelPlan:
+    """Select patterns for every layer kind and the model-level slots, checking every input."""
+    _check_names(registry, model)
+    kinds = []
+    for kind_name in dict.fromkeys(layer.kind for layer in model.layers):
+        first = model.layers[model.layers_of(kind_name)[0]]
+        kinds.append(_plan_unit(registry, kind_name, model.layers_of(kind_name), first.flags, first.params, "layer"))
+    head = _plan_unit(registry, MODEL_UNIT, (), model.flags, model.params, "model")
+    return ModelPlan(model=model, registry=registry, kinds=tuple(kinds), head=head, warnings=_unused(registry, model, kinds, head))
+
+
+def _check_names(registry: Registry, model: Model) -> None:
+    known_flags = registry.flags
+    known_params = set(registry.params) | _DIMENSIONS
+    places = [("", model.flags, model.params)] + [
+        (f"kinds.{name}.", kind.flags, kind.params) for name, kind in model.kinds.items()
+    ]
+    for where, flags, params in places:
+        for flag in sorted(flags - known_flags):
+            raise ModelError(
+                f"{model.name}: {where}flags: unknown flag {flag!r}{did_you_mean(flag, known_flags)} "
+                f"(known flags: {', '.join(sorted(known_flags))})"
+            )
+        for name, value in params.items():
+            if name not in known_params:
+                raise ModelError(
+                    f"{model.name}: {where}params.{name}: unknown parameter{did_you_mean(name, known_params)} "
+                    f"(no registered pattern declares it)"
+                )
+            param = registry.params.get(name)
+            minimum, meaning = (param.minimum, param.meaning) if param else (1, SHARED[name].meaning)
+            if value < minimum:
+                raise ModelError(
+                    f"{model.name}: {where}params.{name} = {value}: expected an integer >= {minimum} ({meaning})"
+                )
+
+
+def _select(registry: Registry, scope: str, flags: frozenset[str], where: str) -> list[Selection]:
+    by_slot: dict[str, list[Pattern]] = {}
+    for pattern in registry.patterns:  # sorted by slot, then precedence (highest first), then name
+        if pattern.scope == scope and pattern.flags <= flags:
+            by_slot.setdefault(pattern.slot, []).append(pattern)
+    selections = []
+    for slot, applicable in by_slot.items():
+        if len(applicable) > 1 and applicable[0].precedence == applicable[1].precedence:
+            a, b = applicable[0], applicable[1]
+            raise SelectionError(
+                f"{where}, slot {slot}: patterns {a.name!r} (plugin {registry.plugin_of(a)!r}) and {b.name!r} "
+                f"(plugin {registry.plugin_of(b)!r}) both apply with precedence {a.precedence}; give them "
+                "different precedences"
+            )
+        selections.append(Selection(slot=slot, pattern=applicable[0], applicable=tuple(applicable)))
+    return selections
+
+
+def _plan_unit(
+    registry: Registry,
+    name: str,
+    layers: tuple[int, ...],
+    flags: frozenset[str],
+    params: Mapping[str, int],
+    scope: str,
+) -> UnitPlan:
+    where = describe_unit(name, layers)
+    selections = _select(registry, scope, flags, where)
+    quantities: dict[sympy.Symbol, sympy.Expr] = {}
+    source: dict[str, str] = {}
+    for sel in selections:
+        for quantity, expr in sel.pattern.quantities.items():
+            if quantity == "flops":
+                continue
+            if quantity in source:
+                raise SelectionError(
+                    f"{where}: quantity {quantity!r} is produced by both {source[quantity]!r} and {sel.pattern.name!r}"
+                )
+            source[quantity] = sel.pattern.name
+            quantities[SHARED[quantity].symbol] = expr
+    terms = {}
+    for sel in selections:
+        if sel.pattern.produces != "flops":
+            continue
+        expr = sel.pattern.formula
+        for _ in range(len(quantities) + 1):
+            expr = expr.xreplace(quantities)
+        missing = sorted(_QUANTITIES[q] for q in expr.free_symbols if q in _QUANTITIES)
+        if missing:
+            raise SelectionError(
+                f"{where}, slot {sel.slot}: pattern {sel.pattern.name!r} needs {', '.join(map(repr, missing))}, "
+                "which no selected pattern of this layer produces"
+            )
+        terms[sel.slot] = expr
+    unit = UnitPlan(
+        name=name,
+        layers=layers,
+        flags=flags,
+        params=params,
+        selections=tuple(selections),
+        terms=terms,
+        quantities={_QUANTITIES[k]: v for k, v in quantities.items()},
+    )
+    _check_params(registry, unit, where)
+    return unit
+
+
+def describe_unit(name: str, layers: tuple[int, ...]) -> str:
+    """Where a unit sits, for messages: ``"layers 0-4, 6-10 (kind 'local')"``."""
+    if name == MODEL_UNIT:
+        return "model-level slots"
+    return f"{'layer' if len(layers) == 1 else 'layers'} {ranges(layers)} (kind {name!r})"
+
+
+def _check_params(registry: Registry, unit: UnitPlan, where: str) -> None:
+    needed = {sym.name for sym in unit.expression.free_symbols} - {"seq_len"}
+    for sel in unit.selections:
+        for constraint in sel.pattern.constraints:
+            needed |= {sym.name for sym in constraint.condition.free_symbols}
+    for name in sorted(needed - set(unit.params)):
+        users = [sel.pattern.name for sel in unit.selections if name in sel.pattern.param_names] or ["shared dimension"]
+        param = registry.params.get(name)
+        meaning = param.meaning if param else SHARED[name].meaning
+        raise ModelError(f"{where}: parameter {name!r} ({meaning}) is needed by {', '.join(users)} but not set")
+    values = {sympy.Symbol(k, integer=True, positive=True): sympy.Integer(v) for k, v in unit.params.items()}
+    for sel in unit.selections:
+        for constraint in sel.pattern.constraints:
+            if not bool(constraint.condition.xreplace(values)):
+                shown = ", ".join(f"{s.name} = {unit.params[s.name]}" for s in sorted(constraint.condition.free_symbols, key=str))
+                raise ModelError(f"{where}: {shown}: {constraint.message} (pattern {sel.pattern.name})")
+
+
+def _unused(registry: Registry, model: Model, kinds: Sequence[UnitPlan], head: UnitPlan) -> tuple[str, ...]:
+    """Parameters that are set but that no selected pattern uses: the slime MLA bug, made visible."""
+
+    def used(unit: UnitPlan) -> set[str]:
+        names = {sym.name for sym in unit.expression.free_symbols}
+        for sel in unit.selections:
+            names |= sel.pattern.param_names
+        return names
+
+    def hint(name: str) -> str:
+        users = [p for p in registry.patterns if name in p.param_names]
+        if not users:
+            return ""
+        shown = ", ".join(f"{p.name} (flags: {', '.join(sorted(p.flags)) or 'none'})" for p in users)
+        return f"; it is used by {shown}"
+
+    warnings = []
+    used_anywhere = set().union(used(head), *(used(k) for k in kinds))
+    for name, value in model.params.items():
+        if name not in used_anywhere:
+            warnings.append(f"params.{name} = {value} is set but no selected pattern uses it{hint(name)}")
+    for unit in kinds:
+        for name, value in model.kinds[unit.name].params.items():
+            if name not in used(unit):
+                warnings.append(
+                    f"kinds.{unit.name}.params.{name} = {value} is set but no pattern selected for "
+                    f"{unit.where} uses it{hint(name)}"
+                )
+    return tuple(warnings)
+
+
+# -- evaluation ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class LayerResult:
+    """One layer's exact FLOPs for the whole batch, and the pattern chosen for each slot."""
+
+    index: int
+    kind: str
+    patterns: Mapping[str, str] = attrs.field(hash=False)
+    flops: int
+
+
+@attrs.frozen
+class Result:
+    """Exact FLOPs of a model for a batch; see :meth:`flopsreg.Registry.evaluate`."""
+
+    plan: ModelPlan
+    seqlens: tuple[int, ...]
+    batch: int
+    unit_flops: Mapping[str, int] = attrs.field(hash=False)  # per layer of each kind; "model" once
+
+    @property
+    def model(self) -> Model:
+        return self.plan.model
+
+    @cached_property
+    def layers(self) -> tuple[LayerResult, ...]:
+        by_kind = {unit.name: unit for unit in self.plan.kinds}
+        return tuple(
+            LayerResult(
+                index=layer.index,
+                kind=layer.kind,
+                patterns=by_kind[layer.kind].patterns,
+                flops=self.unit_flops[layer.kind],
+            )
+            for layer in self.model.layers
+        )
+
+    @property
+    def head_flops(self) -> int:
+        """FLOPs of the model-level slots (none before whole-model patterns are registered)."""
+        return self.unit_flops.get(MODEL_UNIT, 0)
+
+    @property
+    def forward(self) -> int:
+        """Exact forward FLOPs of the whole batch."""
+        per_layer = sum(self.unit_flops[unit.name] * len(unit.layers) for unit in self.plan.kinds)
+        return per_layer + self.head_flops
+
+    @property
+    def training(self) -> int:
+        """Forward plus backward: 3 x forward."""
+        return TRAINING_PASSES * self.forward
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.plan.warnings
+
+    @property
+    def expression(self) -> sympy.Expr:
+        """Forward FLOPs of one sequence, closed form in ``seq_len``, dimensions substituted."""
+        return self.plan.expression
+
+    def explain(self) -> str:
+        return self.plan.explain()
+
+    def latex(self) -> str:
+        """An ``align`` environment: one row per term, per layer kind, and the model total."""
+        from flopsreg.render import latex
+
+        return latex(self.plan, result=self)
+
+    def _repr_latex_(self) -> str:
+        return self.latex()
+
+
+def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, ...]:
+    if (seq_len is None) == (seqlens is None):
+        raise ModelError("give exactly one of seq_len (every sequence alike) or seqlens (one packed row)")
+    lengths = (seq_len,) if seqlens is None else tuple(seqlens)
+    field = "seq_len" if seqlens is None else "seqlens"
+    if not lengths:
+        raise ModelError("seqlens: empty; give at least one sequence length")
+    for value in lengths:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ModelError(f"{field}: {value!r} is not a sequence length: expected an integer >= 1")
+    return lengths
+
+
+def evaluate(plan: ModelPlan, *, seq_len: int | None = None, seqlens: Sequence[int] | None = None, batch: int = 1) -> Result:
+    """Exact FLOPs of *plan* over ``batch`` copies of the given sequences."""
+    lengths = _lengths(seq_len, seqlens)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ModelError(f"batch: {batch!r} is not a batch size: expected an integer >= 1")
+    counts = Counter(lengths)
+    unit_flops = {
+        unit.name: batch * sum(count * unit.flops(length) for length, count in counts.items())
+        for unit in plan.units
+    }
+    return Result(plan=plan, seqlens=lengths, batch=batch, unit_flops=unit_flops)

@@ -1,0 +1,38 @@
+"""The exceptions and warnings flopsreg raises; each message names the field, value and fix."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = ["FlopsregError", "ModelError", "PluginError", "PluginWarning", "SelectionError", "did_you_mean"]
+
+
+class FlopsregError(ValueError):
+    """Base class of every error flopsreg raises on bad input."""
+
+
+class ModelError(FlopsregError):
+    """A model file, config or layer is invalid: a field is unknown, missing or out of range."""
+
+
+class SelectionError(FlopsregError):
+    """Pattern selection failed for a layer: a tie in precedence or a missing quantity."""
+
+
+class PluginError(FlopsregError):
+    """A plugin could not be loaded or registered; ``plugin`` names it."""
+
+    def __init__(self, plugin: str, message: str) -> None:
+        super().__init__(f"plugin {plugin!r}: {message}")
+        self.plugin = plugin
+
+
+class PluginWarning(UserWarning):
+    """A plugin was skipped; the message is the :class:`PluginError` that caused it."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest candidate, or ``""`` when none is close."""
+    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""

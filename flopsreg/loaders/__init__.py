@@ -1,0 +1,1 @@
+"""Readers that turn model descriptions (flopsreg TOML, ...) into :class:`flopsreg.Model`."""

@@ -1,0 +1,236 @@
+"""Text, JSON and LaTeX views of patterns, plans and results.
+
+LaTeX is composed here from the per-pattern formulas, one ``align`` row per term, because sympy
+reorders sums and folds constants when the whole model is one expression.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import sympy
+
+from flopsreg.engine import MODEL_UNIT, ModelPlan, Result, UnitPlan
+from flopsreg.symbols import SHARED
+
+if TYPE_CHECKING:
+    from flopsreg.registry import Registry
+
+__all__ = [
+    "explain_text",
+    "formula_text",
+    "latex",
+    "patterns_json",
+    "patterns_text",
+    "result_json",
+    "result_text",
+]
+
+
+def _group(n: int) -> str:
+    return f"{n:,}"
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# -- patterns ---------------------------------------------------------------------------------
+
+
+def patterns_json(registry: Registry) -> list[dict[str, Any]]:
+    """Every registered pattern as a JSON-ready dict."""
+    return [
+        {
+            "name": p.name,
+            "slot": p.slot,
+            "flags": sorted(p.flags),
+            "precedence": p.precedence,
+            "scope": p.scope,
+            "produces": p.produces,
+            "params": [param.name for param in p.params],
+            "formula": str(p.formula),
+            "summary": p.summary,
+            "reference": p.reference,
+            "plugin": registry.plugin_of(p),
+        }
+        for p in registry.patterns
+    ]
+
+
+def patterns_text(registry: Registry) -> str:
+    """A table of every registered pattern."""
+    rows = [["slot", "pattern", "flags", "precedence", "params", "summary"]]
+    for p in registry.patterns:
+        rows.append(
+            [
+                p.slot,
+                p.name,
+                ", ".join(sorted(p.flags)) or "(default)",
+                str(p.precedence),
+                ", ".join(param.name for param in p.params) or "-",
+                p.summary,
+            ]
+        )
+    return _table(rows)
+
+
+# -- explanation ------------------------------------------------------------------------------
+
+
+def explain_text(plan: ModelPlan) -> str:
+    """One line per slot and layer kind: the chosen pattern and why."""
+    model = plan.model
+    lines = [f"{model.name}: {len(model.layers)} layers, {len(plan.kinds)} kind{'s' * (len(plan.kinds) != 1)}"]
+    for unit in plan.units:
+        flags = ", ".join(sorted(unit.flags)) or "none"
+        lines.append(f"{unit.where}: flags {flags}")
+        for sel in unit.selections:
+            lines.append(f"  {sel.slot}: {sel.pattern.name} ({sel.reason})")
+    lines += [f"warning: {w}" for w in plan.warnings]
+    return "\n".join(lines)
+
+
+# -- formulas ---------------------------------------------------------------------------------
+
+
+def _symbol_names(plan: ModelPlan) -> dict[sympy.Symbol, str]:
+    names = {info.symbol: info.latex for info in SHARED.values()}
+    names.update({param.symbol: param.latex for param in plan.registry.params.values()})
+    return names
+
+
+_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}"}
+
+
+def _escape(text: str) -> str:
+    """*text* made safe for LaTeX text mode."""
+    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
+
+
+def _label(name: str) -> str:
+    return r"\mathrm{" + _escape(name) + "}"
+
+
+def _display_terms(unit: UnitPlan) -> tuple[dict[str, tuple[str, sympy.Expr]], list[tuple[str, str, sympy.Expr]]]:
+    """Quantity rows (e.g. P(s)) and FLOPs terms, keeping produced quantities as named symbols."""
+    produced = {sel.pattern.produces: sel for sel in unit.selections if sel.pattern.produces != "flops"}
+    shown: dict[str, tuple[str, sympy.Expr]] = {}
+    inline = {}
+    for quantity, expr in unit.quantities.items():
+        if quantity in produced:
+            display = sympy.Symbol(f"{quantity}__{unit.name}")
+            shown[quantity] = (produced[quantity].pattern.name, expr)
+            inline[SHARED[quantity].symbol] = display
+        else:
+            inline[SHARED[quantity].symbol] = expr
+    terms = []
+    for sel in unit.selections:
+        if sel.pattern.produces == "flops":
+            terms.append((sel.slot, sel.pattern.name, sel.pattern.formula.xreplace(inline)))
+    return shown, terms
+
+
+def latex(plan: ModelPlan, result: Result | None = None) -> str:
+    """The model's closed form as a LaTeX ``align`` environment plus a legend of its symbols."""
+    names = _symbol_names(plan)
+    used: set[sympy.Symbol] = set()
+    rows: list[str] = []
+
+    def tex(expr: sympy.Expr) -> str:
+        used.update(expr.free_symbols)
+        return sympy.latex(expr, symbol_names=names)
+
+    total = []
+    for unit in plan.units:
+        label = _label(unit.name)
+        shown, terms = _display_terms(unit)
+        for quantity, (pattern, expr) in shown.items():
+            symbol = sympy.Symbol(f"{quantity}__{unit.name}")
+            names[symbol] = f"{SHARED[quantity].latex}_{{{label}}}(s)"
+            rows.append(f"{names[symbol]} &= {tex(expr)} && \\text{{{_escape(pattern)}}}")
+        for i, (slot, pattern, expr) in enumerate(terms):
+            lhs = f"F_{{{label}}}(s) &= " if i == 0 else r"&\quad + "
+            rows.append(f"{lhs}{tex(expr)} && \\text{{{_escape(slot)}: {_escape(pattern)}}}")
+        count = 1 if unit.name == MODEL_UNIT else len(unit.layers)
+        total.append(f"{count} \\, F_{{{label}}}(s)" if count != 1 else f"F_{{{label}}}(s)")
+    rows.append(f"F(s) &= {' + '.join(total)} && \\text{{{_escape(plan.model.name)}, forward}}")
+    if result is not None:
+        lengths = _lengths_text(result)
+        rows.append(f"F_{{\\mathrm{{forward}}}} &= {result.forward:,}".replace(",", "{,}") + f" && \\text{{{lengths}}}")
+    legend = [f"\\item ${names.get(sym, sympy.latex(sym))}$: {_escape(_meaning(plan, sym))}" for sym in sorted(used, key=str) if not sym.name.count("__")]
+    body = " \\\\\n".join(rows)
+    return (
+        "\\begin{align}\n" + body + "\n\\end{align}\n"
+        "where\n\\begin{itemize}\n" + "\n".join(legend) + "\n\\end{itemize}\n"
+    )
+
+
+def _meaning(plan: ModelPlan, symbol: sympy.Symbol) -> str:
+    if symbol.name in SHARED:
+        return SHARED[symbol.name].meaning
+    return plan.registry.params[symbol.name].meaning
+
+
+def formula_text(plan: ModelPlan) -> str:
+    """The closed form in plain text: each layer kind's terms, then the model total."""
+    lines = [f"{plan.model.name}: forward FLOPs of one sequence of seq_len tokens"]
+    for unit in plan.units:
+        shown, terms = _display_terms(unit)
+        lines.append(f"{unit.where}:")
+        for quantity, (pattern, expr) in shown.items():
+            lines.append(f"  {quantity} = {expr}    [{pattern}]")
+        for slot, pattern, expr in terms:
+            lines.append(f"  + {expr}    [{slot}: {pattern}]")
+    lines.append("total, dimensions substituted:")
+    lines.append(f"  F(seq_len) = {plan.expression}")
+    return "\n".join(line.replace("__", "_") for line in lines)
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+def _lengths_text(result: Result) -> str:
+    if len(result.seqlens) == 1:
+        return f"batch {result.batch} x {result.seqlens[0]} tokens"
+    return f"batch {result.batch} x packed row of {len(result.seqlens)} sequences ({sum(result.seqlens)} tokens)"
+
+
+def result_text(result: Result) -> str:
+    """A table of FLOPs per layer kind, then forward and training totals."""
+    rows = [["kind", "layers", "patterns", "FLOPs per layer"]]
+    for unit in result.plan.units:
+        layers = "model" if unit.name == MODEL_UNIT else f"{len(unit.layers)}: {_short_ranges(unit.layers)}"
+        rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_flops[unit.name])])
+    lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
+    lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
+    lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; forward + backward = 3 x forward)")
+    return "\n".join(lines)
+
+
+def _short_ranges(layers: tuple[int, ...]) -> str:
+    from flopsreg.engine import ranges
+
+    text = ranges(layers)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def result_json(result: Result) -> dict[str, Any]:
+    """The JSON contract: exact totals as decimal strings, plus float conveniences."""
+    return {
+        "model": result.model.name,
+        "seqlens": list(result.seqlens),
+        "batch": result.batch,
+        "forward_flops": str(result.forward),
+        "training_flops": str(result.training),
+        "forward_flops_float": float(result.forward),
+        "training_flops_float": float(result.training),
+        "layers": [
+            {"index": layer.index, "kind": layer.kind, "patterns": dict(layer.patterns), "flops": str(layer.flops)}
+            for layer in result.layers
+        ],
+        "warnings": list(result.warnings),
+    }

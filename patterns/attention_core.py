@@ -1,0 +1,18 @@
+"""The attention core: QK^T and PV over the attended (query, key) pairs."""
+
+from flopsreg import Pattern, hookimpl
+from flopsreg.symbols import d_qk, d_v, n_h, pairs
+
+ATTENTION_CORE = Pattern(
+    name="attention_core",
+    slot="attention.core",
+    precedence=10,
+    formula=2 * n_h * (d_qk + d_v) * pairs,
+    summary="QK^T (qk width) and PV (v width) per head over the attended pairs, 2 FLOPs per multiply-add",
+    reference="Vaswani et al. 2017; pairs from the attention.mask slot, widths from attention.projection",
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [ATTENTION_CORE]

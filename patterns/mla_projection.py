@@ -1,0 +1,34 @@
+"""Key and value projections of multi-head latent attention (DeepSeek-V2/V3), not absorbed."""
+
+from flopsreg import Param, Pattern, hookimpl
+from flopsreg.symbols import h, n_h, s
+
+KV_LORA_RANK = Param(name="kv_lora_rank", latex=r"r_{\mathrm{kv}}", meaning="rank of the compressed key/value latent")
+QK_NOPE_HEAD_DIM = Param(
+    name="qk_nope_head_dim", latex=r"d_{\mathrm{nope}}", meaning="per-head query/key width without RoPE"
+)
+QK_ROPE_HEAD_DIM = Param(
+    name="qk_rope_head_dim",
+    latex=r"d_{\mathrm{rope}}",
+    meaning="per-head query/key RoPE width; the rope key is shared by all heads",
+)
+V_HEAD_DIM = Param(name="v_head_dim", latex=r"d_{\mathrm{vh}}", meaning="per-head value width of MLA")
+r_kv, d_nope, d_rope, d_vh = (p.symbol for p in (KV_LORA_RANK, QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM, V_HEAD_DIM))
+
+MLA_PROJECTION = Pattern(
+    name="mla_projection",
+    slot="attention.projection",
+    flags={"mla"},
+    precedence=20,
+    params=(KV_LORA_RANK, QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM, V_HEAD_DIM),
+    # hidden -> (latent + shared rope key), then latent -> heads x (nope key + value).
+    formula=2 * s * (h * (r_kv + d_rope) + r_kv * n_h * (d_nope + d_vh)),
+    provides={"qk_dim": d_nope + d_rope, "v_dim": d_vh},
+    summary="K and V through a low-rank latent: hidden -> r_kv + d_rope, r_kv -> heads x (d_nope + d_v)",
+    reference="DeepSeek-AI 2024, 'DeepSeek-V2' (arXiv:2405.04434), section 2.1 (as run, not absorbed)",
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [MLA_PROJECTION]

@@ -1,0 +1,18 @@
+"""The query projection: hidden -> heads x qk width in one matmul."""
+
+from flopsreg import Pattern, hookimpl
+from flopsreg.symbols import d_qk, h, n_h, s
+
+QUERY_PROJECTION = Pattern(
+    name="query_projection",
+    slot="attention.query",
+    precedence=10,
+    formula=2 * s * h * n_h * d_qk,
+    summary="Q: hidden -> heads x qk width in one matmul",
+    reference="Vaswani et al. 2017, 'Attention Is All You Need'",
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [QUERY_PROJECTION]

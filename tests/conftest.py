@@ -1,0 +1,14 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+import flopsreg
+
+sys.path.insert(0, str(Path(__file__).parent))  # so tests can `import oracles`
+
+
+@pytest.fixture(scope="session")
+def registry() -> flopsreg.Registry:
+    """The built-in patterns only: installed third-party plugins must not change test numbers."""
+    return flopsreg.Registry(load_entry_points=False)

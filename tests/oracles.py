@@ -1,0 +1,40 @@
+"""Independent oracles: attention masks as explicit boolean matrices, counted by brute force.
+
+Nothing here imports flopsreg; each mask follows the semantics of the real implementation it
+names (Hugging Face ``masking_utils``), so the tests compare formulas against enumeration.
+"""
+
+from __future__ import annotations
+
+
+def causal_mask(s: int) -> list[list[bool]]:
+    """Query q sees key k iff k <= q."""
+    return [[k <= q for k in range(s)] for q in range(s)]
+
+
+def sliding_window_mask(s: int, window: int) -> list[list[bool]]:
+    """Causal, and key k visible to query q iff q - k < window (the query counts as one key)."""
+    return [[k <= q and q - k < window for k in range(s)] for q in range(s)]
+
+
+def chunked_mask(s: int, chunk: int) -> list[list[bool]]:
+    """Causal, and query and key in the same chunk; chunks start at 0, chunk, 2*chunk, ..."""
+    return [[k <= q and k // chunk == q // chunk for k in range(s)] for q in range(s)]
+
+
+def pairs(mask: list[list[bool]]) -> int:
+    """The number of (query, key) pairs the mask lets through."""
+    return sum(sum(row) for row in mask)
+
+
+def attention_layer_flops(
+    *, s: int, hidden: int, heads: int, kv_heads: int, head_dim: int, attended_pairs: int
+) -> int:
+    """One GQA attention layer's forward FLOPs, written out matmul by matmul (2 per multiply-add)."""
+    q = 2 * s * hidden * (heads * head_dim)
+    k = 2 * s * hidden * (kv_heads * head_dim)
+    v = 2 * s * hidden * (kv_heads * head_dim)
+    scores = 2 * heads * head_dim * attended_pairs  # QK^T over attended pairs
+    weighted = 2 * heads * head_dim * attended_pairs  # PV over attended pairs
+    out = 2 * s * (heads * head_dim) * hidden
+    return q + k + v + scores + weighted + out
