@@ -1,4 +1,4 @@
-"""The ``flopsreg`` command line: patterns, eval, explain, formula.
+"""The ``flopsreg`` command line: patterns, eval, explain, formula, convert.
 
 Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
 plugins) go to stderr and do not change the exit status.
@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from flopsreg import render
+from flopsreg.engine import RECOMPUTE
 from flopsreg.errors import FlopsregError
 from flopsreg.examples_index import example_names, example_path
 from flopsreg.model import Model
@@ -22,11 +23,13 @@ from flopsreg.registry import Registry
 __all__ = ["load_model_arg", "main"]
 
 
-def load_model_arg(spec: str) -> Model:
+def load_model_arg(spec: str, *, mtp: bool = False) -> Model:
     """A model from a ``.toml`` file, a Hugging Face ``config.json``, or a bundled example name."""
     path = Path(spec)
     if path.suffix == ".json":
-        return Model.from_hf_config(path)
+        if not path.exists():
+            raise FlopsregError(f"MODEL {spec!r}: no such file")
+        return Model.from_hf_config(path, mtp=mtp)
     if path.suffix == ".toml" or path.exists():
         if not path.exists():
             raise FlopsregError(f"MODEL {spec!r}: no such file")
@@ -60,10 +63,22 @@ def _parser() -> argparse.ArgumentParser:
     lengths.add_argument("--seq-len", type=int, metavar="S", help="tokens per sequence")
     lengths.add_argument("--seqlens", type=_seqlens, metavar="S1,S2,...", help="one packed row of sequences")
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences (or packed rows) per batch")
+    p.add_argument(
+        "--recompute",
+        choices=tuple(RECOMPUTE),
+        default="none",
+        help="activation recomputation added to training FLOPs (default: none)",
+    )
+    p.add_argument("--mtp", action="store_true", help="count multi-token-prediction modules of a config.json")
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
 
     p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
     p.add_argument("model", metavar="MODEL")
+
+    p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
+    p.add_argument("model", metavar="CONFIG", help="a Hugging Face config.json (or any MODEL)")
+    p.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+    p.add_argument("--mtp", action="store_true", help="include multi-token-prediction modules")
 
     p = sub.add_parser("formula", help="the model's closed form")
     p.add_argument("model", metavar="MODEL")
@@ -76,14 +91,22 @@ def _run(args: argparse.Namespace, registry: Registry) -> str:
         if args.format == "json":
             return json.dumps(render.patterns_json(registry), indent=2)
         return render.patterns_text(registry)
-    model = load_model_arg(args.model)
+    model = load_model_arg(args.model, mtp=getattr(args, "mtp", False))
+    if args.command == "convert":
+        text = model.to_toml()
+        if args.output is None:
+            return text.rstrip("\n")
+        Path(args.output).write_text(text, encoding="utf-8")
+        return f"wrote {args.output}"
     if args.command == "explain":
         return registry.plan(model).explain()
     if args.command == "formula":
         plan = registry.plan(model)
         _warn(plan.warnings)
         return render.latex(plan) if args.format == "latex" else render.formula_text(plan)
-    result = registry.evaluate(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
+    result = registry.evaluate(
+        model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute
+    )
     _warn(result.warnings)
     if args.format == "json":
         return json.dumps(render.result_json(result), indent=2)
@@ -109,4 +132,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FlopsregError as exc:
         print(f"flopsreg: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into head and closed early: not an error
+        sys.stderr.close()
     return 0

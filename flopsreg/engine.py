@@ -89,12 +89,13 @@ class UnitPlan:
         return sympy.Add(*self.terms.values())
 
     @cached_property
-    def compiled(self) -> CompiledFormula:
-        return compile_exact(self.expression)
+    def _compiled(self) -> dict[str, CompiledFormula]:
+        return {slot: compile_exact(term) for slot, term in self.terms.items()}
 
-    def flops(self, seq_len: int) -> int:
-        """Exact FLOPs of one sequence of *seq_len* tokens through one such layer."""
-        return self.compiled({**self.params, "seq_len": seq_len})
+    def flops(self, seq_len: int) -> dict[str, int]:
+        """Exact FLOPs per slot of one sequence of *seq_len* tokens through one such layer."""
+        values = {**self.params, "seq_len": seq_len}
+        return {slot: formula(values) for slot, formula in self._compiled.items()}
 
     @property
     def where(self) -> str:
@@ -130,20 +131,37 @@ class ModelPlan:
         total = sympy.Integer(0)
         for unit in self.units:
             count = 1 if unit.name == MODEL_UNIT else len(unit.layers)
-            values = {sympy.Symbol(k, integer=True, positive=True): v for k, v in unit.params.items()}
-            total += count * unit.expression.xreplace(values)
+            total += count * unit.expression.xreplace(_values(unit.expression, unit.params))
         return total
 
 
 def plan_model(registry: Registry, model: Model) -> ModelPlan:
     """Select patterns for every layer kind and the model-level slots, checking every input."""
     _check_names(registry, model)
+    structure = {"mtp_layers": len(model.plan.mtp)}
     kinds = []
     for kind_name in dict.fromkeys(layer.kind for layer in model.layers):
         first = model.layers[model.layers_of(kind_name)[0]]
-        kinds.append(_plan_unit(registry, kind_name, model.layers_of(kind_name), first.flags, first.params, "layer"))
-    head = _plan_unit(registry, MODEL_UNIT, (), model.flags, model.params, "model")
+        params = {**first.params, **structure}
+        kinds.append(_plan_unit(registry, kind_name, model.layers_of(kind_name), first.flags, params, "layer"))
+    head = _plan_unit(registry, MODEL_UNIT, (), model.flags, {**model.params, **structure}, "model")
+    units = [*kinds, head]
+    for name, value in structure.items():
+        if value and not any(name in _symbol_names(unit.expression) for unit in units):
+            raise ModelError(
+                f"{model.name}: the plan gives {name} = {value}, but no selected pattern counts it "
+                f"(set the flag of a pattern that uses {name})"
+            )
     return ModelPlan(model=model, registry=registry, kinds=tuple(kinds), head=head, warnings=_unused(registry, model, kinds, head))
+
+
+def _symbol_names(expr: sympy.Expr) -> set[str]:
+    return {sym.name for sym in expr.free_symbols}
+
+
+def _values(expr: sympy.Basic, params: Mapping[str, int]) -> dict[sympy.Symbol, sympy.Integer]:
+    """Substitutions for the symbols of *expr* that *params* gives values to."""
+    return {sym: sympy.Integer(params[sym.name]) for sym in expr.free_symbols if sym.name in params}
 
 
 def _check_names(registry: Registry, model: Model) -> None:
@@ -200,6 +218,7 @@ def _plan_unit(
 ) -> UnitPlan:
     where = describe_unit(name, layers)
     selections = _select(registry, scope, flags, where)
+    selections = _needed(selections)
     quantities: dict[sympy.Symbol, sympy.Expr] = {}
     source: dict[str, str] = {}
     for sel in selections:
@@ -239,6 +258,22 @@ def _plan_unit(
     return unit
 
 
+def _needed(selections: list[Selection]) -> list[Selection]:
+    """FLOPs-producing selections, and those producing a quantity one of them uses (transitively).
+
+    A layer without an MLP has no use for the MLP's matmul count, so that slot is not reported.
+    """
+    needed: set[str] = set()
+    frontier = [sel.pattern.formula for sel in selections if sel.pattern.produces == "flops"]
+    providers = {q: sel for sel in selections for q in sel.pattern.quantities if q != "flops"}
+    while frontier:
+        for name in _symbol_names(frontier.pop()) & set(providers) - needed:
+            needed.add(name)
+            frontier.extend(providers[name].pattern.quantities.values())
+    kept = {id(providers[q]) for q in needed}
+    return [sel for sel in selections if sel.pattern.produces == "flops" or id(sel) in kept]
+
+
 def describe_unit(name: str, layers: tuple[int, ...]) -> str:
     """Where a unit sits, for messages: ``"layers 0-4, 6-10 (kind 'local')"``."""
     if name == MODEL_UNIT:
@@ -247,7 +282,7 @@ def describe_unit(name: str, layers: tuple[int, ...]) -> str:
 
 
 def _check_params(registry: Registry, unit: UnitPlan, where: str) -> None:
-    needed = {sym.name for sym in unit.expression.free_symbols} - {"seq_len"}
+    needed = _symbol_names(unit.expression) - {"seq_len"}
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
             needed |= {sym.name for sym in constraint.condition.free_symbols}
@@ -256,10 +291,9 @@ def _check_params(registry: Registry, unit: UnitPlan, where: str) -> None:
         param = registry.params.get(name)
         meaning = param.meaning if param else SHARED[name].meaning
         raise ModelError(f"{where}: parameter {name!r} ({meaning}) is needed by {', '.join(users)} but not set")
-    values = {sympy.Symbol(k, integer=True, positive=True): sympy.Integer(v) for k, v in unit.params.items()}
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
-            if not bool(constraint.condition.xreplace(values)):
+            if not bool(constraint.condition.xreplace(_values(constraint.condition, unit.params))):
                 shown = ", ".join(f"{s.name} = {unit.params[s.name]}" for s in sorted(constraint.condition.free_symbols, key=str))
                 raise ModelError(f"{where}: {shown}: {constraint.message} (pattern {sel.pattern.name})")
 
@@ -281,6 +315,13 @@ def _unused(registry: Registry, model: Model, kinds: Sequence[UnitPlan], head: U
         return f"; it is used by {shown}"
 
     warnings = []
+    layer_flags = frozenset().union(*(p.flags for p in registry.patterns if p.scope == "layer"))
+    for name, kind in model.kinds.items():
+        for flag in sorted(kind.flags - layer_flags):
+            warnings.append(
+                f"kinds.{name}.flags: {flag!r} selects only model-level patterns, so on a layer kind it "
+                "does nothing; set it in the model's flags"
+            )
     used_anywhere = set().union(used(head), *(used(k) for k in kinds))
     for name, value in model.params.items():
         if name not in used_anywhere:
@@ -306,6 +347,15 @@ class LayerResult:
     kind: str
     patterns: Mapping[str, str] = attrs.field(hash=False)
     flops: int
+    mtp: bool = False
+
+
+RECOMPUTE = {
+    "none": "no activation recomputation: training = 3 x forward",
+    "selective": "the attention core (QK^T and PV) of every layer is recomputed in the backward pass",
+    "full": "every decoder layer's forward is recomputed in the backward pass (not the logits head)",
+}
+SELECTIVE_SLOTS = ("attention.core",)
 
 
 @attrs.frozen
@@ -315,40 +365,65 @@ class Result:
     plan: ModelPlan
     seqlens: tuple[int, ...]
     batch: int
-    unit_flops: Mapping[str, int] = attrs.field(hash=False)  # per layer of each kind; "model" once
+    recompute: str
+    # FLOPs per slot for the whole batch: per layer of each kind, and once for "model".
+    unit_flops: Mapping[str, Mapping[str, int]] = attrs.field(hash=False)
 
     @property
     def model(self) -> Model:
         return self.plan.model
 
+    def _count(self, unit: UnitPlan) -> int:
+        return 1 if unit.name == MODEL_UNIT else len(unit.layers)
+
     @cached_property
     def layers(self) -> tuple[LayerResult, ...]:
+        """Every layer (MTP layers last) with its patterns and exact FLOPs for the batch."""
         by_kind = {unit.name: unit for unit in self.plan.kinds}
         return tuple(
             LayerResult(
                 index=layer.index,
                 kind=layer.kind,
                 patterns=by_kind[layer.kind].patterns,
-                flops=self.unit_flops[layer.kind],
+                flops=sum(self.unit_flops[layer.kind].values()),
+                mtp=layer.mtp,
             )
             for layer in self.model.layers
         )
 
-    @property
-    def head_flops(self) -> int:
-        """FLOPs of the model-level slots (none before whole-model patterns are registered)."""
-        return self.unit_flops.get(MODEL_UNIT, 0)
+    @cached_property
+    def slot_flops(self) -> dict[str, int]:
+        """Forward FLOPs of the batch per slot, summed over the model: where the work goes."""
+        totals: dict[str, int] = {}
+        for unit in self.plan.units:
+            for slot, flops in self.unit_flops[unit.name].items():
+                totals[slot] = totals.get(slot, 0) + self._count(unit) * flops
+        return totals
 
     @property
     def forward(self) -> int:
         """Exact forward FLOPs of the whole batch."""
-        per_layer = sum(self.unit_flops[unit.name] * len(unit.layers) for unit in self.plan.kinds)
-        return per_layer + self.head_flops
+        return sum(self.slot_flops.values())
+
+    @property
+    def recomputed(self) -> int:
+        """Forward FLOPs repeated in the backward pass by activation recomputation."""
+        if self.recompute == "none":
+            return 0
+        layers = [unit for unit in self.plan.units if unit.name != MODEL_UNIT]
+        if self.recompute == "full":
+            return sum(self._count(unit) * sum(self.unit_flops[unit.name].values()) for unit in layers)
+        return sum(
+            self._count(unit) * flops
+            for unit in layers
+            for slot, flops in self.unit_flops[unit.name].items()
+            if slot in SELECTIVE_SLOTS
+        )
 
     @property
     def training(self) -> int:
-        """Forward plus backward: 3 x forward."""
-        return TRAINING_PASSES * self.forward
+        """Forward plus backward (3 x forward), plus recomputed forward work if asked for."""
+        return TRAINING_PASSES * self.forward + self.recomputed
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -385,14 +460,29 @@ def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, .
     return lengths
 
 
-def evaluate(plan: ModelPlan, *, seq_len: int | None = None, seqlens: Sequence[int] | None = None, batch: int = 1) -> Result:
+def evaluate(
+    plan: ModelPlan,
+    *,
+    seq_len: int | None = None,
+    seqlens: Sequence[int] | None = None,
+    batch: int = 1,
+    recompute: str = "none",
+) -> Result:
     """Exact FLOPs of *plan* over ``batch`` copies of the given sequences."""
     lengths = _lengths(seq_len, seqlens)
     if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
         raise ModelError(f"batch: {batch!r} is not a batch size: expected an integer >= 1")
+    if recompute not in RECOMPUTE:
+        raise ModelError(
+            f"recompute: {recompute!r} is not a recomputation mode{did_you_mean(recompute, RECOMPUTE)} "
+            f"(expected one of: {', '.join(RECOMPUTE)})"
+        )
     counts = Counter(lengths)
-    unit_flops = {
-        unit.name: batch * sum(count * unit.flops(length) for length, count in counts.items())
-        for unit in plan.units
-    }
-    return Result(plan=plan, seqlens=lengths, batch=batch, unit_flops=unit_flops)
+    unit_flops = {}
+    for unit in plan.units:
+        per_slot: dict[str, int] = dict.fromkeys(unit.terms, 0)
+        for length, count in counts.items():
+            for slot, flops in unit.flops(length).items():
+                per_slot[slot] += batch * count * flops
+        unit_flops[unit.name] = per_slot
+    return Result(plan=plan, seqlens=lengths, batch=batch, recompute=recompute, unit_flops=unit_flops)

@@ -59,11 +59,14 @@ class Plan:
     """Which kind each layer is: the ``first`` kinds in order, then ``cycle`` repeated.
 
     A uniform model is a cycle of one kind; an explicit list is ``first`` covering every layer.
+    ``mtp`` lists the decoder layer of each multi-token-prediction depth (DeepSeek-V3), which
+    come after the ``layers`` decoder layers.
     """
 
     layers: int
     first: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     cycle: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    mtp: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
     def __attrs_post_init__(self) -> None:
         if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 1:
@@ -90,9 +93,9 @@ class Plan:
         return cls(layers=len(kinds), first=kinds)
 
     def expand(self) -> tuple[str, ...]:
-        """The kind of every layer, in order."""
+        """The kind of every layer in order, the MTP layers last."""
         rest = self.layers - len(self.first)
-        return self.first + tuple(self.cycle[i % len(self.cycle)] for i in range(rest))
+        return self.first + tuple(self.cycle[i % len(self.cycle)] for i in range(rest)) + self.mtp
 
 
 @attrs.frozen(kw_only=True)
@@ -103,6 +106,7 @@ class Layer:
     kind: str
     flags: frozenset[str]
     params: Mapping[str, int] = attrs.field(hash=False)
+    mtp: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -129,7 +133,7 @@ class Model:
             if not _NAME.fullmatch(kind):
                 raise ModelError(f"kinds.{kind}: a kind name must be a word (letters, digits, _ or -)")
         order = self.plan.expand()
-        for where, names in (("plan.first", self.plan.first), ("plan.cycle", self.plan.cycle)):
+        for where, names in (("plan.first", self.plan.first), ("plan.cycle", self.plan.cycle), ("plan.mtp", self.plan.mtp)):
             for kind in names:
                 if kind not in self.kinds:
                     raise ModelError(
@@ -145,6 +149,7 @@ class Model:
                 kind=kind,
                 flags=self.flags | self.kinds[kind].flags,
                 params={**self.params, **self.kinds[kind].params},
+                mtp=i >= self.plan.layers,
             )
             for i, kind in enumerate(order)
         )
@@ -157,11 +162,12 @@ class Model:
 
     @classmethod
     def uniform(cls, name: str, *, layers: int, flags: Iterable[str] = (), **params: int) -> Model:
-        """A model whose layers are all alike: the shortest way to build one in Python."""
+        """A model whose layers are all alike, flags and parameters set model-wide."""
         return cls(
             name=name,
-            kinds={"layer": LayerKind(flags=flags)},
+            kinds={"layer": LayerKind()},
             plan=Plan.uniform("layer", layers),
+            flags=flags,
             params=params,
         )
 
@@ -184,6 +190,18 @@ class Model:
         from flopsreg.loaders.toml import parse_model
 
         return parse_model(text, where=where)
+
+    @classmethod
+    def from_hf_config(cls, config: Any, *, mtp: bool = False) -> Model:
+        """A model from a Hugging Face ``config.json`` (a path or the parsed dict).
+
+        Each supported ``model_type`` maps the config's own fields to explicit flags (see
+        ``docs/hf-configs.md``). Multi-token-prediction modules that the config declares are
+        not run by the Hugging Face forward pass, so they are counted only with ``mtp=True``.
+        """
+        from flopsreg.loaders.hf import load_hf_config
+
+        return load_hf_config(config, mtp=mtp)
 
     def to_toml(self) -> str:
         """This model as a model file; :meth:`from_toml_string` gives it back unchanged."""

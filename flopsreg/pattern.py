@@ -74,8 +74,16 @@ class Param:
 class Constraint:
     """A condition on parameter values that must hold, with the message shown when it fails."""
 
-    condition: sympy.Basic
+    condition: sympy.Basic = attrs.field()
     message: str
+
+    @condition.validator
+    def _check_condition(self, attribute: attrs.Attribute, value: sympy.Basic) -> None:
+        if value in (sympy.true, sympy.false):
+            raise ValueError(
+                f"constraint {self.message!r} is always {value} for positive integers; "
+                "it would never check anything"
+            )
 
 
 @attrs.frozen(kw_only=True)

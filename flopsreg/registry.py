@@ -228,15 +228,18 @@ class Registry:
         seq_len: int | None = None,
         seqlens: Sequence[int] | None = None,
         batch: int = 1,
+        recompute: str = "none",
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
         ``seqlens=[a, b, ...]`` is one packed row of independent sequences (attention does not
         cross them): it costs ``f(a) + f(b) + ...``; ``batch`` multiplies either form.
+        ``recompute`` (``"none"``, ``"selective"``, ``"full"``) adds recomputed forward work to
+        :attr:`Result.training`.
         """
         from flopsreg.engine import evaluate
 
-        return evaluate(self.plan(model), seq_len=seq_len, seqlens=seqlens, batch=batch)
+        return evaluate(self.plan(model), seq_len=seq_len, seqlens=seqlens, batch=batch, recompute=recompute)
 
 
 def _check_symbols(plugin: str, pattern: Pattern) -> None:

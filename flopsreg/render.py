@@ -204,10 +204,11 @@ def result_text(result: Result) -> str:
     rows = [["kind", "layers", "patterns", "FLOPs per layer"]]
     for unit in result.plan.units:
         layers = "model" if unit.name == MODEL_UNIT else f"{len(unit.layers)}: {_short_ranges(unit.layers)}"
-        rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_flops[unit.name])])
+        rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(sum(result.unit_flops[unit.name].values()))])
     lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
-    lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; forward + backward = 3 x forward)")
+    how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
+    lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; {how})")
     return "\n".join(lines)
 
 
@@ -224,13 +225,21 @@ def result_json(result: Result) -> dict[str, Any]:
         "model": result.model.name,
         "seqlens": list(result.seqlens),
         "batch": result.batch,
+        "recompute": result.recompute,
         "forward_flops": str(result.forward),
         "training_flops": str(result.training),
         "forward_flops_float": float(result.forward),
         "training_flops_float": float(result.training),
         "layers": [
-            {"index": layer.index, "kind": layer.kind, "patterns": dict(layer.patterns), "flops": str(layer.flops)}
+            {
+                "index": layer.index,
+                "kind": layer.kind,
+                "mtp": layer.mtp,
+                "patterns": dict(layer.patterns),
+                "flops": str(layer.flops),
+            }
             for layer in result.layers
         ],
+        "slots": {slot: str(flops) for slot, flops in result.slot_flops.items()},
         "warnings": list(result.warnings),
     }

@@ -15,10 +15,12 @@ __all__ = [
     "SymbolInfo",
     "d_qk",
     "d_v",
+    "f",
     "h",
     "integer_symbol",
     "n_h",
     "pairs",
+    "mtp_layers",
     "s",
 ]
 
@@ -33,17 +35,21 @@ class SymbolInfo:
     """A named symbol with its LaTeX form and meaning.
 
     ``kind`` says where its value comes from: ``"sequence"`` (the engine, per sequence),
-    ``"dimension"`` (a parameter every model sets), or ``"quantity"`` (produced by the pattern
-    that fills another slot of the same layer).
+    ``"dimension"`` (a parameter every model sets), ``"structure"`` (counted from the model's
+    plan), or ``"quantity"`` (produced by the pattern that fills another slot of the same layer).
     """
 
     name: str
     latex: str
     meaning: str
-    kind: str = attrs.field(validator=attrs.validators.in_({"sequence", "dimension", "quantity"}))
+    kind: str = attrs.field(
+        validator=attrs.validators.in_({"sequence", "dimension", "structure", "quantity"})
+    )
 
     @property
     def symbol(self) -> sympy.Symbol:
+        if self.kind == "structure":  # counted from the plan, so it may be 0
+            return sympy.Symbol(self.name, integer=True, nonnegative=True)
         return integer_symbol(self.name)
 
 
@@ -66,6 +72,18 @@ SHARED: dict[str, SymbolInfo] = {
             kind="quantity",
         ),
         SymbolInfo(
+            name="mtp_layers",
+            latex=r"D_{\mathrm{mtp}}",
+            meaning="multi-token-prediction depths: the layers listed in the plan's mtp entry",
+            kind="structure",
+        ),
+        SymbolInfo(
+            name="ffn_matrices",
+            latex="f",
+            meaning="hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU)",
+            kind="quantity",
+        ),
+        SymbolInfo(
             name="v_dim",
             latex=r"d_{v}",
             meaning="per-head value width of the attention core, from attention.projection",
@@ -80,3 +98,5 @@ n_h = SHARED["heads"].symbol
 pairs = SHARED["pairs"].symbol
 d_qk = SHARED["qk_dim"].symbol
 d_v = SHARED["v_dim"].symbol
+f = SHARED["ffn_matrices"].symbol
+mtp_layers = SHARED["mtp_layers"].symbol

@@ -24,7 +24,7 @@ __all__ = ["dump_model", "load_model", "parse_model"]
 
 TOP_KEYS = ("name", "source", "flags", "params", "kinds", "plan")
 KIND_KEYS = ("flags", "params")
-PLAN_KEYS = ("layers", "uniform", "cycle", "list", "first")
+PLAN_KEYS = ("layers", "uniform", "cycle", "list", "first", "mtp")
 
 
 def load_model(path: str | Path) -> Model:
@@ -112,13 +112,19 @@ def _plan(table: Mapping[str, Any]) -> Plan:
     if shape == "list":
         if "first" in table or "layers" in table:
             raise ModelError("plan.list: a list names every layer, so it takes no 'first' or 'layers'")
-        return Plan.explicit(_names(table["list"], "plan.list"))
+        kinds = _names(table["list"], "plan.list")
+        return Plan(layers=len(kinds), first=kinds, mtp=_names(table.get("mtp", []), "plan.mtp"))
     if "layers" not in table:
         raise ModelError(f"plan.layers: missing; how many layers does the {shape} plan fill?")
     cycle = (_string(table["uniform"], "plan.uniform"),) if shape == "uniform" else _names(table["cycle"], "plan.cycle")
     if not cycle:
         raise ModelError("plan.cycle: empty; name at least one layer kind")
-    return Plan(layers=table["layers"], first=_names(table.get("first", []), "plan.first"), cycle=cycle)
+    return Plan(
+        layers=table["layers"],
+        first=_names(table.get("first", []), "plan.first"),
+        cycle=cycle,
+        mtp=_names(table.get("mtp", []), "plan.mtp"),
+    )
 
 
 def _value(value: Any) -> str:
@@ -154,6 +160,8 @@ def dump_model(model: Model) -> str:
             lines.append(f"uniform = {_value(plan.cycle[0])}")
         else:
             lines.append(f"cycle = {_value(plan.cycle)}")
+    if plan.mtp:
+        lines.append(f"mtp = {_value(plan.mtp)}")
     for name, kind in model.kinds.items():
         lines += ["", f"[kinds.{_key(name)}]"]
         if kind.flags:

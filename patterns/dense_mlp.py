@@ -1,0 +1,22 @@
+"""A dense feed-forward network of one width."""
+
+from flopsreg import Param, Pattern, hookimpl
+from flopsreg.symbols import f, h, s
+
+FFN_HIDDEN = Param(name="ffn_hidden", latex="F", meaning="inner width of a dense MLP (intermediate_size, ffn_hidden_size)")
+
+DENSE_MLP = Pattern(
+    name="dense_mlp",
+    slot="mlp",
+    flags={"mlp"},
+    precedence=10,
+    params=(FFN_HIDDEN,),
+    formula=2 * s * h * FFN_HIDDEN.symbol * f,
+    summary="f matmuls of hidden x F per token (f = 2 plain, 3 gated)",
+    reference="Vaswani et al. 2017, 'Attention Is All You Need', position-wise FFN",
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [DENSE_MLP]

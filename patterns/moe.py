@@ -1,0 +1,29 @@
+"""A mixture-of-experts MLP: a router, then each token through its top-k routed experts."""
+
+from flopsreg import Constraint, Param, Pattern, hookimpl
+from flopsreg.symbols import f, h, s
+
+EXPERTS = Param(name="experts", latex="E", meaning="routed experts per MoE layer (n_routed_experts, num_local_experts)")
+TOP_K = Param(name="top_k", latex="k", meaning="routed experts each token goes through (num_experts_per_tok)")
+EXPERT_HIDDEN = Param(
+    name="expert_hidden", latex=r"F_{\mathrm{e}}", meaning="inner width of one routed expert (moe_intermediate_size)"
+)
+E, k, F_e = EXPERTS.symbol, TOP_K.symbol, EXPERT_HIDDEN.symbol
+
+MOE = Pattern(
+    name="moe",
+    slot="mlp",
+    flags={"moe"},
+    precedence=20,
+    params=(EXPERTS, TOP_K, EXPERT_HIDDEN),
+    # Model FLOPs count the k experts a token is routed to, never all E, whatever a kernel runs.
+    formula=2 * s * h * E + 2 * s * k * h * F_e * f,
+    constraints=(Constraint(condition=k <= E, message="top_k must not exceed experts"),),
+    summary="router hidden -> E, then k routed experts of width F_e per token",
+    reference="Shazeer et al. 2017, 'Outrageously Large Neural Networks' (top-k gating); Fedus et al. 2021, Switch Transformer",
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [MOE]

@@ -1,0 +1,26 @@
+"""Shared experts of a mixture-of-experts layer: every token goes through them."""
+
+from flopsreg import Param, Pattern, hookimpl
+from flopsreg.symbols import f, h, s
+
+SHARED_HIDDEN = Param(
+    name="shared_hidden",
+    latex=r"F_{\mathrm{sh}}",
+    meaning="total inner width of the shared experts (n_shared_experts x moe_intermediate_size)",
+)
+
+SHARED_EXPERTS = Pattern(
+    name="shared_experts",
+    slot="mlp.shared",
+    flags={"shared_experts"},
+    precedence=10,
+    params=(SHARED_HIDDEN,),
+    formula=2 * s * h * SHARED_HIDDEN.symbol * f,
+    summary="f matmuls of hidden x F_sh per token, besides the routed experts",
+    reference="Dai et al. 2024, 'DeepSeekMoE' (arXiv:2401.06066), shared expert isolation",
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [SHARED_EXPERTS]
