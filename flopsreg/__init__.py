@@ -13,11 +13,12 @@ from flopsreg.engine import LayerResult, ModelPlan, Result, Selection
 from flopsreg.errors import FlopsregError, ModelError, PluginError, PluginWarning, SelectionError
 from flopsreg.hookspecs import hookimpl
 from flopsreg.model import Layer, LayerKind, Model, Plan
-from flopsreg.pattern import Constraint, Param, Pattern
+from flopsreg.pattern import Constraint, Convention, Param, Pattern
 from flopsreg.registry import Registry
 
 __all__ = [
     "Constraint",
+    "Convention",
     "FlopsregError",
     "Layer",
     "LayerKind",

@@ -30,11 +30,11 @@ def load_model_arg(spec: str, *, mtp: bool = False) -> Model:
         if not path.exists():
             raise FlopsregError(f"MODEL {spec!r}: no such file")
         return Model.from_hf_config(path, mtp=mtp)
-    if path.suffix == ".toml" or path.exists():
-        if not path.exists():
-            raise FlopsregError(f"MODEL {spec!r}: no such file")
+    if path.exists():
         return Model.from_toml(path)
     bundled = example_path(spec)
+    if bundled is None and path.suffix == ".toml":
+        raise FlopsregError(f"MODEL {spec!r}: no such file")
     if bundled is None:
         raise FlopsregError(
             f"MODEL {spec!r}: not a .toml or config.json file, nor a bundled example "
@@ -50,9 +50,20 @@ def _seqlens(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+class UsageError(FlopsregError):
+    """The command line itself is malformed (unknown option, missing argument, ...)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one ``flopsreg: error:`` line and exit status 2, like the rest."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="flopsreg", description="Exact FLOPs of transformer models.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = _Parser(prog="flopsreg", description="Exact FLOPs of transformer models.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("patterns", help="list the registered patterns")
     p.add_argument("--format", choices=("text", "json"), default="text")
@@ -122,8 +133,8 @@ def _warn(messages: Sequence[str]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input)."""
-    args = _parser().parse_args(argv)
     try:
+        args = _parser().parse_args(argv)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             registry = Registry.default()

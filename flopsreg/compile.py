@@ -74,6 +74,8 @@ class CompiledFormula:
     def __call__(self, values: Mapping[str, int]) -> int:
         """The exact integer value for *values* (a superset of :attr:`argnames` is fine)."""
         result = self.function(*(values[name] for name in self.argnames))
+        if isinstance(result, Fraction) and result.denominator == 1:  # e.g. x**2/2 + x/2
+            result = result.numerator
         if isinstance(result, Fraction):
             raise ArithmeticError(f"{self.expression} is not an integer at {dict(values)}: {result}")
         if isinstance(result, bool) or not isinstance(result, int):

@@ -108,6 +108,7 @@ class ModelPlan:
 
     model: Model
     registry: Registry = attrs.field(eq=False, repr=False)
+    convention: str
     kinds: tuple[UnitPlan, ...]
     head: UnitPlan
     warnings: tuple[str, ...]
@@ -135,24 +136,51 @@ class ModelPlan:
         return total
 
 
-def plan_model(registry: Registry, model: Model) -> ModelPlan:
+def plan_model(registry: Registry, model: Model, *, convention: str = "exact") -> ModelPlan:
     """Select patterns for every layer kind and the model-level slots, checking every input."""
     _check_names(registry, model)
+    given = model
+    if convention != "exact":
+        if convention not in registry.conventions:
+            known = ["exact", *registry.conventions]
+            raise ModelError(
+                f"convention: {convention!r} is not registered{did_you_mean(convention, known)} "
+                f"(known: {', '.join(known)})"
+            )
+        model = attrs.evolve(model, flags=model.flags | {convention})
     structure = {"mtp_layers": len(model.plan.mtp)}
     kinds = []
     for kind_name in dict.fromkeys(layer.kind for layer in model.layers):
         first = model.layers[model.layers_of(kind_name)[0]]
-        params = {**first.params, **structure}
-        kinds.append(_plan_unit(registry, kind_name, model.layers_of(kind_name), first.flags, params, "layer"))
-    head = _plan_unit(registry, MODEL_UNIT, (), model.flags, {**model.params, **structure}, "model")
-    units = [*kinds, head]
-    for name, value in structure.items():
-        if value and not any(name in _symbol_names(unit.expression) for unit in units):
-            raise ModelError(
-                f"{model.name}: the plan gives {name} = {value}, but no selected pattern counts it "
-                f"(set the flag of a pattern that uses {name})"
-            )
-    return ModelPlan(model=model, registry=registry, kinds=tuple(kinds), head=head, warnings=_unused(registry, model, kinds, head))
+        kinds.append(_plan_unit(registry, kind_name, model.layers_of(kind_name), first.flags, first.params, "layer"))
+    mtp_block = sympy.Integer(0)
+    for block in model.mtp_blocks:  # the decoder layers inside MTP modules, planned like any layer
+        unit = _plan_unit(registry, block.kind, (block.index,), block.flags, block.params, "layer")
+        mtp_block += unit.expression.xreplace(_values(unit.expression, unit.params))
+    head = _plan_unit(
+        registry,
+        MODEL_UNIT,
+        (),
+        model.flags,
+        {**model.params, **structure},
+        "model",
+        engine_quantities={SHARED["mtp_block"].symbol: mtp_block},
+    )
+    # A convention may choose not to count MTP (slime), but some applicable pattern must know it.
+    head_formulas = sympy.Add(*(p.formula for sel in head.selections for p in sel.applicable))
+    if model.plan.mtp and not {"mtp_layers", "mtp_block"} & _symbol_names(head_formulas):
+        raise ModelError(
+            f"{model.name}: plan.mtp lists {len(model.plan.mtp)} MTP module(s), but no selected pattern "
+            "counts them (set the flag of a pattern that uses mtp_block, such as mtp)"
+        )
+    return ModelPlan(
+        model=given,
+        registry=registry,
+        convention=convention,
+        kinds=tuple(kinds),
+        head=head,
+        warnings=_unused(registry, model, kinds, head),
+    )
 
 
 def _symbol_names(expr: sympy.Expr) -> set[str]:
@@ -197,8 +225,9 @@ def _select(registry: Registry, scope: str, flags: frozenset[str], where: str) -
             by_slot.setdefault(pattern.slot, []).append(pattern)
     selections = []
     for slot, applicable in by_slot.items():
-        if len(applicable) > 1 and applicable[0].precedence == applicable[1].precedence:
-            a, b = applicable[0], applicable[1]
+        ties = [(a, b) for a, b in zip(applicable, applicable[1:]) if a.precedence == b.precedence]
+        if ties:  # even below the winner: equal precedence means nobody decided, never a coin toss
+            a, b = ties[0]
             raise SelectionError(
                 f"{where}, slot {slot}: patterns {a.name!r} (plugin {registry.plugin_of(a)!r}) and {b.name!r} "
                 f"(plugin {registry.plugin_of(b)!r}) both apply with precedence {a.precedence}; give them "
@@ -215,11 +244,11 @@ def _plan_unit(
     flags: frozenset[str],
     params: Mapping[str, int],
     scope: str,
+    engine_quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
 ) -> UnitPlan:
     where = describe_unit(name, layers)
     selections = _select(registry, scope, flags, where)
-    selections = _needed(selections)
-    quantities: dict[sympy.Symbol, sympy.Expr] = {}
+    quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})
     source: dict[str, str] = {}
     for sel in selections:
         for quantity, expr in sel.pattern.quantities.items():
@@ -231,6 +260,9 @@ def _plan_unit(
                 )
             source[quantity] = sel.pattern.name
             quantities[SHARED[quantity].symbol] = expr
+    selections = _needed(selections)
+    needed = {q for sel in selections for q in sel.pattern.quantities}
+    quantities = {k: v for k, v in quantities.items() if k.name in needed or k not in _QUANTITIES}
     terms = {}
     for sel in selections:
         if sel.pattern.produces != "flops":
@@ -252,7 +284,7 @@ def _plan_unit(
         params=params,
         selections=tuple(selections),
         terms=terms,
-        quantities={_QUANTITIES[k]: v for k, v in quantities.items()},
+        quantities={_QUANTITIES[k]: v for k, v in quantities.items() if k in _QUANTITIES},
     )
     _check_params(registry, unit, where)
     return unit
@@ -299,12 +331,19 @@ def _check_params(registry: Registry, unit: UnitPlan, where: str) -> None:
 
 
 def _unused(registry: Registry, model: Model, kinds: Sequence[UnitPlan], head: UnitPlan) -> tuple[str, ...]:
-    """Parameters that are set but that no selected pattern uses: the slime MLA bug, made visible."""
+    """Parameters that are set but that no selected pattern uses: the slime MLA bug, made visible.
+
+    Under a convention, parameters of the exact patterns it displaces count as used: ignoring
+    them is the convention's rule, not a mistake in the model.
+    """
+    conventions = set(registry.conventions)
 
     def used(unit: UnitPlan) -> set[str]:
-        names = {sym.name for sym in unit.expression.free_symbols}
+        names = _symbol_names(unit.expression)
         for sel in unit.selections:
             names |= sel.pattern.param_names
+            if sel.pattern.flags & conventions:
+                names |= set().union(*(p.param_names for p in sel.applicable))
         return names
 
     def hint(name: str) -> str:
@@ -313,6 +352,11 @@ def _unused(registry: Registry, model: Model, kinds: Sequence[UnitPlan], head: U
             return ""
         shown = ", ".join(f"{p.name} (flags: {', '.join(sorted(p.flags)) or 'none'})" for p in users)
         return f"; it is used by {shown}"
+
+    def other_conventions_only(name: str) -> bool:
+        """Declared only by patterns of conventions not in use (e.g. Megatron's padded_vocab)."""
+        users = [p for p in registry.patterns if name in p.param_names]
+        return bool(users) and all((p.flags & conventions) - model.flags for p in users)
 
     warnings = []
     layer_flags = frozenset().union(*(p.flags for p in registry.patterns if p.scope == "layer"))
@@ -324,11 +368,11 @@ def _unused(registry: Registry, model: Model, kinds: Sequence[UnitPlan], head: U
             )
     used_anywhere = set().union(used(head), *(used(k) for k in kinds))
     for name, value in model.params.items():
-        if name not in used_anywhere:
+        if name not in used_anywhere and not other_conventions_only(name):
             warnings.append(f"params.{name} = {value} is set but no selected pattern uses it{hint(name)}")
     for unit in kinds:
         for name, value in model.kinds[unit.name].params.items():
-            if name not in used(unit):
+            if name not in used(unit) and not other_conventions_only(name):
                 warnings.append(
                     f"kinds.{unit.name}.params.{name} = {value} is set but no pattern selected for "
                     f"{unit.where} uses it{hint(name)}"
@@ -347,7 +391,6 @@ class LayerResult:
     kind: str
     patterns: Mapping[str, str] = attrs.field(hash=False)
     flops: int
-    mtp: bool = False
 
 
 RECOMPUTE = {
@@ -373,12 +416,16 @@ class Result:
     def model(self) -> Model:
         return self.plan.model
 
+    @property
+    def convention(self) -> str:
+        return self.plan.convention
+
     def _count(self, unit: UnitPlan) -> int:
         return 1 if unit.name == MODEL_UNIT else len(unit.layers)
 
     @cached_property
     def layers(self) -> tuple[LayerResult, ...]:
-        """Every layer (MTP layers last) with its patterns and exact FLOPs for the batch."""
+        """Every decoder layer with its patterns and exact FLOPs for the batch."""
         by_kind = {unit.name: unit for unit in self.plan.kinds}
         return tuple(
             LayerResult(
@@ -386,7 +433,6 @@ class Result:
                 kind=layer.kind,
                 patterns=by_kind[layer.kind].patterns,
                 flops=sum(self.unit_flops[layer.kind].values()),
-                mtp=layer.mtp,
             )
             for layer in self.model.layers
         )

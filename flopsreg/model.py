@@ -27,9 +27,8 @@ def check_params(where: str, value: Any) -> dict[str, int]:
     checked = {}
     for name, number in value.items():
         if isinstance(number, bool) or not isinstance(number, int):
-            raise ModelError(
-                f"{where}.{name} = {number!r}: expected an integer, got {type(number).__name__}"
-            )
+            shown = str(number).lower() if isinstance(number, bool) else repr(number)  # as TOML writes it
+            raise ModelError(f"{where}.{name} = {shown}: expected an integer, got {type(number).__name__}")
         checked[str(name)] = number
     return dict(sorted(checked.items()))
 
@@ -59,8 +58,8 @@ class Plan:
     """Which kind each layer is: the ``first`` kinds in order, then ``cycle`` repeated.
 
     A uniform model is a cycle of one kind; an explicit list is ``first`` covering every layer.
-    ``mtp`` lists the decoder layer of each multi-token-prediction depth (DeepSeek-V3), which
-    come after the ``layers`` decoder layers.
+    ``mtp`` lists the kind of the decoder layer inside each multi-token-prediction module
+    (DeepSeek-V3); those layers are not decoder layers and are counted by the ``mtp`` pattern.
     """
 
     layers: int
@@ -93,9 +92,9 @@ class Plan:
         return cls(layers=len(kinds), first=kinds)
 
     def expand(self) -> tuple[str, ...]:
-        """The kind of every layer in order, the MTP layers last."""
+        """The kind of every decoder layer, in order."""
         rest = self.layers - len(self.first)
-        return self.first + tuple(self.cycle[i % len(self.cycle)] for i in range(rest)) + self.mtp
+        return self.first + tuple(self.cycle[i % len(self.cycle)] for i in range(rest))
 
 
 @attrs.frozen(kw_only=True)
@@ -106,7 +105,6 @@ class Layer:
     kind: str
     flags: frozenset[str]
     params: Mapping[str, int] = attrs.field(hash=False)
-    mtp: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -140,25 +138,28 @@ class Model:
                         f"{where}: unknown layer kind {kind!r}; defined kinds: "
                         f"{', '.join(sorted(self.kinds)) or 'none'}{did_you_mean(kind, self.kinds)}"
                     )
-        unused = sorted(set(self.kinds) - set(order))
+        unused = sorted(set(self.kinds) - set(order) - set(self.plan.mtp))
         if unused:
             raise ModelError(f"kinds.{unused[0]} is defined but the plan never uses it")
-        layers = tuple(
-            Layer(
-                index=i,
-                kind=kind,
-                flags=self.flags | self.kinds[kind].flags,
-                params={**self.params, **self.kinds[kind].params},
-                mtp=i >= self.plan.layers,
-            )
-            for i, kind in enumerate(order)
+        object.__setattr__(self, "_layers", tuple(self._layer(i, kind) for i, kind in enumerate(order)))
+
+    def _layer(self, index: int, kind: str) -> Layer:
+        return Layer(
+            index=index,
+            kind=kind,
+            flags=self.flags | self.kinds[kind].flags,
+            params={**self.params, **self.kinds[kind].params},
         )
-        object.__setattr__(self, "_layers", layers)
 
     @property
     def layers(self) -> tuple[Layer, ...]:
-        """Every layer, expanded from the plan."""
+        """Every decoder layer, expanded from the plan."""
         return self._layers
+
+    @property
+    def mtp_blocks(self) -> tuple[Layer, ...]:
+        """The decoder layer inside each multi-token-prediction module, numbered after the others."""
+        return tuple(self._layer(self.plan.layers + i, kind) for i, kind in enumerate(self.plan.mtp))
 
     @classmethod
     def uniform(cls, name: str, *, layers: int, flags: Iterable[str] = (), **params: int) -> Model:
@@ -202,6 +203,17 @@ class Model:
         from flopsreg.loaders.hf import load_hf_config
 
         return load_hf_config(config, mtp=mtp)
+
+    @classmethod
+    def from_megatron_args(cls, args: Any, *, name: str = "megatron-model") -> Model:
+        """A model from Megatron-LM's argument namespace (``megatron.training.get_args()``).
+
+        MLA is used only when ``multi_latent_attention`` is True, whatever values the MLA
+        arguments carry; ``window_size`` is flash-attention's inclusive ``(left, right)``.
+        """
+        from flopsreg.loaders.megatron import load_megatron_args
+
+        return load_megatron_args(args, name=name)
 
     def to_toml(self) -> str:
         """This model as a model file; :meth:`from_toml_string` gives it back unchanged."""

@@ -16,7 +16,7 @@ import sympy
 
 from flopsreg.symbols import SHARED, integer_symbol
 
-__all__ = ["Constraint", "Param", "Pattern"]
+__all__ = ["Constraint", "Convention", "Param", "Pattern"]
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SLOT = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
@@ -137,3 +137,16 @@ class Pattern:
     @property
     def param_names(self) -> frozenset[str]:
         return frozenset(p.name for p in self.params)
+
+
+@attrs.frozen(kw_only=True)
+class Convention:
+    """A named way of counting that other systems use, selected by an explicit flag.
+
+    ``evaluate(model, convention=name)`` sets the flag ``name`` everywhere; patterns that
+    require it (with precedence above the exact ones) then replace the exact rules.
+    """
+
+    name: str = attrs.field(validator=attrs.validators.matches_re(_NAME))
+    summary: str = attrs.field(validator=attrs.validators.min_len(1))
+    reference: str = attrs.field(validator=attrs.validators.min_len(1))

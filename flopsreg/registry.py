@@ -21,16 +21,17 @@ import pluggy
 
 from flopsreg import hookspecs
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
-from flopsreg.pattern import Param, Pattern
+from flopsreg.pattern import Convention, Param, Pattern
 from flopsreg.symbols import SHARED
 
 if TYPE_CHECKING:
     from flopsreg.engine import ModelPlan, Result
     from flopsreg.model import Model
 
-__all__ = ["ENTRY_POINT_GROUP", "Registry"]
+__all__ = ["ENTRY_POINT_GROUP", "EXACT", "Registry"]
 
 ENTRY_POINT_GROUP = "flopsreg"
+EXACT = "exact"  # the default convention: the patterns without convention flags
 _HOOK_NAMES = frozenset(
     name for name in dir(hookspecs) if name.startswith("flopsreg_") and callable(getattr(hookspecs, name))
 )
@@ -57,7 +58,7 @@ class Registry:
 
     >>> reg = Registry.default()
     >>> [p.name for p in reg.patterns if p.slot == "attention.mask"]
-    ['chunked', 'sliding_window', 'full_causal']
+    ['megatron_causal', 'slime_causal', 'chunked', 'sliding_window', 'full_causal']
 
     Args:
         plugins: extra plugin objects (modules, classes or instances with hookimpls).
@@ -78,6 +79,7 @@ class Registry:
         self._errors: list[PluginError] = []
         self._owner: dict[str, str] = {}  # pattern name -> plugin name
         self._params: dict[str, tuple[Param, str]] = {}  # param name -> (param, pattern name)
+        self._conventions: dict[str, tuple[Convention, str]] = {}  # name -> (convention, plugin)
         patterns: list[Pattern] = []
         candidates: list[tuple[str, Any]] = []
         if builtins:
@@ -122,27 +124,44 @@ class Registry:
         except (ValueError, pluggy.PluginValidationError) as exc:
             raise PluginError(name, str(exc)) from exc
         try:
-            patterns = self._collect(name)
+            patterns = self._collect(name, "flopsreg_register_patterns", Pattern)
             staged_params = self._check_patterns(name, patterns)
+            conventions = self._collect(name, "flopsreg_register_conventions", Convention)
+            self._check_conventions(name, conventions)
         except PluginError:
             self._pm.unregister(name=name)
             raise
         for pattern in patterns:
             self._owner[pattern.name] = name
         self._params.update(staged_params)
+        self._conventions.update({c.name: (c, name) for c in conventions})
         return patterns
+
+    def _check_conventions(self, name: str, conventions: Sequence[Convention]) -> None:
+        seen: set[str] = set()
+        for convention in conventions:
+            if convention.name == EXACT:
+                raise PluginError(name, f"convention name {EXACT!r} is reserved for flopsreg's own exact counting")
+            owner = self._conventions.get(convention.name)
+            if owner is not None or convention.name in seen:
+                by = owner[1] if owner else name
+                raise PluginError(name, f"convention {convention.name!r} is already registered by plugin {by!r}")
+            seen.add(convention.name)
 
     def _check_hook_names(self, name: str, plugin: Any) -> None:
         for attr in dir(plugin):
-            marked = self._pm.parse_hookimpl_opts(plugin, attr) is not None
-            if marked and attr not in _HOOK_NAMES:
-                raise PluginError(name, f"unknown hook {attr!r}{did_you_mean(attr, _HOOK_NAMES)}")
+            opts = self._pm.parse_hookimpl_opts(plugin, attr)
+            marked = opts is not None
+            hook = (opts or {}).get("specname") or attr
+            if marked and hook not in _HOOK_NAMES:
+                raise PluginError(name, f"unknown hook {hook!r}{did_you_mean(hook, _HOOK_NAMES)}")
             if attr in _HOOK_NAMES and not marked and callable(getattr(plugin, attr, None)):
                 raise PluginError(name, f"{attr!r} is not decorated with @flopsreg.hookimpl, so it would never run")
 
-    def _collect(self, name: str) -> list[Pattern]:
-        patterns: list[Pattern] = []
-        for impl in self._pm.hook.flopsreg_register_patterns.get_hookimpls():
+    def _collect(self, name: str, hook: str, kind: type) -> list[Any]:
+        """Call plugin *name*'s implementation of *hook* and check it returned a list of *kind*."""
+        items: list[Any] = []
+        for impl in getattr(self._pm.hook, hook).get_hookimpls():
             if impl.plugin_name != name:
                 continue
             if impl.kwargnames:
@@ -154,14 +173,14 @@ class Registry:
             try:
                 returned = impl.function()
             except Exception as exc:
-                raise PluginError(name, f"flopsreg_register_patterns raised {type(exc).__name__}: {exc}") from exc
+                raise PluginError(name, f"{hook} raised {type(exc).__name__}: {exc}") from exc
             if not isinstance(returned, (list, tuple)):
-                raise PluginError(name, f"flopsreg_register_patterns must return a list of Pattern, got {type(returned).__name__}")
+                raise PluginError(name, f"{hook} must return a list of {kind.__name__}, got {type(returned).__name__}")
             for item in returned:
-                if not isinstance(item, Pattern):
-                    raise PluginError(name, f"flopsreg_register_patterns returned {item!r}, which is not a flopsreg.Pattern")
-            patterns += returned
-        return patterns
+                if not isinstance(item, kind):
+                    raise PluginError(name, f"{hook} returned {item!r}, which is not a flopsreg.{kind.__name__}")
+            items += returned
+        return items
 
     def _check_patterns(self, name: str, patterns: Sequence[Pattern]) -> dict[str, tuple[Param, str]]:
         staged: dict[str, tuple[Param, str]] = {}
@@ -179,7 +198,8 @@ class Registry:
                     raise PluginError(
                         name,
                         f"pattern {pattern.name!r} declares parameter {param.name!r} differently from pattern "
-                        f"{known[1]!r}: {param} != {known[0]}; import and reuse that Param",
+                        f"{known[1]!r} (plugin {self._owner.get(known[1], name)!r}): {param} != {known[0]}; "
+                        "import and reuse that Param",
                     )
                 staged.setdefault(param.name, (param, pattern.name))
             _check_symbols(name, pattern)
@@ -196,6 +216,11 @@ class Registry:
     def params(self) -> dict[str, Param]:
         """Every declared parameter by name."""
         return {name: param for name, (param, _) in sorted(self._params.items())}
+
+    @property
+    def conventions(self) -> dict[str, Convention]:
+        """Every registered convention by name (``"exact"``, the default, needs none)."""
+        return {name: convention for name, (convention, _) in sorted(self._conventions.items())}
 
     @property
     def flags(self) -> frozenset[str]:
@@ -215,11 +240,11 @@ class Registry:
 
     # -- evaluation ----------------------------------------------------------------------------
 
-    def plan(self, model: Model) -> ModelPlan:
+    def plan(self, model: Model, *, convention: str = EXACT) -> ModelPlan:
         """Select a pattern for every slot of every layer of *model*, with the reasons."""
         from flopsreg.engine import plan_model
 
-        return plan_model(self, model)
+        return plan_model(self, model, convention=convention)
 
     def evaluate(
         self,
@@ -229,17 +254,20 @@ class Registry:
         seqlens: Sequence[int] | None = None,
         batch: int = 1,
         recompute: str = "none",
+        convention: str = EXACT,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
         ``seqlens=[a, b, ...]`` is one packed row of independent sequences (attention does not
         cross them): it costs ``f(a) + f(b) + ...``; ``batch`` multiplies either form.
         ``recompute`` (``"none"``, ``"selective"``, ``"full"``) adds recomputed forward work to
-        :attr:`Result.training`.
+        :attr:`Result.training`. ``convention`` counts the way another system does (see
+        :attr:`conventions`); the default ``"exact"`` counts what the attention mask lets through.
         """
         from flopsreg.engine import evaluate
 
-        return evaluate(self.plan(model), seq_len=seq_len, seqlens=seqlens, batch=batch, recompute=recompute)
+        plan = self.plan(model, convention=convention)
+        return evaluate(plan, seq_len=seq_len, seqlens=seqlens, batch=batch, recompute=recompute)
 
 
 def _check_symbols(plugin: str, pattern: Pattern) -> None:

@@ -84,7 +84,10 @@ def patterns_text(registry: Registry) -> str:
 def explain_text(plan: ModelPlan) -> str:
     """One line per slot and layer kind: the chosen pattern and why."""
     model = plan.model
-    lines = [f"{model.name}: {len(model.layers)} layers, {len(plan.kinds)} kind{'s' * (len(plan.kinds) != 1)}"]
+    layers, kinds = len(model.layers), len(plan.kinds)
+    lines = [f"{model.name}: {layers} layer{'s' * (layers != 1)}, {kinds} kind{'s' * (kinds != 1)}"]
+    if plan.convention != "exact":
+        lines.append(f"convention: {plan.convention}")
     for unit in plan.units:
         flags = ", ".join(sorted(unit.flags)) or "none"
         lines.append(f"{unit.where}: flags {flags}")
@@ -234,7 +237,6 @@ def result_json(result: Result) -> dict[str, Any]:
             {
                 "index": layer.index,
                 "kind": layer.kind,
-                "mtp": layer.mtp,
                 "patterns": dict(layer.patterns),
                 "flops": str(layer.flops),
             }

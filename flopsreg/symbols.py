@@ -20,6 +20,7 @@ __all__ = [
     "integer_symbol",
     "n_h",
     "pairs",
+    "mtp_block",
     "mtp_layers",
     "s",
 ]
@@ -78,6 +79,12 @@ SHARED: dict[str, SymbolInfo] = {
             kind="structure",
         ),
         SymbolInfo(
+            name="mtp_block",
+            latex=r"F_{\mathrm{mtp\,layers}}",
+            meaning="FLOPs of the decoder layers inside the MTP modules (the kinds in plan.mtp)",
+            kind="structure",
+        ),
+        SymbolInfo(
             name="ffn_matrices",
             latex="f",
             meaning="hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU)",
@@ -100,3 +107,4 @@ d_qk = SHARED["qk_dim"].symbol
 d_v = SHARED["v_dim"].symbol
 f = SHARED["ffn_matrices"].symbol
 mtp_layers = SHARED["mtp_layers"].symbol
+mtp_block = SHARED["mtp_block"].symbol

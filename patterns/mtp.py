@@ -1,12 +1,12 @@
-"""Multi-token prediction (DeepSeek-V3): per depth an eh projection and the shared head again.
+"""Multi-token prediction (DeepSeek-V3): per depth an eh projection, a decoder layer, the head.
 
-The decoder layer of each depth is listed in the model plan's ``mtp`` entry and counted like
-any other layer; this pattern adds what an MTP module has besides that layer.
+The kind of each depth's decoder layer is listed in the model plan's ``mtp`` entry; the engine
+gives its FLOPs as ``mtp_block``.
 """
 
 from flopsreg import Constraint, Pattern, hookimpl
 from flopsreg.patterns.logits import VOCAB
-from flopsreg.symbols import h, mtp_layers, s
+from flopsreg.symbols import h, mtp_block, mtp_layers, s
 
 MTP = Pattern(
     name="mtp",
@@ -15,12 +15,12 @@ MTP = Pattern(
     precedence=10,
     scope="model",
     params=(VOCAB,),
-    # Per depth: [norm(h_prev); norm(embedding)] (2h) -> h, then the shared output head.
-    formula=mtp_layers * (2 * s * 2 * h * h + 2 * s * h * VOCAB.symbol),
+    # Per depth: [norm(h_prev); norm(embedding)] (2h) -> h, a decoder layer, the shared head.
+    formula=mtp_block + mtp_layers * (2 * s * 2 * h * h + 2 * s * h * VOCAB.symbol),
     constraints=(
         Constraint(condition=mtp_layers >= 1, message="flag mtp needs the MTP decoder layers listed in plan.mtp"),
     ),
-    summary="per MTP depth: eh projection 2h -> h and the shared logits head (its layer is in plan.mtp)",
+    summary="per MTP depth: eh projection 2h -> h, one decoder layer (plan.mtp) and the shared logits head",
     reference="DeepSeek-AI 2024, 'DeepSeek-V3 Technical Report' (arXiv:2412.19437), section 2.2",
 )
 

@@ -121,7 +121,8 @@ def test_mla_moe_model_and_its_mtp_module():
     with_mtp = reg.evaluate(_deepseek_like(mtp=True), seq_len=s)
     eh_projection = 2 * s * (2 * h) * h
     assert with_mtp.forward == without.forward + moe + eh_projection + head
-    assert [layer.mtp for layer in with_mtp.layers] == [False] * 4 + [True]
+    assert len(with_mtp.layers) == 4  # the MTP module's layer is not a decoder layer
+    assert with_mtp.slot_flops["mtp"] == moe + eh_projection + head
 
 
 def test_mtp_flag_and_plan_must_agree(registry):
@@ -130,7 +131,7 @@ def test_mtp_flag_and_plan_must_agree(registry):
         registry.plan(no_layers)
     no_flag = Model(name="m", params={**DIMS, "vocab": 100}, flags=["lm_head"], kinds={"a": LayerKind()},
                     plan=Plan(layers=1, cycle=["a"], mtp=["a"]))
-    with pytest.raises(flopsreg.ModelError, match=r"mtp_layers = 1, but no selected pattern counts it"):
+    with pytest.raises(flopsreg.ModelError, match=r"plan.mtp lists 1 MTP module\(s\), but no selected pattern counts them"):
         registry.plan(no_flag)
 
 

@@ -6,7 +6,7 @@ one. Numbers must be TOML integers (``1024``, never ``1e3`` or ``1024.0``).
 
 from __future__ import annotations
 
-import json
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -127,9 +127,21 @@ def _plan(table: Mapping[str, Any]) -> Plan:
     )
 
 
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _quoted(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and every control character (DEL too) escaped."""
+    escaped = "".join(
+        f"\\u{ord(c):04x}" if ord(c) < 0x20 or ord(c) == 0x7F else "\\" + c if c in '"\\' else c
+        for c in text
+    )
+    return f'"{escaped}"'
+
+
 def _value(value: Any) -> str:
     if isinstance(value, str):
-        return json.dumps(value)
+        return _quoted(value)
     if isinstance(value, (list, tuple, frozenset)):
         items = sorted(value) if isinstance(value, frozenset) else value
         return "[" + ", ".join(_value(v) for v in items) + "]"
@@ -137,7 +149,7 @@ def _value(value: Any) -> str:
 
 
 def _key(name: str) -> str:
-    return name if name.replace("_", "a").replace("-", "a").isalnum() else json.dumps(name)
+    return name if _BARE_KEY.fullmatch(name) else _quoted(name)
 
 
 def dump_model(model: Model) -> str:
