@@ -1,0 +1,283 @@
+"""The command line, run in-process: output formats, exact numbers, errors and warnings.
+
+Expected FLOPs are written out by hand from the Gemma 3 4B example's published dimensions,
+matmul by matmul; JSON totals must be decimal strings so no consumer rounds them. Errors are
+one line on stderr starting "flopsreg: error:" with exit status 2; warnings go to stderr with
+exit status 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from flopsreg.cli import main
+
+
+@pytest.fixture(autouse=True)
+def _no_installed_plugins(monkeypatch):
+    """Installed third-party plugins must not change the numbers these tests check."""
+    monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def run_json(capsys, *argv: str):
+    status, out, err = run(capsys, *argv, "--format", "json")
+    assert status == 0, err
+    return json.loads(out)
+
+
+# Gemma 3 4B as in examples/gemma-3-4b.toml: 34 layers, layer i global iff (i + 1) % 6 == 0,
+# sliding window 1024 keys (query included) elsewhere; GQA 8 heads / 4 kv heads of 256; gated
+# (GeGLU) MLP of width 10240 on every layer; one tied logits head over 262208 tokens.
+H, N_H, N_KV, D, F, V, W = 2560, 8, 4, 256, 10240, 262208, 1024
+GLOBAL = {5, 11, 17, 23, 29}
+
+
+def gemma_layer(s: int, *, sliding: bool) -> int:
+    """Forward FLOPs of one Gemma 3 4B decoder layer for one sequence of s tokens."""
+    attended = sum(min(q + 1, W) if sliding else q + 1 for q in range(s))  # keys seen by query q
+    q_proj = 2 * s * H * (N_H * D)
+    k_proj = 2 * s * H * (N_KV * D)
+    v_proj = 2 * s * H * (N_KV * D)
+    scores = 2 * N_H * D * attended  # QK^T
+    weighted = 2 * N_H * D * attended  # PV
+    o_proj = 2 * s * (N_H * D) * H
+    mlp = 3 * (2 * s * H * F)  # gate, up, down
+    return q_proj + k_proj + v_proj + scores + weighted + o_proj + mlp
+
+
+def gemma_forward(s: int) -> int:
+    layers = sum(gemma_layer(s, sliding=i not in GLOBAL) for i in range(34))
+    logits = 2 * s * H * V
+    return layers + logits
+
+
+# -- patterns ------------------------------------------------------------------------------------
+
+
+def test_patterns_json_lists_builtins_with_slot_flags_precedence(capsys):
+    rows = {row["name"]: row for row in run_json(capsys, "patterns")}
+    expected = {
+        "full_causal": ("attention.mask", [], 10),
+        "sliding_window": ("attention.mask", ["sliding_window"], 20),
+        "chunked": ("attention.mask", ["chunked"], 30),
+        "gqa_projection": ("attention.projection", [], 10),
+        "mla_projection": ("attention.projection", ["mla"], 20),
+    }
+    for name, (slot, flags, precedence) in expected.items():
+        assert (rows[name]["slot"], rows[name]["flags"], rows[name]["precedence"]) == (slot, flags, precedence)
+        assert rows[name]["plugin"] == f"flopsreg.patterns.{name}"
+    assert rows["sliding_window"]["params"] == ["window"]
+
+
+def test_patterns_text_is_a_table(capsys):
+    status, out, err = run(capsys, "patterns")
+    assert status == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["slot", "pattern", "flags", "precedence"]
+    assert any(line.split()[:4] == ["attention.mask", "sliding_window", "sliding_window", "20"] for line in lines)
+
+
+# -- eval ----------------------------------------------------------------------------------------
+
+
+def test_eval_gemma_json_totals_are_exact_decimal_strings_matching_hand_arithmetic(capsys):
+    data = run_json(capsys, "eval", "gemma-3-4b", "--seq-len", "4096")
+    forward = gemma_forward(4096)
+    assert data["forward_flops"] == str(forward)
+    assert data["training_flops"] == str(3 * forward)
+    assert isinstance(data["forward_flops"], str) and isinstance(data["training_flops"], str)
+    assert data["warnings"] == []
+    layers = data["layers"]
+    assert [layer["index"] for layer in layers] == list(range(34))
+    for layer in layers:
+        sliding = layer["index"] not in GLOBAL
+        assert layer["patterns"]["attention.mask"] == ("sliding_window" if sliding else "full_causal")
+        assert layer["flops"] == str(gemma_layer(4096, sliding=sliding))
+    assert sum(int(layer["flops"]) for layer in layers) + 2 * 4096 * H * V == forward
+
+
+def test_eval_batch_multiplies(capsys):
+    data = run_json(capsys, "eval", "gemma-3-4b", "--seq-len", "64", "--batch", "3")
+    assert data["forward_flops"] == str(3 * gemma_forward(64))
+
+
+def test_eval_seqlens_is_the_sum_of_separate_sequences(capsys):
+    """A packed row costs f(100) + f(200): attention does not cross sequences."""
+    packed = run_json(capsys, "eval", "gemma-3-4b", "--seqlens", "100,200")
+    one = run_json(capsys, "eval", "gemma-3-4b", "--seq-len", "100")
+    two = run_json(capsys, "eval", "gemma-3-4b", "--seq-len", "200")
+    assert int(packed["forward_flops"]) == int(one["forward_flops"]) + int(two["forward_flops"])
+    assert packed["forward_flops"] == str(gemma_forward(100) + gemma_forward(200))
+    assert packed["seqlens"] == [100, 200]
+
+
+def test_eval_text_shows_grouped_totals(capsys):
+    status, out, err = run(capsys, "eval", "gemma-3-4b", "--seq-len", "4096")
+    assert status == 0 and err == ""
+    forward = gemma_forward(4096)
+    assert f"{forward:,}" in out and f"{3 * forward:,}" in out
+    assert "sliding_window" in out and "full_causal" in out
+
+
+def test_eval_latex_is_an_align_environment_with_the_total(capsys):
+    status, out, err = run(capsys, "eval", "gemma-3-4b", "--seq-len", "4096", "--format", "latex")
+    assert status == 0 and err == ""
+    assert "\\begin{align}" in out and "\\end{align}" in out
+    assert f"{gemma_forward(4096):,}".replace(",", "{,}") in out
+
+
+# -- explain and formula -------------------------------------------------------------------------
+
+
+def test_explain_gemma(capsys):
+    status, out, err = run(capsys, "explain", "gemma-3-4b")
+    assert status == 0 and err == ""
+    assert "layers 5, 11, 17, 23, 29 (kind 'global')" in out
+    assert "attention.mask: sliding_window (flag sliding_window set; sliding_window 20 > full_causal 10)" in out
+    assert "attention.mask: full_causal (slot default, no flag needed)" in out
+
+
+def test_formula_latex_has_align_and_a_legend_for_the_window(capsys):
+    status, out, err = run(capsys, "formula", "gemma-3-4b", "--format", "latex")
+    assert status == 0 and err == ""
+    assert "\\begin{align}" in out and "\\end{align}" in out
+    legend = out.split("\\end{align}")[1]
+    assert "\\item $W$: keys a query sees in a sliding window" in legend
+
+
+def test_formula_text_names_the_patterns(capsys):
+    status, out, err = run(capsys, "formula", "gemma-3-4b")
+    assert status == 0
+    assert "[sliding_window]" in out and "F(seq_len) =" in out
+
+
+def test_eval_a_toml_file_path(capsys, tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(
+        'name = "tiny"\n[params]\nhidden = 8\nheads = 2\nkv_heads = 2\nhead_dim = 4\n'
+        '[plan]\nlayers = 1\nuniform = "l"\n[kinds.l]\n',
+        encoding="utf-8",
+    )
+    data = run_json(capsys, "eval", str(path), "--seq-len", "4")
+    s, h, n, d = 4, 8, 2, 4
+    expected = 2 * s * h * n * d * 4 + 2 * n * (d + d) * (s * (s + 1) // 2)  # q, k, v, o + core
+    assert data["forward_flops"] == str(expected)
+
+
+# -- errors and warnings ---------------------------------------------------------------------------
+
+
+def assert_one_error_line(status: int, out: str, err: str, *parts: str) -> None:
+    assert status == 2
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("flopsreg: error: ")
+    for part in parts:
+        assert part in lines[0], lines[0]
+
+
+def test_unknown_model_name(capsys):
+    status, out, err = run(capsys, "eval", "gemma-3-4bb", "--seq-len", "8")
+    assert_one_error_line(status, out, err, "'gemma-3-4bb'", "gemma-3-4b")
+
+
+def test_missing_toml_file(capsys, tmp_path):
+    missing = tmp_path / "missing.toml"
+    status, out, err = run(capsys, "explain", str(missing))
+    assert_one_error_line(status, out, err, "missing.toml")
+
+
+def test_missing_config_json(capsys, tmp_path):
+    status, out, err = run(capsys, "eval", str(tmp_path / "config.json"), "--seq-len", "8")
+    assert_one_error_line(status, out, err, "config.json")
+
+
+def test_bad_toml_file(capsys, tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text('name = "x"\nparams = = 1\n', encoding="utf-8")
+    status, out, err = run(capsys, "eval", str(path), "--seq-len", "8")
+    assert_one_error_line(status, out, err, "bad.toml", "not valid TOML")
+
+
+def test_typo_in_toml_file_names_key_and_suggestion(capsys, tmp_path):
+    path = tmp_path / "typo.toml"
+    path.write_text('name = "x"\n[param]\nhidden = 8\n[plan]\nlayers = 1\nuniform = "l"\n[kinds.l]\n', encoding="utf-8")
+    status, out, err = run(capsys, "explain", str(path))
+    assert_one_error_line(status, out, err, "param: unknown key", "did you mean 'params'")
+
+
+@pytest.mark.parametrize(
+    ("argv", "parts"),
+    [
+        (["--seq-len", "0"], ["seq_len", "0"]),
+        (["--seq-len", "-3"], ["seq_len", "-3"]),
+        (["--seqlens", "100,0"], ["seqlens", "0"]),
+        (["--seq-len", "8", "--batch", "0"], ["batch", "0"]),
+    ],
+)
+def test_bad_lengths_are_one_line_errors(capsys, argv, parts):
+    status, out, err = run(capsys, "eval", "gemma-3-4b", *argv)
+    assert_one_error_line(status, out, err, *parts)
+
+
+def test_unused_param_warning_goes_to_stderr_with_exit_zero(capsys, tmp_path):
+    path = tmp_path / "noflag.toml"
+    path.write_text(
+        'name = "noflag"\n[params]\nhidden = 8\nheads = 2\nkv_heads = 2\nhead_dim = 4\nwindow = 3\n'
+        '[plan]\nlayers = 2\nuniform = "l"\n[kinds.l]\n',
+        encoding="utf-8",
+    )
+    status, out, err = run(capsys, "eval", str(path), "--seq-len", "10", "--format", "json")
+    assert status == 0
+    assert err.startswith("flopsreg: warning: params.window = 3 is set but no selected pattern uses it")
+    data = json.loads(out)
+    assert len(data["warnings"]) == 1 and "params.window = 3" in data["warnings"][0]
+    s, h, n, d = 10, 8, 2, 4
+    per_layer = 2 * s * h * n * d * 4 + 2 * n * (d + d) * (s * (s + 1) // 2)  # full causal, not the window
+    assert data["forward_flops"] == str(2 * per_layer)
+
+
+def test_usage_errors_exit_with_status_2(capsys):
+    """argparse usage errors (bad --seqlens syntax, no length) are one error line and status 2 too."""
+    for argv in (["eval", "gemma-3-4b", "--seqlens", "100,abc"], ["eval", "gemma-3-4b"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("flopsreg: error: flopsreg eval: "), err
+
+
+# -- the module entry point ---------------------------------------------------------------------
+
+
+def test_python_dash_m_flopsreg_patterns():
+    env = {**os.environ, "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "flopsreg", "patterns"], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "full_causal" in done.stdout and "sliding_window" in done.stdout
+    assert done.stderr == ""
+
+
+def test_python_dash_m_flopsreg_error_status():
+    env = {**os.environ, "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "flopsreg", "eval", "no-such-model", "--seq-len", "8"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("flopsreg: error: ") and done.stdout == ""

@@ -1,0 +1,176 @@
+"""flopsreg.compile: sympy expressions to exact-integer Python.
+
+Every expected value is computed in the test with Python ints (``//``, ``%``, explicit sums),
+never with floats. The failure modes matter as much: a non-integer result and a float in a
+formula must raise, not round.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import sympy
+
+from flopsreg.compile import compile_exact
+from flopsreg.patterns.chunked import CHUNKED
+from flopsreg.patterns.sliding_window import SLIDING_WINDOW
+from flopsreg.symbols import integer_symbol
+
+x, y, z = integer_symbol("x"), integer_symbol("y"), integer_symbol("z")
+s = integer_symbol("seq_len")
+
+FLOAT_DIVISION = re.compile(r"(?<!/)/(?!/)")  # a single '/', not part of '//'
+
+
+def test_huge_values_are_exact_python_ints():
+    """s around 10**7 with wide dims: totals above 10**25, identical to Python int arithmetic."""
+    heads, head_dim, hidden = 10**6 + 1, 10**5 + 3, 10**7 + 9
+    expr = 2 * integer_symbol("n") * 2 * integer_symbol("d") * s * (s + 1) / 2 + 8 * s * integer_symbol("h") ** 2
+    seq = 10**7 + 7
+    got = compile_exact(expr)({"n": heads, "d": head_dim, "h": hidden, "seq_len": seq})
+    expected = 2 * heads * 2 * head_dim * (seq * (seq + 1) // 2) + 8 * seq * hidden**2
+    assert expected > 10**25
+    assert got == expected
+    assert type(got) is int
+    assert got != int(float(expected))  # a float route would have lost the low digits
+
+
+@pytest.mark.parametrize("seq", [10**7, 10**7 + 1, 12_345_677, 2**40 + 3])
+@pytest.mark.parametrize("window", [1, 4096, 131_071, 10**9])
+def test_sliding_window_formula_is_exact_at_huge_lengths(seq, window):
+    """The built-in sliding formula at huge lengths, against the two-piece sum done in ints."""
+    got = compile_exact(SLIDING_WINDOW.formula)({"seq_len": seq, "window": window})
+    if seq <= window:
+        expected = seq * (seq + 1) // 2
+    else:
+        expected = window * (window + 1) // 2 + (seq - window) * window
+    assert got == expected and type(got) is int
+
+
+@pytest.mark.parametrize("seq", [10**7, 10**7 + 1, 12_345_677, 2**40 + 3])
+@pytest.mark.parametrize("chunk", [1, 3, 8192, 10**9])
+def test_chunked_formula_is_exact_at_huge_lengths(seq, chunk):
+    """The built-in chunked formula: full chunks' triangles plus the remainder's, in ints."""
+    got = compile_exact(CHUNKED.formula)({"seq_len": seq, "chunk": chunk})
+    full, rest = divmod(seq, chunk)
+    assert got == full * (chunk * (chunk + 1) // 2) + rest * (rest + 1) // 2
+    assert type(got) is int
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [x * y, x * (x + 1) / 2, sympy.floor(x / 3), sympy.Mod(x, 7), sympy.Piecewise((x, x <= y), (y, True))],
+    ids=["product", "triangle", "floor", "mod", "piecewise"],
+)
+def test_results_are_int_never_float_or_fraction(expr):
+    """Whatever the expression's shape, an integer value comes back as a plain int."""
+    for values in ({"x": 1, "y": 1}, {"x": 6, "y": 4}, {"x": 10**30, "y": 3}):
+        result = compile_exact(expr)(values)
+        assert type(result) is int, (expr, values, type(result))
+
+
+@pytest.mark.parametrize("value", [1, 2, 3, 4, 99, 100, 10**20 + 1, 10**20 + 2])
+def test_rational_coefficient_triangle_number_for_odd_and_even(value):
+    """x (x + 1) / 2 is exact for odd and even x (the half is exact, not 0.5 * ...)."""
+    assert compile_exact(x * (x + 1) / 2)({"x": value}) == value * (value + 1) // 2
+
+
+@pytest.mark.parametrize("value", [1, 2, 3, 10**20 + 1])
+def test_expanded_triangle_number_is_an_int(value):
+    """x**2/2 + x/2 (the expanded triangle) is an integer for every x; each half term is not.
+
+    sympy keeps the expanded form as a sum of two halves, and a plugin formula written or
+    simplified this way is valid, so the sum must come back as its integer value.
+    """
+    expr = sympy.expand(x * (x + 1) / 2)
+    assert expr == x**2 / 2 + x / 2
+    got = compile_exact(expr)({"x": value})
+    assert got == value * (value + 1) // 2
+    assert type(got) is int
+
+
+@pytest.mark.parametrize("value", range(1, 40))
+@pytest.mark.parametrize("divisor", [1, 2, 3, 7, 16])
+def test_floor_and_mod_match_python_floor_division_and_remainder(value, divisor):
+    """floor(x / d) is x // d and Mod(x, d) is x % d, also inside other expressions."""
+    assert compile_exact(sympy.floor(x / divisor))({"x": value}) == value // divisor
+    assert compile_exact(sympy.Mod(x, divisor))({"x": value}) == value % divisor
+    assert compile_exact(sympy.floor(x / y))({"x": value, "y": divisor}) == value // divisor
+    assert compile_exact(sympy.Mod(x, y))({"x": value, "y": divisor}) == value % divisor
+    combined = sympy.floor(x / y) * y + sympy.Mod(x, y)
+    assert compile_exact(combined)({"x": value, "y": divisor}) == value
+
+
+def test_floor_of_huge_quotient_is_exact():
+    """floor(x / y) for 30-digit x: true integer division, no float rounding."""
+    big = 10**30 + 12345
+    assert compile_exact(sympy.floor(x / y))({"x": big, "y": 7}) == big // 7
+    assert compile_exact(sympy.Mod(x, y))({"x": big, "y": 7}) == big % 7
+
+
+@pytest.mark.parametrize("xv", range(1, 12))
+@pytest.mark.parametrize("yv", range(1, 12))
+def test_piecewise_takes_the_first_true_branch(xv, yv):
+    """Piecewise((triangle, x <= y), (y (y + 1)/2 + (x - y) y, True)): the sliding-window shape."""
+    expr = sympy.Piecewise((x * (x + 1) / 2, x <= y), (y * (y + 1) / 2 + (x - y) * y, True))
+    expected = xv * (xv + 1) // 2 if xv <= yv else yv * (yv + 1) // 2 + (xv - yv) * yv
+    assert compile_exact(expr)({"x": xv, "y": yv}) == expected
+
+
+def test_non_integer_result_raises_arithmetic_error():
+    """x / 2 at x = 3 is 3/2: a formula bug, reported, never rounded."""
+    formula = compile_exact(x / 2)
+    assert formula({"x": 4}) == 2
+    with pytest.raises(ArithmeticError, match="not an integer"):
+        formula({"x": 3})
+
+
+def test_float_in_expression_raises_type_error():
+    """A float coefficient would make results inexact: refused when compiling."""
+    with pytest.raises(TypeError, match="float"):
+        compile_exact(sympy.Float(0.5) * x)
+    with pytest.raises(TypeError, match="Rational"):
+        compile_exact(x + sympy.Float(1.5))
+
+
+def test_equal_expressions_share_one_compiled_formula():
+    """The cache: an equal expression built separately returns the very same object."""
+    first = compile_exact(x * (x + 1) / 2 + y)
+    second = compile_exact(y + sympy.Rational(1, 2) * x * (1 + x))
+    assert first is second
+    assert compile_exact(x * (x + 1) / 2 + z) is not first
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        x * (x + 1) / 2,
+        x / 3 + y / 6,
+        sympy.floor(x / 3) * y * (y + 1) / 2,
+        sympy.ceiling(x / y),
+        sympy.Mod(x * (x + 1) / 2, y),
+        sympy.Piecewise((x * (x + 1) / 2, x <= y), (y * (y + 1) / 2 + (x - y) * y, True)),
+        1 / x,
+        SLIDING_WINDOW.formula,
+        CHUNKED.formula,
+    ],
+    ids=["triangle", "sum_of_fractions", "floor", "ceiling", "mod", "piecewise", "reciprocal", "sliding", "chunked"],
+)
+def test_generated_source_has_no_float_division(expr):
+    """The generated code divides only with ``//`` or ``_exdiv``: a lone '/' would be a float."""
+    source = compile_exact(expr).source
+    assert not FLOAT_DIVISION.search(source), source
+    assert "def _formula(" in source
+
+
+def test_argument_names_are_the_sorted_free_symbols_and_extra_values_are_ignored():
+    """Callers pass a superset of values (a model's whole params); unused ones are ignored."""
+    formula = compile_exact(2 * y * x + z)
+    assert formula.argnames == ("x", "y", "z")
+    assert formula({"z": 1, "y": 3, "x": 5, "unused": 10**6}) == 2 * 3 * 5 + 1
+
+
+def test_constant_expression_needs_no_values():
+    """An expression with no symbols compiles to a constant."""
+    assert compile_exact(sympy.Integer(6) * sympy.Rational(7, 2))({}) == 21

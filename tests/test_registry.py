@@ -1,0 +1,517 @@
+"""Loading and validating pattern plugins: built-ins, third-party plugins, broken plugins.
+
+A registry must list every built-in pattern with the slot, flags and precedence the docs give;
+accept a well-formed third-party plugin (object or module) and let it take effect only where
+its flags are set; and skip a broken plugin as a whole, naming it in ``reg.errors`` and in a
+``PluginWarning``, while everything else still loads.
+"""
+
+from __future__ import annotations
+
+import re
+import types
+import warnings
+
+import pytest
+import sympy
+
+import flopsreg
+from flopsreg.compile import compile_exact
+from flopsreg.patterns.sliding_window import WINDOW
+from flopsreg.symbols import h, integer_symbol, s
+from oracles import attention_layer_flops, causal_mask, pairs, sliding_window_mask
+from plugins_for_tests import sink_window
+
+# (name, slot, flags, precedence, plugin module) as documented in the brief and docs.
+BUILTINS = [
+    ("full_causal", "attention.mask", set(), 10),
+    ("sliding_window", "attention.mask", {"sliding_window"}, 20),
+    ("chunked", "attention.mask", {"chunked"}, 30),
+    ("query_projection", "attention.query", set(), 10),
+    ("low_rank_query", "attention.query", {"q_lora"}, 20),
+    ("gqa_projection", "attention.projection", set(), 10),
+    ("mla_projection", "attention.projection", {"mla"}, 20),
+    ("attention_core", "attention.core", set(), 10),
+    ("output_projection", "attention.output", set(), 10),
+]
+BUILTIN_NAMES = {name for name, *_ in BUILTINS}
+
+
+def sink_mask(s: int, window: int, sinks: int) -> list[list[bool]]:
+    """Causal; key k visible to query q iff it is in q's window or among the first *sinks*."""
+    return [[k <= q and (q - k < window or k < sinks) for k in range(s)] for q in range(s)]
+
+
+def module_plugin(name: str, **attributes: object) -> types.ModuleType:
+    """A plugin module built in memory, as an installed package would provide it."""
+    module = types.ModuleType(name)
+    for key, value in attributes.items():
+        setattr(module, key, value)
+    return module
+
+
+def hook_returning(*patterns: flopsreg.Pattern):
+    @flopsreg.hookimpl
+    def flopsreg_register_patterns():
+        return list(patterns)
+
+    return flopsreg_register_patterns
+
+
+def mask_pattern(name: str, **overrides: object) -> flopsreg.Pattern:
+    """A small valid attention.mask pattern; *overrides* change any field."""
+    fields = dict(
+        name=name,
+        slot="attention.mask",
+        flags={name},
+        precedence=40,
+        produces="pairs",
+        formula=s * (s + 1) / 2,
+        summary="a test pattern",
+        reference="tests",
+    )
+    fields.update(overrides)
+    return flopsreg.Pattern(**fields)
+
+
+def load_quietly(*plugins: object) -> flopsreg.Registry:
+    """A registry of built-ins and *plugins* that must load without any PluginWarning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", flopsreg.PluginWarning)
+        return flopsreg.Registry(plugins=plugins, load_entry_points=False)
+
+
+def gqa_params() -> dict[str, int]:
+    return {"hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 8}
+
+
+# -- built-ins -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [flopsreg.Registry.default, lambda: flopsreg.Registry(load_entry_points=False)])
+@pytest.mark.parametrize(("name", "slot", "flags", "precedence"), BUILTINS)
+def test_builtin_pattern_has_documented_slot_flags_precedence_and_module(make, name, slot, flags, precedence):
+    """Every documented built-in is registered, as documented, by its own module in flopsreg.patterns."""
+    reg = make()
+    pattern = reg.pattern(name)
+    assert (pattern.slot, set(pattern.flags), pattern.precedence) == (slot, flags, precedence)
+    assert reg.plugin_of(pattern) == f"flopsreg.patterns.{name}"
+    assert reg.plugin_of(name) == f"flopsreg.patterns.{name}"
+
+
+def test_builtins_load_without_errors_and_are_ordered_by_slot_then_precedence(registry):
+    """reg.patterns is sorted by slot, highest precedence first, so explanations read top-down."""
+    assert registry.errors == ()
+    names = [p.name for p in registry.patterns]
+    assert BUILTIN_NAMES <= set(names)
+    assert names.index("chunked") < names.index("sliding_window") < names.index("full_causal")
+    assert names.index("mla_projection") < names.index("gqa_projection")
+    assert names.index("low_rank_query") < names.index("query_projection")
+    keys = [(p.slot, -p.precedence, p.name) for p in registry.patterns]
+    assert keys == sorted(keys)
+
+
+def test_builtin_params_and_flags_are_declared(registry):
+    """Parameters are declared once with their minimum; the flag set is the union of pattern flags."""
+    for name in ("window", "chunk", "kv_heads", "head_dim", "q_lora_rank", "kv_lora_rank", "v_head_dim"):
+        assert registry.params[name].minimum == 1
+    assert {"sliding_window", "chunked", "mla", "q_lora"} <= registry.flags
+    assert registry.params["window"] is WINDOW
+
+
+def test_unknown_pattern_lookup_suggests_closest_name(registry):
+    with pytest.raises(KeyError, match="did you mean 'sliding_window'"):
+        registry.pattern("sliding_windows")
+
+
+# -- a third-party plugin: sliding window with attention sinks ----------------------------------
+
+
+@pytest.mark.parametrize("seq_len", range(1, 41))
+def test_sink_window_closed_form_matches_brute_force_mask(seq_len):
+    """The plugin's Piecewise, compiled exactly as the engine does, equals the counted mask."""
+    formula = compile_exact(sink_window.SINK_WINDOW.formula)
+    for window in range(1, seq_len + 3):
+        for sinks in range(0, 6):
+            expected = pairs(sink_mask(seq_len, window, sinks))
+            got = formula({"seq_len": seq_len, "window": window, "sinks": sinks})
+            assert got == expected, (seq_len, window, sinks)
+
+
+def test_sink_mask_oracle_reduces_to_sliding_window_without_sinks():
+    """Sanity of the test's own oracle: zero sinks is the plain sliding window."""
+    for s_ in range(1, 15):
+        for w in range(1, s_ + 2):
+            assert sink_mask(s_, w, 0) == sliding_window_mask(s_, w)
+
+
+def sink_model() -> flopsreg.Model:
+    return flopsreg.Model(
+        name="sinky",
+        params=gqa_params(),
+        kinds={
+            "sink": flopsreg.LayerKind(flags={"sliding_window", "sinks"}, params={"window": 4, "sinks": 2}),
+            "local": flopsreg.LayerKind(flags={"sliding_window"}, params={"window": 4}),
+            "global": flopsreg.LayerKind(),
+        },
+        plan=flopsreg.Plan(layers=6, cycle=["sink", "local", "global"]),
+    )
+
+
+@pytest.mark.parametrize("plugin", [sink_window, types.SimpleNamespace(flopsreg_register_patterns=sink_window.flopsreg_register_patterns)], ids=["module", "object"])
+def test_sink_window_plugin_applies_only_where_both_flags_are_set(plugin):
+    """sink_window (25) beats sliding_window (20) only on layers flagged sliding_window and sinks."""
+    reg = load_quietly(plugin)
+    assert reg.errors == ()
+    assert reg.pattern("sink_window").precedence == 25
+    assert "sinks" in reg.flags and reg.params["sinks"].minimum == 0
+    plan = reg.plan(sink_model())
+    assert plan.kind("sink").patterns["attention.mask"] == "sink_window"
+    assert plan.kind("local").patterns["attention.mask"] == "sliding_window"
+    assert plan.kind("global").patterns["attention.mask"] == "full_causal"
+    assert "sink_window 25 > sliding_window 20 > full_causal 10" in plan.explain()
+    assert "sliding_window 20 > full_causal 10" in plan.explain().split("(kind 'local')")[1]
+    assert plan.warnings == ()
+
+
+def test_sink_window_plugin_flops_match_hand_arithmetic():
+    """Each layer's FLOPs use its own mask: sinks, plain window or full causal."""
+    reg = load_quietly(sink_window)
+    seq = 20
+    dims = dict(s=seq, hidden=64, heads=4, kv_heads=2, head_dim=8)
+    sink = attention_layer_flops(**dims, attended_pairs=pairs(sink_mask(seq, 4, 2)))
+    local = attention_layer_flops(**dims, attended_pairs=pairs(sliding_window_mask(seq, 4)))
+    full = attention_layer_flops(**dims, attended_pairs=pairs(causal_mask(seq)))
+    result = reg.evaluate(sink_model(), seq_len=seq)
+    assert [layer.flops for layer in result.layers] == [sink, local, full] * 2
+    assert result.forward == 2 * (sink + local + full)
+
+
+def test_sinks_flag_alone_keeps_full_causal_and_warns_about_the_unused_sinks_param():
+    """Selection needs all of a pattern's flags; a sinks value without the window flag is unused."""
+    reg = load_quietly(sink_window)
+    model = flopsreg.Model(
+        name="half-flagged",
+        params=gqa_params(),
+        kinds={"k": flopsreg.LayerKind(flags={"sinks"}, params={"sinks": 3})},
+        plan=flopsreg.Plan.uniform("k", 2),
+    )
+    plan = reg.plan(model)
+    assert plan.kind("k").patterns["attention.mask"] == "full_causal"
+    (warning,) = plan.warnings
+    assert "kinds.k.params.sinks = 3" in warning
+    assert "sink_window (flags: sinks, sliding_window)" in warning
+
+
+def test_sink_window_with_zero_sinks_equals_sliding_window():
+    """Param(minimum=0) admits sinks = 0 even though Param symbols are positive integers."""
+    reg = load_quietly(sink_window)
+    model = flopsreg.Model.uniform("z", layers=1, flags={"sliding_window", "sinks"}, window=5, sinks=0, **gqa_params())
+    dims = dict(s=17, hidden=64, heads=4, kv_heads=2, head_dim=8)
+    assert reg.evaluate(model, seq_len=17).forward == attention_layer_flops(
+        **dims, attended_pairs=pairs(sliding_window_mask(17, 5))
+    )
+
+
+def test_sinks_below_minimum_is_a_model_error():
+    reg = load_quietly(sink_window)
+    model = flopsreg.Model.uniform("neg", layers=1, flags={"sliding_window", "sinks"}, window=5, sinks=-1, **gqa_params())
+    with pytest.raises(flopsreg.ModelError, match=r"params\.sinks = -1: expected an integer >= 0"):
+        reg.plan(model)
+
+
+# -- broken plugins -------------------------------------------------------------------------------
+
+
+class _DefaultArgPlugin:
+    @flopsreg.hookimpl
+    def flopsreg_register_patterns(self, verbose=False):
+        return [mask_pattern("default_arg")]
+
+
+def _raise():
+    raise RuntimeError("boom while building patterns")
+
+
+def _hook(function):
+    return flopsreg.hookimpl(function)
+
+
+BROKEN = [
+    pytest.param(
+        lambda: module_plugin("dup_builtin", flopsreg_register_patterns=hook_returning(mask_pattern("full_causal"))),
+        "dup_builtin",
+        r"pattern name 'full_causal' is already registered by plugin 'flopsreg\.patterns\.full_causal'",
+        id="duplicates-builtin-name",
+    ),
+    pytest.param(
+        lambda: module_plugin("copycat", flopsreg_register_patterns=hook_returning(mask_pattern("sink_window"))),
+        "copycat",
+        r"plugin 'copycat'.*'sink_window' is already registered by plugin 'plugins_for_tests\.sink_window'",
+        id="duplicates-third-party-name",
+    ),
+    pytest.param(
+        lambda: module_plugin(
+            "typo_symbol",
+            flopsreg_register_patterns=hook_returning(
+                mask_pattern("typo_symbol", params=(WINDOW,), formula=s * integer_symbol("windw"))
+            ),
+        ),
+        "typo_symbol",
+        r"symbol 'windw' is neither a shared symbol .* nor a declared parameter \(window\); did you mean 'window'\?",
+        id="undeclared-symbol",
+    ),
+    pytest.param(
+        lambda: module_plugin(
+            "plain_symbol",
+            flopsreg_register_patterns=hook_returning(
+                mask_pattern("plain_symbol", params=(WINDOW,), formula=s * sympy.Symbol("window"))
+            ),
+        ),
+        "plain_symbol",
+        r"symbol 'window' was created with other assumptions",
+        id="symbol-without-assumptions",
+    ),
+    pytest.param(_DefaultArgPlugin, "_DefaultArgPlugin", r"default-valued parameters \['verbose'\]", id="default-arg"),
+    pytest.param(
+        lambda: module_plugin("misspelt", flopsreg_register_pattern=hook_returning(mask_pattern("misspelt"))),
+        "misspelt",
+        r"unknown hook 'flopsreg_register_pattern'; did you mean 'flopsreg_register_patterns'\?",
+        id="misspelt-hook",
+    ),
+    pytest.param(
+        lambda: module_plugin("undecorated", flopsreg_register_patterns=lambda: [mask_pattern("undecorated")]),
+        "undecorated",
+        r"'flopsreg_register_patterns' is not decorated with @flopsreg\.hookimpl",
+        id="undecorated-hook",
+    ),
+    pytest.param(
+        lambda: module_plugin("raising", flopsreg_register_patterns=_hook(_raise)),
+        "raising",
+        r"flopsreg_register_patterns raised RuntimeError: boom while building patterns",
+        id="hook-raises",
+    ),
+    pytest.param(
+        lambda: module_plugin("not_a_list", flopsreg_register_patterns=_hook(lambda: mask_pattern("bare"))),
+        "not_a_list",
+        r"must return a list of Pattern, got Pattern",
+        id="returns-non-list",
+    ),
+    pytest.param(
+        lambda: module_plugin("returns_none", flopsreg_register_patterns=_hook(lambda: None)),
+        "returns_none",
+        r"must return a list of Pattern, got NoneType",
+        id="returns-none",
+    ),
+    pytest.param(
+        lambda: module_plugin("string_items", flopsreg_register_patterns=_hook(lambda: ["full_causal"])),
+        "string_items",
+        r"returned 'full_causal', which is not a flopsreg\.Pattern",
+        id="returns-non-pattern-items",
+    ),
+    pytest.param(
+        lambda: module_plugin(
+            "other_window",
+            flopsreg_register_patterns=hook_returning(
+                mask_pattern(
+                    "other_window",
+                    params=(flopsreg.Param(name="window", latex="w", meaning="half the window"),),
+                    formula=s * flopsreg.Param(name="window", latex="w", meaning="half the window").symbol,
+                )
+            ),
+        ),
+        "other_window",
+        r"declares parameter 'window' differently from pattern '(sliding_window|sink_window)'",
+        id="param-declared-differently",
+    ),
+]
+
+
+@pytest.mark.parametrize(("make_plugin", "plugin_name", "message"), BROKEN)
+def test_broken_plugin_is_skipped_by_name_while_others_load(make_plugin, plugin_name, message):
+    """The broken plugin is named in reg.errors and a PluginWarning; built-ins and sink_window load."""
+    plugin = make_plugin()
+    with pytest.warns(flopsreg.PluginWarning) as record:
+        reg = flopsreg.Registry(plugins=[sink_window, plugin], load_entry_points=False)
+    (error,) = reg.errors
+    assert isinstance(error, flopsreg.PluginError)
+    assert error.plugin == plugin_name
+    assert str(error).startswith(f"plugin {plugin_name!r}: ")
+    assert [str(w.message) for w in record] == [str(error)]
+    assert re.search(message, str(error)), str(error)
+    names = {p.name for p in reg.patterns}
+    assert BUILTIN_NAMES | {"sink_window"} <= names
+    assert reg.plugin_of("sink_window") == "plugins_for_tests.sink_window"
+    assert reg.plugin_of("full_causal") == "flopsreg.patterns.full_causal"
+    own = {p.name for p in reg.patterns if reg.plugin_of(p) == plugin_name}
+    assert own == set(), "nothing of a skipped plugin may stay registered"
+
+
+def test_plugin_duplicating_its_own_pattern_name_is_skipped():
+    plugin = module_plugin("twice", flopsreg_register_patterns=hook_returning(mask_pattern("twice"), mask_pattern("twice")))
+    with pytest.warns(flopsreg.PluginWarning, match="'twice' is already registered"):
+        reg = flopsreg.Registry(plugins=[plugin], load_entry_points=False)
+    assert [e.plugin for e in reg.errors] == ["twice"]
+    assert "twice" not in {p.name for p in reg.patterns}
+
+
+def test_skipped_plugin_leaves_no_params_behind():
+    """A plugin rejected after its params were staged must not leave them declared."""
+    param = flopsreg.Param(name="ghost", latex="G", meaning="never registered")
+    bad = mask_pattern("full_causal", params=(param,), formula=s * param.symbol)
+    with pytest.warns(flopsreg.PluginWarning):
+        reg = flopsreg.Registry(plugins=[module_plugin("ghostly", flopsreg_register_patterns=hook_returning(bad))], load_entry_points=False)
+    assert "ghost" not in reg.params
+
+
+# -- entry points -------------------------------------------------------------------------------
+
+
+class FakeEntryPoint:
+    """What importlib.metadata.entry_points() yields: .name, .value, .dist.name and .load()."""
+
+    def __init__(self, name: str, value: str, dist: str, load):
+        self.name, self.value, self._load = name, value, load
+        self.dist = types.SimpleNamespace(name=dist)
+
+    def load(self):
+        return self._load()
+
+
+def _failing_import():
+    raise ImportError("No module named 'sinkz'")
+
+
+def _fake_entry_points(monkeypatch, *entry_points, calls=None):
+    def entry_points_(**kwargs):
+        if calls is not None:
+            calls.append(kwargs)
+        assert kwargs == {"group": "flopsreg"}
+        return list(entry_points)
+
+    monkeypatch.setattr("importlib.metadata.entry_points", entry_points_)
+
+
+def test_entry_point_failing_to_import_is_reported_and_the_next_one_loads(monkeypatch):
+    monkeypatch.delenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    _fake_entry_points(
+        monkeypatch,
+        FakeEntryPoint("broken", "sinkz:plugin", "broken-dist", _failing_import),
+        FakeEntryPoint("sinks", "plugins_for_tests.sink_window", "flopsreg-sinks", lambda: sink_window),
+    )
+    with pytest.warns(flopsreg.PluginWarning, match="broken") as record:
+        reg = flopsreg.Registry.default()
+    (error,) = reg.errors
+    assert error.plugin == "broken (broken-dist)"
+    assert "failed to import 'sinkz:plugin': ImportError: No module named 'sinkz'" in str(error)
+    assert len(record) == 1
+    assert reg.plugin_of("sink_window") == "sinks (flopsreg-sinks)"
+    assert BUILTIN_NAMES <= {p.name for p in reg.patterns}
+
+
+def test_entry_point_plugin_that_fails_validation_is_named_by_entry_point(monkeypatch):
+    monkeypatch.delenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    bad = module_plugin("bad_ep", flopsreg_register_patterns=_hook(_raise))
+    _fake_entry_points(monkeypatch, FakeEntryPoint("bad", "bad_ep", "bad-dist", lambda: bad))
+    with pytest.warns(flopsreg.PluginWarning, match=r"plugin 'bad \(bad-dist\)'.*RuntimeError"):
+        reg = flopsreg.Registry()
+    assert [e.plugin for e in reg.errors] == ["bad (bad-dist)"]
+
+
+def test_autoload_env_var_skips_entry_points(monkeypatch):
+    calls: list[dict] = []
+    _fake_entry_points(
+        monkeypatch, FakeEntryPoint("broken", "sinkz:plugin", "broken-dist", _failing_import), calls=calls
+    )
+    monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
+    reg = load_quietly()
+    reg_default = flopsreg.Registry.default()
+    assert calls == []
+    assert reg.errors == () and reg_default.errors == ()
+    assert "sink_window" not in {p.name for p in reg_default.patterns}
+
+
+def test_load_entry_points_false_skips_entry_points(monkeypatch):
+    monkeypatch.delenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
+    calls: list[dict] = []
+    _fake_entry_points(monkeypatch, calls=calls)
+    flopsreg.Registry(load_entry_points=False)
+    assert calls == []
+    flopsreg.Registry()
+    assert calls == [{"group": "flopsreg"}]
+
+
+# -- selection errors that come from plugins ------------------------------------------------------
+
+
+def _tie_plugin(module_name: str, pattern_name: str, flag: str) -> types.ModuleType:
+    return module_plugin(module_name, flopsreg_register_patterns=hook_returning(mask_pattern(pattern_name, flags={flag}, precedence=40)))
+
+
+def test_precedence_tie_names_both_patterns_both_plugins_and_the_layers():
+    reg = load_quietly(_tie_plugin("plugin_a", "mask_a", "flag_a"), _tie_plugin("plugin_b", "mask_b", "flag_b"))
+    model = flopsreg.Model(
+        name="tied",
+        params=gqa_params(),
+        kinds={"plain": flopsreg.LayerKind(flags={"flag_a"}), "tied": flopsreg.LayerKind(flags={"flag_a", "flag_b"})},
+        plan=flopsreg.Plan(layers=4, cycle=["plain", "tied"]),
+    )
+    with pytest.raises(flopsreg.SelectionError) as info:
+        reg.plan(model)
+    message = str(info.value)
+    for part in ("layers 1, 3 (kind 'tied')", "attention.mask", "'mask_a' (plugin 'plugin_a')", "'mask_b' (plugin 'plugin_b')", "precedence 40"):
+        assert part in message, message
+
+
+def test_tie_with_a_builtin_default_names_the_builtin_plugin():
+    """A flagless plugin pattern at precedence 10 ties with full_causal on every layer."""
+    rival = module_plugin("rival", flopsreg_register_patterns=hook_returning(mask_pattern("rival_causal", flags=(), precedence=10)))
+    reg = load_quietly(rival)
+    with pytest.raises(flopsreg.SelectionError, match=r"'full_causal' \(plugin 'flopsreg\.patterns\.full_causal'\).*'rival_causal' \(plugin 'rival'\)"):
+        reg.plan(flopsreg.Model.uniform("m", layers=2, **gqa_params()))
+
+
+def test_pattern_needing_a_quantity_nobody_provides_is_a_selection_error():
+    """A projection that provides no head widths leaves the core's qk_dim and v_dim unresolved."""
+    bare = flopsreg.Pattern(
+        name="bare_projection",
+        slot="attention.projection",
+        flags={"bare_projection"},
+        precedence=30,
+        formula=2 * s * h,
+        summary="projection without head widths",
+        reference="tests",
+    )
+    reg = load_quietly(module_plugin("bare", flopsreg_register_patterns=hook_returning(bare)))
+    model = flopsreg.Model.uniform("m", layers=3, flags={"bare_projection"}, hidden=64, heads=4)
+    with pytest.raises(flopsreg.SelectionError, match=r"layers 0-2 \(kind 'layer'\).*'qk_dim', 'v_dim'.*no selected pattern"):
+        reg.plan(model)
+
+
+def test_registry_without_a_mask_pattern_cannot_plan_attention():
+    """With built-ins off, the core alone needs pairs that nothing produces."""
+    from flopsreg.patterns import attention_core, gqa_projection
+
+    reg = flopsreg.Registry(plugins=[attention_core, gqa_projection], builtins=False, load_entry_points=False)
+    with pytest.raises(flopsreg.SelectionError, match="'pairs'"):
+        reg.plan(flopsreg.Model.uniform("m", layers=1, **gqa_params()))
+
+
+def test_two_patterns_producing_the_same_quantity_is_a_selection_error():
+    """A second pairs producer in another slot must be an error, not silently replace the mask's pairs."""
+    extra = mask_pattern("side_pairs", slot="attention.side", flags={"side"}, precedence=10, formula=s)
+    reg = load_quietly(module_plugin("side", flopsreg_register_patterns=hook_returning(extra)))
+    with pytest.raises(flopsreg.SelectionError, match="'pairs' is produced by both"):
+        reg.plan(flopsreg.Model.uniform("m", layers=1, flags={"side"}, **gqa_params()))
+
+
+def test_hookimpl_with_specname_is_accepted():
+    """pluggy's documented ``specname=`` lets a hookimpl carry another function name."""
+
+    @flopsreg.hookimpl(specname="flopsreg_register_patterns")
+    def sink_patterns():
+        return [sink_window.SINK_WINDOW]
+
+    reg = load_quietly(module_plugin("specnamed", sink_patterns=sink_patterns))
+    assert reg.errors == ()
+    assert reg.plugin_of("sink_window") == "specnamed"
