@@ -1,0 +1,134 @@
+"""Strict reading of Hugging Face ``config.json`` fields: one clear error per bad field.
+
+A :class:`Fields` wraps one config mapping (or its ``text_config``) and reads typed values
+from it. Every error names the file, the field, the value and what was expected, e.g.
+``config.json: hidden_size: missing (needed for model_type llama)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from flopsreg.errors import ModelError, did_you_mean
+
+__all__ = ["ATTENTION_TYPES", "Fields"]
+
+# Hugging Face ``layer_types`` values and the attention mask each one means here.
+ATTENTION_TYPES = {
+    "full_attention": "full",
+    "sliding_attention": "sliding",
+    "chunked_attention": "chunked",
+}
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+class Fields:
+    """Typed access to the fields of one config mapping.
+
+    Args:
+        data: the parsed config (or its ``text_config``).
+        where: the file name shown first in errors (``config.json`` for a dict).
+        model_type: the model_type whose reader asks, shown in "missing" errors.
+        prefix: shown before field names, e.g. ``"text_config."``.
+    """
+
+    def __init__(self, data: Mapping[str, Any], *, where: str, model_type: str, prefix: str = "") -> None:
+        self.data = data
+        self.where = where
+        self.model_type = model_type
+        self.prefix = prefix
+
+    def error(self, field: str, message: str) -> ModelError:
+        """A one-line error about *field*: ``<file>: <prefix><field><message>``."""
+        return ModelError(f"{self.where}: {self.prefix}{field}{message}")
+
+    def has(self, field: str) -> bool:
+        """True if the config names *field* (even as null)."""
+        return field in self.data
+
+    def given(self, field: str) -> bool:
+        """True if the config names *field* with a value other than null."""
+        return self.data.get(field) is not None
+
+    def raw(self, field: str) -> Any:
+        return self.data.get(field)
+
+    def missing(self, field: str, why: str = "") -> ModelError:
+        why = why or f"needed for model_type {self.model_type}"
+        return self.error(field, f": missing ({why})")
+
+    def _check_int(self, field: str, value: Any, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(field, f" = {value!r}: expected an integer, got {_type_name(value)}")
+        if value < minimum:
+            raise self.error(field, f" = {value}: expected an integer >= {minimum}")
+        return value
+
+    def int(self, field: str, *, minimum: int = 1, why: str = "") -> int:
+        """A required integer field (absent or null is an error)."""
+        if self.data.get(field) is None:
+            if field in self.data:
+                raise self.error(field, f" = null: expected an integer >= {minimum} ({why or f'needed for model_type {self.model_type}'})")
+            raise self.missing(field, why)
+        return self._check_int(field, self.data[field], minimum)
+
+    def optional_int(self, field: str, *, minimum: int = 1) -> int | None:
+        """An integer field that may be absent or null (then None)."""
+        value = self.data.get(field)
+        return None if value is None else self._check_int(field, value, minimum)
+
+    def int_or_default(self, field: str, default: int, *, minimum: int = 1) -> int:
+        """An integer field; absent means the config class default *default* (cite it at the call)."""
+        if field not in self.data:
+            return default
+        return self.int(field, minimum=minimum)
+
+    def bool(self, field: str, *, default: bool | None = None) -> bool:
+        """A boolean field; absent means *default* (None: required)."""
+        if field not in self.data:
+            if default is None:
+                raise self.missing(field)
+            return default
+        value = self.data[field]
+        if not isinstance(value, bool):
+            raise self.error(field, f" = {value!r}: expected true or false, got {_type_name(value)}")
+        return value
+
+    def int_list(self, field: str, *, minimum: int = 0, maximum: int | None = None) -> list[int] | None:
+        """A list of integers, or None when absent or null."""
+        value = self.data.get(field)
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise self.error(field, f" = {value!r}: expected a list of integers, got {_type_name(value)}")
+        for i, item in enumerate(value):
+            if isinstance(item, bool) or not isinstance(item, int) or item < minimum or (maximum is not None and item > maximum):
+                bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+                raise self.error(f"{field}[{i}]", f" = {item!r}: expected an integer {bound}")
+        return list(value)
+
+    def layer_types(self, layers: int, allowed: tuple[str, ...]) -> list[str] | None:
+        """``layer_types`` as mask names (full / sliding / chunked), or None when absent or null."""
+        value = self.data.get("layer_types")
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise self.error("layer_types", f" = {value!r}: expected a list of strings, got {_type_name(value)}")
+        if len(value) != layers:
+            raise self.error(
+                "layer_types", f": {len(value)} entries but num_hidden_layers = {layers}; expected one per layer"
+            )
+        masks = []
+        for i, item in enumerate(value):
+            if item not in allowed:
+                raise self.error(
+                    f"layer_types[{i}]",
+                    f" = {item!r}: unsupported for model_type {self.model_type}"
+                    f"{did_you_mean(str(item), allowed)} (expected one of: {', '.join(allowed)})",
+                )
+            masks.append(ATTENTION_TYPES[item])
+        return masks

@@ -1,0 +1,168 @@
+"""Bad Hugging Face configs: one-line errors naming the field, the value and what was expected.
+
+A config the loader cannot read exactly as transformers does must fail, never give a model
+that is silently wrong.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from flopsreg import ModelError
+from flopsreg.cli import main
+from flopsreg.loaders.hf import load_hf_config
+from hf_data import config, path
+
+
+def error(cfg, **kwargs) -> str:
+    with pytest.raises(ModelError) as info:
+        load_hf_config(cfg, **kwargs)
+    message = str(info.value)
+    assert "\n" not in message
+    return message
+
+
+def test_unknown_model_type_lists_supported_and_closest():
+    cfg = config("llama-3-8b")
+    cfg["model_type"] = "lama"
+    message = error(cfg)
+    assert "model_type = 'lama': unsupported; did you mean 'llama'?" in message
+    assert "qwen3_moe" in message and "deepseek_v3" in message
+
+
+def test_missing_model_type():
+    cfg = config("llama-3-8b")
+    del cfg["model_type"]
+    assert error(cfg).startswith("config.json: model_type: missing; supported: llama, ")
+
+
+def test_missing_required_field_names_field_and_model_type():
+    cfg = config("llama-3-8b")
+    del cfg["hidden_size"]
+    assert error(cfg) == "config.json: hidden_size: missing (needed for model_type llama)"
+
+
+def test_missing_field_in_a_file_names_the_file(tmp_path):
+    file = tmp_path / "config.json"
+    file.write_text('{"model_type": "mixtral", "hidden_size": 4096}')
+    assert error(file) == f"{file}: num_hidden_layers: missing (needed for model_type mixtral)"
+
+
+@pytest.mark.parametrize(("value", "kind"), [(4096.0, "float"), ("4096", "str"), (True, "bool")])
+def test_wrong_type_for_an_integer(value, kind):
+    cfg = config("llama-3-8b")
+    cfg["hidden_size"] = value
+    assert error(cfg) == f"config.json: hidden_size = {value!r}: expected an integer, got {kind}"
+
+
+def test_nonpositive_integer():
+    cfg = config("qwen2-moe")
+    cfg["num_experts_per_tok"] = 0
+    assert error(cfg) == "config.json: num_experts_per_tok = 0: expected an integer >= 1"
+
+
+def test_text_config_with_unsupported_model_type():
+    cfg = config("gemma-3-4b")
+    cfg["text_config"]["model_type"] = "siglip_vision_model"
+    assert error(cfg) == (
+        "config.json: text_config.model_type = 'siglip_vision_model': unsupported for model_type gemma3 "
+        "(expected 'gemma3_text')"
+    )
+
+
+def test_wrapper_without_text_config():
+    cfg = config("llama-4-scout")
+    del cfg["text_config"]
+    assert "text_config: missing" in error(cfg)
+
+
+def test_missing_field_inside_text_config_is_prefixed():
+    cfg = config("gemma-3-4b")
+    del cfg["text_config"]["intermediate_size"]
+    assert error(cfg) == "config.json: text_config.intermediate_size: missing (needed for model_type gemma3_text)"
+
+
+def test_mistral_without_sliding_window_is_not_defaulted():
+    """MistralConfig would switch a 4096 window on; the loader asks instead."""
+    cfg = config("mistral-7b-v0.1")
+    del cfg["sliding_window"]
+    assert "sliding_window: missing (MistralConfig would default it to 4096" in error(cfg)
+
+
+def test_sliding_layers_without_a_window():
+    cfg = config("gpt-oss-20b")
+    del cfg["sliding_window"]
+    assert error(cfg) == "config.json: sliding_window: missing (layers 0, 2, 4, 6, 8, 10, ... slide)"
+
+
+def test_layer_types_of_the_wrong_length_or_value():
+    cfg = config("gpt-oss-20b")
+    cfg["layer_types"] = cfg["layer_types"][:-1]
+    assert "layer_types: 23 entries but num_hidden_layers = 24" in error(cfg)
+    cfg = config("gpt-oss-20b")
+    cfg["layer_types"][3] = "sliding_atention"
+    assert "layer_types[3] = 'sliding_atention': unsupported for model_type gpt_oss; did you mean 'sliding_attention'?" in error(cfg)
+
+
+def test_llama4_without_rope_or_moe_layer_plan():
+    text = config("llama-4-scout")["text_config"]
+    del text["no_rope_layers"]
+    assert "no_rope_layers: missing" in error(text)
+    text = config("llama-4-scout")["text_config"]
+    del text["moe_layers"], text["interleave_moe_layer_step"]
+    assert "moe_layers: missing" in error(text)
+
+
+def test_llama4_no_rope_layers_must_be_zero_or_one():
+    text = config("llama-4-scout")["text_config"]
+    text["no_rope_layers"][5] = 2
+    assert "no_rope_layers[5] = 2: expected an integer between 0 and 1" in error(text)
+
+
+def test_deepseek_moe_layer_freq_other_than_one_is_ambiguous():
+    cfg = config("deepseek-v3")
+    cfg["moe_layer_freq"] = 2
+    assert "moe_layer_freq = 2: transformers ignores it" in error(cfg)
+
+
+def test_deepseek_q_lora_rank_must_be_stated():
+    cfg = config("deepseek-v2-lite")
+    del cfg["q_lora_rank"]
+    assert "q_lora_rank: missing (null for a direct q_proj" in error(cfg)
+
+
+def test_qwen_moe_sliding_window_needs_layer_types():
+    cfg = config("qwen3-30b-a3b")
+    cfg["use_sliding_window"] = True
+    assert "use_sliding_window = true: which layers slide differs" in error(cfg)
+
+
+def test_mtp_depth_of_wrong_type():
+    cfg = config("deepseek-v3")
+    cfg["num_nextn_predict_layers"] = 1.0
+    assert "num_nextn_predict_layers = 1.0: expected an integer, got float" in error(cfg, mtp=True)
+
+
+def test_unreadable_and_invalid_files(tmp_path):
+    assert "cannot read config" in error(tmp_path / "absent.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    assert "not valid JSON" in error(bad)
+    listed = tmp_path / "list.json"
+    listed.write_text("[1, 2]")
+    assert "expected a JSON object, got list" in error(listed)
+
+
+def test_cli_reports_config_errors_on_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
+    file = tmp_path / "config.json"
+    file.write_text(path("llama-3-8b").read_text().replace('"llama"', '"llamma"'))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = main(["eval", str(file), "--seq-len", "16"])
+    assert status == 2
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("flopsreg: error: ") and "did you mean 'llama'?" in lines[0]
