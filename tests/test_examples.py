@@ -1,0 +1,251 @@
+"""Every bundled example against its forward FLOPs derived by hand from the published config.
+
+Each ``hand_*`` function below types the published dimensions (never read from the TOML) and
+writes out every matmul of the Hugging Face forward pass, 2 FLOPs per multiply-add, with the
+attended (query, key) pairs counted from closed sums over query positions. It returns the
+FLOPs per part (attention, MLP, logits head) so that the test also checks where the work goes,
+which docs/examples.md reports as the attention share.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import flopsreg
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def causal_pairs(s: int) -> int:
+    """Query q sees keys 0..q."""
+    return s * (s + 1) // 2
+
+
+def window_pairs(s: int, window: int) -> int:
+    """Query q sees the last ``window`` keys, itself included: min(q + 1, W) keys."""
+    return sum(min(q + 1, window) for q in range(s))
+
+
+def chunk_pairs(s: int, chunk: int) -> int:
+    """Query q sees keys from the start of its chunk (aligned at 0) to itself: q % C + 1 keys."""
+    return sum(q % chunk + 1 for q in range(s))
+
+
+def gqa_attention(s: int, *, h: int, n_h: int, n_kv: int, d: int, pairs: int) -> int:
+    """One grouped-query attention layer, matmul by matmul."""
+    return (
+        2 * s * h * (n_h * d)  # q_proj: hidden -> heads x head_dim
+        + 2 * s * h * (n_kv * d)  # k_proj: hidden -> kv_heads x head_dim
+        + 2 * s * h * (n_kv * d)  # v_proj: hidden -> kv_heads x head_dim
+        + 2 * n_h * d * pairs  # QK^T: one head_dim dot product per head and attended pair
+        + 2 * n_h * d * pairs  # PV: one head_dim weighted sum per head and attended pair
+        + 2 * s * (n_h * d) * h  # o_proj: heads x head_dim -> hidden
+    )
+
+
+def swiglu(s: int, *, h: int, ffn: int) -> int:
+    """One gated MLP (SwiGLU / GeGLU) of inner width ffn."""
+    return (
+        2 * s * h * ffn  # gate_proj
+        + 2 * s * h * ffn  # up_proj
+        + 2 * s * ffn * h  # down_proj
+    )
+
+
+# -- dense models --------------------------------------------------------------------------------
+
+
+def hand_llama_3_8b(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, ffn, vocab = 4096, 32, 32, 8, 128, 14336, 128256
+    return {
+        "attention": layers * gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s)),
+        "mlp": layers * swiglu(s, h=h, ffn=ffn),
+        "head": 2 * s * h * vocab,  # lm_head (untied)
+    }
+
+
+def hand_llama_3_1_70b(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, ffn, vocab = 8192, 80, 64, 8, 128, 28672, 128256
+    return {
+        "attention": layers * gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s)),
+        "mlp": layers * swiglu(s, h=h, ffn=ffn),
+        "head": 2 * s * h * vocab,  # lm_head (untied)
+    }
+
+
+def hand_mistral_7b_v0_1(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, ffn, vocab, window = 4096, 32, 32, 8, 128, 14336, 32000, 4096
+    return {
+        # every layer slides over 4096 keys, the query included
+        "attention": layers * gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=window_pairs(s, window)),
+        "mlp": layers * swiglu(s, h=h, ffn=ffn),
+        "head": 2 * s * h * vocab,  # lm_head (untied)
+    }
+
+
+def hand_qwen3_8b(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, ffn, vocab = 4096, 36, 32, 8, 128, 12288, 151936
+    return {
+        "attention": layers * gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s)),
+        "mlp": layers * swiglu(s, h=h, ffn=ffn),
+        "head": 2 * s * h * vocab,  # lm_head (untied)
+    }
+
+
+def _gemma_3(s: int, *, h: int, layers: int, n_h: int, n_kv: int, d: int, ffn: int) -> dict[str, int]:
+    vocab, window = 262208, 1024
+    global_layers = [i for i in range(layers) if (i + 1) % 6 == 0]  # sliding_window_pattern 6
+    local_layers = [i for i in range(layers) if (i + 1) % 6 != 0]
+    local = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=window_pairs(s, window))
+    full = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s))
+    return {
+        "attention": len(local_layers) * local + len(global_layers) * full,
+        "mlp": layers * swiglu(s, h=h, ffn=ffn),  # GeGLU: gate, up, down
+        "head": 2 * s * h * vocab,  # lm_head tied to the embedding: counted once, lookup is 0
+    }
+
+
+def hand_gemma_3_4b(s: int) -> dict[str, int]:
+    return _gemma_3(s, h=2560, layers=34, n_h=8, n_kv=4, d=256, ffn=10240)
+
+
+def hand_gemma_3_27b(s: int) -> dict[str, int]:
+    return _gemma_3(s, h=5376, layers=62, n_h=32, n_kv=16, d=128, ffn=21504)
+
+
+# -- mixture-of-experts models -------------------------------------------------------------------
+
+
+def hand_mixtral_8x7b(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, vocab = 4096, 32, 32, 8, 128, 32000
+    experts, top_k, expert_ffn = 8, 2, 14336
+    moe = (
+        2 * s * h * experts  # router (gate): hidden -> 8 logits
+        + top_k * swiglu(s, h=h, ffn=expert_ffn)  # w1, w3, w2 of the 2 routed experts
+    )
+    return {
+        "attention": layers * gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s)),
+        "mlp": layers * moe,
+        "head": 2 * s * h * vocab,  # lm_head (untied)
+    }
+
+
+def hand_qwen3_30b_a3b(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, vocab = 2048, 48, 32, 4, 128, 151936
+    experts, top_k, expert_ffn = 128, 8, 768
+    moe = (
+        2 * s * h * experts  # router (gate): hidden -> 128 logits
+        + top_k * swiglu(s, h=h, ffn=expert_ffn)  # gate, up, down of the 8 routed experts
+    )
+    return {
+        "attention": layers * gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s)),
+        "mlp": layers * moe,  # every layer sparse (decoder_sparse_step 1, mlp_only_layers [])
+        "head": 2 * s * h * vocab,  # lm_head (untied)
+    }
+
+
+def hand_llama_4_scout(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, vocab, chunk = 5120, 48, 40, 8, 128, 202048, 8192
+    experts, top_k, expert_ffn, shared_ffn = 16, 1, 8192, 8192
+    no_rope_layers = [1, 1, 1, 0] * 12  # 1: RoPE + chunked attention, 0: NoPE + full causal
+    chunked = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=chunk_pairs(s, chunk))
+    full = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s))
+    moe = (
+        2 * s * h * experts  # router: hidden -> 16 logits
+        + top_k * swiglu(s, h=h, ffn=expert_ffn)  # gate_up_proj (2 x 8192) and down_proj, 1 expert
+        + swiglu(s, h=h, ffn=shared_ffn)  # shared_expert: gate, up, down of width 8192
+    )
+    return {
+        "attention": sum(chunked if uses_rope else full for uses_rope in no_rope_layers),
+        "mlp": layers * moe,  # moe_layers = 0..47
+        "head": 2 * s * h * vocab,  # lm_head (untied)
+    }
+
+
+def _gpt_oss(s: int, *, layers: int, experts: int) -> dict[str, int]:
+    h, n_h, n_kv, d, vocab, window = 2880, 64, 8, 64, 201088, 128
+    top_k, expert_ffn = 4, 2880
+    layer_types = ["sliding_attention", "full_attention"] * (layers // 2)  # as published
+    sliding = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=window_pairs(s, window))
+    full = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s))
+    moe = (
+        2 * s * h * experts  # router: hidden -> E logits (its bias adds no matmul)
+        + top_k * 2 * s * h * (2 * expert_ffn)  # gate_up_proj: hidden -> 2 x 2880, 4 experts
+        + top_k * 2 * s * expert_ffn * h  # down_proj: 2880 -> hidden, 4 experts
+    )
+    return {
+        "attention": sum(sliding if kind == "sliding_attention" else full for kind in layer_types),
+        "mlp": layers * moe,
+        "head": 2 * s * h * vocab,  # lm_head (untied)
+    }
+
+
+def hand_gpt_oss_20b(s: int) -> dict[str, int]:
+    return _gpt_oss(s, layers=24, experts=32)
+
+
+def hand_gpt_oss_120b(s: int) -> dict[str, int]:
+    return _gpt_oss(s, layers=36, experts=128)
+
+
+def hand_deepseek_v3(s: int) -> dict[str, int]:
+    h, layers, n_h, vocab = 7168, 61, 128, 129280
+    r_q, r_kv, d_nope, d_rope, d_v = 1536, 512, 128, 64, 128
+    dense_ffn, first_k_dense = 18432, 3
+    experts, top_k, expert_ffn, shared_ffn = 256, 8, 2048, 2048 * 1  # n_shared_experts 1
+    mla = (
+        2 * s * h * r_q  # q_a_proj: hidden -> q_lora_rank
+        + 2 * s * r_q * n_h * (d_nope + d_rope)  # q_b_proj: q_lora_rank -> heads x 192
+        + 2 * s * h * (r_kv + d_rope)  # kv_a_proj_with_mqa: hidden -> kv_lora_rank + rope key
+        + 2 * s * r_kv * n_h * (d_nope + d_v)  # kv_b_proj: kv_lora_rank -> heads x (128 + 128)
+        + 2 * n_h * (d_nope + d_rope) * causal_pairs(s)  # QK^T, width 192
+        + 2 * n_h * d_v * causal_pairs(s)  # PV, width 128
+        + 2 * s * (n_h * d_v) * h  # o_proj: heads x v_head_dim -> hidden
+    )
+    moe = (
+        2 * s * h * experts  # router: hidden -> 256 logits
+        + top_k * swiglu(s, h=h, ffn=expert_ffn)  # 8 routed experts
+        + swiglu(s, h=h, ffn=shared_ffn)  # shared experts, width 2048 x 1
+    )
+    return {
+        "attention": layers * mla,
+        "mlp": first_k_dense * swiglu(s, h=h, ffn=dense_ffn) + (layers - first_k_dense) * moe,
+        "head": 2 * s * h * vocab,  # lm_head (untied); MTP off as in the HF forward pass
+    }
+
+
+CASES = [
+    ("llama-3-8b", hand_llama_3_8b, 4096),
+    ("llama-3.1-70b", hand_llama_3_1_70b, 4096),
+    ("mistral-7b-v0.1", hand_mistral_7b_v0_1, 8192),  # beyond the 4096-key window
+    ("mistral-7b-v0.1", hand_mistral_7b_v0_1, 4096),  # window exactly full: equals causal
+    ("mixtral-8x7b", hand_mixtral_8x7b, 4096),
+    ("qwen3-8b", hand_qwen3_8b, 4096),
+    ("qwen3-30b-a3b", hand_qwen3_30b_a3b, 4096),
+    ("gemma-3-4b", hand_gemma_3_4b, 4096),
+    ("gemma-3-27b", hand_gemma_3_27b, 4096),
+    ("llama-4-scout", hand_llama_4_scout, 16384),  # two whole chunks
+    ("llama-4-scout", hand_llama_4_scout, 20000),  # two chunks and a partial one
+    ("gpt-oss-20b", hand_gpt_oss_20b, 4096),
+    ("gpt-oss-120b", hand_gpt_oss_120b, 4096),
+    ("deepseek-v3", hand_deepseek_v3, 4096),
+]
+
+
+@pytest.mark.parametrize(("name", "hand", "s"), CASES, ids=[f"{n}-{s}" for n, _, s in CASES])
+def test_example_forward_flops_equal_hand_derivation(registry, name, hand, s):
+    """The example's exact forward FLOPs, and its attention / MLP / head split, match by hand."""
+    expected = hand(s)
+    result = registry.evaluate(flopsreg.Model.from_toml(EXAMPLES / f"{name}.toml"), seq_len=s)
+    slots = result.slot_flops
+    attention = sum(flops for slot, flops in slots.items() if slot.startswith("attention."))
+    mlp = sum(flops for slot, flops in slots.items() if slot == "mlp" or slot.startswith("mlp."))
+    assert result.forward == sum(expected.values())
+    assert (attention, mlp, slots["head"]) == (expected["attention"], expected["mlp"], expected["head"])
+
+
+def test_every_example_has_a_hand_derivation():
+    """A new example file must come with its hand-derived FLOPs here."""
+    assert {path.stem for path in EXAMPLES.glob("*.toml")} == {name for name, _, _ in CASES}
