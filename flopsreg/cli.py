@@ -1,4 +1,4 @@
-"""The ``flopsreg`` command line: patterns, eval, explain, formula, convert.
+"""The ``flopsreg`` command line: patterns, eval, compare, explain, formula, convert.
 
 Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
 plugins) go to stderr and do not change the exit status.
@@ -12,6 +12,8 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+
+import attrs
 
 from flopsreg import render
 from flopsreg.engine import RECOMPUTE
@@ -61,6 +63,40 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
+def _param(text: str) -> tuple[str, int]:
+    name, sep, value = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return name.strip(), int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME=INTEGER, got {text!r}") from None
+
+
+def _model_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", metavar="MODEL", help="a .toml model file, a config.json, or a bundled example name")
+    p.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a model-wide parameter (repeatable), e.g. padded_vocab=262272",
+    )
+    p.add_argument("--mtp", action="store_true", help="count multi-token-prediction modules of a config.json")
+
+
+def _length_options(p: argparse.ArgumentParser) -> None:
+    lengths = p.add_mutually_exclusive_group(required=True)
+    lengths.add_argument("--seq-len", type=int, metavar="S", help="tokens per sequence")
+    lengths.add_argument("--seqlens", type=_seqlens, metavar="S1,S2,...", help="one packed row of sequences")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences (or packed rows) per batch")
+
+
+def _convention_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--convention", default="exact", metavar="NAME", help="exact (default), megatron, slime, ...")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="flopsreg", description="Exact FLOPs of transformer models.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -69,31 +105,34 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("eval", help="exact FLOPs of a model for a batch")
-    p.add_argument("model", metavar="MODEL", help="a .toml model file, a config.json, or a bundled example name")
-    lengths = p.add_mutually_exclusive_group(required=True)
-    lengths.add_argument("--seq-len", type=int, metavar="S", help="tokens per sequence")
-    lengths.add_argument("--seqlens", type=_seqlens, metavar="S1,S2,...", help="one packed row of sequences")
-    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences (or packed rows) per batch")
+    _model_options(p)
+    _length_options(p)
+    _convention_option(p)
     p.add_argument(
         "--recompute",
         choices=tuple(RECOMPUTE),
         default="none",
         help="activation recomputation added to training FLOPs (default: none)",
     )
-    p.add_argument("--mtp", action="store_true", help="count multi-token-prediction modules of a config.json")
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
 
-    p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
-    p.add_argument("model", metavar="MODEL")
+    p = sub.add_parser("compare", help="every convention against exact, and why they differ")
+    _model_options(p)
+    _length_options(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
 
-    p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
-    p.add_argument("model", metavar="CONFIG", help="a Hugging Face config.json (or any MODEL)")
-    p.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
-    p.add_argument("--mtp", action="store_true", help="include multi-token-prediction modules")
+    p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
+    _model_options(p)
+    _convention_option(p)
 
     p = sub.add_parser("formula", help="the model's closed form")
-    p.add_argument("model", metavar="MODEL")
+    _model_options(p)
+    _convention_option(p)
     p.add_argument("--format", choices=("text", "latex"), default="text")
+
+    p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
+    _model_options(p)
+    p.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
     return parser
 
 
@@ -102,21 +141,32 @@ def _run(args: argparse.Namespace, registry: Registry) -> str:
         if args.format == "json":
             return json.dumps(render.patterns_json(registry), indent=2)
         return render.patterns_text(registry)
-    model = load_model_arg(args.model, mtp=getattr(args, "mtp", False))
+    model = load_model_arg(args.model, mtp=args.mtp)
+    if args.param:
+        model = attrs.evolve(model, params={**model.params, **dict(args.param)})
     if args.command == "convert":
         text = model.to_toml()
         if args.output is None:
             return text.rstrip("\n")
         Path(args.output).write_text(text, encoding="utf-8")
         return f"wrote {args.output}"
+    if args.command == "compare":
+        comparison = registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
+        _warn(comparison.exact.warnings)
+        return json.dumps(comparison.to_dict(), indent=2) if args.format == "json" else comparison.to_text()
     if args.command == "explain":
-        return registry.plan(model).explain()
+        return registry.plan(model, convention=args.convention).explain()
     if args.command == "formula":
-        plan = registry.plan(model)
+        plan = registry.plan(model, convention=args.convention)
         _warn(plan.warnings)
         return render.latex(plan) if args.format == "latex" else render.formula_text(plan)
     result = registry.evaluate(
-        model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute
+        model,
+        seq_len=args.seq_len,
+        seqlens=args.seqlens,
+        batch=args.batch,
+        recompute=args.recompute,
+        convention=args.convention,
     )
     _warn(result.warnings)
     if args.format == "json":

@@ -25,6 +25,7 @@ from flopsreg.pattern import Convention, Param, Pattern
 from flopsreg.symbols import SHARED
 
 if TYPE_CHECKING:
+    from flopsreg.compare import Comparison
     from flopsreg.engine import ModelPlan, Result
     from flopsreg.model import Model
 
@@ -268,6 +269,21 @@ class Registry:
 
         plan = self.plan(model, convention=convention)
         return evaluate(plan, seq_len=seq_len, seqlens=seqlens, batch=batch, recompute=recompute)
+
+    def compare(
+        self,
+        model: Model,
+        *,
+        seq_len: int | None = None,
+        seqlens: Sequence[int] | None = None,
+        batch: int = 1,
+        conventions: Sequence[str] | None = None,
+    ) -> Comparison:
+        """*model* under exact and each convention (all registered ones by default), with the
+        differences from exact traced to the slots and patterns that cause them."""
+        from flopsreg.compare import compare
+
+        return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions)
 
 
 def _check_symbols(plugin: str, pattern: Pattern) -> None:

@@ -14,9 +14,12 @@ from flopsreg.engine import MODEL_UNIT, ModelPlan, Result, UnitPlan
 from flopsreg.symbols import SHARED
 
 if TYPE_CHECKING:
+    from flopsreg.compare import Comparison
     from flopsreg.registry import Registry
 
 __all__ = [
+    "compare_json",
+    "compare_text",
     "explain_text",
     "formula_text",
     "latex",
@@ -228,6 +231,7 @@ def result_json(result: Result) -> dict[str, Any]:
         "model": result.model.name,
         "seqlens": list(result.seqlens),
         "batch": result.batch,
+        "convention": result.convention,
         "recompute": result.recompute,
         "forward_flops": str(result.forward),
         "training_flops": str(result.training),
@@ -244,4 +248,66 @@ def result_json(result: Result) -> dict[str, Any]:
         ],
         "slots": {slot: str(flops) for slot, flops in result.slot_flops.items()},
         "warnings": list(result.warnings),
+    }
+
+
+# -- comparisons ------------------------------------------------------------------------------
+
+
+def compare_text(comparison: Comparison) -> str:
+    """A table of each convention against exact, then every difference with its reason."""
+    from flopsreg.compare import ratio_text
+
+    exact = comparison.exact
+    rows = [["convention", "forward FLOPs", "training FLOPs", "vs exact"]]
+    notes = []
+    for total in comparison.totals:
+        if total.result is None:
+            rows.append([total.convention, "-", "-", "cannot count"])
+            notes.append(f"{total.convention}: {total.error}")
+            continue
+        rows.append(
+            [total.convention, _group(total.result.forward), _group(total.result.training), ratio_text(total.ratio(exact))]
+        )
+    lines = [f"{exact.model.name}, {_lengths_text(exact)}", _table(rows)]
+    if comparison.differences:
+        lines += ["", "differences from exact:"] + [f"- {d}" for d in comparison.differences]
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines)
+
+
+def compare_json(comparison: Comparison) -> dict[str, Any]:
+    """Totals as decimal strings, ratios as floats, differences with their reasons."""
+    exact = comparison.exact
+    totals = []
+    for total in comparison.totals:
+        entry: dict[str, Any] = {"convention": total.convention}
+        if total.result is None:
+            entry["error"] = total.error
+        else:
+            ratio = total.ratio(exact)
+            entry |= {
+                "forward_flops": str(total.result.forward),
+                "training_flops": str(total.result.training),
+                "ratio_to_exact": None if ratio is None else float(ratio),
+            }
+        totals.append(entry)
+    return {
+        "model": exact.model.name,
+        "seqlens": list(exact.seqlens),
+        "batch": exact.batch,
+        "conventions": totals,
+        "differences": [
+            {
+                "convention": d.convention,
+                "where": d.where,
+                "slot": d.slot,
+                "exact_pattern": d.exact_pattern,
+                "pattern": d.pattern,
+                "reason": d.reason,
+                "effects": {slot: None if r is None else float(r) for slot, r in d.effects},
+                "text": str(d),
+            }
+            for d in comparison.differences
+        ],
     }

@@ -1,0 +1,149 @@
+"""Compare conventions: each one's totals against exact, and where and why they differ.
+
+Every difference is traced to a slot whose pattern the convention replaced, with that
+pattern's own summary as the reason and the effect on FLOPs as a ratio to exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from flopsreg.engine import MODEL_UNIT, Result, ranges
+from flopsreg.errors import FlopsregError
+from flopsreg.registry import EXACT
+
+if TYPE_CHECKING:
+    from flopsreg.model import Model
+    from flopsreg.registry import Registry
+
+__all__ = ["Comparison", "ConventionTotal", "Difference", "compare"]
+
+
+def ratio_text(value: Fraction | None) -> str:
+    """``"1.92x"``, or ``"n/a"`` where exact counts nothing."""
+    return "n/a" if value is None else f"{float(value):.5g}x"
+
+
+def _ratio(numerator: int, denominator: int) -> Fraction | None:
+    return None if denominator == 0 else Fraction(numerator, denominator)
+
+
+@attrs.frozen
+class ConventionTotal:
+    """One convention's totals, or why it could not count this model."""
+
+    convention: str
+    result: Result | None
+    error: str | None = None
+
+    def ratio(self, exact: Result) -> Fraction | None:
+        return None if self.result is None else _ratio(self.result.forward, exact.forward)
+
+
+@attrs.frozen
+class Difference:
+    """A slot where a convention chose another pattern than exact, and what that changed."""
+
+    convention: str
+    where: str
+    slot: str
+    exact_pattern: str
+    pattern: str
+    reason: str
+    effects: tuple[tuple[str, Fraction | None], ...]  # (slot, convention / exact FLOPs)
+
+    def __str__(self) -> str:
+        effects = ", ".join(f"{slot} {ratio_text(r)} exact" for slot, r in self.effects)
+        return (
+            f"{self.convention}: {self.where} {self.slot}: {self.pattern} instead of {self.exact_pattern} "
+            f"({self.reason}): {effects}"
+        )
+
+
+@attrs.frozen
+class Comparison:
+    """Totals per convention and the differences from exact, for one model and batch."""
+
+    exact: Result
+    totals: tuple[ConventionTotal, ...]
+    differences: tuple[Difference, ...]
+
+    def to_text(self) -> str:
+        from flopsreg.render import compare_text
+
+        return compare_text(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        from flopsreg.render import compare_json
+
+        return compare_json(self)
+
+
+def compare(
+    registry: Registry,
+    model: Model,
+    *,
+    seq_len: int | None = None,
+    seqlens: Sequence[int] | None = None,
+    batch: int = 1,
+    conventions: Sequence[str] | None = None,
+) -> Comparison:
+    """Evaluate *model* under exact and every other convention, and explain each difference."""
+    exact = registry.evaluate(model, seq_len=seq_len, seqlens=seqlens, batch=batch)
+    totals = [ConventionTotal(EXACT, exact)]
+    differences: list[Difference] = []
+    for name in conventions if conventions is not None else list(registry.conventions):
+        try:
+            result = registry.evaluate(model, seq_len=seq_len, seqlens=seqlens, batch=batch, convention=name)
+        except FlopsregError as error:
+            totals.append(ConventionTotal(name, None, str(error)))
+            continue
+        totals.append(ConventionTotal(name, result))
+        differences += _differences(exact, result)
+    return Comparison(exact=exact, totals=tuple(totals), differences=tuple(differences))
+
+
+def _differences(exact: Result, other: Result) -> list[Difference]:
+    found = []
+    exact_units = {unit.name: unit for unit in exact.plan.units}
+    for unit in other.plan.units:
+        base = exact_units.get(unit.name)
+        if base is None:
+            continue
+        ours, theirs = other.unit_flops[unit.name], exact.unit_flops[unit.name]
+        effect = {slot: _ratio(ours.get(slot, 0), theirs.get(slot, 0)) for slot in set(ours) | set(theirs)}
+        changed = [sel for sel in unit.selections if base.patterns.get(sel.slot) != sel.pattern.name]
+        if unit.name == MODEL_UNIT:
+            where = "model-level"
+        else:
+            count = len(unit.layers)
+            where = f"{count} layer{'s' * (count != 1)} (kind {unit.name!r}: {ranges(unit.layers)})"
+        for sel in changed:  # a rule that differs without changing any number is not reported
+            if sel.pattern.produces == "flops":
+                slots = [sel.slot]
+            else:  # a quantity such as pairs: its effect shows in the slots whose formulas use it
+                used_by = {
+                    s.slot
+                    for s in unit.selections
+                    if sel.pattern.produces in {sym.name for sym in s.pattern.formula.free_symbols}
+                }
+                slots = sorted(used_by)
+            effects = tuple((slot, effect.get(slot)) for slot in slots if effect.get(slot) != 1)
+            if not effects:
+                continue
+            found.append(
+                Difference(
+                    convention=other.convention,
+                    where=where,
+                    slot=sel.slot,
+                    exact_pattern=base.patterns.get(sel.slot, "(none)"),
+                    pattern=sel.pattern.name,
+                    reason=sel.pattern.summary,
+                    effects=effects,
+                )
+            )
+    return found

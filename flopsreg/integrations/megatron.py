@@ -1,0 +1,54 @@
+"""A drop-in for Megatron-LM's ``num_floating_point_operations``.
+
+Replace ``from megatron.training.training import num_floating_point_operations`` with
+``from flopsreg.integrations.megatron import num_floating_point_operations``: same arguments,
+same meaning (training FLOPs of one global batch), exact integers. ``convention="megatron"``
+reproduces Megatron-LM's own number (which it computes in floating point, so it agrees to the
+last digit wherever Megatron's float is exact, and to float precision beyond that).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flopsreg.errors import ModelError
+from flopsreg.integrations._shared import default_registry, linear_and_quadratic, megatron_model
+from flopsreg.registry import EXACT, Registry
+
+__all__ = ["num_floating_point_operations"]
+
+
+def num_floating_point_operations(
+    args: Any,
+    batch_size: int,
+    seqlen_squared_sum_in_batch: int | None = None,
+    total_real_tokens_in_batch: int | None = None,
+    *,
+    convention: str = EXACT,
+    registry: Registry | None = None,
+) -> int:
+    """Training FLOPs (forward + backward) of one global batch of *batch_size* sequences.
+
+    Without the packed-sequence statistics every sequence has ``args.seq_length`` tokens. With
+    them (Megatron's THD path), token-linear terms use *total_real_tokens_in_batch* (default
+    ``batch_size * seq_length``) and attention uses *seqlen_squared_sum_in_batch*.
+    """
+    registry = registry or default_registry()
+    model = megatron_model(args)
+    seq_length = getattr(args, "seq_length", None)
+    if seqlen_squared_sum_in_batch is None and total_real_tokens_in_batch is None:
+        if seq_length is None:
+            raise ModelError("args.seq_length: missing; Megatron-LM counts every sequence at seq_length tokens")
+        return registry.evaluate(model, seq_len=seq_length, batch=batch_size, convention=convention).training
+    if seq_length is None and (seqlen_squared_sum_in_batch is None or total_real_tokens_in_batch is None):
+        raise ModelError("args.seq_length: missing; needed for the statistic that was not given")
+    tokens = batch_size * seq_length if total_real_tokens_in_batch is None else total_real_tokens_in_batch
+    squares = batch_size * seq_length**2 if seqlen_squared_sum_in_batch is None else seqlen_squared_sum_in_batch
+    linear, quadratic = linear_and_quadratic(registry.plan(model, convention=convention))
+    forward = linear * tokens + quadratic * squares
+    if not forward.is_integer:
+        raise ModelError(
+            f"total_real_tokens_in_batch = {tokens}, seqlen_squared_sum_in_batch = {squares}: the FLOPs "
+            f"{forward} are not an integer, so these statistics cannot come from real sequences"
+        )
+    return 3 * int(forward)

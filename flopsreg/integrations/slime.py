@@ -1,0 +1,25 @@
+"""A drop-in for slime's ``calculate_fwd_flops(seqlens, args)``.
+
+Replace ``from slime.utils.flops_utils import calculate_fwd_flops`` with
+``from flopsreg.integrations.slime import calculate_fwd_flops``: same arguments (the lengths of
+the sequences processed and Megatron-LM's argument namespace), forward FLOPs as an exact int.
+``convention="slime"`` reproduces slime's own number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from flopsreg.integrations._shared import default_registry, megatron_model
+from flopsreg.registry import EXACT, Registry
+
+__all__ = ["calculate_fwd_flops"]
+
+
+def calculate_fwd_flops(
+    seqlens: Sequence[int], args: Any, *, convention: str = EXACT, registry: Registry | None = None
+) -> int:
+    """Forward FLOPs of the sequences *seqlens*, each attending only within itself."""
+    registry = registry or default_registry()
+    return registry.evaluate(megatron_model(args), seqlens=list(seqlens), convention=convention).forward

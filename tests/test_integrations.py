@@ -1,0 +1,77 @@
+"""Drop-ins with Megatron-LM's and slime's signatures; expected numbers derived by hand."""
+
+from types import SimpleNamespace
+
+import pytest
+
+import flopsreg
+from flopsreg.integrations.megatron import num_floating_point_operations
+from flopsreg.integrations.slime import calculate_fwd_flops
+
+
+def llama3_8b_args(**overrides):
+    """Megatron-LM arguments of Llama-3-8B, with Megatron's MLA defaults present but unused."""
+    args = dict(
+        hidden_size=4096, num_layers=32, num_attention_heads=32, group_query_attention=True,
+        num_query_groups=8, kv_channels=128, ffn_hidden_size=14336, swiglu=True,
+        multi_latent_attention=False, kv_lora_rank=32, qk_head_dim=128, qk_pos_emb_head_dim=64,
+        v_head_dim=128, q_lora_rank=None, num_experts=None, vocab_size=128256,
+        padded_vocab_size=128256, seq_length=4096, mtp_num_layers=None, window_size=None,
+    )
+    return SimpleNamespace(**{**args, **overrides})
+
+
+# Megatron-LM's per-token training term for these args (anchors 10.1), written out:
+MLP = 6 * 4096 * (3 * 14336) * 32
+ATTENTION_LINEAR = 6 * 32 * (4096 * (4096 + 1024 + 1024) + 4096 * 4096)
+LOGITS = 6 * 4096 * 128256
+PER_TOKEN = MLP + ATTENTION_LINEAR + LOGITS  # 45,027,950,592
+CORE_PER_SQUARED_TOKEN = 6 * 32 * 128 * 32  # 6 n_h d L, causal s^2/2 already folded in
+
+
+def test_megatron_convention_reproduces_megatron_for_a_global_batch():
+    assert PER_TOKEN == 45_027_950_592
+    per_sequence = 4096 * PER_TOKEN + 4096**2 * CORE_PER_SQUARED_TOKEN
+    assert per_sequence == 197_628_625_158_144
+    assert num_floating_point_operations(llama3_8b_args(), 512, convention="megatron") == 512 * per_sequence
+
+
+def test_megatron_packed_statistics_use_real_tokens_and_squared_lengths():
+    tokens, squares = 1000 + 3096, 1000**2 + 3096**2
+    expected = tokens * PER_TOKEN + squares * CORE_PER_SQUARED_TOKEN
+    got = num_floating_point_operations(llama3_8b_args(), 2, squares, tokens, convention="megatron")
+    assert got == expected
+
+
+def test_exact_packed_statistics_equal_the_per_sequence_count():
+    """Full causal attention is a*s + b*s^2 per sequence, so T and sum(s^2) suffice for exact too."""
+    tokens, squares = 1000 + 3096, 1000**2 + 3096**2
+    by_lengths = 3 * calculate_fwd_flops([1000, 3096], llama3_8b_args())
+    assert num_floating_point_operations(llama3_8b_args(), 2, squares, tokens) == by_lengths
+    pairs = 1000 * 1001 // 2 + 3096 * 3097 // 2  # exact causal pairs
+    core = 2 * 32 * (128 + 128) * pairs * 32  # forward, 32 layers
+    linear = tokens * PER_TOKEN // 3  # forward per-token terms, as in Megatron
+    assert by_lengths == 3 * (linear + core)
+
+
+def test_packed_statistics_are_refused_when_they_cannot_determine_the_count():
+    sliding = llama3_8b_args(window_size=(1023, 0))
+    with pytest.raises(flopsreg.ModelError, match=r"not a\*s \+ b\*s\^2 \(sliding-window or chunked layers\)"):
+        num_floating_point_operations(sliding, 2, 1000**2 + 3096**2, 4096)
+    # ... but the megatron convention ignores windows, so it can:
+    assert num_floating_point_operations(sliding, 2, 1000**2 + 3096**2, 4096, convention="megatron") > 0
+
+
+def test_slime_drop_in_sums_sequences_and_reproduces_slime():
+    forward = calculate_fwd_flops([4096], llama3_8b_args(), convention="slime")
+    assert 3 * forward == 197_628_625_158_144  # slime equals Megatron when n_h d = h and gated
+    assert calculate_fwd_flops([100, 200], llama3_8b_args()) == calculate_fwd_flops(
+        [100], llama3_8b_args()
+    ) + calculate_fwd_flops([200], llama3_8b_args())
+
+
+def test_drop_ins_need_what_megatron_needs():
+    with pytest.raises(flopsreg.ModelError, match=r"args.seq_length: missing"):
+        num_floating_point_operations(llama3_8b_args(seq_length=None), 8)
+    with pytest.raises(flopsreg.ModelError, match=r"convention: 'megatorn' is not registered; did you mean 'megatron'"):
+        calculate_fwd_flops([10], llama3_8b_args(), convention="megatorn")
