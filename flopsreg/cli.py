@@ -1,4 +1,4 @@
-"""The ``flopsreg`` command line: patterns, eval, compare, explain, formula, convert.
+"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, convert.
 
 Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
 plugins) go to stderr and do not change the exit status.
@@ -21,6 +21,7 @@ from flopsreg.errors import FlopsregError
 from flopsreg.examples_index import example_names, example_path
 from flopsreg.model import Model
 from flopsreg.registry import Registry
+from flopsreg.sweep import parse_lengths
 
 __all__ = ["load_model_arg", "main"]
 
@@ -116,6 +117,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
 
+    p = sub.add_parser("sweep", help="forward and training FLOPs over many sequence lengths")
+    _model_options(p)
+    p.add_argument(
+        "--seq-len",
+        required=True,
+        metavar="START:STOP[:STEP] | S1,S2,...",
+        help="lengths to evaluate; STOP is included, e.g. 1024:131072:1024",
+    )
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
+    _convention_option(p)
+    p.add_argument("--format", choices=("csv", "json"), default="csv")
+
     p = sub.add_parser("compare", help="every convention against exact, and why they differ")
     _model_options(p)
     _length_options(p)
@@ -150,6 +163,13 @@ def _run(args: argparse.Namespace, registry: Registry) -> str:
             return text.rstrip("\n")
         Path(args.output).write_text(text, encoding="utf-8")
         return f"wrote {args.output}"
+    if args.command == "sweep":
+        lengths = parse_lengths(args.seq_len)
+        flops = registry.sweep(model, lengths, batch=args.batch, convention=args.convention)
+        rows = [(n, f, 3 * f) for n, f in zip(lengths, flops)]
+        if args.format == "json":
+            return json.dumps([{"seq_len": n, "forward_flops": str(f), "training_flops": str(t)} for n, f, t in rows])
+        return "\n".join(["seq_len,forward_flops,training_flops", *(f"{n},{f},{t}" for n, f, t in rows)])
     if args.command == "compare":
         comparison = registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
         _warn(comparison.exact.warnings)

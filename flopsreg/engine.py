@@ -10,9 +10,10 @@ and evaluates the result with compiled exact-integer code. No pattern is named h
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import sympy
@@ -92,6 +93,14 @@ class UnitPlan:
     def _compiled(self) -> dict[str, CompiledFormula]:
         return {slot: compile_exact(term) for slot, term in self.terms.items()}
 
+    @cached_property
+    def _compiled_total(self) -> CompiledFormula:
+        return compile_exact(self.expression)
+
+    def total(self, seq_len: int) -> int:
+        """Exact FLOPs of one sequence of *seq_len* tokens through one such layer, all slots."""
+        return self._compiled_total({**self.params, "seq_len": seq_len})
+
     def flops(self, seq_len: int) -> dict[str, int]:
         """Exact FLOPs per slot of one sequence of *seq_len* tokens through one such layer."""
         values = {**self.params, "seq_len": seq_len}
@@ -134,6 +143,23 @@ class ModelPlan:
             count = 1 if unit.name == MODEL_UNIT else len(unit.layers)
             total += count * unit.expression.xreplace(_values(unit.expression, unit.params))
         return total
+
+    @cached_property
+    def compiled(self) -> CompiledFormula:
+        """:attr:`expression` compiled once: the whole model in one exact-integer function."""
+        return compile_exact(self.expression)
+
+    @cached_property
+    def _forward_function(self) -> Callable[[int], int | Fraction]:
+        compiled = self.compiled
+        if compiled.argnames == ("seq_len",):
+            return compiled.function
+        return lambda seq_len: compiled({"seq_len": seq_len})
+
+    def forward(self, seq_len: int) -> int:
+        """Exact forward FLOPs of one sequence of *seq_len* tokens."""
+        flops = self._forward_function(seq_len)
+        return flops if type(flops) is int else self.compiled({"seq_len": seq_len})
 
 
 def plan_model(registry: Registry, model: Model, *, convention: str = "exact") -> ModelPlan:
@@ -199,6 +225,11 @@ def _check_names(registry: Registry, model: Model) -> None:
         (f"kinds.{name}.", kind.flags, kind.params) for name, kind in model.kinds.items()
     ]
     for where, flags, params in places:
+        for flag in sorted(flags & set(registry.conventions)):
+            raise ModelError(
+                f"{model.name}: {where}flags: {flag!r} is a convention, not a model property; "
+                f"choose it with evaluate(..., convention={flag!r}) or --convention {flag}"
+            )
         for flag in sorted(flags - known_flags):
             raise ModelError(
                 f"{model.name}: {where}flags: unknown flag {flag!r}{did_you_mean(flag, known_flags)} "
@@ -409,8 +440,33 @@ class Result:
     seqlens: tuple[int, ...]
     batch: int
     recompute: str
-    # FLOPs per slot for the whole batch: per layer of each kind, and once for "model".
-    unit_flops: Mapping[str, Mapping[str, int]] = attrs.field(hash=False)
+    forward: int  # exact forward FLOPs of the whole batch
+
+    def _per_length(self, function: Callable[[int], Any]) -> Any:
+        """``batch * sum(count * function(length))`` over the distinct lengths, dicts added per key."""
+        total: Any = None
+        for length, count in Counter(self.seqlens).items():
+            value = function(length)
+            if isinstance(value, dict):
+                total = dict.fromkeys(value, 0) if total is None else total
+                for key, flops in value.items():
+                    total[key] += self.batch * count * flops
+            else:
+                total = (total or 0) + self.batch * count * value
+        return total
+
+    @cached_property
+    def unit_totals(self) -> dict[str, int]:
+        """FLOPs for the whole batch of one layer of each kind, and once for ``"model"``."""
+        return {unit.name: self._per_length(unit.total) for unit in self.plan.units}
+
+    @cached_property
+    def unit_flops(self) -> dict[str, dict[str, int]]:
+        """FLOPs per slot for the whole batch: per layer of each kind, and once for ``"model"``.
+
+        Computed on first use, so a caller that needs only the total does not pay for it.
+        """
+        return {unit.name: self._per_length(unit.flops) for unit in self.plan.units}
 
     @property
     def model(self) -> Model:
@@ -432,7 +488,7 @@ class Result:
                 index=layer.index,
                 kind=layer.kind,
                 patterns=by_kind[layer.kind].patterns,
-                flops=sum(self.unit_flops[layer.kind].values()),
+                flops=self.unit_totals[layer.kind],
             )
             for layer in self.model.layers
         )
@@ -447,18 +503,13 @@ class Result:
         return totals
 
     @property
-    def forward(self) -> int:
-        """Exact forward FLOPs of the whole batch."""
-        return sum(self.slot_flops.values())
-
-    @property
     def recomputed(self) -> int:
         """Forward FLOPs repeated in the backward pass by activation recomputation."""
         if self.recompute == "none":
             return 0
         layers = [unit for unit in self.plan.units if unit.name != MODEL_UNIT]
         if self.recompute == "full":
-            return sum(self._count(unit) * sum(self.unit_flops[unit.name].values()) for unit in layers)
+            return sum(self._count(unit) * self.unit_totals[unit.name] for unit in layers)
         return sum(
             self._count(unit) * flops
             for unit in layers
@@ -508,27 +559,25 @@ def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, .
 
 def evaluate(
     plan: ModelPlan,
-    *,
     seq_len: int | None = None,
     seqlens: Sequence[int] | None = None,
     batch: int = 1,
     recompute: str = "none",
 ) -> Result:
-    """Exact FLOPs of *plan* over ``batch`` copies of the given sequences."""
-    lengths = _lengths(seq_len, seqlens)
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+    """Exact FLOPs of *plan* over ``batch`` copies of the given sequences (see Registry.evaluate)."""
+    if seqlens is None and type(seq_len) is int and seq_len >= 1:  # the common case, checked fast
+        lengths: tuple[int, ...] = (seq_len,)
+    else:
+        lengths = _lengths(seq_len, seqlens)
+    if type(batch) is not int or batch < 1:
         raise ModelError(f"batch: {batch!r} is not a batch size: expected an integer >= 1")
     if recompute not in RECOMPUTE:
         raise ModelError(
             f"recompute: {recompute!r} is not a recomputation mode{did_you_mean(recompute, RECOMPUTE)} "
             f"(expected one of: {', '.join(RECOMPUTE)})"
         )
-    counts = Counter(lengths)
-    unit_flops = {}
-    for unit in plan.units:
-        per_slot: dict[str, int] = dict.fromkeys(unit.terms, 0)
-        for length, count in counts.items():
-            for slot, flops in unit.flops(length).items():
-                per_slot[slot] += batch * count * flops
-        unit_flops[unit.name] = per_slot
-    return Result(plan=plan, seqlens=lengths, batch=batch, recompute=recompute, unit_flops=unit_flops)
+    if len(lengths) == 1:
+        forward = batch * plan.forward(lengths[0])
+    else:
+        forward = batch * sum(count * plan.forward(length) for length, count in Counter(lengths).items())
+    return Result(plan, lengths, batch, recompute, forward)  # positional: measurably cheaper

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from importlib.resources import files
-from importlib.resources.abc import Traversable
+import importlib
+from pathlib import Path
 
 __all__ = ["example_names", "example_path"]
 
 
-def _files() -> dict[str, Traversable]:
-    return {f.name.removesuffix(".toml"): f for f in files("flopsreg.examples").iterdir() if f.name.endswith(".toml")}
+def _files() -> dict[str, Path]:
+    # The examples are plain files of an installed package; importlib.resources would cost
+    # more start-up time than the whole lookup.
+    folder = Path(importlib.import_module("flopsreg.examples").__file__).parent
+    return {f.name.removesuffix(".toml"): f for f in folder.iterdir() if f.name.endswith(".toml")}
 
 
 def example_names() -> list[str]:
@@ -17,6 +20,6 @@ def example_names() -> list[str]:
     return sorted(_files())
 
 
-def example_path(name: str) -> Traversable | None:
+def example_path(name: str) -> Path | None:
     """The bundled model file called *name*, or None."""
     return _files().get(name.removesuffix(".toml"))

@@ -107,7 +107,7 @@ class Layer:
     params: Mapping[str, int] = attrs.field(hash=False)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)
 class Model:
     """A transformer as flopsreg sees it: model-wide settings, layer kinds and a plan.
 

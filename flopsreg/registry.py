@@ -24,15 +24,17 @@ from flopsreg.errors import PluginError, PluginWarning, did_you_mean
 from flopsreg.pattern import Convention, Param, Pattern
 from flopsreg.symbols import SHARED
 
+from flopsreg.engine import ModelPlan, Result, evaluate, plan_model
+
 if TYPE_CHECKING:
     from flopsreg.compare import Comparison
-    from flopsreg.engine import ModelPlan, Result
     from flopsreg.model import Model
 
 __all__ = ["ENTRY_POINT_GROUP", "EXACT", "Registry"]
 
 ENTRY_POINT_GROUP = "flopsreg"
 EXACT = "exact"  # the default convention: the patterns without convention flags
+_PLAN_CACHE_SIZE = 1024
 _HOOK_NAMES = frozenset(
     name for name in dir(hookspecs) if name.startswith("flopsreg_") and callable(getattr(hookspecs, name))
 )
@@ -81,6 +83,7 @@ class Registry:
         self._owner: dict[str, str] = {}  # pattern name -> plugin name
         self._params: dict[str, tuple[Param, str]] = {}  # param name -> (param, pattern name)
         self._conventions: dict[str, tuple[Convention, str]] = {}  # name -> (convention, plugin)
+        self._plans: dict[tuple[Model, str], ModelPlan] = {}  # selection is pure: plan once per model
         patterns: list[Pattern] = []
         candidates: list[tuple[str, Any]] = []
         if builtins:
@@ -242,10 +245,17 @@ class Registry:
     # -- evaluation ----------------------------------------------------------------------------
 
     def plan(self, model: Model, *, convention: str = EXACT) -> ModelPlan:
-        """Select a pattern for every slot of every layer of *model*, with the reasons."""
-        from flopsreg.engine import plan_model
+        """Select a pattern for every slot of every layer of *model*, with the reasons.
 
-        return plan_model(self, model, convention=convention)
+        Plans are cached per (model, convention): models are immutable and so is the registry.
+        """
+        plan = self._plans.get((model, convention))
+        if plan is None:
+            plan = plan_model(self, model, convention=convention)
+            if len(self._plans) >= _PLAN_CACHE_SIZE:  # sweeps over many architectures stay bounded
+                del self._plans[next(iter(self._plans))]
+            self._plans[(model, convention)] = plan
+        return plan
 
     def evaluate(
         self,
@@ -265,10 +275,26 @@ class Registry:
         :attr:`Result.training`. ``convention`` counts the way another system does (see
         :attr:`conventions`); the default ``"exact"`` counts what the attention mask lets through.
         """
-        from flopsreg.engine import evaluate
+        plan = self._plans.get((model, convention)) or self.plan(model, convention=convention)
+        return evaluate(plan, seq_len, seqlens, batch, recompute)  # positional: this is a hot path
 
-        plan = self.plan(model, convention=convention)
-        return evaluate(plan, seq_len=seq_len, seqlens=seqlens, batch=batch, recompute=recompute)
+    def sweep(
+        self,
+        model: Model,
+        seq_len: Iterable[int],
+        *,
+        batch: int = 1,
+        convention: str = EXACT,
+        dtype: type | None = None,
+    ) -> Any:
+        """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
+
+        Exact Python ints by default, from one compiled loop; ``dtype=float`` gives a numpy
+        float64 array instead (needs numpy), for plotting. Training FLOPs are 3 x these.
+        """
+        from flopsreg.sweep import sweep
+
+        return sweep(self.plan(model, convention=convention), seq_len, batch=batch, dtype=dtype)
 
     def compare(
         self,

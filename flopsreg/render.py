@@ -210,7 +210,7 @@ def result_text(result: Result) -> str:
     rows = [["kind", "layers", "patterns", "FLOPs per layer"]]
     for unit in result.plan.units:
         layers = "model" if unit.name == MODEL_UNIT else f"{len(unit.layers)}: {_short_ranges(unit.layers)}"
-        rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(sum(result.unit_flops[unit.name].values()))])
+        rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_totals[unit.name])])
     lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
     how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
