@@ -102,6 +102,15 @@ PATTERNS = [
         reference=SOURCE,
     ),
     Pattern(
+        name="megatron_mla_output_gate",
+        slot="attention.gate",
+        flags={"megatron", "mla", "output_gate"},
+        precedence=PRECEDENCE,
+        formula=0,
+        summary="no output-gate projection in the MLA branch",
+        reference=SOURCE,
+    ),
+    Pattern(
         name="megatron_logits",
         slot="head",
         flags={"megatron", "lm_head"},

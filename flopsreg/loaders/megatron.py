@@ -45,9 +45,16 @@ def window_keys(window_size: Any) -> int | None:
     """
     if window_size is None:
         return None
-    if isinstance(window_size, str):
-        window_size = tuple(int(part) for part in window_size.split(","))
-    if not isinstance(window_size, Sequence) or len(window_size) != 2:
+    if isinstance(window_size, str):  # as Megatron's --window-size parses it: "127,0" or "(127,0)"
+        try:
+            window_size = tuple(int(part) for part in window_size.strip("() ").split(","))
+        except ValueError:
+            raise ModelError(f"args.window_size = {window_size!r}: expected two integers, e.g. (127, 0)") from None
+    if (
+        not isinstance(window_size, Sequence)
+        or len(window_size) != 2
+        or any(type(v) is not int for v in window_size)
+    ):
         raise ModelError(f"args.window_size = {window_size!r}: expected (left, right), e.g. (127, 0)")
     left, right = window_size
     if right not in (0, -1) and left != -1:
@@ -141,6 +148,8 @@ def load_megatron_args(args: Any, *, name: str = "megatron-model") -> Model:
     if keys is None:
         slides = [False] * layers
     elif isinstance(skip, int) and not isinstance(skip, bool):
+        if skip < 1:
+            raise ModelError(f"args.window_attn_skip_freq = {skip}: expected an integer >= 1 or a list of 0/1")
         slides = [(i + 1) % skip != 0 for i in range(layers)]  # 1-based layer l slides iff l % N != 0
     else:
         slides = _pattern(args, "window_attn_skip_freq", layers, default_every=None)
