@@ -42,6 +42,14 @@ def _combined(expression: sympy.Expr) -> sympy.Expr:
 class _ExactPrinter(PythonCodePrinter):
     """Python code with no float anywhere: rationals become ``_exdiv`` calls."""
 
+    def doprint(self, expr: sympy.Expr) -> str:  # type: ignore[override]
+        """One expression, no assignments: CodePrinter.doprint would import sympy.codegen first,
+        a sixth of the command line's start-up, for features a formula never uses."""
+        try:
+            return self._print(expr)
+        except NotImplementedError as exc:  # strict printers refuse functions Python lacks
+            raise TypeError(f"cannot evaluate {expr} exactly: {str(exc).splitlines()[0]}") from None
+
     def _print_Rational(self, expr: sympy.Rational) -> str:
         return f"_exdiv({expr.p}, {expr.q})"
 
