@@ -10,11 +10,10 @@ Everything else is the exact patterns' own formula, which Megatron-LM shares.
 from flopsreg import Convention, Param, Pattern, hookimpl
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK
 from flopsreg.patterns.mla_projection import KV_LORA_RANK, QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM, V_HEAD_DIM
-from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
-from flopsreg.symbols import d_qk, f, h, mtp_block, mtp_layers, n_h, s
+from flopsreg.patterns._convention_rules import PRECEDENCE, half_square_causal, not_counted, routerless_moe
+from flopsreg.symbols import d_qk, h, mtp_block, mtp_layers, n_h, s
 
 SOURCE = "Megatron-LM megatron/training/training.py, num_floating_point_operations (2026)"
-PRECEDENCE = 100  # above every exact pattern of the same slot
 
 PADDED_VOCAB = Param(
     name="padded_vocab",
@@ -31,16 +30,7 @@ MEGATRON = Convention(
 )
 
 PATTERNS = [
-    Pattern(
-        name="megatron_causal",
-        slot="attention.mask",
-        flags={"megatron"},
-        precedence=PRECEDENCE,
-        produces="pairs",
-        formula=s**2 / 2,
-        summary="s^2/2 pairs on every layer: sliding windows and chunks are counted as full causal",
-        reference=SOURCE,
-    ),
+    half_square_causal("megatron", SOURCE),
     Pattern(
         name="megatron_ffn",
         slot="mlp.activation",
@@ -61,25 +51,8 @@ PATTERNS = [
         summary="3 FFN matmuls with --swiglu",
         reference=SOURCE,
     ),
-    Pattern(
-        name="megatron_moe",
-        slot="mlp",
-        flags={"megatron", "moe"},
-        precedence=PRECEDENCE,
-        params=(TOP_K, EXPERT_HIDDEN),
-        formula=2 * s * TOP_K.symbol * h * EXPERT_HIDDEN.symbol * f,
-        summary="top-k routed experts; the router matmul hidden -> experts is not counted",
-        reference=SOURCE,
-    ),
-    Pattern(
-        name="megatron_shared_expert_gate",
-        slot="mlp.shared_gate",
-        flags={"megatron", "shared_expert_gate"},
-        precedence=PRECEDENCE,
-        formula=0,
-        summary="the shared-expert gate is not counted",
-        reference=SOURCE,
-    ),
+    routerless_moe("megatron", SOURCE),
+    not_counted("megatron", "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE),
     Pattern(
         name="megatron_low_rank_query",
         slot="attention.query",
@@ -101,14 +74,8 @@ PATTERNS = [
         summary="MLA keys and values with the kv norm counted as a +1 column",
         reference=SOURCE,
     ),
-    Pattern(
-        name="megatron_mla_output_gate",
-        slot="attention.gate",
-        flags={"megatron", "mla", "output_gate"},
-        precedence=PRECEDENCE,
-        formula=0,
-        summary="no output-gate projection in the MLA branch",
-        reference=SOURCE,
+    not_counted(
+        "megatron", "mla_output_gate", "attention.gate", {"mla", "output_gate"}, "an output gate on MLA", SOURCE
     ),
     Pattern(
         name="megatron_logits",

@@ -7,11 +7,10 @@ unpadded vocabulary and MLA only with ``multi_latent_attention``, as in the exac
 """
 
 from flopsreg import Convention, Pattern, hookimpl
-from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
-from flopsreg.symbols import f, h, s
+from flopsreg.patterns._convention_rules import PRECEDENCE, half_square_causal, not_counted, routerless_moe
+from flopsreg.symbols import h, s
 
 SOURCE = "slime slime/utils/flops_utils.py, calculate_fwd_flops (2026, after PR #1980)"
-PRECEDENCE = 100
 
 SLIME = Convention(
     name="slime",
@@ -20,30 +19,8 @@ SLIME = Convention(
 )
 
 
-def _zero(name: str, slot: str, flag: str, what: str, scope: str = "layer") -> Pattern:
-    return Pattern(
-        name=name,
-        slot=slot,
-        flags={"slime", flag},
-        precedence=PRECEDENCE,
-        scope=scope,
-        formula=0,
-        summary=f"{what} is not counted",
-        reference=SOURCE,
-    )
-
-
 PATTERNS = [
-    Pattern(
-        name="slime_causal",
-        slot="attention.mask",
-        flags={"slime"},
-        precedence=PRECEDENCE,
-        produces="pairs",
-        formula=s**2 / 2,
-        summary="s^2/2 pairs on every layer: sliding windows and chunks are counted as full causal",
-        reference=SOURCE,
-    ),
+    half_square_causal("slime", SOURCE),
     Pattern(
         name="slime_output_projection",
         slot="attention.output",
@@ -63,19 +40,10 @@ PATTERNS = [
         summary="3 FFN matmuls whether the MLP is gated or not",
         reference=SOURCE,
     ),
-    Pattern(
-        name="slime_moe",
-        slot="mlp",
-        flags={"slime", "moe"},
-        precedence=PRECEDENCE,
-        params=(TOP_K, EXPERT_HIDDEN),
-        formula=2 * s * TOP_K.symbol * h * EXPERT_HIDDEN.symbol * f,
-        summary="top-k routed experts; the router matmul is not counted",
-        reference=SOURCE,
-    ),
-    _zero("slime_shared_expert_gate", "mlp.shared_gate", "shared_expert_gate", "the shared-expert gate"),
-    _zero("slime_output_gate", "attention.gate", "output_gate", "the attention output gate"),
-    _zero("slime_mtp", "mtp", "mtp", "multi-token prediction", scope="model"),
+    routerless_moe("slime", SOURCE),
+    not_counted("slime", "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE),
+    not_counted("slime", "output_gate", "attention.gate", {"output_gate"}, "the attention output gate", SOURCE),
+    not_counted("slime", "mtp", "mtp", {"mtp"}, "multi-token prediction", SOURCE, scope="model"),
 ]
 
 

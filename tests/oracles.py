@@ -22,6 +22,21 @@ def chunked_mask(s: int, chunk: int) -> list[list[bool]]:
     return [[k <= q and k // chunk == q // chunk for k in range(s)] for q in range(s)]
 
 
+def causal_pairs(s: int) -> int:
+    """Query q sees keys 0..q: a sum over queries, without building the mask."""
+    return s * (s + 1) // 2
+
+
+def window_pairs(s: int, window: int) -> int:
+    """Query q sees the last ``window`` keys, itself included: min(q + 1, W) keys."""
+    return sum(min(q + 1, window) for q in range(s))
+
+
+def chunk_pairs(s: int, chunk: int) -> int:
+    """Query q sees keys from the start of its chunk (aligned at 0) to itself: q % C + 1 keys."""
+    return sum(q % chunk + 1 for q in range(s))
+
+
 def pairs(mask: list[list[bool]]) -> int:
     """The number of (query, key) pairs the mask lets through."""
     return sum(sum(row) for row in mask)

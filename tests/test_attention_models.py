@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import flopsreg
 from helpers_models import gqa_model, one_kind_model
+from oracles import causal_pairs, chunk_pairs, window_pairs
 
 # DeepSeek-V3 attention (config.json of deepseek-ai/DeepSeek-V3).
 DSV3 = {
@@ -22,19 +23,7 @@ DSV3 = {
 Q_LORA_RANK = 1536
 
 
-def causal_pairs(s: int) -> int:
-    """Query q sees keys 0..q."""
-    return s * (s + 1) // 2
 
-
-def window_pairs(s: int, window: int) -> int:
-    """Query q sees min(q + 1, W) keys."""
-    return sum(min(q + 1, window) for q in range(s))
-
-
-def chunk_pairs(s: int, chunk: int) -> int:
-    """Query q sees q mod C + 1 keys (from its chunk's start to itself)."""
-    return sum(q % chunk + 1 for q in range(s))
 
 
 def gqa_layer(s: int, *, hidden: int, heads: int, kv_heads: int, head_dim: int, attended: int) -> int:

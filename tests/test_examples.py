@@ -14,23 +14,12 @@ from pathlib import Path
 import pytest
 
 import flopsreg
+from oracles import causal_pairs, chunk_pairs, window_pairs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
-def causal_pairs(s: int) -> int:
-    """Query q sees keys 0..q."""
-    return s * (s + 1) // 2
 
-
-def window_pairs(s: int, window: int) -> int:
-    """Query q sees the last ``window`` keys, itself included: min(q + 1, W) keys."""
-    return sum(min(q + 1, window) for q in range(s))
-
-
-def chunk_pairs(s: int, chunk: int) -> int:
-    """Query q sees keys from the start of its chunk (aligned at 0) to itself: q % C + 1 keys."""
-    return sum(q % chunk + 1 for q in range(s))
 
 
 def gqa_attention(s: int, *, h: int, n_h: int, n_kv: int, d: int, pairs: int) -> int:

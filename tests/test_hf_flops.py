@@ -16,18 +16,7 @@ import pytest
 import flopsreg
 from flopsreg.cli import main
 from hf_data import path
-
-
-def causal_pairs(s: int) -> int:
-    return sum(q + 1 for q in range(s))  # query q sees keys 0..q
-
-
-def window_pairs(s: int, window: int) -> int:
-    return sum(min(q + 1, window) for q in range(s))  # the last `window` keys, itself included
-
-
-def chunk_pairs(s: int, chunk: int) -> int:
-    return sum(q % chunk + 1 for q in range(s))  # keys from the start of its chunk to itself
+from oracles import causal_pairs, chunk_pairs, window_pairs
 
 
 def gqa_attention(s, h, heads, kv_heads, d, pairs):

@@ -1,0 +1,59 @@
+"""Rules that several conventions share: written once, named per convention.
+
+Not a plugin itself (the leading underscore keeps it out of the built-in plugin list); the
+convention modules call these factories with their own flag and source.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from flopsreg import Pattern
+from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
+from flopsreg.symbols import f, h, s
+
+PRECEDENCE = 100  # above every exact pattern of the same slot
+
+
+def half_square_causal(convention: str, source: str) -> Pattern:
+    """s^2/2 pairs on every layer, as "causal" counts usually write it; windows ignored."""
+    return Pattern(
+        name=f"{convention}_causal",
+        slot="attention.mask",
+        flags={convention},
+        precedence=PRECEDENCE,
+        produces="pairs",
+        formula=s**2 / 2,
+        summary="s^2/2 pairs on every layer: sliding windows and chunks are counted as full causal",
+        reference=source,
+    )
+
+
+def routerless_moe(convention: str, source: str) -> Pattern:
+    """Top-k routed experts without the router matmul."""
+    return Pattern(
+        name=f"{convention}_moe",
+        slot="mlp",
+        flags={convention, "moe"},
+        precedence=PRECEDENCE,
+        params=(TOP_K, EXPERT_HIDDEN),
+        formula=2 * s * TOP_K.symbol * h * EXPERT_HIDDEN.symbol * f,
+        summary="top-k routed experts; the router matmul hidden -> experts is not counted",
+        reference=source,
+    )
+
+
+def not_counted(
+    convention: str, name: str, slot: str, flags: Iterable[str], what: str, source: str, scope: str = "layer"
+) -> Pattern:
+    """A slot the convention leaves out: zero FLOPs where *flags* are set."""
+    return Pattern(
+        name=f"{convention}_{name}",
+        slot=slot,
+        flags={convention, *flags},
+        precedence=PRECEDENCE,
+        scope=scope,
+        formula=0,
+        summary=f"{what} is not counted",
+        reference=source,
+    )
