@@ -20,8 +20,6 @@ import subprocess
 import sys
 import time
 
-import flopsreg
-
 COMMANDS = {
     "python -c 'import sympy'": [sys.executable, "-c", "import sympy"],
     "python -c 'import sympy; x + 1'": [

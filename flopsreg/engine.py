@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["LayerResult", "ModelPlan", "Result", "Selection", "UnitPlan", "evaluate", "plan_model"]
 
 MODEL_UNIT = "model"
-_SEQ_LEN = SHARED["seq_len"].symbol
 _QUANTITIES = {info.symbol: name for name, info in SHARED.items() if info.kind == "quantity"}
 _DIMENSIONS = {name for name, info in SHARED.items() if info.kind == "dimension"}
 TRAINING_PASSES = 3  # forward + backward (gradients w.r.t. inputs and weights)
