@@ -156,7 +156,8 @@ def latex(plan: ModelPlan, result: Result | None = None) -> str:
         shown, terms = _display_terms(unit)
         for quantity, (pattern, expr) in shown.items():
             symbol = sympy.Symbol(f"{quantity}__{unit.name}")
-            names[symbol] = f"{SHARED[quantity].latex}_{{{label}}}(s)"
+            of_s = "(s)" if SHARED["seq_len"].symbol in expr.free_symbols else ""  # f = 3 is no function of s
+            names[symbol] = f"{SHARED[quantity].latex}_{{{label}}}{of_s}"
             rows.append(f"{names[symbol]} &= {tex(expr)} && \\text{{{_escape(pattern)}}}")
         for i, (slot, pattern, expr) in enumerate(terms):
             lhs = f"F_{{{label}}}(s) &= " if i == 0 else r"&\quad + "
