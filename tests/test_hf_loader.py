@@ -7,6 +7,7 @@ here by index (never read back from the loader), and the parameters each layer g
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -336,3 +337,25 @@ def test_shortest_plan_expands_back_and_is_minimal(kinds):
         if all(kinds[i] == kinds[p + (i - p) % c] for i in range(p, n))
     )
     assert len(first) + len(cycle) == shortest
+
+
+@pytest.mark.parametrize(
+    ("name", "swiglu"),
+    [("llama-3-8b", True), ("qwen3-30b-a3b", True), ("deepseek-v3", True), ("llama-4-scout", True),
+     ("gemma-3-4b", False), ("gemma-2-9b", False), ("gpt-oss-20b", False)],
+)
+def test_swiglu_flag_follows_the_gate_activation(name, swiglu):
+    """SiLU gates are SwiGLU; Gemma's GELU gates and GPT-OSS's clamped gate are not."""
+    model = flopsreg.Model.from_hf_config(path(name))
+    assert ("swiglu" in model.flags) is swiglu
+    assert "gated" in model.flags
+
+
+def test_a_hf_llama_under_the_megatron_convention_matches_megatron():
+    """Llama-3-8B from its config.json, counted as Megatron-LM counts it (anchors 10.1)."""
+    model = flopsreg.Model.from_hf_config(path("llama-3-8b"))
+    model = attrs.evolve(model, params={**model.params, "padded_vocab": 128256})
+    reg = flopsreg.Registry(load_entry_points=False)
+    per_token = 6 * 4096 * (3 * 14336) * 32 + 6 * 32 * (4096 * (4096 + 1024 + 1024) + 4096 * 4096) + 6 * 4096 * 128256
+    expected = 4096 * per_token + 4096**2 * 6 * 32 * 128 * 32
+    assert reg.evaluate(model, seq_len=4096, convention="megatron").training == expected == 197_628_625_158_144

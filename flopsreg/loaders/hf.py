@@ -25,6 +25,16 @@ __all__ = ["FAMILIES", "load_hf_config"]
 GATED_LM = frozenset({"gated", "lm_head"})  # every supported family: gated MLPs and a logits head
 
 
+def _silu_gated(c: Fields) -> frozenset[str]:
+    """GATED_LM, plus ``swiglu`` when the gate is SiLU (SwiGLU; the config classes default to it).
+
+    Exact counting is the same for every gated MLP; the flag matters to the megatron convention,
+    which counts 3 FFN matmuls only for runs with --swiglu.
+    """
+    act = c.raw("hidden_act") if c.has("hidden_act") else "silu"
+    return GATED_LM | {"swiglu"} if act == "silu" else GATED_LM
+
+
 # -- shared pieces ------------------------------------------------------------------------------
 
 
@@ -75,7 +85,7 @@ def llama(c: Fields) -> Decoder:
     layers = c.int("num_hidden_layers")
     return Decoder(
         params={**_gqa(c), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        flags=_silu_gated(c),
         masks=["full"] * layers,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
@@ -96,7 +106,7 @@ def mistral(c: Fields) -> Decoder:
     masks, windows = _mistral_masks(c, layers, "MistralConfig would default it to 4096")
     return Decoder(
         params={**_gqa(c), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        flags=_silu_gated(c),
         masks=masks,
         mlps=["dense"] * layers,
         mask_params=windows,
@@ -111,7 +121,7 @@ def mixtral(c: Fields) -> Decoder:
     moe = moe_mlp(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size"))
     return Decoder(
         params={**_gqa(c), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        flags=_silu_gated(c),
         masks=masks,
         mlps=["moe"] * layers,
         mask_params=windows,
@@ -138,7 +148,7 @@ def qwen2(c: Fields) -> Decoder:
     masks = _qwen_masks(c, layers)
     return Decoder(
         params={**_gqa(c), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        flags=_silu_gated(c),
         masks=masks,
         mlps=["dense"] * layers,
         mask_params=_window(c, masks),
@@ -154,7 +164,7 @@ def qwen3(c: Fields) -> Decoder:
     return Decoder(
         # transformers models/qwen3/configuration_qwen3.py: head_dim: int = 128.
         params={**_gqa(c, head_dim=_head_dim(c, hidden, heads, class_default=128)), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        flags=_silu_gated(c),
         masks=masks,
         mlps=["dense"] * layers,
         mask_params=_window(c, masks),
@@ -202,7 +212,7 @@ def _qwen_moe(c: Fields, *, shared: bool) -> Decoder:
         )
     return Decoder(
         params={**_gqa(c), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        flags=_silu_gated(c),
         masks=masks,
         mlps=mlps,
         mask_params=_window(c, masks),
@@ -319,7 +329,7 @@ def llama4_text(c: Fields) -> Decoder:
     return Decoder(
         # transformers models/llama4/configuration_llama4.py: Llama4TextConfig.head_dim = 128.
         params={**_gqa(c, head_dim=_head_dim(c, hidden, heads, class_default=128)), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        flags=_silu_gated(c),
         masks=masks,
         mlps=mlps,
         mask_params=chunks,
@@ -333,6 +343,7 @@ def gpt_oss(c: Fields) -> Decoder:
     masks = _alternating(c, layers)
     hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
     # Gate and up are one fused, interleaved matmul of 2 x intermediate_size: 3 matrices' worth.
+    # Its clamped gate is not plain SwiGLU (Megatron-LM runs it with --quick-geglu): no swiglu flag.
     moe = moe_mlp(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size"))
     return Decoder(
         # transformers models/gpt_oss/configuration_gpt_oss.py: head_dim defaults to 64.
@@ -374,7 +385,7 @@ def _deepseek(c: Fields) -> Decoder:
         "v_head_dim": c.int("v_head_dim"),
         "vocab": c.int("vocab_size"),
     }
-    flags = set(GATED_LM) | {"mla"}
+    flags = set(_silu_gated(c)) | {"mla"}
     if q_lora is not None:
         params["q_lora_rank"] = q_lora
         flags.add("q_lora")
