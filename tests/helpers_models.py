@@ -12,6 +12,19 @@ import flopsreg
 from flopsreg.compile import compile_exact
 
 
+def gemma_like() -> flopsreg.Model:
+    """The README's Gemma-3-4B-like attention: 5 sliding-window layers then 1 global, 34 layers."""
+    return flopsreg.Model(
+        name="gemma-like",
+        params={"hidden": 2560, "heads": 8, "kv_heads": 4, "head_dim": 256},
+        kinds={
+            "local": flopsreg.LayerKind(flags={"sliding_window"}, params={"window": 1024}),
+            "global": flopsreg.LayerKind(),
+        },
+        plan=flopsreg.Plan(layers=34, cycle=["local"] * 5 + ["global"]),
+    )
+
+
 def one_kind_model(
     *,
     layers: int = 1,

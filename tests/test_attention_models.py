@@ -7,8 +7,7 @@ Only attention is counted here: no MLP, no logits (those patterns are behind fla
 
 from __future__ import annotations
 
-import flopsreg
-from helpers_models import gqa_model, one_kind_model
+from helpers_models import gemma_like, gqa_model, one_kind_model
 from oracles import causal_pairs, chunk_pairs, window_pairs
 
 # DeepSeek-V3 attention (config.json of deepseek-ai/DeepSeek-V3).
@@ -60,18 +59,6 @@ def test_llama_3_8b_full_causal_gqa_attention_forward(registry):
     assert result.warnings == ()
 
 
-def gemma_3_4b_like() -> flopsreg.Model:
-    return flopsreg.Model(
-        name="gemma-3-4b-like",
-        params={"hidden": 2560, "heads": 8, "kv_heads": 4, "head_dim": 256},
-        kinds={
-            "local": flopsreg.LayerKind(flags={"sliding_window"}, params={"window": 1024}),
-            "global": flopsreg.LayerKind(),
-        },
-        plan=flopsreg.Plan(layers=34, cycle=["local"] * 5 + ["global"]),
-    )
-
-
 def test_gemma_3_4b_like_sliding_model_training_attention_flops(registry):
     """Gemma 3 4B: 5 local (window 1024) : 1 global over 34 layers, s = 4096, training.
 
@@ -94,7 +81,7 @@ def test_gemma_3_4b_like_sliding_model_training_attention_flops(registry):
     assert 3 * core == 3_647_043_796_992
     assert 3 * linear == 6 * 34 * (2560 * 4096 + 2048 * 2560) * 4096
 
-    result = registry.evaluate(gemma_3_4b_like(), seq_len=s)
+    result = registry.evaluate(gemma_like(), seq_len=s)
     assert result.training == 3_647_043_796_992 + 6 * 34 * (2560 * 4096 + 2048 * 2560) * 4096
     assert result.forward == core + linear
     masks = [layer.patterns["attention.mask"] for layer in result.layers]

@@ -8,26 +8,20 @@ inputs are ModelErrors naming the field, the value and the closest valid name.
 from __future__ import annotations
 
 import pytest
+from helpers_models import gemma_like
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import (
+    attention_layer_flops,
+    causal_mask,
+    chunked_mask,
+    pairs,
+    sliding_window_mask,
+)
 
 import flopsreg
-from oracles import attention_layer_flops, causal_mask, chunked_mask, pairs, sliding_window_mask
 
 GQA = {"hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 8}
-
-
-def gemma_like() -> flopsreg.Model:
-    """The README's Gemma-3-4B-like model: 5 sliding-window layers then 1 global, 34 layers."""
-    return flopsreg.Model(
-        name="gemma-like",
-        params={"hidden": 2560, "heads": 8, "kv_heads": 4, "head_dim": 256},
-        kinds={
-            "local": flopsreg.LayerKind(flags={"sliding_window"}, params={"window": 1024}),
-            "global": flopsreg.LayerKind(),
-        },
-        plan=flopsreg.Plan(layers=34, cycle=["local"] * 5 + ["global"]),
-    )
 
 
 def mla_model(*, flags, **extra) -> flopsreg.Model:
