@@ -41,3 +41,13 @@ def test_readme_sink_pattern_matches_a_brute_force_mask():
                     if q - k < window or k < sinks
                 )
                 assert formula({"seq_len": s, "window": window, "sinks": sinks}) == brute, (s, window, sinks)
+
+
+def test_every_hook_is_documented_in_the_plugin_guide():
+    from flopsreg import hookspecs
+
+    guide = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
+    hooks = [name for name in dir(hookspecs) if name.startswith("flopsreg_")]
+    assert hooks == ["flopsreg_register_conventions", "flopsreg_register_patterns"]
+    for hook in hooks:
+        assert f"`{hook}`" in guide, hook
