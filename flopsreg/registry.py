@@ -7,6 +7,7 @@ in :attr:`Registry.errors` and as a :class:`~flopsreg.errors.PluginWarning`; the
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import inspect
@@ -216,17 +217,17 @@ class Registry:
         """The plugins that were skipped, each with the reason."""
         return tuple(self._errors)
 
-    @property
+    @functools.cached_property
     def params(self) -> dict[str, Param]:
         """Every declared parameter by name."""
         return {name: param for name, (param, _) in sorted(self._params.items())}
 
-    @property
+    @functools.cached_property
     def conventions(self) -> dict[str, Convention]:
         """Every registered convention by name (``"exact"``, the default, needs none)."""
         return {name: convention for name, (convention, _) in sorted(self._conventions.items())}
 
-    @property
+    @functools.cached_property
     def flags(self) -> frozenset[str]:
         """Every flag some pattern reacts to."""
         return frozenset().union(*(p.flags for p in self.patterns))
