@@ -218,7 +218,7 @@ def _values(expr: sympy.Basic, params: Mapping[str, int]) -> dict[sympy.Symbol, 
 
 
 def _check_names(registry: Registry, model: Model) -> None:
-    known_flags = registry.flags
+    known_flags = registry.flags - set(registry.conventions)  # conventions are chosen per evaluation
     known_params = set(registry.params) | _DIMENSIONS
     places = [("", model.flags, model.params)] + [
         (f"kinds.{name}.", kind.flags, kind.params) for name, kind in model.kinds.items()
