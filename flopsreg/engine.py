@@ -10,7 +10,7 @@ and evaluates the result with compiled exact-integer code. No pattern is named h
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -376,17 +376,17 @@ def _unused(registry: Registry, model: Model, kinds: Sequence[UnitPlan], head: U
                 names |= set().union(*(p.param_names for p in sel.applicable))
         return names
 
+    def users(name: str) -> list[Pattern]:
+        return [p for p in registry.patterns if name in p.param_names]
+
     def hint(name: str) -> str:
-        users = [p for p in registry.patterns if name in p.param_names]
-        if not users:
-            return ""
-        shown = ", ".join(f"{p.name} (flags: {', '.join(sorted(p.flags)) or 'none'})" for p in users)
-        return f"; it is used by {shown}"
+        shown = ", ".join(f"{p.name} (flags: {', '.join(sorted(p.flags)) or 'none'})" for p in users(name))
+        return f"; it is used by {shown}" if shown else ""
 
     def other_conventions_only(name: str) -> bool:
         """Declared only by patterns of conventions not in use (e.g. Megatron's padded_vocab)."""
-        users = [p for p in registry.patterns if name in p.param_names]
-        return bool(users) and all((p.flags & conventions) - model.flags for p in users)
+        declaring = users(name)
+        return bool(declaring) and all((p.flags & conventions) - model.flags for p in declaring)
 
     warnings = []
     layer_flags = frozenset().union(*(p.flags for p in registry.patterns if p.scope == "layer"))
@@ -547,13 +547,17 @@ def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, .
     if (seq_len is None) == (seqlens is None):
         raise ModelError("give exactly one of seq_len (every sequence alike) or seqlens (one packed row)")
     lengths = (seq_len,) if seqlens is None else tuple(seqlens)
-    field = "seq_len" if seqlens is None else "seqlens"
     if not lengths:
         raise ModelError("seqlens: empty; give at least one sequence length")
-    for value in lengths:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ModelError(f"{field}: {value!r} is not a sequence length: expected an integer >= 1")
+    check_lengths("seq_len" if seqlens is None else "seqlens", lengths)
     return lengths
+
+
+def check_lengths(field: str, lengths: Iterable[int]) -> None:
+    """Every entry of *lengths* is a sequence length (an int >= 1); the error names *field*."""
+    for value in lengths:
+        if type(value) is not int or value < 1:
+            raise ModelError(f"{field}: {value!r} is not a sequence length: expected an integer >= 1")
 
 
 def evaluate(

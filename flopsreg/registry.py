@@ -276,7 +276,7 @@ class Registry:
         :attr:`Result.training`. ``convention`` counts the way another system does (see
         :attr:`conventions`); the default ``"exact"`` counts what the attention mask lets through.
         """
-        plan = self._plans.get((model, convention)) or self.plan(model, convention=convention)
+        plan = self.plan(model, convention=convention)
         return evaluate(plan, seq_len, seqlens, batch, recompute)  # positional: this is a hot path
 
     def sweep(

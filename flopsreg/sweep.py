@@ -13,7 +13,7 @@ from typing import Any
 
 import sympy
 
-from flopsreg.engine import ModelPlan
+from flopsreg.engine import ModelPlan, check_lengths
 from flopsreg.errors import ModelError
 from flopsreg.symbols import s
 
@@ -26,9 +26,7 @@ def _checked(seq_len: Iterable[int]) -> range | list[int]:
             raise ModelError(f"seq_len: {seq_len.start}..{seq_len[-1]} includes lengths below 1")
         return seq_len
     lengths = list(seq_len)
-    for value in lengths:
-        if type(value) is not int or value < 1:
-            raise ModelError(f"seq_len: {value!r} is not a sequence length: expected an integer >= 1")
+    check_lengths("seq_len", lengths)
     return lengths
 
 
