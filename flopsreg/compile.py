@@ -96,13 +96,7 @@ class CompiledFormula:
     def __call__(self, values: Mapping[str, int]) -> int:
         """The exact integer value for *values* (a superset of :attr:`argnames` is fine)."""
         result = self.function(*(values[name] for name in self.argnames))
-        if isinstance(result, Fraction) and result.denominator == 1:  # e.g. x**2/2 + x/2
-            result = result.numerator
-        if isinstance(result, Fraction):
-            raise ArithmeticError(f"{self.expression} is not an integer at {dict(values)}: {result}")
-        if isinstance(result, bool) or not isinstance(result, int):
-            raise ArithmeticError(f"{self.expression} evaluated to {result!r}, not an integer")
-        return result
+        return result if type(result) is int else _as_int(self.expression, result, values)
 
     def sweep(self, name: str, values: Iterable[int], fixed: Mapping[str, int]) -> list[int]:
         """Exact values for each of *values* of the symbol *name*, the others from *fixed*.
@@ -112,17 +106,19 @@ class CompiledFormula:
         if name not in self.argnames:  # a constant: the same value for every entry
             return [self(fixed)] * len(values := list(values))
         others = {arg: fixed[arg] for arg in self.argnames if arg != name}
+        values = values if isinstance(values, (range, list, tuple)) else list(values)
         results = self.sweep_function(name, values, **others)
         if any(type(r) is not int for r in results):
-            results = [_as_int(self.expression, r) for r in results]
+            results = [_as_int(self.expression, r, {**others, name: v}) for r, v in zip(results, values)]
         return results
 
 
-def _as_int(expression: sympy.Expr, value: int | Fraction) -> int:
+def _as_int(expression: sympy.Expr, value: int | Fraction, at: Mapping[str, int]) -> int:
+    """*value* as an int: a Fraction n/1 (e.g. x**2/2 + x/2) is fine, anything else an error."""
     if isinstance(value, Fraction) and value.denominator == 1:
         return value.numerator
     if type(value) is not int:
-        raise ArithmeticError(f"{expression} evaluated to {value!r}, not an integer")
+        raise ArithmeticError(f"{expression} is not an integer at {dict(at)}: {value!r}")
     return value
 
 
