@@ -5,7 +5,10 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["FlopsregError", "ModelError", "PluginError", "PluginWarning", "SelectionError", "did_you_mean"]
+__all__ = ["MAX_INT", "FlopsregError", "ModelError", "PluginError", "PluginWarning", "SelectionError", "did_you_mean"]
+
+
+MAX_INT = 2**63 - 1  # the largest dimension or count accepted: TOML holds no more, and larger ones are typos
 
 
 class FlopsregError(ValueError):
