@@ -8,42 +8,51 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-
-import attrs
 
 from flopsreg import render
 from flopsreg.engine import RECOMPUTE
-from flopsreg.errors import FlopsregError
+from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.examples_index import example_names, example_path
 from flopsreg.model import Model
 from flopsreg.registry import Registry
-from flopsreg.sweep import parse_lengths
+from flopsreg.sweep import iter_sweep, parse_lengths
 
 __all__ = ["load_model_arg", "main"]
 
 
 def load_model_arg(spec: str, *, mtp: bool = False) -> Model:
-    """A model from a ``.toml`` file, a Hugging Face ``config.json``, or a bundled example name."""
+    """A model from a ``.toml`` file, a Hugging Face ``config.json`` (or a folder holding one),
+    or a bundled example name; an argument that looks like a path must exist."""
     path = Path(spec)
-    if path.suffix == ".json":
-        if not path.exists():
-            raise FlopsregError(f"MODEL {spec!r}: no such file")
-        return Model.from_hf_config(path, mtp=mtp)
-    if path.exists():
-        return Model.from_toml(path)
-    bundled = example_path(spec)
-    if bundled is None and path.suffix == ".toml":
-        raise FlopsregError(f"MODEL {spec!r}: no such file")
-    if bundled is None:
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise FlopsregError(f"MODEL {spec!r}: a folder without a config.json")
+        path = path / "config.json"
+    if path.is_file():
+        model = Model.from_hf_config(path, mtp=mtp) if path.suffix == ".json" else Model.from_toml(path)
+    elif spec in example_names():
+        model = Model.example(spec)
+    elif os.sep in spec or "/" in spec or path.suffix in (".toml", ".json"):
+        bundled = example_path(spec)
+        hint = f" (the bundled example is called {bundled.stem!r}, without {path.suffix})" if bundled and path.suffix else ""
+        raise FlopsregError(f"MODEL {spec!r}: no such file{hint}")
+    else:
+        names = example_names()
         raise FlopsregError(
-            f"MODEL {spec!r}: not a .toml or config.json file, nor a bundled example "
-            f"({', '.join(example_names())})"
+            f"MODEL {spec!r}: not a .toml or config.json file, nor a bundled example"
+            f"{did_you_mean(spec, names)} (bundled: {', '.join(names)})"
         )
-    return Model.from_toml_string(bundled.read_text(encoding="utf-8"), where=f"example {spec}")
+    if mtp and not model.plan.mtp:
+        raise FlopsregError(
+            f"--mtp: {model.name} has no multi-token-prediction modules to count (a config.json declares "
+            "them with num_nextn_predict_layers; a model file with plan.mtp, which counts them always)"
+        )
+    return model
 
 
 def _seqlens(text: str) -> list[int]:
@@ -64,6 +73,19 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=str(kwargs.get("help")))
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from importlib.metadata import version
+
+        print(f"flopsreg {version('flopsreg')}")
+        parser.exit()
+
+
 def _param(text: str) -> tuple[str, int]:
     name, sep, value = text.partition("=")
     try:
@@ -82,9 +104,9 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="set a model-wide parameter (repeatable), e.g. padded_vocab=262272",
+        help="set a parameter wherever the model sets it, else model-wide (repeatable), e.g. window=512",
     )
-    p.add_argument("--mtp", action="store_true", help="count multi-token-prediction modules of a config.json")
+    p.add_argument("--mtp", action="store_true", help="count the multi-token-prediction modules a config.json declares")
 
 
 def _length_options(p: argparse.ArgumentParser) -> None:
@@ -100,6 +122,7 @@ def _convention_option(p: argparse.ArgumentParser) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="flopsreg", description="Exact FLOPs of transformer models.")
+    parser.add_argument("--version", action=_Version, help="show flopsreg's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     p = sub.add_parser("patterns", help="list the registered patterns")
@@ -116,6 +139,7 @@ def _parser() -> argparse.ArgumentParser:
         help="activation recomputation added to training FLOPs (default: none)",
     )
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
+    p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
 
     p = sub.add_parser("sweep", help="forward and training FLOPs over many sequence lengths")
     _model_options(p)
@@ -127,7 +151,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
     _convention_option(p)
-    p.add_argument("--format", choices=("csv", "json"), default="csv")
+    p.add_argument(
+        "--format", choices=("csv", "json", "jsonl"), default="csv", help="rows stream as they are computed"
+    )
 
     p = sub.add_parser("compare", help="every convention against exact, and why they differ")
     _model_options(p)
@@ -149,27 +175,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _run(args: argparse.Namespace, registry: Registry) -> str:
+def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
+    """The command's output: one text, or chunks of text written as they come (long outputs)."""
     if args.command == "patterns":
         if args.format == "json":
             return json.dumps(render.patterns_json(registry), indent=2)
         return render.patterns_text(registry)
     model = load_model_arg(args.model, mtp=args.mtp)
-    if args.param:
-        model = attrs.evolve(model, params={**model.params, **dict(args.param)})
+    for name, value in args.param:
+        model, places = model.with_param(name, value)
+        _note(f"--param {name}={value} set in {', '.join(places)}")
     if args.command == "convert":
         text = model.to_toml()
         if args.output is None:
             return text.rstrip("\n")
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise FlopsregError(f"-o {args.output}: cannot write: {exc.strerror or exc}") from None
         return f"wrote {args.output}"
     if args.command == "sweep":
-        lengths = parse_lengths(args.seq_len)
-        flops = registry.sweep(model, lengths, batch=args.batch, convention=args.convention)
-        rows = [(n, f, 3 * f) for n, f in zip(lengths, flops)]
-        if args.format == "json":
-            return json.dumps([{"seq_len": n, "forward_flops": str(f), "training_flops": str(t)} for n, f, t in rows])
-        return "\n".join(["seq_len,forward_flops,training_flops", *(f"{n},{f},{t}" for n, f, t in rows)])
+        rows = iter_sweep(registry.plan(model, convention=args.convention), parse_lengths(args.seq_len), batch=args.batch)
+        return _sweep_output(rows, args.format)
     if args.command == "compare":
         comparison = registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
         _warn(comparison.exact.warnings)
@@ -180,6 +207,8 @@ def _run(args: argparse.Namespace, registry: Registry) -> str:
         plan = registry.plan(model, convention=args.convention)
         _warn(plan.warnings)
         return render.latex(plan) if args.format == "latex" else render.formula_text(plan)
+    if args.per_layer and args.format != "json":
+        raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
     result = registry.evaluate(
         model,
         seq_len=args.seq_len,
@@ -190,15 +219,51 @@ def _run(args: argparse.Namespace, registry: Registry) -> str:
     )
     _warn(result.warnings)
     if args.format == "json":
-        return json.dumps(render.result_json(result), indent=2)
+        text = json.dumps(render.result_json(result), indent=2)
+        return _with_layers(text, render.layers_json(result)) if args.per_layer else text
     if args.format == "latex":
         return result.latex()
     return render.result_text(result)
 
 
+def _sweep_output(rows: Iterator[tuple[int, int]], form: str) -> Iterator[str]:
+    """Sweep rows as CSV, a JSON array or JSON lines, one line at a time."""
+    if form == "csv":
+        yield "seq_len,forward_flops,training_flops"
+        yield from (f"{n},{f},{3 * f}" for n, f in rows)
+        return
+    lines = (json.dumps({"seq_len": n, "forward_flops": str(f), "training_flops": str(3 * f)}) for n, f in rows)
+    if form == "jsonl":
+        yield from lines
+        return
+    yield "["
+    previous = next(lines)
+    for line in lines:
+        yield f"  {previous},"
+        previous = line
+    yield f"  {previous}"
+    yield "]"
+
+
+def _with_layers(text: str, layers: Iterator[dict]) -> Iterator[str]:
+    """The eval JSON object *text* with a ``layers`` list added last, one layer per line."""
+    yield text[: text.rindex("}")].rstrip() + ',\n  "layers": ['
+    previous = next(layers, None)
+    for layer in layers:
+        yield f"    {json.dumps(previous)},"
+        previous = layer
+    if previous is not None:
+        yield f"    {json.dumps(previous)}"
+    yield "  ]\n}"
+
+
 def _warn(messages: Sequence[str]) -> None:
     for message in messages:
         print(f"flopsreg: warning: {message}", file=sys.stderr)
+
+
+def _note(message: str) -> None:
+    print(f"flopsreg: note: {message}", file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -209,10 +274,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.simplefilter("always")
             registry = Registry.default()
         _warn([str(w.message) for w in caught])
-        print(_run(args, registry))
+        output = _run(args, registry)
+        if isinstance(output, str):
+            print(output)
+        else:
+            for line in output:
+                print(line)
     except FlopsregError as exc:
         print(f"flopsreg: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head and closed early: not an error
-        sys.stderr.close()
+        # Python flushes stdout again at exit; point it at devnull so that flush cannot fail.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.engine import MODEL_UNIT, Result, ranges
+from flopsreg.engine import KindPlan, Result, UnitPlan
+from flopsreg.model import ranges_text
 from flopsreg.errors import FlopsregError
 from flopsreg.registry import EXACT
 
@@ -109,19 +110,16 @@ def compare(
 
 def _differences(exact: Result, other: Result) -> list[Difference]:
     found = []
-    exact_units = {unit.name: unit for unit in exact.plan.units}
-    for unit in other.plan.units:
-        base = exact_units.get(unit.name)
-        if base is None:
-            continue
-        ours, theirs = other.unit_flops[unit.name], exact.unit_flops[unit.name]
+    # Both plans are of one model: the same kinds in the same order, then the model-level slots.
+    pairs: list[tuple[UnitPlan, UnitPlan]] = [*zip(other.plan.kinds, exact.plan.kinds), (other.plan.head, exact.plan.head)]
+    for unit, base in pairs:
+        ours, theirs = other.unit_flops.get(unit, {}), exact.unit_flops.get(base, {})
         effect = {slot: _ratio(ours.get(slot, 0), theirs.get(slot, 0)) for slot in set(ours) | set(theirs)}
         changed = [sel for sel in unit.selections if base.patterns.get(sel.slot) != sel.pattern.name]
-        if unit.name == MODEL_UNIT:
-            where = "model-level"
+        if isinstance(unit, KindPlan):
+            where = f"{unit.count} layer{'s' * (unit.count != 1)} (kind {unit.name!r}: {ranges_text(unit.layers)})"
         else:
-            count = len(unit.layers)
-            where = f"{count} layer{'s' * (count != 1)} (kind {unit.name!r}: {ranges(unit.layers)})"
+            where = "model-level"
         for sel in changed:  # a rule that differs without changing any number is not reported
             if sel.pattern.produces == "flops":
                 slots = [sel.slot]

@@ -10,7 +10,8 @@ and evaluates the result with compiled exact-integer code. No pattern is named h
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -20,33 +21,28 @@ import sympy
 
 from flopsreg.compile import CompiledFormula, compile_exact
 from flopsreg.errors import ModelError, SelectionError, did_you_mean
+from flopsreg.model import IndexedView, Model, ranges_text, total_length
 from flopsreg.pattern import Pattern
 from flopsreg.symbols import SHARED
 
 if TYPE_CHECKING:
-    from flopsreg.model import Model
     from flopsreg.registry import Registry
 
-__all__ = ["LayerResult", "ModelPlan", "Result", "Selection", "UnitPlan", "evaluate", "plan_model"]
+__all__ = [
+    "KindPlan",
+    "LayerResult",
+    "ModelLevelPlan",
+    "ModelPlan",
+    "Result",
+    "Selection",
+    "UnitPlan",
+    "evaluate",
+    "plan_model",
+]
 
-MODEL_UNIT = "model"
 _QUANTITIES = {info.symbol: name for name, info in SHARED.items() if info.kind == "quantity"}
 _DIMENSIONS = {name for name, info in SHARED.items() if info.kind == "dimension"}
 TRAINING_PASSES = 3  # forward + backward (gradients w.r.t. inputs and weights)
-
-
-def ranges(indices: Sequence[int]) -> str:
-    """``"0-4, 6-10, 12"`` for ``[0, 1, 2, 3, 4, 6, ..., 12]``."""
-    parts: list[str] = []
-    start = prev = None
-    for i in list(indices) + [None]:
-        if start is not None and i == prev + 1:
-            prev = i
-            continue
-        if start is not None:
-            parts.append(str(start) if start == prev else f"{start}-{prev}")
-        start = prev = i
-    return ", ".join(parts)
 
 
 @attrs.frozen
@@ -66,17 +62,27 @@ class Selection:
         return f"flag{'s' if len(flags) > 1 else ''} {', '.join(flags)} set; {ranking}"
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class UnitPlan:
-    """The selection and formula for one layer kind, or for the model-level slots."""
+    """The selection and formula for one layer kind (:class:`KindPlan`) or for the model-level
+    slots (:class:`ModelLevelPlan`); compared by identity, as each belongs to one plan."""
 
     name: str
-    layers: tuple[int, ...]
     flags: frozenset[str]
-    params: Mapping[str, int] = attrs.field(hash=False)
+    params: Mapping[str, int]
     selections: tuple[Selection, ...]
-    terms: Mapping[str, sympy.Expr] = attrs.field(hash=False)  # slot -> FLOPs of one sequence
-    quantities: Mapping[str, sympy.Expr] = attrs.field(hash=False)  # e.g. pairs, qk_dim
+    terms: Mapping[str, sympy.Expr]  # slot -> FLOPs of one sequence
+    quantities: Mapping[str, sympy.Expr]  # e.g. pairs, qk_dim
+
+    @property
+    def count(self) -> int:
+        """How many times the model runs this unit per sequence."""
+        raise NotImplementedError
+
+    @property
+    def where(self) -> str:
+        """Where the unit sits, for messages."""
+        raise NotImplementedError
 
     @property
     def patterns(self) -> dict[str, str]:
@@ -85,7 +91,7 @@ class UnitPlan:
 
     @cached_property
     def expression(self) -> sympy.Expr:
-        """FLOPs of one sequence through one layer of this kind: fully symbolic."""
+        """FLOPs of one sequence through this unit once: fully symbolic."""
         return sympy.Add(*self.terms.values())
 
     @cached_property
@@ -97,17 +103,49 @@ class UnitPlan:
         return compile_exact(self.expression)
 
     def total(self, seq_len: int) -> int:
-        """Exact FLOPs of one sequence of *seq_len* tokens through one such layer, all slots."""
+        """Exact FLOPs of one sequence of *seq_len* tokens through this unit once, all slots."""
         return self._compiled_total({**self.params, "seq_len": seq_len})
 
     def flops(self, seq_len: int) -> dict[str, int]:
-        """Exact FLOPs per slot of one sequence of *seq_len* tokens through one such layer."""
+        """Exact FLOPs per slot of one sequence of *seq_len* tokens through this unit once."""
         values = {**self.params, "seq_len": seq_len}
         return {slot: formula(values) for slot, formula in self._compiled.items()}
 
+
+@attrs.frozen(eq=False)
+class KindPlan(UnitPlan):
+    """One layer kind: its layers (as ranges of indices) and what fills each of its slots."""
+
+    layers: tuple[range, ...]
+
+    @property
+    def count(self) -> int:
+        return total_length(self.layers)
+
     @property
     def where(self) -> str:
-        return describe_unit(self.name, self.layers)
+        return _kind_where(self.name, self.layers)
+
+
+@attrs.frozen(eq=False)
+class ModelLevelPlan(UnitPlan):
+    """The model-level slots (logits, MTP, ...): counted once per sequence."""
+
+    @property
+    def count(self) -> int:
+        return 1
+
+    @property
+    def where(self) -> str:
+        return MODEL_LEVEL
+
+
+MODEL_LEVEL = "model-level slots"
+
+
+def _kind_where(name: str, layers: tuple[range, ...]) -> str:
+    """``"layers 0-4, 6-10 (kind 'local')"``."""
+    return f"{'layer' if total_length(layers) == 1 else 'layers'} {ranges_text(layers)} (kind {name!r})"
 
 
 @attrs.frozen
@@ -117,15 +155,15 @@ class ModelPlan:
     model: Model
     registry: Registry = attrs.field(eq=False, repr=False)
     convention: str
-    kinds: tuple[UnitPlan, ...]
-    head: UnitPlan
+    kinds: tuple[KindPlan, ...]
+    head: ModelLevelPlan
     warnings: tuple[str, ...]
 
     @property
     def units(self) -> tuple[UnitPlan, ...]:
         return self.kinds + ((self.head,) if self.head.selections else ())
 
-    def kind(self, name: str) -> UnitPlan:
+    def kind(self, name: str) -> KindPlan:
         return next(unit for unit in self.kinds if unit.name == name)
 
     def explain(self) -> str:
@@ -139,8 +177,7 @@ class ModelPlan:
         """Forward FLOPs of one sequence of ``seq_len`` tokens, model dimensions substituted."""
         total = sympy.Integer(0)
         for unit in self.units:
-            count = 1 if unit.name == MODEL_UNIT else len(unit.layers)
-            total += count * unit.expression.xreplace(_values(unit.expression, unit.params))
+            total += unit.count * unit.expression.xreplace(_values(unit.expression, unit.params))
         return total
 
     @cached_property
@@ -163,6 +200,13 @@ class ModelPlan:
 
 def plan_model(registry: Registry, model: Model, *, convention: str = "exact") -> ModelPlan:
     """Select patterns for every layer kind and the model-level slots, checking every input."""
+    if not isinstance(model, Model):
+        raise ModelError(
+            f"model: expected a flopsreg.Model, got {type(model).__name__} {model!r:.60}; load one with "
+            "Model.example(name), Model.from_toml(path) or Model.from_hf_config(path)"
+        )
+    if not isinstance(convention, str):
+        raise ModelError(f"convention: expected a convention name (a string), got {type(convention).__name__} {convention!r:.60}")
     _check_names(registry, model)
     given = model
     if convention != "exact":
@@ -175,20 +219,19 @@ def plan_model(registry: Registry, model: Model, *, convention: str = "exact") -
         model = attrs.evolve(model, flags=model.flags | {convention})
     structure = {"mtp_layers": len(model.plan.mtp)}
     kinds = []
-    for kind_name in dict.fromkeys(layer.kind for layer in model.layers):
-        first = model.layers[model.layers_of(kind_name)[0]]
-        kinds.append(_plan_unit(registry, kind_name, model.layers_of(kind_name), first.flags, first.params, "layer"))
+    for name in model.plan.kinds():
+        flags, params = model.merged(name)
+        kinds.append(_plan_unit(registry, KindPlan, flags, params, name=name, layers=model.plan.indices(name)))
     mtp_block = sympy.Integer(0)
     for block in model.mtp_blocks:  # the decoder layers inside MTP modules, planned like any layer
-        unit = _plan_unit(registry, block.kind, (block.index,), block.flags, block.params, "layer")
+        unit = _plan_unit(registry, KindPlan, block.flags, block.params, name=block.kind, layers=(range(block.index, block.index + 1),))
         mtp_block += unit.expression.xreplace(_values(unit.expression, unit.params))
     head = _plan_unit(
         registry,
-        MODEL_UNIT,
-        (),
+        ModelLevelPlan,
         model.flags,
         {**model.params, **structure},
-        "model",
+        name="model",
         engine_quantities={SHARED["mtp_block"].symbol: mtp_block},
     )
     # A convention may choose not to count MTP (slime), but some applicable pattern must know it.
@@ -267,17 +310,21 @@ def _select(registry: Registry, scope: str, flags: frozenset[str], where: str) -
     return selections
 
 
+_SCOPES = {KindPlan: "layer", ModelLevelPlan: "model"}  # which patterns each unit type takes
+
+
 def _plan_unit(
     registry: Registry,
-    name: str,
-    layers: tuple[int, ...],
+    unit_type: type[UnitPlan],
     flags: frozenset[str],
     params: Mapping[str, int],
-    scope: str,
+    *,
+    name: str,
+    layers: tuple[range, ...] | None = None,
     engine_quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
 ) -> UnitPlan:
-    where = describe_unit(name, layers)
-    selections = _select(registry, scope, flags, where)
+    where = MODEL_LEVEL if layers is None else _kind_where(name, layers)
+    selections = _select(registry, _SCOPES[unit_type], flags, where)
     quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})
     source: dict[str, str] = {}
     for sel in selections:
@@ -307,14 +354,14 @@ def _plan_unit(
                 "which no selected pattern of this layer produces"
             )
         terms[sel.slot] = expr
-    unit = UnitPlan(
+    unit = unit_type(
         name=name,
-        layers=layers,
         flags=flags,
         params=params,
         selections=tuple(selections),
         terms=terms,
         quantities={_QUANTITIES[k]: v for k, v in quantities.items() if k in _QUANTITIES},
+        **({} if layers is None else {"layers": layers}),
     )
     _check_params(registry, unit, where)
     return unit
@@ -334,13 +381,6 @@ def _needed(selections: list[Selection]) -> list[Selection]:
             frontier.extend(providers[name].pattern.quantities.values())
     kept = {id(providers[q]) for q in needed}
     return [sel for sel in selections if sel.pattern.produces == "flops" or id(sel) in kept]
-
-
-def describe_unit(name: str, layers: tuple[int, ...]) -> str:
-    """Where a unit sits, for messages: ``"layers 0-4, 6-10 (kind 'local')"``."""
-    if name == MODEL_UNIT:
-        return "model-level slots"
-    return f"{'layer' if len(layers) == 1 else 'layers'} {ranges(layers)} (kind {name!r})"
 
 
 def _check_params(registry: Registry, unit: UnitPlan, where: str) -> None:
@@ -455,17 +495,17 @@ class Result:
         return total
 
     @cached_property
-    def unit_totals(self) -> dict[str, int]:
-        """FLOPs for the whole batch of one layer of each kind, and once for ``"model"``."""
-        return {unit.name: self._per_length(unit.total) for unit in self.plan.units}
+    def unit_totals(self) -> dict[UnitPlan, int]:
+        """FLOPs for the whole batch through each unit of the plan once (one layer of a kind)."""
+        return {unit: self._per_length(unit.total) for unit in self.plan.units}
 
     @cached_property
-    def unit_flops(self) -> dict[str, dict[str, int]]:
-        """FLOPs per slot for the whole batch: per layer of each kind, and once for ``"model"``.
+    def unit_flops(self) -> dict[UnitPlan, dict[str, int]]:
+        """FLOPs per slot for the whole batch through each unit of the plan once.
 
         Computed on first use, so a caller that needs only the total does not pay for it.
         """
-        return {unit.name: self._per_length(unit.flops) for unit in self.plan.units}
+        return {unit: self._per_length(unit.flops) for unit in self.plan.units}
 
     @property
     def model(self) -> Model:
@@ -475,30 +515,25 @@ class Result:
     def convention(self) -> str:
         return self.plan.convention
 
-    def _count(self, unit: UnitPlan) -> int:
-        return 1 if unit.name == MODEL_UNIT else len(unit.layers)
-
-    @cached_property
-    def layers(self) -> tuple[LayerResult, ...]:
-        """Every decoder layer with its patterns and exact FLOPs for the batch."""
+    @property
+    def layers(self) -> Sequence[LayerResult]:
+        """Every decoder layer with its patterns and exact FLOPs for the batch, computed on access."""
         by_kind = {unit.name: unit for unit in self.plan.kinds}
-        return tuple(
-            LayerResult(
-                index=layer.index,
-                kind=layer.kind,
-                patterns=by_kind[layer.kind].patterns,
-                flops=self.unit_totals[layer.kind],
-            )
-            for layer in self.model.layers
-        )
+        kind_at = self.model.plan.kind_at
+
+        def layer(index: int) -> LayerResult:
+            unit = by_kind[kind_at(index)]
+            return LayerResult(index=index, kind=unit.name, patterns=unit.patterns, flops=self.unit_totals[unit])
+
+        return IndexedView(self.model.plan.layers, layer)
 
     @cached_property
     def slot_flops(self) -> dict[str, int]:
         """Forward FLOPs of the batch per slot, summed over the model: where the work goes."""
         totals: dict[str, int] = {}
         for unit in self.plan.units:
-            for slot, flops in self.unit_flops[unit.name].items():
-                totals[slot] = totals.get(slot, 0) + self._count(unit) * flops
+            for slot, flops in self.unit_flops[unit].items():
+                totals[slot] = totals.get(slot, 0) + unit.count * flops
         return totals
 
     @property
@@ -506,13 +541,12 @@ class Result:
         """Forward FLOPs repeated in the backward pass by activation recomputation."""
         if self.recompute == "none":
             return 0
-        layers = [unit for unit in self.plan.units if unit.name != MODEL_UNIT]
         if self.recompute == "full":
-            return sum(self._count(unit) * self.unit_totals[unit.name] for unit in layers)
+            return sum(unit.count * self.unit_totals[unit] for unit in self.plan.kinds)
         return sum(
-            self._count(unit) * flops
-            for unit in layers
-            for slot, flops in self.unit_flops[unit.name].items()
+            unit.count * flops
+            for unit in self.plan.kinds
+            for slot, flops in self.unit_flops[unit].items()
             if slot in SELECTIVE_SLOTS
         )
 
@@ -546,18 +580,29 @@ class Result:
 def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, ...]:
     if (seq_len is None) == (seqlens is None):
         raise ModelError("give exactly one of seq_len (every sequence alike) or seqlens (one packed row)")
-    lengths = (seq_len,) if seqlens is None else tuple(seqlens)
+    if seqlens is None:
+        return (positive_int("seq_len", seq_len, "a sequence length"),)
+    if isinstance(seqlens, (str, bytes)) or not isinstance(seqlens, Iterable):
+        raise ModelError(f"seqlens = {seqlens!r}: expected a list of sequence lengths")
+    lengths = tuple(sequence_lengths("seqlens", seqlens))
     if not lengths:
         raise ModelError("seqlens: empty; give at least one sequence length")
-    check_lengths("seq_len" if seqlens is None else "seqlens", lengths)
     return lengths
 
 
-def check_lengths(field: str, lengths: Iterable[int]) -> None:
-    """Every entry of *lengths* is a sequence length (an int >= 1); the error names *field*."""
+def positive_int(field: str, value: Any, what: str) -> int:
+    """*value* as a Python int >= 1 (numpy integers accepted, bools and floats refused)."""
+    if type(value) is int and value >= 1:
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__") or operator.index(value) < 1:
+        raise ModelError(f"{field}: {value!r} is not {what}: expected an integer >= 1")
+    return operator.index(value)
+
+
+def sequence_lengths(field: str, lengths: Iterable[Any]) -> Iterator[int]:
+    """Each entry of *lengths* as a sequence length (an int >= 1); the error names *field*."""
     for value in lengths:
-        if type(value) is not int or value < 1:
-            raise ModelError(f"{field}: {value!r} is not a sequence length: expected an integer >= 1")
+        yield positive_int(field, value, "a sequence length")
 
 
 def evaluate(
@@ -573,10 +618,10 @@ def evaluate(
     else:
         lengths = _lengths(seq_len, seqlens)
     if type(batch) is not int or batch < 1:
-        raise ModelError(f"batch: {batch!r} is not a batch size: expected an integer >= 1")
-    if recompute not in RECOMPUTE:
+        batch = positive_int("batch", batch, "a batch size")
+    if recompute not in RECOMPUTE if isinstance(recompute, str) else True:
         raise ModelError(
-            f"recompute: {recompute!r} is not a recomputation mode{did_you_mean(recompute, RECOMPUTE)} "
+            f"recompute: {recompute!r} is not a recomputation mode{did_you_mean(str(recompute), RECOMPUTE)} "
             f"(expected one of: {', '.join(RECOMPUTE)})"
         )
     if len(lengths) == 1:

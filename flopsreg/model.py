@@ -8,33 +8,125 @@ knows the patterns; this module checks structure and types.
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar, overload
 
 import attrs
 
-from flopsreg.errors import ModelError, did_you_mean
+from flopsreg.errors import MAX_INT, ModelError, did_you_mean
 
-__all__ = ["Layer", "LayerKind", "Model", "Plan"]
+__all__ = ["FrozenMap", "Layer", "LayerKind", "Model", "Plan"]
+
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+class FrozenMap(Mapping[str, V]):
+    """A read-only mapping, equal and hashed by its contents: what models hold instead of dicts.
+
+    A model is a value, so caches keyed by it can never serve another model's numbers.
+
+    >>> params = FrozenMap({"hidden": 64})
+    >>> params["hidden"], params == {"hidden": 64}, hash(params) == hash(FrozenMap(hidden=64))
+    (64, True, True)
+    """
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, *args: Any, **kwargs: V) -> None:
+        object.__setattr__(self, "_data", dict(*args, **kwargs))
+        object.__setattr__(self, "_hash", None)
+
+    def __getitem__(self, key: str) -> V:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hash(frozenset(self._data.items())))
+        return self._hash  # type: ignore[return-value]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._data!r})"
+
+
+class IndexedView(Sequence[T]):
+    """A read-only sequence whose items are computed on access: a model's layers, a result's.
+
+    Memory stays the same for 10 or 10^8 layers; indexing, slicing and iteration work as on a tuple.
+    """
+
+    __slots__ = ("_length", "_item")
+
+    def __init__(self, length: int, item: Callable[[int], T]) -> None:
+        self._length = length
+        self._item = item
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(self._length))]
+        i = operator.index(index)
+        if i < 0:
+            i += self._length
+        if not 0 <= i < self._length:
+            raise IndexError(f"layer index {index} out of range for {self._length} layers")
+        return self._item(i)
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self._item, range(self._length))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(map(repr, self[:3]))
+        return f"<{self._length} items: {shown}{', ...' if self._length > 3 else ''}>"
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\-]*")
 
 
-def check_params(where: str, value: Any) -> dict[str, int]:
+def check_params(where: str, value: Any) -> FrozenMap[int]:
+    """Parameters as a sorted read-only map of name to int; numpy integers become ints."""
     if not isinstance(value, Mapping):
         raise ModelError(f"{where}: expected a table of parameter = integer, got {type(value).__name__}")
     checked = {}
     for name, number in value.items():
-        if isinstance(number, bool) or not isinstance(number, int):
-            shown = str(number).lower() if isinstance(number, bool) else repr(number)  # as TOML writes it
-            raise ModelError(f"{where}.{name} = {shown}: expected an integer, got {type(number).__name__}")
-        checked[str(name)] = number
-    return dict(sorted(checked.items()))
+        if not isinstance(name, str):
+            raise ModelError(f"{where}: parameter name {name!r} is not a string")
+        checked[name] = check_int(f"{where}.{name}", number)
+    return FrozenMap(sorted(checked.items()))
+
+
+def check_int(where: str, value: Any, minimum: int | None = None) -> int:
+    """*value* as a Python int (numpy integers too), at most MAX_INT; bools and floats refused."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        shown = str(value).lower() if isinstance(value, bool) else repr(value)  # as TOML writes it
+        expected = "an integer" if minimum is None else f"an integer >= {minimum}"
+        raise ModelError(f"{where} = {shown}: expected {expected}, got {type(value).__name__}")
+    number = operator.index(value)
+    if minimum is not None and number < minimum:
+        raise ModelError(f"{where} = {number}: expected an integer >= {minimum}")
+    if not -MAX_INT - 1 <= number <= MAX_INT:
+        raise ModelError(f"{where} = {number}: beyond a 64-bit integer (|value| < 2^63); is it a typo?")
+    return number
 
 
 def check_flags(where: str, value: Any) -> frozenset[str]:
-    if isinstance(value, str) or not isinstance(value, Iterable):
+    if isinstance(value, (str, Mapping)) or not isinstance(value, Iterable):
         raise ModelError(f"{where} = {value!r}: expected a list of flag names")
     flags = list(value)
     for flag in flags:
@@ -48,9 +140,17 @@ class LayerKind:
     """Flags and parameters shared by the layers of one kind (e.g. Gemma 3's local layers)."""
 
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: check_flags("flags", v))
-    params: Mapping[str, int] = attrs.field(
-        factory=dict, converter=lambda v: check_params("params", v), hash=False
-    )
+    params: FrozenMap[int] = attrs.field(factory=dict, converter=lambda v: check_params("params", v))
+
+
+def _kind_names(where: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ModelError(f"{where} = {value!r}: expected a list of layer-kind names")
+    names = tuple(value)
+    for name in names:
+        if not isinstance(name, str):
+            raise ModelError(f"{where}: {name!r} is not a layer-kind name (a string)")
+    return names
 
 
 @attrs.frozen(kw_only=True)
@@ -62,14 +162,12 @@ class Plan:
     (DeepSeek-V3); those layers are not decoder layers and are counted by the ``mtp`` pattern.
     """
 
-    layers: int
-    first: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    cycle: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    mtp: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    layers: int = attrs.field(converter=lambda v: check_int("plan.layers", v, minimum=1))
+    first: tuple[str, ...] = attrs.field(default=(), converter=lambda v: _kind_names("plan.first", v))
+    cycle: tuple[str, ...] = attrs.field(default=(), converter=lambda v: _kind_names("plan.cycle", v))
+    mtp: tuple[str, ...] = attrs.field(default=(), converter=lambda v: _kind_names("plan.mtp", v))
 
     def __attrs_post_init__(self) -> None:
-        if isinstance(self.layers, bool) or not isinstance(self.layers, int) or self.layers < 1:
-            raise ModelError(f"plan.layers = {self.layers!r}: expected an integer >= 1")
         if len(self.first) > self.layers:
             raise ModelError(
                 f"plan.first lists {len(self.first)} layers but plan.layers = {self.layers}"
@@ -91,46 +189,142 @@ class Plan:
         kinds = tuple(kinds)
         return cls(layers=len(kinds), first=kinds)
 
-    def expand(self) -> tuple[str, ...]:
-        """The kind of every decoder layer, in order."""
-        rest = self.layers - len(self.first)
-        return self.first + tuple(self.cycle[i % len(self.cycle)] for i in range(rest))
+    def kind_at(self, index: int) -> str:
+        """The kind of decoder layer *index* (0-based), without expanding the plan."""
+        first = len(self.first)
+        return self.first[index] if index < first else self.cycle[(index - first) % len(self.cycle)]
+
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds of the decoder layers, each once, in order of first appearance."""
+        used = self.cycle[: self.layers - len(self.first)]
+        return tuple(dict.fromkeys(self.first + used))
+
+    def indices(self, kind: str) -> tuple[range, ...]:
+        """The decoder layers of *kind* as ranges, as few as the plan allows (not one per layer).
+
+        Layers listed in ``first`` come as runs of consecutive indices. The cycle gives one
+        arithmetic progression per position of *kind* in it, unless runs are no more than twice
+        as many (and the plan is small enough to list them): then runs, which read more easily.
+
+        >>> Plan(layers=8, first=["d", "d"], cycle=["s", "s", "f"]).indices("s")
+        (range(2, 4), range(5, 7))
+        >>> Plan(layers=34, cycle=["s"] * 5 + ["f"]).indices("f")
+        (range(5, 34, 6),)
+        >>> Plan(layers=10**8, cycle=["s", "f"]).indices("f")
+        (range(1, 100000000, 2),)
+        """
+        head = _runs(i for i, name in enumerate(self.first) if name == kind)
+        start, period = len(self.first), len(self.cycle)
+        progressions = tuple(
+            range(start + p, self.layers, period) for p, name in enumerate(self.cycle) if name == kind
+        )
+        progressions = tuple(r for r in progressions if r)
+        if self.layers - start <= _LISTED_LAYERS:
+            runs = _runs(i for i in range(start, self.layers) if self.kind_at(i) == kind)
+            if len(runs) <= 2 * len(progressions):
+                return head + runs
+        return head + progressions
+
+
+_LISTED_LAYERS = 4096  # plans up to this many cycle layers may describe a kind by runs
+
+
+def _runs(indices: Iterable[int]) -> tuple[range, ...]:
+    """Increasing *indices* as runs of consecutive integers."""
+    runs: list[range] = []
+    for i in indices:
+        if runs and runs[-1].stop == i:
+            runs[-1] = range(runs[-1].start, i + 1)
+        else:
+            runs.append(range(i, i + 1))
+    return tuple(runs)
+
+
+def total_length(ranges: Iterable[range]) -> int:
+    """How many indices *ranges* hold."""
+    return sum(len(r) for r in ranges)
+
+
+def ranges_text(ranges: Sequence[range]) -> str:
+    """``"0-4, 6-10, 12"``; a long progression of step k as ``"5-99999995 every 6th"``.
+
+    >>> ranges_text((range(0, 5), range(6, 11), range(12, 13), range(13, 100, 6)))
+    '0-4, 6-10, 12, 13-97 every 6th'
+    >>> ranges_text((range(5, 35, 6),))
+    '5, 11, 17, 23, 29'
+    """
+    parts = []
+    for r in ranges:
+        if len(r) == 1 or r.step > 1 and len(r) <= 6:
+            parts.extend(map(str, r))
+        elif r.step == 1:
+            parts.append(f"{r.start}-{r[-1]}")
+        else:
+            parts.append(f"{r.start}-{r[-1]} every {_ordinal(r.step)}")
+    return ", ".join(parts)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
 
 
 @attrs.frozen(kw_only=True)
 class Layer:
-    """One expanded decoder layer: model-wide flags and parameters merged with its kind's."""
+    """One decoder layer: model-wide flags and parameters merged with its kind's."""
 
     index: int
     kind: str
     flags: frozenset[str]
-    params: Mapping[str, int] = attrs.field(hash=False)
+    params: FrozenMap[int]
+
+
+def _kinds(value: Any) -> FrozenMap[LayerKind]:
+    if not isinstance(value, Mapping):
+        raise ModelError(f"kinds: expected a table of layer kinds, got {type(value).__name__}")
+    for name, kind in value.items():
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ModelError(f"kinds.{name}: a kind name must be a word (letters, digits, _ or -)")
+        if not isinstance(kind, LayerKind):
+            raise ModelError(f"kinds.{name}: expected a flopsreg.LayerKind, got {type(kind).__name__}")
+    return FrozenMap(value)
+
+
+def _string(where: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        if not isinstance(value, str):
+            raise ModelError(f"{where} = {value!r}: expected a string")
+        return value
+
+    return check
+
+
+def _plan(value: Any) -> Plan:
+    if not isinstance(value, Plan):
+        raise ModelError(f"plan: expected a flopsreg.Plan, got {type(value).__name__}")
+    return value
 
 
 @attrs.frozen(kw_only=True, cache_hash=True)
 class Model:
     """A transformer as flopsreg sees it: model-wide settings, layer kinds and a plan.
 
+    A value: every field is immutable, and two models are equal (and hash alike) exactly when
+    their contents are, so a cache keyed by a model can never return another model's numbers.
+
     >>> m = Model.uniform("tiny", layers=2, hidden=64, heads=4, kv_heads=4, head_dim=16)
     >>> [layer.kind for layer in m.layers]
     ['layer', 'layer']
     """
 
-    name: str
-    kinds: Mapping[str, LayerKind] = attrs.field(hash=False)
-    plan: Plan
+    name: str = attrs.field(converter=_string("name"))
+    kinds: FrozenMap[LayerKind] = attrs.field(converter=_kinds)
+    plan: Plan = attrs.field(converter=_plan)
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: check_flags("flags", v))
-    params: Mapping[str, int] = attrs.field(
-        factory=dict, converter=lambda v: check_params("params", v), hash=False
-    )
-    source: str = ""
-    _layers: tuple[Layer, ...] = attrs.field(init=False, repr=False, eq=False, hash=False)
+    params: FrozenMap[int] = attrs.field(factory=dict, converter=lambda v: check_params("params", v))
+    source: str = attrs.field(default="", converter=_string("source"))
 
     def __attrs_post_init__(self) -> None:
-        for kind in self.kinds:
-            if not _NAME.fullmatch(kind):
-                raise ModelError(f"kinds.{kind}: a kind name must be a word (letters, digits, _ or -)")
-        order = self.plan.expand()
         for where, names in (("plan.first", self.plan.first), ("plan.cycle", self.plan.cycle), ("plan.mtp", self.plan.mtp)):
             for kind in names:
                 if kind not in self.kinds:
@@ -138,23 +332,22 @@ class Model:
                         f"{where}: unknown layer kind {kind!r}; defined kinds: "
                         f"{', '.join(sorted(self.kinds)) or 'none'}{did_you_mean(kind, self.kinds)}"
                     )
-        unused = sorted(set(self.kinds) - set(order) - set(self.plan.mtp))
+        unused = sorted(set(self.kinds) - set(self.plan.kinds()) - set(self.plan.mtp))
         if unused:
             raise ModelError(f"kinds.{unused[0]} is defined but the plan never uses it")
-        object.__setattr__(self, "_layers", tuple(self._layer(i, kind) for i, kind in enumerate(order)))
+
+    def merged(self, kind: str) -> tuple[frozenset[str], FrozenMap[int]]:
+        """The flags and parameters of a layer of *kind*: the model's, with the kind's on top."""
+        return self.flags | self.kinds[kind].flags, FrozenMap({**self.params, **self.kinds[kind].params})
 
     def _layer(self, index: int, kind: str) -> Layer:
-        return Layer(
-            index=index,
-            kind=kind,
-            flags=self.flags | self.kinds[kind].flags,
-            params={**self.params, **self.kinds[kind].params},
-        )
+        flags, params = self.merged(kind)
+        return Layer(index=index, kind=kind, flags=flags, params=params)
 
     @property
-    def layers(self) -> tuple[Layer, ...]:
-        """Every decoder layer, expanded from the plan."""
-        return self._layers
+    def layers(self) -> Sequence[Layer]:
+        """Every decoder layer, computed from the plan on access (memory does not grow with layers)."""
+        return IndexedView(self.plan.layers, lambda i: self._layer(i, self.plan.kind_at(i)))
 
     @property
     def mtp_blocks(self) -> tuple[Layer, ...]:
@@ -172,9 +365,47 @@ class Model:
             params=params,
         )
 
-    def layers_of(self, kind: str) -> tuple[int, ...]:
-        """Indices of the layers of *kind*."""
-        return tuple(layer.index for layer in self.layers if layer.kind == kind)
+    def with_param(self, name: str, value: int) -> tuple[Model, tuple[str, ...]]:
+        """This model with parameter *name* set to *value* wherever it is set (model-wide and in
+        every layer kind that sets it), else model-wide; and the places it was set, for messages.
+
+        >>> m = Model.example("gemma-3-4b")
+        >>> m.with_param("window", 512)[1]
+        ('kinds.local.params',)
+        """
+        value = check_int(f"param {name}", value)
+        kinds = {k: kind for k, kind in self.kinds.items() if name in kind.params}
+        places = (["params"] if name in self.params or not kinds else []) + [f"kinds.{k}.params" for k in kinds]
+        params = {**self.params, name: value} if "params" in places else self.params
+        new_kinds = {
+            k: attrs.evolve(kind, params={**kind.params, name: value}) if k in kinds else kind
+            for k, kind in self.kinds.items()
+        }
+        return attrs.evolve(self, params=params, kinds=new_kinds), tuple(places)
+
+    def layers_of(self, kind: str) -> tuple[range, ...]:
+        """The decoder layers of *kind*, as ranges of indices (see :meth:`Plan.indices`)."""
+        if kind not in self.kinds:
+            raise ModelError(f"kind {kind!r}: not a layer kind of {self.name}{did_you_mean(kind, self.kinds)}")
+        return self.plan.indices(kind)
+
+    @classmethod
+    def example(cls, name: str) -> Model:
+        """A bundled example model by name, e.g. ``Model.example("gemma-3-4b")``.
+
+        >>> Model.example("llama-3-8b").plan.layers
+        32
+        """
+        from flopsreg.examples_index import example_names, example_path
+
+        path = example_path(name) if isinstance(name, str) else None
+        if path is None:
+            names = example_names()
+            raise ModelError(
+                f"example {name!r}: no bundled example of that name{did_you_mean(str(name), names)} "
+                f"(bundled: {', '.join(names)})"
+            )
+        return cls.from_toml_string(path.read_text(encoding="utf-8"), where=f"example {name}")
 
     # -- files ---------------------------------------------------------------------------------
 

@@ -250,7 +250,10 @@ class Registry:
 
         Plans are cached per (model, convention): models are immutable and so is the registry.
         """
-        plan = self._plans.get((model, convention))
+        try:
+            plan = self._plans.get((model, convention))
+        except TypeError:  # unhashable: not a Model; plan_model says what was expected
+            plan = None
         if plan is None:
             plan = plan_model(self, model, convention=convention)
             if len(self._plans) >= _PLAN_CACHE_SIZE:  # sweeps over many architectures stay bounded

@@ -6,11 +6,13 @@ reorders sums and folds constants when the whole model is one expression.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from flopsreg.engine import MODEL_UNIT, ModelPlan, Result, UnitPlan
+from flopsreg.engine import KindPlan, ModelPlan, Result, UnitPlan
+from flopsreg.model import ranges_text
 from flopsreg.symbols import SHARED
 
 if TYPE_CHECKING:
@@ -23,6 +25,7 @@ __all__ = [
     "explain_text",
     "formula_text",
     "latex",
+    "layers_json",
     "patterns_json",
     "patterns_text",
     "result_json",
@@ -87,7 +90,7 @@ def patterns_text(registry: Registry) -> str:
 def explain_text(plan: ModelPlan) -> str:
     """One line per slot and layer kind: the chosen pattern and why."""
     model = plan.model
-    layers, kinds = len(model.layers), len(plan.kinds)
+    layers, kinds = model.plan.layers, len(plan.kinds)
     lines = [f"{model.name}: {layers} layer{'s' * (layers != 1)}, {kinds} kind{'s' * (kinds != 1)}"]
     if plan.convention != "exact":
         lines.append(f"convention: {plan.convention}")
@@ -162,8 +165,7 @@ def latex(plan: ModelPlan, result: Result | None = None) -> str:
         for i, (slot, pattern, expr) in enumerate(terms):
             lhs = f"F_{{{label}}}(s) &= " if i == 0 else r"&\quad + "
             rows.append(f"{lhs}{tex(expr)} && \\text{{{_escape(slot)}: {_escape(pattern)}}}")
-        count = 1 if unit.name == MODEL_UNIT else len(unit.layers)
-        total.append(f"{count} \\, F_{{{label}}}(s)" if count != 1 else f"F_{{{label}}}(s)")
+        total.append(f"{unit.count} \\, F_{{{label}}}(s)" if unit.count != 1 else f"F_{{{label}}}(s)")
     rows.append(f"F(s) &= {' + '.join(total)} && \\text{{{_escape(plan.model.name)}, forward}}")
     if result is not None:
         lengths = _lengths_text(result)
@@ -210,8 +212,8 @@ def result_text(result: Result) -> str:
     """A table of FLOPs per layer kind, then forward and training totals."""
     rows = [["kind", "layers", "patterns", "FLOPs per layer"]]
     for unit in result.plan.units:
-        layers = "model" if unit.name == MODEL_UNIT else f"{len(unit.layers)}: {_short_ranges(unit.layers)}"
-        rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_totals[unit.name])])
+        layers = f"{unit.count}: {_short_ranges(unit.layers)}" if isinstance(unit, KindPlan) else "model"
+        rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_totals[unit])])
     lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
     how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
@@ -219,15 +221,34 @@ def result_text(result: Result) -> str:
     return "\n".join(lines)
 
 
-def _short_ranges(layers: tuple[int, ...]) -> str:
-    from flopsreg.engine import ranges
-
-    text = ranges(layers)
+def _short_ranges(layers: tuple[range, ...]) -> str:
+    text = ranges_text(layers)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+def ranges_json(layers: tuple[range, ...]) -> list[dict[str, int]]:
+    """Layer ranges for JSON: ``first`` and ``last`` index (inclusive) and ``step``."""
+    return [{"first": r.start, "last": r[-1], "step": r.step} for r in layers]
+
+
 def result_json(result: Result) -> dict[str, Any]:
-    """The JSON contract: exact totals as decimal strings, plus float conveniences."""
+    """The JSON contract: exact totals as decimal strings, plus float conveniences.
+
+    Layers are grouped by kind (their indices as ranges), so the size follows the layer kinds,
+    not the layer count; :func:`layers_json` gives the per-layer form on request.
+    """
+    kinds = [
+        {
+            "kind": unit.name,
+            "count": unit.count,
+            "layers": ranges_json(unit.layers),
+            "patterns": unit.patterns,
+            "flops_per_layer": str(result.unit_totals[unit]),
+            "flops": str(unit.count * result.unit_totals[unit]),
+        }
+        for unit in result.plan.kinds
+    ]
+    head = result.plan.head
     return {
         "model": result.model.name,
         "seqlens": list(result.seqlens),
@@ -238,18 +259,20 @@ def result_json(result: Result) -> dict[str, Any]:
         "training_flops": str(result.training),
         "forward_flops_float": float(result.forward),
         "training_flops_float": float(result.training),
-        "layers": [
-            {
-                "index": layer.index,
-                "kind": layer.kind,
-                "patterns": dict(layer.patterns),
-                "flops": str(layer.flops),
-            }
-            for layer in result.layers
-        ],
+        "kinds": kinds,
+        "model_level": {
+            "patterns": head.patterns,
+            "flops": str(result.unit_totals.get(head, 0)),
+        },
         "slots": {slot: str(flops) for slot, flops in result.slot_flops.items()},
         "warnings": list(result.warnings),
     }
+
+
+def layers_json(result: Result) -> Iterator[dict[str, Any]]:
+    """One entry per decoder layer, generated one at a time (``eval --per-layer``)."""
+    for layer in result.layers:
+        yield {"index": layer.index, "kind": layer.kind, "patterns": dict(layer.patterns), "flops": str(layer.flops)}
 
 
 # -- comparisons ------------------------------------------------------------------------------

@@ -8,25 +8,33 @@ loops itself. Floats go through numpy, which is an optional dependency.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import sympy
 
-from flopsreg.engine import ModelPlan, check_lengths
+from flopsreg.engine import ModelPlan, positive_int, sequence_lengths
 from flopsreg.errors import ModelError
 from flopsreg.symbols import s
 
-__all__ = ["parse_lengths", "sweep"]
+__all__ = ["iter_sweep", "parse_lengths", "sweep"]
+
+CHUNK = 1 << 14  # lengths per generated loop when streaming: flat memory, little call overhead
 
 
 def _checked(seq_len: Iterable[int]) -> range | list[int]:
+    """*seq_len* as a range (checked at its ends, never expanded) or a list of Python ints."""
     if isinstance(seq_len, range):
-        if len(seq_len) and min(seq_len[0], seq_len[-1]) < 1:
+        if not seq_len:
+            raise ModelError(f"seq_len: {seq_len} is empty; give at least one sequence length")
+        if min(seq_len[0], seq_len[-1]) < 1:
             raise ModelError(f"seq_len: {seq_len.start}..{seq_len[-1]} includes lengths below 1")
         return seq_len
-    lengths = list(seq_len)
-    check_lengths("seq_len", lengths)
+    if isinstance(seq_len, (str, bytes)) or not isinstance(seq_len, Iterable):
+        raise ModelError(f"seq_len = {seq_len!r:.60}: expected sequence lengths (a range, list or array of integers)")
+    lengths = list(sequence_lengths("seq_len", seq_len))
+    if not lengths:
+        raise ModelError("seq_len: empty; give at least one sequence length")
     return lengths
 
 
@@ -37,8 +45,7 @@ def _numpy_function(expression: sympy.Expr) -> Callable[[Any], Any]:
 
 def sweep(plan: ModelPlan, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None) -> Any:
     """Forward FLOPs of *plan* at each length (see :meth:`flopsreg.Registry.sweep`)."""
-    if type(batch) is not int or batch < 1:
-        raise ModelError(f"batch: {batch!r} is not a batch size: expected an integer >= 1")
+    batch = positive_int("batch", batch, "a batch size")
     lengths = _checked(seq_len)
     if dtype is None or dtype is int:
         values = plan.compiled.sweep("seq_len", lengths, {})
@@ -53,19 +60,37 @@ def sweep(plan: ModelPlan, seq_len: Iterable[int], *, batch: int = 1, dtype: typ
     return numpy.broadcast_to(result, (len(lengths),)) * float(batch)
 
 
+def iter_sweep(plan: ModelPlan, seq_len: Iterable[int], *, batch: int = 1) -> Iterator[tuple[int, int]]:
+    """``(length, exact forward FLOPs)`` for each length, computed a chunk at a time.
+
+    Memory stays flat however long the range, and the first rows come at once: what the
+    command line streams. The arguments are checked here, before the first row.
+    """
+    return _chunked(plan, _checked(seq_len), positive_int("batch", batch, "a batch size"))
+
+
+def _chunked(plan: ModelPlan, lengths: range | list[int], batch: int) -> Iterator[tuple[int, int]]:
+    for start in range(0, len(lengths), CHUNK):
+        chunk = lengths[start : start + CHUNK]
+        values = plan.compiled.sweep("seq_len", chunk, {})
+        yield from zip(chunk, values if batch == 1 else (batch * v for v in values))
+
+
 def parse_lengths(text: str) -> range | list[int]:
     """``"1024:131072:1024"`` (start:stop:step, stop included) or ``"512,1024,4096"``."""
+    expected = "expected START:STOP[:STEP] (STOP included, 1 <= START <= STOP, STEP >= 1) or S1,S2,..."
     try:
         if ":" in text:
             parts = [int(p) for p in text.split(":")]
             if len(parts) not in (2, 3):
                 raise ValueError
             start, stop, step = (*parts, 1) if len(parts) == 2 else parts
-            if step < 1:
+            if step < 1 or start < 1 or stop < start:
                 raise ValueError
             return range(start, stop + 1, step)
-        return [int(p) for p in text.split(",")]
+        lengths = [int(p) for p in text.split(",")]
+        if min(lengths) < 1:
+            raise ValueError
+        return lengths
     except ValueError:
-        raise ModelError(
-            f"--seq-len {text!r}: expected START:STOP[:STEP] (STOP included, STEP >= 1) or S1,S2,..."
-        ) from None
+        raise ModelError(f"--seq-len {text!r}: {expected}") from None

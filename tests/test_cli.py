@@ -98,13 +98,34 @@ def test_eval_gemma_json_totals_are_exact_decimal_strings_matching_hand_arithmet
     assert data["training_flops"] == str(3 * forward)
     assert isinstance(data["forward_flops"], str) and isinstance(data["training_flops"], str)
     assert data["warnings"] == []
+    assert "layers" not in data  # per layer only on request: the size follows the kinds
+    local, global_ = data["kinds"]
+    assert (local["kind"], local["count"], global_["kind"], global_["count"]) == ("local", 29, "global", 5)
+    assert global_["layers"] == [{"first": 5, "last": 29, "step": 6}]  # one progression: 5, 11, ..., 29
+    assert local["layers"] == [{"first": a, "last": b, "step": 1} for a, b in ((0, 4), (6, 10), (12, 16), (18, 22), (24, 28), (30, 33))]
+    assert local["patterns"]["attention.mask"] == "sliding_window"
+    assert global_["patterns"]["attention.mask"] == "full_causal"
+    assert local["flops_per_layer"] == str(gemma_layer(4096, sliding=True))
+    assert local["flops"] == str(29 * gemma_layer(4096, sliding=True))
+    assert global_["flops"] == str(5 * gemma_layer(4096, sliding=False))
+    assert data["model_level"] == {"patterns": {"head": "logits"}, "flops": str(2 * 4096 * H * V)}
+    assert int(local["flops"]) + int(global_["flops"]) + 2 * 4096 * H * V == forward
+
+
+def test_eval_per_layer_json_lists_every_layer(capsys):
+    data = run_json(capsys, "eval", "gemma-3-4b", "--seq-len", "4096", "--per-layer")
     layers = data["layers"]
     assert [layer["index"] for layer in layers] == list(range(34))
     for layer in layers:
         sliding = layer["index"] not in GLOBAL
         assert layer["patterns"]["attention.mask"] == ("sliding_window" if sliding else "full_causal")
         assert layer["flops"] == str(gemma_layer(4096, sliding=sliding))
-    assert sum(int(layer["flops"]) for layer in layers) + 2 * 4096 * H * V == forward
+    assert sum(int(layer["flops"]) for layer in layers) + 2 * 4096 * H * V == int(data["forward_flops"])
+
+
+def test_per_layer_needs_json(capsys):
+    status, out, err = run(capsys, "eval", "gemma-3-4b", "--seq-len", "8", "--per-layer")
+    assert_one_error_line(status, out, err, "--per-layer", "--format json")
 
 
 def test_eval_batch_multiplies(capsys):
@@ -281,3 +302,122 @@ def test_python_dash_m_flopsreg_error_status():
     )
     assert done.returncode == 2
     assert done.stderr.startswith("flopsreg: error: ") and done.stdout == ""
+
+
+# -- no silent no-ops, no tracebacks --------------------------------------------------------------
+
+
+def test_version_is_the_installed_distributions(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"flopsreg {version('flopsreg')}\n"
+
+
+def test_param_changes_the_window_where_the_layer_kind_sets_it(capsys):
+    """--param window=512 on Gemma 3: the local kind sets the window, so that is where it applies."""
+    status, out, err = run(capsys, "eval", "gemma-3-4b", "--seq-len", "4096", "--param", "window=512", "--format", "json")
+    assert status == 0
+    assert err == "flopsreg: note: --param window=512 set in kinds.local.params\n"
+    narrowed = sum(min(q + 1, 512) for q in range(4096))  # keys seen by each query of a 512-key window
+    wide = sum(min(q + 1, W) for q in range(4096))
+    core = 2 * N_H * (D + D)  # QK^T and PV per attended pair
+    assert int(json.loads(out)["forward_flops"]) == gemma_forward(4096) - 29 * core * (wide - narrowed)
+
+
+def test_param_not_set_anywhere_is_set_model_wide_and_said(capsys):
+    status, out, err = run(capsys, "explain", "gemma-3-4b", "--param", "window=512", "--param", "padded_vocab=262272")
+    assert status == 0
+    assert "set in kinds.local.params" in err and "--param padded_vocab=262272 set in params" in err
+
+
+def test_mtp_on_a_model_without_mtp_modules_is_an_error(capsys):
+    status, out, err = run(capsys, "eval", "gemma-3-4b", "--seq-len", "8", "--mtp")
+    assert_one_error_line(status, out, err, "--mtp", "gemma-3-4b", "no multi-token-prediction modules")
+
+
+@pytest.mark.parametrize("seq_len", ["4096:1024", "0:10", "5:5:0", "0,4"])
+def test_empty_or_invalid_sweep_range_is_an_error(capsys, seq_len):
+    status, out, err = run(capsys, "sweep", "gemma-3-4b", "--seq-len", seq_len)
+    assert_one_error_line(status, out, err, f"--seq-len {seq_len!r}", "START <= STOP")
+
+
+def test_a_path_that_does_not_exist_is_never_a_bundled_example(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, "eval", "llama-3.1-70b.toml", "--seq-len", "8")
+    assert_one_error_line(status, out, err, "'llama-3.1-70b.toml'", "no such file", "bundled example is called 'llama-3.1-70b'")
+    status, out, err = run(capsys, "eval", "models/llama-3-8b", "--seq-len", "8")
+    assert_one_error_line(status, out, err, "'models/llama-3-8b'", "no such file")
+
+
+def test_a_folder_with_a_config_json_is_read(capsys, tmp_path):
+    from hf_data import config
+
+    (tmp_path / "config.json").write_text(json.dumps(config("llama-3-8b")), encoding="utf-8")
+    status, out, err = run(capsys, "eval", str(tmp_path), "--seq-len", "64", "--format", "json")
+    assert status == 0, err
+    assert run(capsys, "eval", str(tmp_path / "config.json"), "--seq-len", "64", "--format", "json")[1] == out
+    status, out, err = run(capsys, "eval", str(tmp_path.parent), "--seq-len", "64")
+    assert_one_error_line(status, out, err, "a folder without a config.json")
+
+
+@pytest.mark.parametrize(
+    ("content", "parts"),
+    [(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ["model.toml", "not UTF-8"]), ("name = 'caf\u00e9'\n".encode("latin-1"), ["model.toml", "byte 11"])],
+)
+def test_binary_or_non_utf8_model_file_is_one_line(capsys, tmp_path, content, parts):
+    path = tmp_path / "model.toml"
+    path.write_bytes(content)
+    status, out, err = run(capsys, "eval", str(path), "--seq-len", "8")
+    assert_one_error_line(status, out, err, *parts)
+
+
+def test_convert_to_an_unwritable_path_is_one_line(capsys, tmp_path):
+    from hf_data import path
+
+    status, out, err = run(capsys, "convert", str(path("llama-3-8b")), "-o", str(tmp_path / "no" / "such" / "dir.toml"))
+    assert_one_error_line(status, out, err, "-o", "dir.toml", "cannot write")
+
+
+def test_a_hundred_million_layer_model_in_json_stays_small(capsys, tmp_path):
+    path = tmp_path / "deep.toml"
+    path.write_text(
+        'name = "deep"\n[params]\nhidden = 8\nheads = 2\nkv_heads = 2\nhead_dim = 4\n'
+        '[plan]\nlayers = 100000000\ncycle = ["a", "b"]\n[kinds.a]\n[kinds.b]\n',
+        encoding="utf-8",
+    )
+    status, out, err = run(capsys, "eval", str(path), "--seq-len", "5", "--format", "json")
+    assert status == 0, err
+    s, h, n, d = 5, 8, 2, 4
+    layer = 4 * (2 * s * h * n * d) + 2 * n * (d + d) * (s * (s + 1) // 2)
+    data = json.loads(out)
+    assert data["forward_flops"] == str(10**8 * layer)
+    assert [k["layers"] for k in data["kinds"]] == [
+        [{"first": 0, "last": 10**8 - 2, "step": 2}],
+        [{"first": 1, "last": 10**8 - 1, "step": 2}],
+    ]
+    assert len(out) < 3000
+
+
+def test_sweep_streams_into_head_and_exits_at_once():
+    """`flopsreg sweep ... | head -3` over a billion lengths: three rows, no error, flat memory."""
+    env = {**os.environ, "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    done = subprocess.run(
+        f"'{sys.executable}' -m flopsreg sweep llama-3-8b --seq-len 1:1000000000 | head -3",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "seq_len,forward_flops,training_flops" and [line.split(",")[0] for line in lines[1:]] == ["1", "2"]
+
+
+def test_sweep_json_lines(capsys):
+    assert main(["sweep", "gemma-3-4b", "--seq-len", "8:10", "--format", "jsonl"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert rows == [{"seq_len": s, "forward_flops": str(gemma_forward(s)), "training_flops": str(3 * gemma_forward(s))} for s in (8, 9, 10)]

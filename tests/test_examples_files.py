@@ -77,6 +77,15 @@ def test_cli_eval_json_by_example_name(monkeypatch, capsys, name):
     data = json.loads(capsys.readouterr().out)
     assert data["model"] == name
     assert int(data["training_flops"]) == 3 * int(data["forward_flops"])
-    assert sum(int(layer["flops"]) for layer in data["layers"]) + int(data["slots"]["head"]) == int(
-        data["forward_flops"]
-    )
+    kinds = data["kinds"]
+    assert sum(int(kind["flops"]) for kind in kinds) + int(data["model_level"]["flops"]) == int(data["forward_flops"])
+    for kind in kinds:
+        assert int(kind["flops"]) == kind["count"] * int(kind["flops_per_layer"])
+        assert kind["count"] == sum(len(range(r["first"], r["last"] + 1, r["step"])) for r in kind["layers"])
+    indices = sorted(i for kind in kinds for r in kind["layers"] for i in range(r["first"], r["last"] + 1, r["step"]))
+    assert indices == list(range(len(indices)))  # every decoder layer in exactly one kind
+    assert main(["eval", name, "--seq-len", "32768", "--format", "json", "--per-layer"]) == 0
+    per_layer = json.loads(capsys.readouterr().out)
+    assert [layer["index"] for layer in per_layer["layers"]] == indices
+    by_kind = {kind["kind"]: kind["flops_per_layer"] for kind in kinds}
+    assert all(layer["flops"] == by_kind[layer["kind"]] for layer in per_layer["layers"])

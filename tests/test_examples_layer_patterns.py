@@ -16,7 +16,8 @@ import pytest
 import flopsreg
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-_UNIT = re.compile(r"^layers? (?P<ranges>[0-9, -]+) \(kind '(?P<kind>[^']+)'\): flags")
+_UNIT = re.compile(r"^layers? (?P<ranges>[0-9a-z, -]+) \(kind '(?P<kind>[^']+)'\): flags")
+_PART = re.compile(r"(?P<first>[0-9]+)(-(?P<last>[0-9]+))?( every (?P<step>[0-9]+)(st|nd|rd|th))?")
 _SELECTION = re.compile(r"^  (?P<slot>[a-z_.]+): (?P<pattern>[a-z_]+) \(")
 
 
@@ -28,9 +29,10 @@ def explained_patterns(text: str) -> dict[int, dict[str, str]]:
         unit = _UNIT.match(line)
         if unit:
             current = []
-            for part in unit["ranges"].split(", "):
-                first, _, last = part.partition("-")
-                current += range(int(first), int(last or first) + 1)
+            for part in unit["ranges"].split(", "):  # "3", "0-4" or "5-59 every 6th"
+                m = _PART.fullmatch(part)
+                assert m, part
+                current += range(int(m["first"]), int(m["last"] or m["first"]) + 1, int(m["step"] or 1))
             for index in current:
                 layers[index] = {}
             continue

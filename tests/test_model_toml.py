@@ -127,7 +127,7 @@ def models(draw) -> flopsreg.Model:
     kinds = {
         name: flopsreg.LayerKind(
             flags=draw(st.sets(_FLAG, max_size=2)),
-            params=draw(st.dictionaries(_PARAM, st.integers(-(2**70), 2**70), max_size=3)),
+            params=draw(st.dictionaries(_PARAM, st.integers(-(2**63), 2**63 - 1), max_size=3)),
         )
         for name in kind_names
     }
@@ -143,7 +143,7 @@ def models(draw) -> flopsreg.Model:
         name=draw(st.text(max_size=20)),
         source=draw(st.text(max_size=20)),
         flags=draw(st.sets(_FLAG, max_size=2)),
-        params=draw(st.dictionaries(_PARAM, st.integers(-(2**70), 2**70), max_size=4)),
+        params=draw(st.dictionaries(_PARAM, st.integers(-(2**63), 2**63 - 1), max_size=4)),
         kinds=kinds,
         plan=plan,
     )

@@ -34,6 +34,8 @@ def load_model(path: str | Path) -> Model:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ModelError(f"{path}: cannot read model file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ModelError(f"{path}: not a model file: byte {exc.start} is not UTF-8 text (a binary file?)") from None
     return parse_model(text, where=str(path))
 
 
