@@ -411,3 +411,9 @@ def test_round_trips_through_toml():
     assert [layer.flags for layer in again.layers] == [layer.flags for layer in model.layers]
     assert [dict(layer.params) for layer in again.layers] == [dict(layer.params) for layer in model.layers]
     assert again.plan.mtp == model.plan.mtp
+
+
+@pytest.mark.parametrize("field", ["hidden_size", "ffn_hidden_size", "padded_vocab_size"])
+def test_integers_beyond_max_int_are_refused_by_name(field):
+    with pytest.raises(flopsreg.ModelError, match=rf"^args\.{field} = {10**30}: expected an integer <= 2\^63 - 1"):
+        load(**{field: 10**30})

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from flopsreg.errors import ModelError
+from flopsreg.errors import MAX_INT, ModelError
 from flopsreg.loaders.decoder import Decoder, build_model, dense_mlp, moe_mlp
 from flopsreg.model import Model
 
@@ -35,6 +35,8 @@ def _required_int(args: Any, name: str, why: str = "") -> int:
         raise ModelError(f"args.{name}: missing{why}")
     if isinstance(value, bool) or not isinstance(value, int):
         raise ModelError(f"args.{name} = {value!r}: expected an integer")
+    if value > MAX_INT:
+        raise ModelError(f"args.{name} = {value}: expected an integer <= 2^63 - 1 (a larger one is a typo)")
     return value
 
 
