@@ -2,12 +2,16 @@
 
 Reproduces ``slime/utils/flops_utils.py`` (2026, after PR #1980): forward only, per sequence,
 a causal core of s^2/2 pairs on every layer, the output projection as 2 s h^2 whatever the
-head count, 3 FFN matmuls always, no router, no MTP, no attention output gate; logits over the
-unpadded vocabulary and MLA only with ``multi_latent_attention``, as in the exact patterns.
+head count, 3 FFN matmuls always, no router, no MTP, no attention output gate, and MLA only with
+``multi_latent_attention``, as in the exact patterns. Two rules read Megatron-LM's arguments as
+given, where the exact patterns read what runs: keys and values with ``args.num_query_groups``
+even when ``group_query_attention`` is off (flag ``megatron_mha``), and the logits over
+``args.vocab_size`` rather than the padded rows (flag ``vocab_padding``).
 """
 
-from flopsreg import Convention, Pattern, hookimpl
+from flopsreg import Convention, Param, Pattern, hookimpl
 from flopsreg.patterns._convention_rules import PRECEDENCE, half_square_causal, not_counted, routerless_moe
+from flopsreg.patterns.gqa_projection import HEAD_DIM
 from flopsreg.symbols import h, s
 
 SOURCE = "slime slime/utils/flops_utils.py, calculate_fwd_flops (2026, after PR #1980)"
@@ -18,6 +22,16 @@ SLIME = Convention(
     reference=SOURCE,
 )
 
+QUERY_GROUPS = Param(
+    name="num_query_groups",
+    latex=r"g_{\mathrm{arg}}",
+    meaning="Megatron-LM args.num_query_groups as given (argparse default 1 when group_query_attention is off)",
+)
+UNPADDED_VOCAB = Param(
+    name="unpadded_vocab",
+    latex=r"V_{\mathrm{tok}}",
+    meaning="the tokenizer's vocabulary without padding rows (Megatron-LM args.vocab_size)",
+)
 
 PATTERNS = [
     half_square_causal("slime", SOURCE),
@@ -44,6 +58,29 @@ PATTERNS = [
     not_counted("slime", "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE),
     not_counted("slime", "output_gate", "attention.gate", {"output_gate"}, "the attention output gate", SOURCE),
     not_counted("slime", "mtp", "mtp", {"mtp"}, "multi-token prediction", SOURCE, scope="model"),
+    Pattern(
+        name="slime_kv_projection",
+        slot="attention.projection",
+        flags={"slime", "megatron_mha"},
+        precedence=PRECEDENCE,
+        params=(QUERY_GROUPS, HEAD_DIM),
+        formula=2 * s * h * 2 * QUERY_GROUPS.symbol * HEAD_DIM.symbol,
+        provides={"qk_dim": HEAD_DIM.symbol, "v_dim": HEAD_DIM.symbol},
+        summary="k/v projection 4 s h g d with g = args.num_query_groups as given, even when "
+        "group_query_attention is off (Megatron's default 1 on MHA runs)",
+        reference=SOURCE,
+    ),
+    Pattern(
+        name="slime_logits",
+        slot="head",
+        flags={"slime", "lm_head", "vocab_padding"},
+        precedence=PRECEDENCE,
+        scope="model",
+        params=(UNPADDED_VOCAB,),
+        formula=2 * s * h * UNPADDED_VOCAB.symbol,
+        summary="logits over args.vocab_size, without the padding rows the output layer runs",
+        reference=SOURCE,
+    ),
 ]
 
 

@@ -229,7 +229,7 @@ def gemma_exact_forward(s):
         + 2 * s * (8 * 256) * 2560  # o_proj
         + 3 * 2 * s * 2560 * 10240  # GeGLU: gate, up, down
     )
-    return 34 * linear + gemma_exact_core(s) + 2 * s * 2560 * 262208
+    return 34 * linear + gemma_exact_core(s) + 2 * s * 2560 * 262272  # lm_head: the padded rows it runs
 
 
 # -- hand oracles: Qwen3-4B (GQA with Megatron's MLA defaults) --------------------------------
@@ -374,9 +374,13 @@ def test_gemma3_megatron_ignores_the_window(registry):
 
 
 def test_gemma3_exact_counts_the_window(registry):
-    """anchors §10.3: exact core 3,647,043,796,992 (training), exact total 98,999,344,300,032."""
+    """anchors §10.3: exact core 3,647,043,796,992 (training); exact total 98,999,344,300,032 over
+    the Hugging Face vocabulary (262208 lm_head rows), plus the 64 padding rows that this Megatron
+    run's output layer computes (padded_vocab_size 262272)."""
     assert 3 * gemma_exact_core(S) == 3_647_043_796_992
-    assert 3 * gemma_exact_forward(S) == 98_999_344_300_032
+    padding = 3 * 2 * S * 2560 * (262272 - 262208)  # training: 3 x 2 s h per extra row
+    assert padding == 4_026_531_840
+    assert 3 * gemma_exact_forward(S) == 98_999_344_300_032 + padding == 99_003_370_831_872
     res = evaluate(registry, gemma3_4b_args(), "exact", seq_len=S)
     assert res.slot_flops["attention.core"] == gemma_exact_core(S)
     assert res.forward == gemma_exact_forward(S)
@@ -464,6 +468,94 @@ def test_qwen3_4b_totals_per_convention(registry):
     assert evaluate(registry, qwen3_4b_args(), "megatron", seq_len=s).training == 3 * megatron
     assert evaluate(registry, qwen3_4b_args(), "slime", seq_len=s).forward == slime
     assert evaluate(registry, qwen3_4b_args(), "exact", seq_len=s).forward == exact
+
+
+# ---------------------------------------------------------------------------------------------
+# slime on MHA runs: args.num_query_groups keeps Megatron's argparse default 1
+# ---------------------------------------------------------------------------------------------
+
+
+def llama2_7b_args(**overrides):
+    """Llama-2-7B-like MHA run: group_query_attention off, num_query_groups at its argparse default 1."""
+    args = dict(
+        hidden_size=4096, num_layers=32, num_attention_heads=32, group_query_attention=False, num_query_groups=1,
+        kv_channels=128, ffn_hidden_size=11008, swiglu=True, gated_linear_unit=True, vocab_size=32000,
+        padded_vocab_size=32000, seq_length=S, multi_latent_attention=False, num_experts=None, **MLA_DEFAULTS,
+    )
+    return SimpleNamespace(**{**args, **overrides})
+
+
+def llama2_slime_forward(s, g):
+    """slime calculate_fwd_flops (anchors §2) with g = args.num_query_groups as slime reads it."""
+    h, nh, d, ffn, vocab = 4096, 32, 128, 11008, 32000
+    layer = (
+        2 * s * h * nh * d  # q: 2 s h n_h kv_channels
+        + 4 * s * h * g * d  # k and v: 4 s h g kv_channels
+        + 2 * nh * s * s * d // 2  # QK^T, causal
+        + nh * s * s * d  # PV, causal
+        + 2 * s * h * h  # out: 2 s h^2
+        + 6 * s * h * ffn  # mlp: always 3 GEMMs
+    )
+    return 32 * layer + 2 * s * h * vocab
+
+
+def test_slime_on_an_mha_run_reads_num_query_groups_as_given(registry):
+    """slime's k/v uses g = 1 on an MHA run where 32 heads run: about 15% below exact and Megatron."""
+    res = evaluate(registry, llama2_7b_args(), "slime", seq_len=S)
+    assert res.forward == llama2_slime_forward(S, g=1) == 50_002_009_260_032
+    assert res.slot_flops["attention.projection"] == 32 * 4 * S * 4096 * 1 * 128
+    assert res.warnings == ()
+    exact = evaluate(registry, llama2_7b_args(), "exact", seq_len=S)
+    assert exact.slot_flops["attention.projection"] == 32 * 4 * S * 4096 * 32 * 128  # k, v: 32 heads each
+    assert exact.forward == llama2_slime_forward(S, g=32) + 32 * 2 * 32 * (128 + 128) * (S // 2)  # + the diagonal
+    assert f"{float(1 - Fraction(res.forward, exact.forward)):.1%}" == "14.6%"
+
+
+def test_slime_after_megatrons_function_overwrote_num_query_groups(registry):
+    """Megatron-LM's own FLOPs function sets args.num_query_groups := heads on MHA runs: then slime's
+    k/v has 32 groups, and slime equals Megatron-LM again (n_h d = h, gated MLP)."""
+    args = llama2_7b_args(num_query_groups=32)
+    res = evaluate(registry, args, "slime", seq_len=S)
+    assert res.forward == llama2_slime_forward(S, g=32)
+    assert 3 * res.forward == evaluate(registry, args, "megatron", seq_len=S).training
+
+
+@pytest.mark.parametrize("convention", ["exact", "megatron"])
+def test_only_slime_reads_the_default_num_query_groups(registry, convention):
+    """Megatron-LM and exact count the 32 key/value heads that run; the raw value warns nobody."""
+    res = evaluate(registry, llama2_7b_args(), convention, seq_len=S)
+    assert res.slot_flops["attention.projection"] == 32 * 4 * S * 4096 * 32 * 128
+    assert res.warnings == ()
+
+
+def test_slime_refuses_an_mha_run_without_num_query_groups(registry):
+    """slime would multiply by None; flopsreg names the argument instead of guessing."""
+    args = llama2_7b_args(num_query_groups=None)
+    with pytest.raises(flopsreg.ModelError, match="'num_query_groups'.*args.num_query_groups.*slime_kv_projection"):
+        evaluate(registry, args, "slime", seq_len=S)
+    assert evaluate(registry, args, "exact", seq_len=S).forward == evaluate(registry, llama2_7b_args(), "exact", seq_len=S).forward
+
+
+def test_compare_names_slimes_default_valued_argument(registry):
+    """compare traces the gap to the k/v rule and says it is fed by a default-valued argument."""
+    comparison = registry.compare(flopsreg.Model.from_megatron_args(llama2_7b_args()), seq_len=S)
+    (kv,) = [d for d in comparison.differences if d.convention == "slime" and d.slot == "attention.projection"]
+    assert (kv.exact_pattern, kv.pattern) == ("gqa_projection", "slime_kv_projection")
+    assert "args.num_query_groups as given, even when group_query_attention is off" in kv.reason
+    assert "Megatron's default 1 on MHA runs" in kv.reason
+    assert kv.effects == (("attention.projection", Fraction(1, 32)),)
+
+
+def test_slime_counts_logits_over_the_unpadded_vocabulary(registry):
+    """Gemma-3-4B-like run: exact and Megatron count the 262272 rows that run, slime args.vocab_size."""
+    heads = {c: evaluate(registry, gemma3_4b_args(), c, seq_len=S).slot_flops["head"] for c in ("exact", "megatron", "slime")}
+    assert heads["exact"] == heads["megatron"] == 2 * S * 2560 * 262272
+    assert heads["slime"] == 2 * S * 2560 * 262208
+
+
+def test_slime_refuses_padded_logits_without_vocab_size(registry):
+    with pytest.raises(flopsreg.ModelError, match="'unpadded_vocab'.*args.vocab_size.*slime_logits"):
+        evaluate(registry, gemma3_4b_args(vocab_size=None), "slime", seq_len=S)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -611,14 +703,14 @@ DOCUMENTED = {
     ("DeepSeek-V3", "exact"): (355_873_138_409_472, 1_067_619_415_228_416),
     ("DeepSeek-V3", "megatron"): (354_977_042_137_088, 1_064_931_126_411_264),
     ("DeepSeek-V3", "slime"): (308_064_582_369_280, 924_193_747_107_840),
-    ("Gemma-3-4B", "exact"): (32_999_781_433_344, 98_999_344_300_032),
+    ("Gemma-3-4B", "exact"): (33_001_123_610_624, 99_003_370_831_872),
     ("Gemma-3-4B", "megatron"): (26_820_460_150_784, 80_461_380_452_352),
     ("Gemma-3-4B", "slime"): (34_485_634_596_864, 103_456_903_790_592),
 }
 DOCUMENTED_RATIOS = {  # training / exact training, as printed
     ("Llama-3-8B", "megatron"): "0.99998", ("Llama-3-8B", "slime"): "0.99998",
     ("DeepSeek-V3", "megatron"): "0.99748", ("DeepSeek-V3", "slime"): "0.86566",
-    ("Gemma-3-4B", "megatron"): "0.81275", ("Gemma-3-4B", "slime"): "1.04503",
+    ("Gemma-3-4B", "megatron"): "0.81271", ("Gemma-3-4B", "slime"): "1.04498",
 }
 HAND_TRAINING = {
     ("Llama-3-8B", "exact"): lambda: 3 * llama_exact_forward(S),
@@ -673,16 +765,17 @@ def test_documented_differences_add_up():
     mtp_norms = 3 * 2 * s * 3 * 7168
     assert (router, core, norms, mtp_norms) == (2_660_732_239_872, 31_205_621_760, 3_120_562_176, 528_482_304)
     assert HAND_TRAINING[("DeepSeek-V3", "megatron")]() == exact["DeepSeek-V3"] - router - core + norms + mtp_norms
-    # Gemma-3-4B under Megatron: window-blind core, 2 FFN GEMMs, padded vocabulary.
+    # Gemma-3-4B under Megatron: window-blind core, 2 FFN GEMMs; the same padded logits rows as exact.
     core_gap = 7_009_386_627_072 - 3_647_043_796_992
     ffn_gap = 3 * 34 * 2 * s * 2560 * 10240
     vocab_gap = 3 * 2 * s * 2560 * (262272 - 262208)
     assert (core_gap, ffn_gap, vocab_gap) == (3_362_342_830_080, 21_904_333_209_600, 4_026_531_840)
-    assert HAND_TRAINING[("Gemma-3-4B", "megatron")]() == exact["Gemma-3-4B"] + core_gap - ffn_gap + vocab_gap
-    # Gemma-3-4B under slime: the same window-blind core, and o-proj 2 s h^2 with h = 2560 > 8 x 256.
+    assert HAND_TRAINING[("Gemma-3-4B", "megatron")]() == exact["Gemma-3-4B"] + core_gap - ffn_gap
+    # Gemma-3-4B under slime: the same window-blind core, o-proj 2 s h^2 with h = 2560 > 8 x 256, and
+    # logits over args.vocab_size without the 64 padding rows.
     o_proj = 3 * 34 * 2 * s * 2560 * (2560 - 8 * 256)
     assert o_proj == 1_095_216_660_480
-    assert HAND_TRAINING[("Gemma-3-4B", "slime")]() == exact["Gemma-3-4B"] + core_gap + o_proj
+    assert HAND_TRAINING[("Gemma-3-4B", "slime")]() == exact["Gemma-3-4B"] + core_gap + o_proj - vocab_gap
 
 
 def test_documented_percentages():
@@ -701,5 +794,12 @@ def test_documented_percentages():
     gemma_low = 1 - Fraction(HAND_TRAINING[("Gemma-3-4B", "megatron")](), HAND_TRAINING[("Gemma-3-4B", "exact")]())
     gemma_high = Fraction(HAND_TRAINING[("Gemma-3-4B", "slime")](), HAND_TRAINING[("Gemma-3-4B", "exact")]()) - 1
     assert (f"{float(100 * gemma_low):.0f}% low", f"{float(100 * gemma_high):.1f}% high") == ("19% low", "4.5% high")
-    for shown in ("-0.0016%", "x16.25", "x1.922", "-37.5%", "-9.3%", "0.25%", "41.7 TFLOP", "3.1 GFLOP", "19% low", "4.5% high"):
+    # slime g = 1 against exact: 32 k/v heads, and s/2 more pairs per layer at 2 n_h (d + d) each
+    llama2_exact = llama2_slime_forward(S, g=32) + 32 * 2 * 32 * (128 + 128) * (S // 2)
+    mha = 1 - Fraction(llama2_slime_forward(S, g=1), llama2_exact)
+    assert f"-{float(100 * mha):.1f}%" == "-14.6%"
+    for shown in (
+        "-0.0016%", "x16.25", "x1.922", "-37.5%", "-9.3%", "0.25%", "41.7 TFLOP", "3.1 GFLOP", "19% low", "4.5% high",
+        "-14.6%",
+    ):
         assert shown in text, shown

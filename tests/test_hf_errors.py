@@ -166,3 +166,86 @@ def test_cli_reports_config_errors_on_one_line(tmp_path, monkeypatch):
     assert status == 2
     lines = err.getvalue().splitlines()
     assert len(lines) == 1 and lines[0].startswith("flopsreg: error: ") and "did you mean 'llama'?" in lines[0]
+
+
+# -- wrong JSON types, typo-sized integers, files that are not text -----------------------------
+
+
+@pytest.mark.parametrize(("value", "kind"), [({"name": "silu"}, "dict"), (["silu"], "list"), (1, "int"), (None, "null")])
+def test_hidden_act_must_be_a_string(value, kind):
+    cfg = config("llama-3-8b")
+    cfg["hidden_act"] = value
+    assert error(cfg) == f"config.json: hidden_act = {value!r}: expected a string, got {kind}"
+
+
+def test_name_or_path_must_be_a_string():
+    cfg = config("llama-3-8b")
+    cfg["_name_or_path"] = ["meta-llama/Meta-Llama-3-8B"]
+    assert error(cfg) == "config.json: _name_or_path = ['meta-llama/Meta-Llama-3-8B']: expected a string, got list"
+
+
+@pytest.mark.parametrize("value", [2**63, 10**30])
+def test_integers_beyond_max_int_are_refused_by_name(value):
+    """TOML cannot hold them either; such a value is a typo, never a dimension."""
+    cfg = config("llama-3-8b")
+    cfg["hidden_size"] = value
+    assert error(cfg) == f"config.json: hidden_size = {value}: expected an integer <= 2^63 - 1 (a larger one is a typo)"
+
+
+def test_max_int_itself_is_accepted_by_the_reader():
+    cfg = config("llama-3-8b")
+    cfg["vocab_size"] = 2**63 - 1
+    assert load_hf_config(cfg).params["vocab"] == 2**63 - 1
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe{\x00}\x00", b'{"model_type": "llama", "x": "\xe9"}', bytes(range(256))])
+def test_binary_or_non_utf8_file_is_one_line(tmp_path, content):
+    file = tmp_path / "config.json"
+    file.write_bytes(content)
+    message = error(file)
+    assert message.startswith(f"{file}: not a UTF-8 text file (byte ") and message.endswith("expected a config.json")
+
+
+def test_binary_file_on_the_command_line_exits_2(tmp_path, monkeypatch):
+    monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
+    file = tmp_path / "config.json"
+    file.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = main(["eval", str(file), "--seq-len", "16"])
+    lines = err.getvalue().splitlines()
+    assert status == 2 and len(lines) == 1 and "not a UTF-8 text file" in lines[0]
+
+
+# -- attribute_map aliases: both spellings given and different -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "alias"),
+    [
+        ("qwen3-30b-a3b", "num_experts", "num_local_experts"),
+        ("qwen2-moe", "num_experts", "num_local_experts"),
+        ("mixtral-8x7b", "num_local_experts", "num_experts"),
+        ("gpt-oss-20b", "num_local_experts", "num_experts"),
+        ("deepseek-v2-lite", "n_routed_experts", "num_experts"),
+        ("deepseek-v3", "n_routed_experts", "num_local_experts"),
+    ],
+)
+def test_an_alias_that_disagrees_with_its_field_names_both(name, field, alias):
+    cfg = config(name)
+    cfg[alias] = cfg[field] + 1
+    assert error(cfg) == (
+        f"config.json: {field} = {cfg[field]!r} but {alias} = {cfg[field] + 1!r}: the config class reads "
+        f"{alias} as {field} (attribute_map), so they must agree; keep one"
+    )
+
+
+def test_qwen2_moe_zero_window_with_sliding_layers_is_refused():
+    """Qwen2MoeConfig writes sliding_window 0 for "no window": never a window of 0 keys."""
+    cfg = config("qwen2-moe")
+    cfg["sliding_window"] = 0
+    cfg["layer_types"] = ["sliding_attention" if i % 2 == 0 else "full_attention" for i in range(28)]
+    assert error(cfg) == (
+        "config.json: sliding_window = 0: no window (as Qwen2MoeConfig writes it when use_sliding_window is off), "
+        "but layer_types marks layers 0, 2, 4, 6, 8, 10, ... sliding; expected a window >= 1"
+    )

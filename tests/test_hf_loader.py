@@ -224,6 +224,74 @@ def test_llama4_text_interleaved_moe_and_rope_interval():
     assert "chunked_moe" in model.kinds and "full_dense" in model.kinds
 
 
+# -- spellings transformers 5 writes ----------------------------------------------------------
+
+
+def test_qwen3_moe_saved_with_num_local_experts():
+    """Qwen3MoeConfig.attribute_map {"num_experts": "num_local_experts"}: transformers 5 saves the latter."""
+    cfg = config("qwen3-30b-a3b")
+    cfg["num_local_experts"] = cfg.pop("num_experts")
+    model = load_hf_config(cfg)
+    assert indices(model, "moe") == set(range(48))
+    p = model.layers[47].params
+    assert (p["experts"], p["top_k"], p["expert_hidden"]) == (128, 8, 768)
+
+
+def test_both_spellings_with_the_same_value_are_one_field():
+    cfg = config("qwen3-30b-a3b")
+    cfg["num_local_experts"] = 128
+    assert load_hf_config(cfg).layers[0].params["experts"] == 128
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "alias", "experts"),
+    [
+        ("qwen2-moe", "num_experts", "num_local_experts", 64),
+        ("mixtral-8x7b", "num_local_experts", "num_experts", 8),
+        ("gpt-oss-20b", "num_local_experts", "num_experts", 32),
+        ("deepseek-v2-lite", "n_routed_experts", "num_experts", 64),
+        ("deepseek-v3", "n_routed_experts", "num_local_experts", 256),
+    ],
+)
+def test_attribute_map_aliases_of_the_expert_count(name, field, alias, experts):
+    """Each config class's attribute_map: the alias is read as the field it names."""
+    cfg = config(name)
+    cfg[alias] = cfg.pop(field)
+    model = load_hf_config(cfg)
+    assert {layer.params["experts"] for layer in model.layers if "moe" in layer.flags} == {experts}
+
+
+def test_qwen2_moe_as_transformers_5_writes_it():
+    """use_sliding_window false -> sliding_window 0 (no window) and layer_types all full."""
+    cfg = config("qwen2-moe")
+    cfg.update(sliding_window=0, layer_types=["full_attention"] * 28)
+    cfg["num_local_experts"] = cfg.pop("num_experts")
+    model = load_hf_config(cfg)
+    assert indices(model, "sliding_window") == set()
+    assert indices(model, "moe") == set(range(28))
+    assert all("window" not in layer.params for layer in model.layers)
+
+
+def test_llama4_null_attention_chunk_size_chunks_no_layer(registry):
+    """modeling_llama4: chunked only if the layer uses RoPE and a chunk size is set. With null every
+    layer is full causal: s(s+1)/2 pairs on all 48 layers, no chunk parameter."""
+    cfg = config("llama-4-scout")
+    cfg["text_config"]["attention_chunk_size"] = None
+    model = load_hf_config(cfg)
+    assert indices(model, "chunked") == set()
+    assert all("chunk" not in layer.params for layer in model.layers)
+    s = 10_000
+    core = registry.evaluate(model, seq_len=s).slot_flops["attention.core"]
+    assert core == 48 * 2 * 40 * (128 + 128) * (s * (s + 1) // 2)
+
+
+def test_llama4_null_attention_chunk_size_overrides_layer_types():
+    text = config("llama-4-scout")["text_config"]
+    text["layer_types"] = ["chunked_attention" if r else "full_attention" for r in text["no_rope_layers"]]
+    text["attention_chunk_size"] = None
+    assert indices(load_hf_config(text), "chunked") == set()
+
+
 def test_gpt_oss_20b_alternating_windows_and_experts():
     model = load_hf_config(path("gpt-oss-20b"))
     assert indices(model, "sliding_window") == {i for i in range(24) if i % 2 == 0}

@@ -75,3 +75,58 @@ def test_drop_ins_need_what_megatron_needs():
         num_floating_point_operations(llama3_8b_args(seq_length=None), 8)
     with pytest.raises(flopsreg.ModelError, match=r"convention: 'megatorn' is not registered; did you mean 'megatron'"):
         calculate_fwd_flops([10], llama3_8b_args(), convention="megatorn")
+
+
+# -- statistics as Megatron-LM's training loop passes them: float64 all-reduce results ---------
+
+
+def test_megatron_passes_whole_number_floats_and_gets_the_exact_number():
+    """Megatron's loop passes .item() of a float64 all-reduce: 4096.0 tokens, 1000^2 + 3096^2 squares."""
+    tokens, squares = 1000 + 3096, 1000**2 + 3096**2
+    expected = tokens * PER_TOKEN + squares * CORE_PER_SQUARED_TOKEN  # written out above
+    got = num_floating_point_operations(llama3_8b_args(), 2, float(squares), float(tokens), convention="megatron")
+    assert got == expected and type(got) is int
+    assert num_floating_point_operations(llama3_8b_args(), 2.0, convention="megatron") == 2 * (
+        4096 * PER_TOKEN + 4096**2 * CORE_PER_SQUARED_TOKEN
+    )
+
+
+def test_numpy_scalars_are_taken_exactly():
+    np = pytest.importorskip("numpy")
+    tokens, squares = 1000 + 3096, 1000**2 + 3096**2
+    expected = tokens * PER_TOKEN + squares * CORE_PER_SQUARED_TOKEN
+    for cast in (np.int64, np.float64, np.float32):
+        got = num_floating_point_operations(llama3_8b_args(), np.int32(2), cast(squares), cast(tokens), convention="megatron")
+        assert got == expected and type(got) is int, cast
+
+
+@pytest.mark.parametrize(
+    "position, name, value",
+    [
+        (2, "seqlen_squared_sum_in_batch", 10_561_216.5),
+        (3, "total_real_tokens_in_batch", 4095.25),
+        (3, "total_real_tokens_in_batch", float("nan")),
+        (2, "seqlen_squared_sum_in_batch", float("inf")),
+        (3, "total_real_tokens_in_batch", True),
+        (2, "seqlen_squared_sum_in_batch", "10561216"),
+        (1, "batch_size", 2.5),
+        (1, "batch_size", None),
+    ],
+)
+def test_fractional_or_non_numeric_statistics_are_named(position, name, value):
+    call = [llama3_8b_args(), 2, 1000**2 + 3096**2, 4096]
+    call[position] = value
+    with pytest.raises(flopsreg.ModelError, match=rf"^{name} = {value!r}: expected a whole number".replace("(", r"\(")):
+        num_floating_point_operations(*call)
+
+
+@pytest.mark.parametrize("squares, tokens", [(100, -1), (99, 100), (10_001, 100)])
+def test_statistics_no_real_sequences_can_have_are_refused(squares, tokens):
+    """sum s_i <= sum s_i^2 <= (sum s_i)^2 for lengths s_i >= 1."""
+    with pytest.raises(flopsreg.ModelError, match="cannot come from|real sequences of s_i >= 1"):
+        num_floating_point_operations(llama3_8b_args(), 1, squares, tokens)
+
+
+def test_batch_size_below_one_is_refused():
+    with pytest.raises(flopsreg.ModelError, match=r"^batch_size = 0: expected an integer >= 1"):
+        num_floating_point_operations(llama3_8b_args(), 0, 100, 10)

@@ -65,6 +65,19 @@ def test_without_group_query_attention_kv_heads_are_heads():
     """Megatron sets num_query_groups := num_attention_heads when the GQA flag is off."""
     model = load(group_query_attention=False, num_query_groups=1)
     assert model.params["kv_heads"] == 8
+    # ... but slime reads args.num_query_groups as given: kept, with the flag its rule needs
+    assert model.params["num_query_groups"] == 1 and "megatron_mha" in model.flags
+
+
+def test_with_group_query_attention_num_query_groups_are_the_kv_heads():
+    model = load()
+    assert model.params["kv_heads"] == 2
+    assert "num_query_groups" not in model.params and "megatron_mha" not in model.flags
+
+
+def test_mha_without_num_query_groups_keeps_no_raw_value():
+    model = load(group_query_attention=False, num_query_groups=None)
+    assert model.params["kv_heads"] == 8 and "num_query_groups" not in model.params
 
 
 def test_kv_channels_none_is_hidden_over_heads():
@@ -111,7 +124,7 @@ def test_mla_exact_flops_by_hand(registry):
         + 2 * nh * (32 + 16) * pairs + 2 * nh * 32 * pairs  # QK^T, PV
         + 2 * s * nh * 32 * h  # out
         + 2 * 2 * s * h * 1024  # plain MLP
-        + 2 * s * h * 1000  # logits
+        + 2 * s * h * 1024  # logits over the padded_vocab_size rows the output layer runs (vocab_size 1000)
     )
     assert registry.evaluate(model, seq_len=s).forward == expected
 
@@ -143,10 +156,30 @@ def test_plain_mlp_has_no_gate_flags():
 
 
 def test_vocabularies():
+    """vocab is the rows the output layer runs: padded_vocab_size when given, else vocab_size."""
     model = load()
-    assert (model.params["vocab"], model.params["padded_vocab"]) == (1000, 1024)
-    assert "vocab" not in load(vocab_size=None).params
-    assert "padded_vocab" not in load(padded_vocab_size=None).params
+    assert (model.params["vocab"], model.params["padded_vocab"], model.params["unpadded_vocab"]) == (1024, 1024, 1000)
+    assert "vocab_padding" in model.flags  # slime counts the 1000 rows of args.vocab_size
+    no_vocab = load(vocab_size=None)
+    assert (no_vocab.params["vocab"], "unpadded_vocab" in no_vocab.params) == (1024, False)
+    no_padding = load(padded_vocab_size=None)
+    assert (no_padding.params["vocab"], "padded_vocab" in no_padding.params) == (1000, False)
+    assert "vocab_padding" not in no_padding.flags
+    unpadded = load(padded_vocab_size=1000)  # TP 1 and a vocabulary already divisible: no padding
+    assert unpadded.params == {**unpadded.params, "vocab": 1000, "padded_vocab": 1000}
+    assert "unpadded_vocab" not in unpadded.params and "vocab_padding" not in unpadded.flags
+
+
+def test_padded_vocabulary_smaller_than_the_vocabulary_is_refused():
+    with pytest.raises(flopsreg.ModelError, match=r"^args\.padded_vocab_size = 999: smaller than args\.vocab_size = 1000$"):
+        load(padded_vocab_size=999)
+
+
+def test_exact_counts_the_padded_rows_of_the_output_layer(registry):
+    """The output layer computes padded_vocab_size = 1024 logits per position: 2 s h 1024."""
+    res = registry.evaluate(load(), seq_len=10)
+    assert res.slot_flops["head"] == 2 * 10 * 512 * 1024
+    assert res.warnings == ()
 
 
 def test_no_vocabulary_at_all_is_an_error():
@@ -345,7 +378,8 @@ def test_wrong_types(field, value):
     [("hybrid_layer_pattern", "M*M*"), ("hybrid_override_pattern", "M-M*"), ("experimental_attention_variant", "gated_delta_net"), ("moe_latent_size", 1024)],
 )
 def test_unsupported_arguments(field, value):
-    with pytest.raises(flopsreg.ModelError, match=rf"args\.{field} = .*not supported"):
+    """Megatron-LM's hybrid, Gated DeltaNet and latent-MoE branches: refused until those patterns land."""
+    with pytest.raises(flopsreg.ModelError, match=rf"^args\.{field} = .*not supported yet; it comes with the 2026 architectures"):
         load(**{field: value})
 
 
@@ -377,3 +411,9 @@ def test_round_trips_through_toml():
     assert [layer.flags for layer in again.layers] == [layer.flags for layer in model.layers]
     assert [dict(layer.params) for layer in again.layers] == [dict(layer.params) for layer in model.layers]
     assert again.plan.mtp == model.plan.mtp
+
+
+@pytest.mark.parametrize("field", ["hidden_size", "ffn_hidden_size", "padded_vocab_size"])
+def test_integers_beyond_max_int_are_refused_by_name(field):
+    with pytest.raises(flopsreg.ModelError, match=rf"^args\.{field} = {10**30}: expected an integer <= 2\^63 - 1"):
+        load(**{field: 10**30})

@@ -9,6 +9,9 @@ last digit wherever Megatron's float is exact, and to float precision beyond tha
 
 from __future__ import annotations
 
+import math
+import numbers
+import operator
 from typing import Any
 
 from flopsreg.errors import ModelError
@@ -21,8 +24,8 @@ __all__ = ["num_floating_point_operations"]
 def num_floating_point_operations(
     args: Any,
     batch_size: int,
-    seqlen_squared_sum_in_batch: int | None = None,
-    total_real_tokens_in_batch: int | None = None,
+    seqlen_squared_sum_in_batch: float | None = None,
+    total_real_tokens_in_batch: float | None = None,
     *,
     convention: str = EXACT,
     registry: Registry | None = None,
@@ -31,19 +34,36 @@ def num_floating_point_operations(
 
     Without the packed-sequence statistics every sequence has ``args.seq_length`` tokens. With
     them (Megatron's THD path), token-linear terms use *total_real_tokens_in_batch* (default
-    ``batch_size * seq_length``) and attention uses *seqlen_squared_sum_in_batch*.
+    ``batch_size * seq_length``) and attention uses *seqlen_squared_sum_in_batch*. Megatron-LM
+    passes both as floats; any whole number is taken exactly, a fractional one is an error.
     """
     registry = registry or default_registry()
     model = megatron_model(args)
     seq_length = getattr(args, "seq_length", None)
+    batch_size = _whole_number("batch_size", batch_size)
+    if batch_size < 1:
+        raise ModelError(f"batch_size = {batch_size}: expected an integer >= 1 (sequences per global batch)")
     if seqlen_squared_sum_in_batch is None and total_real_tokens_in_batch is None:
         if seq_length is None:
             raise ModelError("args.seq_length: missing; Megatron-LM counts every sequence at seq_length tokens")
         return registry.evaluate(model, seq_len=seq_length, batch=batch_size, convention=convention).training
     if seq_length is None and (seqlen_squared_sum_in_batch is None or total_real_tokens_in_batch is None):
         raise ModelError("args.seq_length: missing; needed for the statistic that was not given")
-    tokens = batch_size * seq_length if total_real_tokens_in_batch is None else total_real_tokens_in_batch
-    squares = batch_size * seq_length**2 if seqlen_squared_sum_in_batch is None else seqlen_squared_sum_in_batch
+    tokens = (
+        batch_size * seq_length
+        if total_real_tokens_in_batch is None
+        else _whole_number("total_real_tokens_in_batch", total_real_tokens_in_batch)
+    )
+    squares = (
+        batch_size * seq_length**2
+        if seqlen_squared_sum_in_batch is None
+        else _whole_number("seqlen_squared_sum_in_batch", seqlen_squared_sum_in_batch)
+    )
+    if not 0 <= tokens <= squares <= tokens**2:
+        raise ModelError(
+            f"total_real_tokens_in_batch = {tokens}, seqlen_squared_sum_in_batch = {squares}: real sequences "
+            "of s_i >= 1 tokens have 0 <= sum s_i <= sum s_i^2 <= (sum s_i)^2"
+        )
     linear, quadratic = linear_and_quadratic(registry.plan(model, convention=convention))
     forward = linear * tokens + quadratic * squares
     if not forward.is_integer:
@@ -52,3 +72,20 @@ def num_floating_point_operations(
             f"{forward} are not an integer, so these statistics cannot come from real sequences"
         )
     return 3 * int(forward)
+
+
+def _whole_number(name: str, value: Any) -> int:
+    """*value* as an exact int: Megatron-LM passes its batch statistics as whole-number floats.
+
+    Its training loop all-reduces them as float64 tensors and passes ``.item()``; ints and numpy
+    integer or float scalars are accepted too, but only when whole and finite.
+
+    >>> _whole_number("total_real_tokens_in_batch", 4096.0)
+    4096
+    """
+    if not isinstance(value, bool):
+        if isinstance(value, numbers.Integral):
+            return operator.index(value)
+        if isinstance(value, numbers.Real) and math.isfinite(value) and value == int(value):
+            return int(value)
+    raise ModelError(f"{name} = {value!r}: expected a whole number (an int, or a float with no fractional part)")

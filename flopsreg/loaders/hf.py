@@ -31,8 +31,7 @@ def _silu_gated(c: Fields) -> frozenset[str]:
     Exact counting is the same for every gated MLP; the flag matters to the megatron convention,
     which counts 3 FFN matmuls only for runs with --swiglu.
     """
-    act = c.raw("hidden_act") if c.has("hidden_act") else "silu"
-    return GATED_LM | {"swiglu"} if act == "silu" else GATED_LM
+    return GATED_LM | {"swiglu"} if c.string("hidden_act", "silu") == "silu" else GATED_LM
 
 
 # -- shared pieces ------------------------------------------------------------------------------
@@ -210,6 +209,13 @@ def _qwen_moe(c: Fields, *, shared: bool) -> Decoder:
         kinds["moe"] = moe_mlp(
             c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"), width, gate=shared
         )
+    if "sliding" in masks and c.optional_int("sliding_window", minimum=0) == 0:
+        # Qwen2MoeConfig writes sliding_window 0 when use_sliding_window is off: no window at all.
+        raise c.error(
+            "sliding_window",
+            f" = 0: no window (as Qwen2MoeConfig writes it when use_sliding_window is off), but layer_types "
+            f"marks layers {_indices(masks, 'sliding')} sliding; expected a window >= 1",
+        )
     return Decoder(
         params={**_gqa(c), "vocab": c.int("vocab_size")},
         flags=_silu_gated(c),
@@ -278,6 +284,10 @@ def gemma3_text(c: Fields) -> Decoder:
 
 def _llama4_masks(c: Fields, layers: int) -> list[str]:
     given = c.layer_types(layers, ("chunked_attention", "full_attention"))
+    if c.has("attention_chunk_size") and not c.given("attention_chunk_size"):
+        # modeling_llama4: a layer is chunked only if it uses RoPE and a chunk size is set, so
+        # attention_chunk_size null makes every layer full causal, whatever layer_types says.
+        return ["full"] * layers
     if given is not None:
         return given
     # no_rope_layers[i] == 1: the layer uses RoPE and chunked attention; 0: NoPE, full causal.
@@ -426,6 +436,17 @@ FAMILIES: dict[str, Callable[[Fields], Decoder]] = {
 }
 # Multimodal wrappers: the decoder is the text_config, of the model_type given here.
 WRAPPERS = {"gemma3": "gemma3_text", "llama4": "llama4_text"}
+# The config classes' attribute_map entries for fields the readers read, as {alias: field read}:
+# transformers 5 accepts either name and writes the attribute's own (e.g. Qwen3-MoE saves
+# num_local_experts for num_experts).
+ALIASES: dict[str, dict[str, str]] = {
+    "mixtral": {"num_experts": "num_local_experts"},
+    "gpt_oss": {"num_experts": "num_local_experts"},
+    "qwen2_moe": {"num_local_experts": "num_experts"},
+    "qwen3_moe": {"num_local_experts": "num_experts"},
+    "deepseek_v2": {"num_experts": "n_routed_experts"},
+    "deepseek_v3": {"num_local_experts": "n_routed_experts"},
+}
 SUPPORTED = tuple(FAMILIES) + tuple(WRAPPERS)
 
 
@@ -443,6 +464,11 @@ def _read(config: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], st
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ModelError(f"{path}: cannot read config: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ModelError(
+            f"{path}: not a UTF-8 text file (byte {exc.start} is {exc.object[exc.start:exc.start + 1]!r}); "
+            "expected a config.json"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -481,7 +507,7 @@ def _text_fields(data: Mapping[str, Any], where: str, wrapper: str) -> Fields:
             f"{where}: text_config.model_type = {inner!r}: unsupported for model_type {wrapper} "
             f"(expected {expected!r})"
         )
-    return Fields(text, where=where, model_type=expected, prefix="text_config.")
+    return Fields(text, where=where, model_type=expected, prefix="text_config.", aliases=ALIASES.get(expected))
 
 
 def load_hf_config(
@@ -500,10 +526,11 @@ def load_hf_config(
     if model_type in WRAPPERS:
         fields = _text_fields(data, where, model_type)
     else:
-        fields = Fields(data, where=where, model_type=model_type)
+        fields = Fields(data, where=where, model_type=model_type, aliases=ALIASES.get(model_type))
     decoder = FAMILIES[fields.model_type](fields)
     depth = (fields.optional_int("num_nextn_predict_layers", minimum=0) or 0) if mtp else 0
     if name is None:
-        given = data.get("_name_or_path")
-        name = given if isinstance(given, str) and given else model_type
+        # transformers writes _name_or_path as a string (the hub id or the local path it loaded).
+        top = Fields(data, where=where, model_type=model_type)
+        name = (top.string("_name_or_path", "") if top.given("_name_or_path") else "") or model_type
     return build_model(decoder, name=name, source=source, mtp_depth=depth)

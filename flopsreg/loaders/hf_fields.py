@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flopsreg.errors import ModelError, did_you_mean
+from flopsreg.errors import MAX_INT, ModelError, did_you_mean
 
 __all__ = ["ATTENTION_TYPES", "Fields"]
 
@@ -34,13 +34,39 @@ class Fields:
         where: the file name shown first in errors (``config.json`` for a dict).
         model_type: the model_type whose reader asks, shown in "missing" errors.
         prefix: shown before field names, e.g. ``"text_config."``.
+        aliases: the config class's ``attribute_map`` as ``{other name: name the reader reads}``;
+            transformers accepts and may write either, so both are read as one field.
     """
 
-    def __init__(self, data: Mapping[str, Any], *, where: str, model_type: str, prefix: str = "") -> None:
-        self.data = data
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        *,
+        where: str,
+        model_type: str,
+        prefix: str = "",
+        aliases: Mapping[str, str] | None = None,
+    ) -> None:
         self.where = where
         self.model_type = model_type
         self.prefix = prefix
+        self.data = self._resolve(data, aliases or {})
+
+    def _resolve(self, data: Mapping[str, Any], aliases: Mapping[str, str]) -> Mapping[str, Any]:
+        """*data* with each alias stored under the name the reader reads; both and different: error."""
+        resolved = dict(data)
+        for alias, field in aliases.items():
+            if alias not in resolved:
+                continue
+            value = resolved.pop(alias)
+            if field in resolved and resolved[field] != value:
+                raise self.error(
+                    field,
+                    f" = {resolved[field]!r} but {self.prefix}{alias} = {value!r}: the config class reads "
+                    f"{alias} as {field} (attribute_map), so they must agree; keep one",
+                )
+            resolved[field] = value
+        return resolved
 
     def error(self, field: str, message: str) -> ModelError:
         """A one-line error about *field*: ``<file>: <prefix><field><message>``."""
@@ -54,8 +80,14 @@ class Fields:
         """True if the config names *field* with a value other than null."""
         return self.data.get(field) is not None
 
-    def raw(self, field: str) -> Any:
-        return self.data.get(field)
+    def string(self, field: str, default: str) -> str:
+        """A string field; absent means the config class default *default* (cite it at the call)."""
+        if field not in self.data:
+            return default
+        value = self.data[field]
+        if not isinstance(value, str):
+            raise self.error(field, f" = {value!r}: expected a string, got {_type_name(value)}")
+        return value
 
     def missing(self, field: str, why: str = "") -> ModelError:
         why = why or f"needed for model_type {self.model_type}"
@@ -66,6 +98,8 @@ class Fields:
             raise self.error(field, f" = {value!r}: expected an integer, got {_type_name(value)}")
         if value < minimum:
             raise self.error(field, f" = {value}: expected an integer >= {minimum}")
+        if value > MAX_INT:
+            raise self.error(field, f" = {value}: expected an integer <= 2^63 - 1 (a larger one is a typo)")
         return value
 
     def int(self, field: str, *, minimum: int = 1, why: str = "") -> int:

@@ -10,16 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from flopsreg.errors import ModelError
+from flopsreg.errors import MAX_INT, ModelError
 from flopsreg.loaders.decoder import Decoder, build_model, dense_mlp, moe_mlp
 from flopsreg.model import Model
 
 __all__ = ["load_megatron_args", "window_keys"]
 
+# Branches of Megatron-LM's FLOPs function for layers flopsreg has no patterns for yet.
 _UNSUPPORTED = {
     "hybrid_layer_pattern": "hybrid Mamba/attention stacks",
     "hybrid_override_pattern": "hybrid Mamba/attention stacks",
-    "experimental_attention_variant": "linear-attention variants (gated delta net)",
+    "experimental_attention_variant": "linear attention (Gated DeltaNet)",
     "moe_latent_size": "latent MoE",
 }
 
@@ -34,6 +35,8 @@ def _required_int(args: Any, name: str, why: str = "") -> int:
         raise ModelError(f"args.{name}: missing{why}")
     if isinstance(value, bool) or not isinstance(value, int):
         raise ModelError(f"args.{name} = {value!r}: expected an integer")
+    if value > MAX_INT:
+        raise ModelError(f"args.{name} = {value}: expected an integer <= 2^63 - 1 (a larger one is a typo)")
     return value
 
 
@@ -83,11 +86,50 @@ def _pattern(args: Any, name: str, layers: int, default_every: int | None) -> li
     return [bool(v) for v in pattern]
 
 
+def _query_groups(args: Any, heads: int) -> tuple[dict[str, int], set[str]]:
+    """``kv_heads`` as Megatron-LM runs them, and the flag and argument slime reads instead.
+
+    Without ``group_query_attention`` Megatron-LM runs MHA (its FLOPs function even overwrites
+    ``args.num_query_groups`` with the head count), but slime reads ``args.num_query_groups`` as
+    given: its argparse default 1 on MHA runs. That value is kept for the slime convention only.
+    """
+    groups = _get(args, "num_query_groups")
+    if _get(args, "group_query_attention"):
+        return {"kv_heads": heads if groups is None else _required_int(args, "num_query_groups")}, set()
+    raw = {} if groups is None else {"num_query_groups": _required_int(args, "num_query_groups")}
+    return {"kv_heads": heads, **raw}, {"megatron_mha"}
+
+
+def _vocabularies(args: Any) -> tuple[dict[str, int], set[str]]:
+    """The output layer's rows (``vocab``: padded_vocab_size when given), and the sizes conventions read.
+
+    Megatron-LM pads the vocabulary to a multiple of ``make_vocab_size_divisible_by`` x TP and
+    its output layer computes every padded row, so that is what ``exact`` counts, as Megatron-LM
+    does (``padded_vocab``). slime counts ``args.vocab_size`` (``unpadded_vocab``, flag
+    ``vocab_padding``).
+    """
+    vocab = None if _get(args, "vocab_size") is None else _required_int(args, "vocab_size")
+    padded = None if _get(args, "padded_vocab_size") is None else _required_int(args, "padded_vocab_size")
+    if padded is None:
+        if vocab is None:
+            raise ModelError("args.vocab_size: missing (and no padded_vocab_size); the logits need a vocabulary")
+        return {"vocab": vocab}, set()
+    if vocab == padded:
+        return {"vocab": padded, "padded_vocab": padded}, set()
+    if vocab is not None and padded < vocab:
+        raise ModelError(f"args.padded_vocab_size = {padded}: smaller than args.vocab_size = {vocab}")
+    unpadded = {} if vocab is None else {"unpadded_vocab": vocab}
+    return {"vocab": padded, "padded_vocab": padded, **unpadded}, {"vocab_padding"}
+
+
 def load_megatron_args(args: Any, *, name: str = "megatron-model") -> Model:
     """A model from a Megatron-LM argument namespace (after ``validate_args``)."""
     for field, what in _UNSUPPORTED.items():
         if _get(args, field):
-            raise ModelError(f"args.{field} = {_get(args, field)!r}: {what} are not supported yet")
+            raise ModelError(
+                f"args.{field} = {_get(args, field)!r}: {what} is not supported yet; it comes with the 2026 "
+                "architectures (Gated DeltaNet, Mamba hybrids, latent MoE), until then this run is refused"
+            )
     hidden = _required_int(args, "hidden_size")
     layers = _required_int(args, "num_layers")
     heads = _required_int(args, "num_attention_heads")
@@ -111,8 +153,9 @@ def load_megatron_args(args: Any, *, name: str = "megatron-model") -> Model:
     else:
         kv_channels = _get(args, "kv_channels")
         params["head_dim"] = hidden // heads if kv_channels is None else _required_int(args, "kv_channels")
-        groups = _get(args, "num_query_groups") if _get(args, "group_query_attention") else None
-        params["kv_heads"] = heads if groups is None else _required_int(args, "num_query_groups")
+        groups, group_flags = _query_groups(args, heads)
+        params.update(groups)
+        flags |= group_flags
 
     if _get(args, "attention_output_gate"):
         flags.add("output_gate")
@@ -121,12 +164,9 @@ def load_megatron_args(args: Any, *, name: str = "megatron-model") -> Model:
     if _get(args, "gated_linear_unit") or _get(args, "quick_geglu"):
         flags.add("gated")
 
-    if _get(args, "vocab_size") is not None:
-        params["vocab"] = _required_int(args, "vocab_size")
-    if _get(args, "padded_vocab_size") is not None:
-        params["padded_vocab"] = _required_int(args, "padded_vocab_size")
-    if "vocab" not in params and "padded_vocab" not in params:
-        raise ModelError("args.vocab_size: missing (and no padded_vocab_size); the logits need a vocabulary")
+    vocab, vocab_flags = _vocabularies(args)
+    params.update(vocab)
+    flags |= vocab_flags
 
     ffn_hidden = _required_int(args, "ffn_hidden_size", " (set by validate_args)")
     mlp_kinds = {"dense": dense_mlp(ffn_hidden)}
