@@ -515,3 +515,63 @@ def test_hookimpl_with_specname_is_accepted():
     reg = load_quietly(module_plugin("specnamed", sink_patterns=sink_patterns))
     assert reg.errors == ()
     assert reg.plugin_of("sink_window") == "specnamed"
+
+
+# -- field validation of Pattern, Param, Constraint, Convention ------------------------------------
+
+BAD_FIELDS = [
+    (dict(name="Bad Name"), r"^pattern: name = 'Bad Name': expected a lower_snake_case name$"),
+    (dict(precedence="10"), r"^pattern 'p': precedence = '10': expected an integer"),
+    (dict(precedence=True), r"^pattern 'p': precedence = True: expected an integer"),
+    (dict(formula="s**2"), r"^pattern 'p': formula = 's\*\*2': expected a sympy expression"),
+    (dict(formula=s > 2), r"^pattern 'p': formula = seq_len > 2: expected a sympy expression"),
+    (dict(produces="bogus"), r"^pattern 'p': produces = 'bogus': expected one of ffn_matrices, flops, pairs, qk_dim, v_dim$"),
+    (dict(produces="pair"), r"produces = 'pair': .*; did you mean 'pairs'\?$"),
+    (dict(scope="global"), r"^pattern 'p': scope = 'global': expected 'layer' or 'model'$"),
+    (dict(slot="Attention"), r"^pattern 'p': slot = 'Attention': expected dotted lower_snake_case"),
+    (dict(flags="sliding_window"), r"^pattern 'p': flags = 'sliding_window': expected a collection of flag names"),
+    (dict(flags={"Mla"}), r"^pattern 'p': flags = 'Mla': expected a lower_snake_case flag name$"),
+    (dict(provides={"qk_dims": s}), r"^pattern 'p': provides = 'qk_dims': expected a quantity name.*; did you mean 'qk_dim'\?$"),
+    (dict(provides={"qk_dim": "s"}), r"^pattern 'p': provides\['qk_dim'\] = 's': expected a sympy expression"),
+    (dict(params=["window"]), r"^pattern 'p': params = \('window',\): expected a tuple of flopsreg\.Param$"),
+    (dict(constraints=[s < 3]), r"^pattern 'p': constraints = \(seq_len < 3,\): expected a tuple of flopsreg\.Constraint$"),
+    (dict(summary=""), r"^pattern 'p': summary = '': expected one line"),
+]
+
+
+@pytest.mark.parametrize(("override", "message"), BAD_FIELDS, ids=[next(iter(o)) + f"-{i}" for i, (o, _) in enumerate(BAD_FIELDS)])
+def test_bad_pattern_field_is_one_line_naming_pattern_field_value_and_expectation(override, message):
+    """A malformed Pattern is a PatternError (a FlopsregError), never a raw attrs TypeError."""
+    with pytest.raises(flopsreg.errors.PatternError, match=message) as info:
+        mask_pattern(**{"name": "p", **override})
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: flopsreg.Param(name="w", latex="W", meaning="m", minimum=1.5), r"^param 'w': minimum = 1\.5: expected an integer >= 0"),
+        (lambda: flopsreg.Param(name="w", latex="W", meaning="m", minimum=-1), r"^param 'w': minimum = -1: expected an integer >= 0"),
+        (lambda: flopsreg.Param(name="Window", latex="W", meaning="m"), r"^param: name = 'Window': expected a lower_snake_case name$"),
+        (lambda: flopsreg.Param(name="w", latex="", meaning="m"), r"^param 'w': latex = '': expected"),
+        (lambda: flopsreg.Constraint(condition=s + 1, message="m"), r"^constraint 'm': condition = seq_len \+ 1: expected a sympy condition"),
+        (lambda: flopsreg.Constraint(condition=True, message="m"), r"^constraint 'm' is always True for positive integers"),
+        (lambda: flopsreg.Convention(name="Mine", summary="x", reference="y"), r"^convention: name = 'Mine': expected a lower_snake_case name$"),
+    ],
+    ids=["minimum-float", "minimum-negative", "param-name", "latex-empty", "condition-not-boolean", "condition-constant", "convention-name"],
+)
+def test_bad_param_constraint_convention_field_is_a_pattern_error(make, message):
+    with pytest.raises(flopsreg.errors.PatternError, match=message):
+        make()
+
+
+def test_plugin_building_a_malformed_pattern_in_its_hook_is_skipped_and_named():
+    """The PatternError raised inside the hook names the plugin, the pattern and the field."""
+    plugin = module_plugin("sloppy", flopsreg_register_patterns=_hook(lambda: [mask_pattern("sloppy", precedence="40")]))
+    with pytest.warns(flopsreg.PluginWarning):
+        reg = flopsreg.Registry(plugins=[plugin], load_entry_points=False)
+    (error,) = reg.errors
+    assert str(error) == (
+        "plugin 'sloppy': flopsreg_register_patterns raised PatternError: pattern 'sloppy': precedence = '40': "
+        "expected an integer (the highest applicable one wins its slot)"
+    )
