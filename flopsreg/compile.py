@@ -3,7 +3,7 @@
 ``sympy.lambdify`` prints ``n*(n+1)/2`` with float division. This printer emits exact
 division instead (an ``int`` when it divides, a ``Fraction`` otherwise), ``//`` for ``floor``
 of a quotient and ``%`` for ``Mod``, so results stay exact at any size. A result that is not
-an integer is a formula bug and raises.
+an integer is a formula bug and raises :class:`~flopsreg.errors.PatternError`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from fractions import Fraction
 import attrs
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
+
+from flopsreg.errors import WITHOUT_PLUGINS_HINT, PatternError
 
 __all__ = ["CompiledFormula", "compile_exact"]
 
@@ -48,7 +50,7 @@ class _ExactPrinter(PythonCodePrinter):
         try:
             return self._print(expr)
         except NotImplementedError as exc:  # strict printers refuse functions Python lacks
-            raise TypeError(f"cannot evaluate {expr} exactly: {str(exc).splitlines()[0]}") from None
+            raise PatternError(f"cannot evaluate {expr} exactly: {str(exc).splitlines()[0]}") from None
 
     def _print_Rational(self, expr: sympy.Rational) -> str:
         return f"_exdiv({expr.p}, {expr.q})"
@@ -64,7 +66,7 @@ class _ExactPrinter(PythonCodePrinter):
         if exp.is_Integer and exp < 0:
             return f"_exdiv(1, {self._print(base ** -exp)})"
         if not exp.is_Integer or exp < 0:
-            raise TypeError(f"cannot evaluate {expr} exactly: only integer powers are supported")
+            raise PatternError(f"cannot evaluate {expr} exactly: only integer powers are supported")
         return f"({self._print(base)})**{exp}"
 
     def _print_floor(self, expr: sympy.floor) -> str:
@@ -80,7 +82,7 @@ class _ExactPrinter(PythonCodePrinter):
         return f"(({self._print(a)}) % ({self._print(b)}))"
 
     def _print_Float(self, expr: sympy.Float) -> str:
-        raise TypeError(f"formula contains the float {expr}; use sympy.Rational for exact results")
+        raise PatternError(f"formula contains the float {expr}; use sympy.Rational for exact results")
 
 
 @attrs.frozen
@@ -118,7 +120,10 @@ def _as_int(expression: sympy.Expr, value: int | Fraction, at: Mapping[str, int]
     if isinstance(value, Fraction) and value.denominator == 1:
         return value.numerator
     if type(value) is not int:
-        raise ArithmeticError(f"{expression} is not an integer at {dict(at)}: {value!r}")
+        raise PatternError(
+            f"formula {expression} is not an integer at {dict(at)}: {value}; a pattern's formula is wrong "
+            f"({WITHOUT_PLUGINS_HINT})"
+        )
     return value
 
 
