@@ -19,7 +19,7 @@ from sympy.printing.pycode import PythonCodePrinter
 
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, PatternError
 
-__all__ = ["CompiledFormula", "compile_exact"]
+__all__ = ["CompiledFormula", "compile_exact", "trial_function"]
 
 
 def _exdiv(numerator: int | Fraction, denominator: int | Fraction) -> int | Fraction:
@@ -127,20 +127,43 @@ def _as_int(expression: sympy.Expr, value: int | Fraction, at: Mapping[str, int]
     return value
 
 
+def _argnames(expression: sympy.Expr) -> tuple[str, ...]:
+    return tuple(sorted(sym.name for sym in expression.free_symbols))
+
+
+def _body(expression: sympy.Expr) -> str:
+    return _ExactPrinter({"fully_qualified_modules": True, "standard": "python3"}).doprint(expression)
+
+
+def _run(source: str, expression: sympy.Expr) -> dict[str, object]:
+    """Execute generated *source*; its functions see only ``_exdiv`` and ``math``."""
+    namespace: dict[str, object] = {"_exdiv": _exdiv, "math": math}
+    exec(compile(source, f"<flopsreg formula {expression}>", "exec"), namespace)  # noqa: S102 - our own printer's output
+    return namespace
+
+
 @functools.lru_cache(maxsize=4096)
 def compile_exact(expression: sympy.Expr) -> CompiledFormula:
     """Compile *expression* once; later calls with an equal expression reuse the code."""
-    symbols = sorted(expression.free_symbols, key=lambda sym: sym.name)
-    argnames = tuple(sym.name for sym in symbols)
-    printer = _ExactPrinter({"fully_qualified_modules": True, "standard": "python3"})
-    body = printer.doprint(_combined(expression))
-    names = ", ".join(argnames)
-    source = f"def _formula({names}):\n    return {body}\n"
+    argnames = _argnames(expression)
+    body = _body(_combined(expression))
+    source = f"def _formula({', '.join(argnames)}):\n    return {body}\n"
     sweeps = "\n".join(
         f"    if _name == {arg!r}:\n        return [{body} for {arg} in _values]" for arg in argnames
     )
     others = ", ".join(["_name", "_values", *(f"{arg}=None" for arg in argnames)])
     source += f"\ndef _sweep({others}):\n{sweeps or '    pass'}\n"
-    namespace: dict[str, object] = {"_exdiv": _exdiv, "math": math}
-    exec(compile(source, f"<flopsreg formula {expression}>", "exec"), namespace)  # noqa: S102 - our own printer's output
+    namespace = _run(source, expression)
     return CompiledFormula(expression, argnames, source, namespace["_formula"], namespace["_sweep"])  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=4096)
+def trial_function(expression: sympy.Expr) -> tuple[tuple[str, ...], Callable[..., int | Fraction]]:
+    """(argument names, exact function) of *expression*, compiled cheaply for a few calls.
+
+    For the registry's load-time trial evaluation: the same exact printer as :func:`compile_exact`,
+    without the common denominator and the sweep loop, which pay off only over many calls.
+    """
+    argnames = _argnames(expression)
+    namespace = _run(f"def _formula({', '.join(argnames)}):\n    return {_body(expression)}\n", expression)
+    return argnames, namespace["_formula"]  # type: ignore[return-value]
