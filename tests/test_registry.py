@@ -737,3 +737,32 @@ def test_plugin_building_a_malformed_pattern_in_its_hook_is_skipped_and_named():
         "plugin 'sloppy': flopsreg_register_patterns raised PatternError: pattern 'sloppy': precedence = '40': "
         "expected an integer (the highest applicable one wins its slot)"
     )
+
+
+def test_session_ignores_installed_plugins_unless_the_variable_is_unset(tmp_path):
+    """A fake distribution with a flopsreg entry point on sys.path: the root conftest's environment
+    (FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1) keeps Registry.default() from loading it; without it, it loads."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "fake_flopsreg_plugin.py").write_text(
+        "import flopsreg\nfrom flopsreg.symbols import s\n"
+        "@flopsreg.hookimpl\ndef flopsreg_register_patterns():\n"
+        "    return [flopsreg.Pattern(name='fake_mask', slot='attention.mask', flags={'fake'}, precedence=77,\n"
+        "        produces='pairs', formula=s, summary='t', reference='t')]\n"
+    )
+    dist = tmp_path / "fake_flopsreg_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-flopsreg-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[flopsreg]\nfake = fake_flopsreg_plugin\n")
+    code = "import flopsreg; print(sorted(p.name for p in flopsreg.Registry.default().patterns if p.name == 'fake_mask'))"
+
+    def names(env: dict[str, str]) -> str:
+        env = {**env, "PYTHONPATH": os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    assert os.environ["FLOPSREG_DISABLE_PLUGIN_AUTOLOAD"] == "1"
+    assert names(dict(os.environ)) == "[]"
+    without = {k: v for k, v in os.environ.items() if k != "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD"}
+    assert names(without) == "['fake_mask']"
