@@ -1,6 +1,16 @@
-"""Fail early, with the fix, when flopsreg is not installed in editable mode."""
+"""Make the test session immune to installed plugins, and fail early, with the fix, when flopsreg is missing.
+
+Set before any flopsreg import (the doctests call Registry.default()); tests that exercise
+entry-point loading remove the variable themselves.
+"""
+
+import os
+
+os.environ["FLOPSREG_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 
 try:
     import flopsreg.patterns  # noqa: F401
 except ModuleNotFoundError as exc:  # pragma: no cover - only on a fresh clone
-    raise SystemExit(f"flopsreg is not installed ({exc}); run: pip install -e '.[test]'") from exc
+    raise SystemExit(
+        f"flopsreg is not installed ({exc}); run: pip install -e '.[test]' (or pip install '.[test]')"
+    ) from exc

@@ -3,7 +3,7 @@
 ``sympy.lambdify`` prints ``n*(n+1)/2`` with float division. This printer emits exact
 division instead (an ``int`` when it divides, a ``Fraction`` otherwise), ``//`` for ``floor``
 of a quotient and ``%`` for ``Mod``, so results stay exact at any size. A result that is not
-an integer is a formula bug and raises.
+an integer is a formula bug and raises :class:`~flopsreg.errors.PatternError`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import attrs
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-__all__ = ["CompiledFormula", "compile_exact"]
+from flopsreg.errors import WITHOUT_PLUGINS_HINT, PatternError
+
+__all__ = ["CompiledFormula", "compile_exact", "trial_function"]
 
 
 def _exdiv(numerator: int | Fraction, denominator: int | Fraction) -> int | Fraction:
@@ -48,7 +50,7 @@ class _ExactPrinter(PythonCodePrinter):
         try:
             return self._print(expr)
         except NotImplementedError as exc:  # strict printers refuse functions Python lacks
-            raise TypeError(f"cannot evaluate {expr} exactly: {str(exc).splitlines()[0]}") from None
+            raise PatternError(f"cannot evaluate {expr} exactly: {str(exc).splitlines()[0]}") from None
 
     def _print_Rational(self, expr: sympy.Rational) -> str:
         return f"_exdiv({expr.p}, {expr.q})"
@@ -64,7 +66,7 @@ class _ExactPrinter(PythonCodePrinter):
         if exp.is_Integer and exp < 0:
             return f"_exdiv(1, {self._print(base ** -exp)})"
         if not exp.is_Integer or exp < 0:
-            raise TypeError(f"cannot evaluate {expr} exactly: only integer powers are supported")
+            raise PatternError(f"cannot evaluate {expr} exactly: only integer powers are supported")
         return f"({self._print(base)})**{exp}"
 
     def _print_floor(self, expr: sympy.floor) -> str:
@@ -80,7 +82,7 @@ class _ExactPrinter(PythonCodePrinter):
         return f"(({self._print(a)}) % ({self._print(b)}))"
 
     def _print_Float(self, expr: sympy.Float) -> str:
-        raise TypeError(f"formula contains the float {expr}; use sympy.Rational for exact results")
+        raise PatternError(f"formula contains the float {expr}; use sympy.Rational for exact results")
 
 
 @attrs.frozen
@@ -118,24 +120,50 @@ def _as_int(expression: sympy.Expr, value: int | Fraction, at: Mapping[str, int]
     if isinstance(value, Fraction) and value.denominator == 1:
         return value.numerator
     if type(value) is not int:
-        raise ArithmeticError(f"{expression} is not an integer at {dict(at)}: {value!r}")
+        raise PatternError(
+            f"formula {expression} is not an integer at {dict(at)}: {value}; a pattern's formula is wrong "
+            f"({WITHOUT_PLUGINS_HINT})"
+        )
     return value
+
+
+def _argnames(expression: sympy.Expr) -> tuple[str, ...]:
+    return tuple(sorted(sym.name for sym in expression.free_symbols))
+
+
+def _body(expression: sympy.Expr) -> str:
+    return _ExactPrinter({"fully_qualified_modules": True, "standard": "python3"}).doprint(expression)
+
+
+def _run(source: str, expression: sympy.Expr) -> dict[str, object]:
+    """Execute generated *source*; its functions see only ``_exdiv`` and ``math``."""
+    namespace: dict[str, object] = {"_exdiv": _exdiv, "math": math}
+    exec(compile(source, f"<flopsreg formula {expression}>", "exec"), namespace)  # noqa: S102 - our own printer's output
+    return namespace
 
 
 @functools.lru_cache(maxsize=4096)
 def compile_exact(expression: sympy.Expr) -> CompiledFormula:
     """Compile *expression* once; later calls with an equal expression reuse the code."""
-    symbols = sorted(expression.free_symbols, key=lambda sym: sym.name)
-    argnames = tuple(sym.name for sym in symbols)
-    printer = _ExactPrinter({"fully_qualified_modules": True, "standard": "python3"})
-    body = printer.doprint(_combined(expression))
-    names = ", ".join(argnames)
-    source = f"def _formula({names}):\n    return {body}\n"
+    argnames = _argnames(expression)
+    body = _body(_combined(expression))
+    source = f"def _formula({', '.join(argnames)}):\n    return {body}\n"
     sweeps = "\n".join(
         f"    if _name == {arg!r}:\n        return [{body} for {arg} in _values]" for arg in argnames
     )
     others = ", ".join(["_name", "_values", *(f"{arg}=None" for arg in argnames)])
     source += f"\ndef _sweep({others}):\n{sweeps or '    pass'}\n"
-    namespace: dict[str, object] = {"_exdiv": _exdiv, "math": math}
-    exec(compile(source, f"<flopsreg formula {expression}>", "exec"), namespace)  # noqa: S102 - our own printer's output
+    namespace = _run(source, expression)
     return CompiledFormula(expression, argnames, source, namespace["_formula"], namespace["_sweep"])  # type: ignore[arg-type]
+
+
+@functools.lru_cache(maxsize=4096)
+def trial_function(expression: sympy.Expr) -> tuple[tuple[str, ...], Callable[..., int | Fraction]]:
+    """(argument names, exact function) of *expression*, compiled cheaply for a few calls.
+
+    For the registry's load-time trial evaluation: the same exact printer as :func:`compile_exact`,
+    without the common denominator and the sweep loop, which pay off only over many calls.
+    """
+    argnames = _argnames(expression)
+    namespace = _run(f"def _formula({', '.join(argnames)}):\n    return {_body(expression)}\n", expression)
+    return argnames, namespace["_formula"]  # type: ignore[return-value]

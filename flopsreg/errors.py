@@ -5,10 +5,24 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
-__all__ = ["MAX_INT", "FlopsregError", "ModelError", "PluginError", "PluginWarning", "SelectionError", "did_you_mean"]
+__all__ = [
+    "MAX_INT",
+    "WITHOUT_PLUGINS_HINT",
+    "FlopsregError",
+    "ModelError",
+    "PatternError",
+    "PluginError",
+    "PluginWarning",
+    "SelectionError",
+    "did_you_mean",
+]
 
 
 MAX_INT = 2**63 - 1  # the largest dimension or count accepted: TOML holds no more, and larger ones are typos
+# Appended to errors that a faulty installed plugin can cause at evaluation time.
+WITHOUT_PLUGINS_HINT = (
+    "to run without installed plugins, set FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1 or use Registry(load_entry_points=False)"
+)
 
 
 class FlopsregError(ValueError):
@@ -21,6 +35,10 @@ class ModelError(FlopsregError):
 
 class SelectionError(FlopsregError):
     """Pattern selection failed for a layer: a tie in precedence or a missing quantity."""
+
+
+class PatternError(FlopsregError):
+    """A Pattern, Param, Constraint or Convention is malformed, or a formula is not an exact integer."""
 
 
 class PluginError(FlopsregError):

@@ -8,12 +8,13 @@ declared as :class:`Param`; everything else a formula uses comes from :mod:`flop
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NoReturn
 
 import attrs
 import sympy
 
+from flopsreg.errors import PatternError, did_you_mean
 from flopsreg.symbols import SHARED, integer_symbol
 
 __all__ = ["Constraint", "Convention", "Param", "Pattern"]
@@ -21,32 +22,66 @@ __all__ = ["Constraint", "Convention", "Param", "Pattern"]
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SLOT = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
 QUANTITIES = frozenset({"flops"} | {n for n, info in SHARED.items() if info.kind == "quantity"})
+SCOPES = ("layer", "model")
+_FORMULA = "a sympy expression built from flopsreg.symbols and Param.symbol (or an int)"
 
 
-def _expr(value: Any) -> sympy.Expr:
-    """Accept sympy expressions and Python ints; refuse strings (they would lose assumptions)."""
-    if isinstance(value, bool) or not isinstance(value, (int, sympy.Basic)):
-        raise TypeError(
-            f"a formula must be a sympy expression built from flopsreg.symbols and Param.symbol, "
-            f"got {type(value).__name__} {value!r}"
-        )
-    return sympy.sympify(value)
+def _is_name(value: Any) -> bool:
+    return isinstance(value, str) and bool(_NAME.fullmatch(value))
 
 
-def _expr_map(value: Mapping[str, Any]) -> dict[str, sympy.Expr]:
-    return {str(k): _expr(v) for k, v in dict(value).items()}
+def _fail(instance: Any, field: str, value: Any, expected: str) -> NoReturn:
+    """Raise the one-line PatternError naming the object (when its name is known), field and value."""
+    kind = type(instance).__name__.lower()
+    label = instance.message if isinstance(instance, Constraint) else getattr(instance, "name", None)
+    known = _is_text(label) if isinstance(instance, Constraint) else _is_name(label)
+    owner = f"{kind} {label!r}" if known else kind
+    raise PatternError(f"{owner}: {field} = {value!r}: expected {expected}")
 
 
-def _names(value: Any) -> frozenset[str]:
+def _check(test: Callable[[Any], bool], expected: str) -> Callable[[Any, attrs.Attribute, Any], None]:
+    """An attrs validator raising :func:`_fail` unless ``test(value)``."""
+
+    def validate(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if not test(value):
+            _fail(instance, attribute.name, value, expected)
+
+    return validate
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _expr(value: Any) -> Any:
+    """Python ints become sympy Integers; anything else is left for the validator to judge."""
+    return sympy.Integer(value) if _is_int(value) else value
+
+
+def _is_expr(value: Any) -> bool:
+    return isinstance(value, sympy.Expr)
+
+
+def _expr_map(value: Any) -> Any:
+    return {k: _expr(v) for k, v in value.items()} if isinstance(value, Mapping) else value
+
+
+def _names(value: Any) -> Any:
+    """A collection of flag names as a frozenset; a string or anything else is left to the validator."""
     if isinstance(value, str):
-        raise TypeError(f"flags must be a collection of names, not the string {value!r}")
-    return frozenset(value)
+        return value
+    try:
+        return frozenset(value)
+    except TypeError:
+        return value
 
 
-def _each_name(instance: Any, attribute: attrs.Attribute, value: frozenset[str]) -> None:
-    for name in value:
-        if not isinstance(name, str) or not _NAME.fullmatch(name):
-            raise ValueError(f"{attribute.name}: {name!r} is not a lower_snake_case name")
+def _tuple(value: Any) -> Any:
+    return value if isinstance(value, (str, Mapping)) else tuple(value) if isinstance(value, Iterable) else value
 
 
 @attrs.frozen(kw_only=True)
@@ -60,10 +95,13 @@ class Param:
         minimum: the smallest valid value (parameters are integers).
     """
 
-    name: str = attrs.field(validator=attrs.validators.matches_re(_NAME))
-    latex: str
-    meaning: str
-    minimum: int = attrs.field(default=1, validator=attrs.validators.instance_of(int))
+    name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
+    latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its symbol, e.g. 'W'"))
+    meaning: str = attrs.field(validator=_check(_is_text, "one line saying what it is"))
+    minimum: int = attrs.field(
+        default=1,
+        validator=_check(lambda v: _is_int(v) and v >= 0, "an integer >= 0 (the smallest valid value)"),
+    )
 
     @property
     def symbol(self) -> sympy.Symbol:
@@ -74,16 +112,18 @@ class Param:
 class Constraint:
     """A condition on parameter values that must hold, with the message shown when it fails."""
 
+    message: str = attrs.field(validator=_check(_is_text, "the one line shown when the condition fails"))
     condition: sympy.Basic = attrs.field()
-    message: str
 
     @condition.validator
-    def _check_condition(self, attribute: attrs.Attribute, value: sympy.Basic) -> None:
-        if value in (sympy.true, sympy.false):
-            raise ValueError(
+    def _check_condition(self, attribute: attrs.Attribute, value: Any) -> None:
+        if isinstance(value, bool) or value in (sympy.true, sympy.false):
+            raise PatternError(
                 f"constraint {self.message!r} is always {value} for positive integers; "
                 "it would never check anything"
             )
+        if not isinstance(value, sympy.logic.boolalg.Boolean):
+            _fail(self, "condition", value, "a sympy condition such as k <= E or sympy.Eq(sympy.Mod(n, m), 0)")
 
 
 @attrs.frozen(kw_only=True)
@@ -107,27 +147,53 @@ class Pattern:
         reference: the paper, model card or config it follows.
     """
 
-    name: str = attrs.field(validator=attrs.validators.matches_re(_NAME))
-    slot: str = attrs.field(validator=attrs.validators.matches_re(_SLOT))
-    precedence: int = attrs.field(validator=attrs.validators.instance_of(int))
-    formula: sympy.Expr = attrs.field(converter=_expr)
-    summary: str = attrs.field(validator=attrs.validators.min_len(1))
-    reference: str = attrs.field(validator=attrs.validators.min_len(1))
-    flags: frozenset[str] = attrs.field(default=(), converter=_names, validator=_each_name)
-    produces: str = attrs.field(default="flops", validator=attrs.validators.in_(QUANTITIES))
+    name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
+    slot: str = attrs.field(
+        validator=_check(lambda v: isinstance(v, str) and bool(_SLOT.fullmatch(v)), "dotted lower_snake_case, e.g. 'attention.mask'")
+    )
+    precedence: int = attrs.field(validator=_check(_is_int, "an integer (the highest applicable one wins its slot)"))
+    formula: sympy.Expr = attrs.field(converter=_expr, validator=_check(_is_expr, _FORMULA))
+    summary: str = attrs.field(validator=_check(_is_text, "one line saying what it counts"))
+    reference: str = attrs.field(validator=_check(_is_text, "the paper, model card or code it follows"))
+    flags: frozenset[str] = attrs.field(default=(), converter=_names)
+    produces: str = attrs.field(default="flops")
     provides: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_expr_map, hash=False)
-    params: tuple[Param, ...] = attrs.field(default=(), converter=tuple)
-    constraints: tuple[Constraint, ...] = attrs.field(default=(), converter=tuple)
-    scope: str = attrs.field(default="layer", validator=attrs.validators.in_({"layer", "model"}))
+    params: tuple[Param, ...] = attrs.field(
+        default=(), converter=_tuple, validator=_check(lambda v: isinstance(v, tuple) and all(isinstance(p, Param) for p in v), "a tuple of flopsreg.Param")
+    )
+    constraints: tuple[Constraint, ...] = attrs.field(
+        default=(),
+        converter=_tuple,
+        validator=_check(lambda v: isinstance(v, tuple) and all(isinstance(c, Constraint) for c in v), "a tuple of flopsreg.Constraint"),
+    )
+    scope: str = attrs.field(default="layer", validator=_check(lambda v: v in SCOPES, "'layer' or 'model'"))
+
+    @flags.validator
+    def _check_flags(self, attribute: attrs.Attribute, value: Any) -> None:
+        if not isinstance(value, frozenset):
+            _fail(self, "flags", value, "a collection of flag names, e.g. {'sliding_window'}")
+        for flag in sorted(value, key=str):
+            if not _is_name(flag):
+                _fail(self, "flags", flag, "a lower_snake_case flag name")
+
+    @produces.validator
+    def _check_produces(self, attribute: attrs.Attribute, value: Any) -> None:
+        if value not in QUANTITIES:
+            known = sorted(QUANTITIES)
+            hint = did_you_mean(value, known) if isinstance(value, str) else ""
+            _fail(self, "produces", value, f"one of {', '.join(known)}{hint}")
 
     @provides.validator
-    def _check_provides(self, attribute: attrs.Attribute, value: Mapping[str, sympy.Expr]) -> None:
-        unknown = set(value) - (QUANTITIES - {"flops"})
-        if unknown:
-            raise ValueError(
-                f"pattern {self.name!r}: provides unknown quantities {sorted(unknown)}; "
-                f"known: {sorted(QUANTITIES - {'flops'})}"
-            )
+    def _check_provides(self, attribute: attrs.Attribute, value: Any) -> None:
+        known = sorted(QUANTITIES - {"flops"})
+        if not isinstance(value, dict):
+            _fail(self, "provides", value, f"a mapping of quantity name to formula ({', '.join(known)})")
+        for quantity, expr in value.items():
+            if quantity not in known:
+                hint = did_you_mean(quantity, known) if isinstance(quantity, str) else ""
+                _fail(self, "provides", quantity, f"a quantity name, one of {', '.join(known)}{hint}")
+            if not _is_expr(expr):
+                _fail(self, f"provides[{quantity!r}]", expr, _FORMULA)
 
     @property
     def quantities(self) -> dict[str, sympy.Expr]:
@@ -147,6 +213,6 @@ class Convention:
     require it (with precedence above the exact ones) then replace the exact rules.
     """
 
-    name: str = attrs.field(validator=attrs.validators.matches_re(_NAME))
-    summary: str = attrs.field(validator=attrs.validators.min_len(1))
-    reference: str = attrs.field(validator=attrs.validators.min_len(1))
+    name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
+    summary: str = attrs.field(validator=_check(_is_text, "one line saying how it counts"))
+    reference: str = attrs.field(validator=_check(_is_text, "the code or paper it reproduces"))

@@ -13,6 +13,7 @@ import pytest
 import sympy
 
 from flopsreg.compile import compile_exact
+from flopsreg.errors import PatternError
 from flopsreg.patterns.chunked import CHUNKED
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
 from flopsreg.symbols import integer_symbol
@@ -118,19 +119,26 @@ def test_piecewise_takes_the_first_true_branch(xv, yv):
     assert compile_exact(expr)({"x": xv, "y": yv}) == expected
 
 
-def test_non_integer_result_raises_arithmetic_error():
-    """x / 2 at x = 3 is 3/2: a formula bug, reported, never rounded."""
+def test_non_integer_result_is_a_pattern_error_saying_how_to_run_without_plugins():
+    """x / 2 at x = 3 is 3/2: a formula bug, reported in one line (not an ArithmeticError), never rounded."""
     formula = compile_exact(x / 2)
     assert formula({"x": 4}) == 2
-    with pytest.raises(ArithmeticError, match="not an integer"):
+    with pytest.raises(PatternError) as info:
         formula({"x": 3})
+    assert not isinstance(info.value, ArithmeticError)
+    assert str(info.value) == (
+        "formula x/2 is not an integer at {'x': 3}: 3/2; a pattern's formula is wrong (to run without installed "
+        "plugins, set FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1 or use Registry(load_entry_points=False))"
+    )
+    with pytest.raises(PatternError, match=r"is not an integer at \{'x': 5\}: 5/2"):
+        formula.sweep("x", [4, 5], {})
 
 
-def test_float_in_expression_raises_type_error():
+def test_float_in_expression_is_a_pattern_error():
     """A float coefficient would make results inexact: refused when compiling."""
-    with pytest.raises(TypeError, match="float"):
+    with pytest.raises(PatternError, match="float"):
         compile_exact(sympy.Float(0.5) * x)
-    with pytest.raises(TypeError, match="Rational"):
+    with pytest.raises(PatternError, match="Rational"):
         compile_exact(x + sympy.Float(1.5))
 
 

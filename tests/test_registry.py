@@ -448,7 +448,63 @@ def _tie_plugin(module_name: str, pattern_name: str, flag: str) -> types.ModuleT
     return module_plugin(module_name, flopsreg_register_patterns=hook_returning(mask_pattern(pattern_name, flags={flag}, precedence=40)))
 
 
-def test_precedence_tie_names_both_patterns_both_plugins_and_the_layers():
+def load_skipping(*plugins: object) -> tuple[flopsreg.Registry, flopsreg.PluginError]:
+    """A registry of built-ins and *plugins* in which exactly one plugin is skipped, with its error."""
+    with pytest.warns(flopsreg.PluginWarning) as record:
+        reg = flopsreg.Registry(plugins=plugins, load_entry_points=False)
+    (error,) = reg.errors
+    assert [str(w.message) for w in record] == [str(error)]
+    return reg, error
+
+
+def test_precedence_tie_skips_the_later_plugin_naming_both_patterns_and_plugins():
+    """mask_a and mask_b (both 40) would both apply where flag_a and flag_b are set: caught at load."""
+    reg, error = load_skipping(_tie_plugin("plugin_a", "mask_a", "flag_a"), _tie_plugin("plugin_b", "mask_b", "flag_b"))
+    assert error.plugin == "plugin_b"
+    assert str(error) == (
+        "plugin 'plugin_b': pattern 'mask_b' ties with pattern 'mask_a' (plugin 'plugin_a') in slot attention.mask: "
+        "both have precedence 40 and both apply where flags flag_a, flag_b are set; give 'mask_b' a precedence no "
+        "other pattern of attention.mask has (taken: 10, 20, 30, 40, 100)"
+    )
+    assert "flag_b" not in reg.flags
+    model = flopsreg.Model.uniform("m", layers=1, flags={"flag_a"}, **gqa_params())
+    assert reg.plan(model).kind("layer").patterns["attention.mask"] == "mask_a"
+
+
+def test_tie_with_a_builtin_default_skips_the_plugin_and_builtins_win():
+    """A flagless plugin pattern at precedence 10 ties with full_causal on every layer."""
+    rival = module_plugin("rival", flopsreg_register_patterns=hook_returning(mask_pattern("rival_causal", flags=(), precedence=10)))
+    reg, error = load_skipping(rival)
+    assert re.search(r"^plugin 'rival': pattern 'rival_causal' ties with pattern 'full_causal' \(plugin "
+                     r"'flopsreg\.patterns\.full_causal'\) .*both apply everywhere \(neither has flags\)", str(error))
+    assert reg.plan(flopsreg.Model.uniform("m", layers=2, **gqa_params())).kind("layer").patterns["attention.mask"] == "full_causal"
+
+
+def test_tie_between_two_patterns_of_one_plugin_skips_it():
+    twins = module_plugin("twins", flopsreg_register_patterns=hook_returning(mask_pattern("one", flags={"x"}), mask_pattern("two", flags={"y"})))
+    _, error = load_skipping(twins)
+    assert "pattern 'two' ties with pattern 'one' (plugin 'twins')" in str(error)
+
+
+def test_equal_precedence_under_two_different_conventions_is_not_a_tie():
+    """Conventions are exclusive (one per evaluation): megatron_causal and slime_causal share 100 legally,
+    and so may a third convention's mask; a pattern needing megatron and another flag does tie."""
+    convention = flopsreg.Convention(name="thirdparty", summary="x", reference="y")
+    mine = module_plugin(
+        "third",
+        flopsreg_register_conventions=_hook(lambda: [convention]),
+        flopsreg_register_patterns=hook_returning(mask_pattern("third_causal", flags={"thirdparty"}, precedence=100)),
+    )
+    reg = load_quietly(mine)
+    assert {"megatron_causal", "slime_causal", "third_causal"} <= {p.name for p in reg.patterns}
+    clash = module_plugin("clash", flopsreg_register_patterns=hook_returning(mask_pattern("clash", flags={"megatron", "clash"}, precedence=100)))
+    _, error = load_skipping(clash)
+    assert "pattern 'clash' ties with pattern 'megatron_causal'" in str(error)
+
+
+def test_engine_tie_check_stays_as_a_backstop(monkeypatch):
+    """With the load-time check switched off, evaluation still refuses a tie, naming both plugins."""
+    monkeypatch.setattr(flopsreg.registry, "_check_ties", lambda *args: None)
     reg = load_quietly(_tie_plugin("plugin_a", "mask_a", "flag_a"), _tie_plugin("plugin_b", "mask_b", "flag_b"))
     model = flopsreg.Model(
         name="tied",
@@ -463,12 +519,127 @@ def test_precedence_tie_names_both_patterns_both_plugins_and_the_layers():
         assert part in message, message
 
 
-def test_tie_with_a_builtin_default_names_the_builtin_plugin():
-    """A flagless plugin pattern at precedence 10 ties with full_causal on every layer."""
-    rival = module_plugin("rival", flopsreg_register_patterns=hook_returning(mask_pattern("rival_causal", flags=(), precedence=10)))
-    reg = load_quietly(rival)
-    with pytest.raises(flopsreg.SelectionError, match=r"'full_causal' \(plugin 'flopsreg\.patterns\.full_causal'\).*'rival_causal' \(plugin 'rival'\)"):
-        reg.plan(flopsreg.Model.uniform("m", layers=2, **gqa_params()))
+# -- flagless patterns apply to every model ------------------------------------------------------
+
+
+def _flops_pattern(name: str, formula, **fields) -> flopsreg.Pattern:
+    return flopsreg.Pattern(name=name, slot=f"extra.{name}", precedence=10, formula=formula, summary="t", reference="t", **fields)
+
+
+def test_flagless_pattern_needing_a_parameter_not_every_model_sets_is_skipped():
+    from flopsreg.patterns.sliding_window import WINDOW
+
+    pattern = _flops_pattern("windowed", 2 * s * WINDOW.symbol, params=(WINDOW,))
+    _, error = load_skipping(module_plugin("windowed", flopsreg_register_patterns=hook_returning(pattern)))
+    assert str(error) == (
+        "plugin 'windowed': pattern 'windowed' has no flags, so it would apply to every model, but it needs "
+        "parameter 'window' that not every model sets; give it a flag"
+    )
+
+
+def test_flagless_pattern_may_use_what_the_default_patterns_require():
+    """kv_heads and head_dim (the default projection's), shared dimensions and flagless quantities."""
+    from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
+    from flopsreg.symbols import d_v, n_h, pairs
+
+    pattern = _flops_pattern("kv_norm", 2 * s * KV_HEADS.symbol * HEAD_DIM.symbol + 2 * n_h * d_v * pairs, params=(KV_HEADS, HEAD_DIM))
+    reg = load_quietly(module_plugin("kv_norm", flopsreg_register_patterns=hook_returning(pattern)))
+    model = flopsreg.Model.uniform("m", layers=1, **gqa_params())
+    # kv_heads 2, head_dim 8, heads 4, v_dim = head_dim 8, pairs = 5 * 6 / 2 = 15 at seq_len 5
+    assert reg.evaluate(model, seq_len=5).plan.kind("layer").flops(5)["extra.kv_norm"] == 2 * 5 * 2 * 8 + 2 * 4 * 8 * 15
+
+
+def test_flagless_model_pattern_using_a_layer_quantity_is_skipped():
+    from flopsreg.symbols import pairs
+
+    pattern = _flops_pattern("model_pairs", 2 * pairs, scope="model")
+    _, error = load_skipping(module_plugin("model_pairs", flopsreg_register_patterns=hook_returning(pattern)))
+    assert "pattern 'model_pairs' has no flags, so it applies to every model, but it uses quantity 'pairs', which no flagless pattern of scope 'model' produces" in str(error)
+
+
+def test_registry_without_a_mask_pattern_refuses_the_core_at_load():
+    """With built-ins off, the core needs pairs that nothing produces: caught at load, not at evaluation."""
+    from flopsreg.patterns import attention_core, gqa_projection
+
+    with pytest.warns(flopsreg.PluginWarning):
+        reg = flopsreg.Registry(plugins=[attention_core, gqa_projection], builtins=False, load_entry_points=False)
+    assert [e.plugin for e in reg.errors] == ["flopsreg.patterns.attention_core"]
+    assert "uses quantity 'pairs', which no flagless pattern of scope 'layer' produces" in str(reg.errors[0])
+
+
+# -- formulas are exact: trial evaluation at load -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("formula", "message"),
+    [
+        (sympy.Float(0.5) * s**2, r"formula contains 0\.5.*, which has no exact rational value"),
+        (sympy.pi * s, r"formula contains pi, which has no exact rational value"),
+        (sympy.E * s, r"formula contains E, which has no exact rational value"),
+        (sympy.sqrt(s), r"formula contains sqrt\(seq_len\), which has no exact rational value"),
+        (sympy.sqrt(2) * s, r"formula contains sqrt\(2\), which has no exact rational value"),
+        (sympy.oo * s, r"formula contains oo, which has no exact rational value"),
+        (s / (s - 1), r"formula is not a finite rational number at seq_len=1: undefined \(ZeroDivisionError\)"),
+        (sympy.log(s + 1) * s, r"formula is not a finite rational number at seq_len=1: 0\.69"),
+    ],
+    ids=["float", "pi", "e", "sqrt-symbol", "sqrt-2", "infinity", "pole", "log"],
+)
+def test_inexact_formula_is_refused_at_load(formula, message):
+    pattern = mask_pattern("inexact", formula=formula)
+    _, error = load_skipping(module_plugin("inexact", flopsreg_register_patterns=hook_returning(pattern)))
+    assert re.search(r"^plugin 'inexact': pattern 'inexact': " + message, str(error)), str(error)
+
+
+def test_non_integer_flops_formula_is_refused_with_the_grid_point():
+    """s h / 2 at seq_len = hidden = 1 is 1/2 FLOPs."""
+    pattern = _flops_pattern("halved", s * h / 2, flags={"halved"})
+    _, error = load_skipping(module_plugin("halved", flopsreg_register_patterns=hook_returning(pattern)))
+    assert str(error).startswith("plugin 'halved': pattern 'halved' (plugin 'halved') gives 1/2 FLOPs at hidden=1, seq_len=1; FLOPs must be whole numbers")
+
+
+def _convention_plugin(name: str, *patterns: flopsreg.Pattern) -> types.ModuleType:
+    convention = flopsreg.Convention(name=name, summary="t", reference="t")
+    return module_plugin(name, flopsreg_register_conventions=_hook(lambda: [convention]), flopsreg_register_patterns=hook_returning(*patterns))
+
+
+def test_fractional_pairs_that_make_the_core_non_integer_are_refused_naming_the_composition():
+    """pairs = s/3 under a convention of its own: the core gives 2 heads (d_qk + d_v) s / 3, which is
+    2 * 1 * (1 + 1) * 1 / 3 = 4/3 with the default projection (qk = v = head_dim) at all ones."""
+    thirds = _convention_plugin("thirds", mask_pattern("thirds_mask", flags={"thirds"}, precedence=100, formula=s / 3))
+    _, error = load_skipping(thirds)
+    assert str(error).startswith(
+        "plugin 'thirds': pattern 'attention_core' (plugin 'flopsreg.patterns.attention_core') gives 4/3 FLOPs at "
+        "head_dim=1, heads=1, hidden=1, kv_heads=1, seq_len=1 with pairs from 'thirds_mask' (plugin 'thirds'); "
+        "qk_dim, v_dim from 'gqa_projection' (plugin 'flopsreg.patterns.gqa_projection'); FLOPs must be whole numbers"
+    )
+
+
+def test_half_pairs_are_fine_when_every_consumer_makes_them_whole():
+    """pairs = s/2 (a fraction at odd s) times the core's 2 n_h (d_qk + d_v) is whole: accepted."""
+    halves = _convention_plugin("halves", mask_pattern("halves_mask", flags={"halves"}, precedence=100, formula=s / 2))
+    reg = load_quietly(halves)
+    model = flopsreg.Model.uniform("m", layers=1, **gqa_params())
+    # core at seq_len 3: 2 * 4 heads * (8 + 8) * 3/2 = 192
+    assert reg.evaluate(model, seq_len=3, convention="halves").plan.kind("layer").flops(3)["attention.core"] == 192
+
+
+def test_a_provider_that_breaks_an_earlier_plugins_formula_is_the_one_skipped():
+    """'uses_pairs' (pairs x 1, under its own convention) loads; a later mask with pairs = s/2 would
+    make it 1/2 at seq_len = 1, so the later mask's plugin is skipped and the earlier one stays."""
+    from flopsreg.symbols import pairs
+
+    first = _convention_plugin("mine", _flops_pattern("uses_pairs", pairs, flags={"mine"}))
+    later = module_plugin("later", flopsreg_register_patterns=hook_returning(mask_pattern("half_mask", flags={"half"}, precedence=50, formula=s / 2)))
+    reg, error = load_skipping(first, later)
+    assert error.plugin == "later"
+    assert "pattern 'uses_pairs' (plugin 'mine') gives 1/2 FLOPs at seq_len=1 with pairs from 'half_mask' (plugin 'later')" in str(error)
+    assert "uses_pairs" in {p.name for p in reg.patterns}
+
+
+def test_builtins_pass_every_load_time_check(registry):
+    """No built-in is skipped: no tie, no flagless pattern needing more than every model has, all exact."""
+    assert registry.errors == ()
+    assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.registry.builtin_plugins()}
 
 
 def test_pattern_needing_a_quantity_nobody_provides_is_a_selection_error():
@@ -486,15 +657,6 @@ def test_pattern_needing_a_quantity_nobody_provides_is_a_selection_error():
     model = flopsreg.Model.uniform("m", layers=3, flags={"bare_projection"}, hidden=64, heads=4)
     with pytest.raises(flopsreg.SelectionError, match=r"layers 0-2 \(kind 'layer'\).*'qk_dim', 'v_dim'.*no selected pattern"):
         reg.plan(model)
-
-
-def test_registry_without_a_mask_pattern_cannot_plan_attention():
-    """With built-ins off, the core alone needs pairs that nothing produces."""
-    from flopsreg.patterns import attention_core, gqa_projection
-
-    reg = flopsreg.Registry(plugins=[attention_core, gqa_projection], builtins=False, load_entry_points=False)
-    with pytest.raises(flopsreg.SelectionError, match="'pairs'"):
-        reg.plan(flopsreg.Model.uniform("m", layers=1, **gqa_params()))
 
 
 def test_two_patterns_producing_the_same_quantity_is_a_selection_error():
@@ -515,3 +677,92 @@ def test_hookimpl_with_specname_is_accepted():
     reg = load_quietly(module_plugin("specnamed", sink_patterns=sink_patterns))
     assert reg.errors == ()
     assert reg.plugin_of("sink_window") == "specnamed"
+
+
+# -- field validation of Pattern, Param, Constraint, Convention ------------------------------------
+
+BAD_FIELDS = [
+    (dict(name="Bad Name"), r"^pattern: name = 'Bad Name': expected a lower_snake_case name$"),
+    (dict(precedence="10"), r"^pattern 'p': precedence = '10': expected an integer"),
+    (dict(precedence=True), r"^pattern 'p': precedence = True: expected an integer"),
+    (dict(formula="s**2"), r"^pattern 'p': formula = 's\*\*2': expected a sympy expression"),
+    (dict(formula=s > 2), r"^pattern 'p': formula = seq_len > 2: expected a sympy expression"),
+    (dict(produces="bogus"), r"^pattern 'p': produces = 'bogus': expected one of ffn_matrices, flops, pairs, qk_dim, v_dim$"),
+    (dict(produces="pair"), r"produces = 'pair': .*; did you mean 'pairs'\?$"),
+    (dict(scope="global"), r"^pattern 'p': scope = 'global': expected 'layer' or 'model'$"),
+    (dict(slot="Attention"), r"^pattern 'p': slot = 'Attention': expected dotted lower_snake_case"),
+    (dict(flags="sliding_window"), r"^pattern 'p': flags = 'sliding_window': expected a collection of flag names"),
+    (dict(flags={"Mla"}), r"^pattern 'p': flags = 'Mla': expected a lower_snake_case flag name$"),
+    (dict(provides={"qk_dims": s}), r"^pattern 'p': provides = 'qk_dims': expected a quantity name.*; did you mean 'qk_dim'\?$"),
+    (dict(provides={"qk_dim": "s"}), r"^pattern 'p': provides\['qk_dim'\] = 's': expected a sympy expression"),
+    (dict(params=["window"]), r"^pattern 'p': params = \('window',\): expected a tuple of flopsreg\.Param$"),
+    (dict(constraints=[s < 3]), r"^pattern 'p': constraints = \(seq_len < 3,\): expected a tuple of flopsreg\.Constraint$"),
+    (dict(summary=""), r"^pattern 'p': summary = '': expected one line"),
+]
+
+
+@pytest.mark.parametrize(("override", "message"), BAD_FIELDS, ids=[next(iter(o)) + f"-{i}" for i, (o, _) in enumerate(BAD_FIELDS)])
+def test_bad_pattern_field_is_one_line_naming_pattern_field_value_and_expectation(override, message):
+    """A malformed Pattern is a PatternError (a FlopsregError), never a raw attrs TypeError."""
+    with pytest.raises(flopsreg.errors.PatternError, match=message) as info:
+        mask_pattern(**{"name": "p", **override})
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: flopsreg.Param(name="w", latex="W", meaning="m", minimum=1.5), r"^param 'w': minimum = 1\.5: expected an integer >= 0"),
+        (lambda: flopsreg.Param(name="w", latex="W", meaning="m", minimum=-1), r"^param 'w': minimum = -1: expected an integer >= 0"),
+        (lambda: flopsreg.Param(name="Window", latex="W", meaning="m"), r"^param: name = 'Window': expected a lower_snake_case name$"),
+        (lambda: flopsreg.Param(name="w", latex="", meaning="m"), r"^param 'w': latex = '': expected"),
+        (lambda: flopsreg.Constraint(condition=s + 1, message="m"), r"^constraint 'm': condition = seq_len \+ 1: expected a sympy condition"),
+        (lambda: flopsreg.Constraint(condition=True, message="m"), r"^constraint 'm' is always True for positive integers"),
+        (lambda: flopsreg.Convention(name="Mine", summary="x", reference="y"), r"^convention: name = 'Mine': expected a lower_snake_case name$"),
+    ],
+    ids=["minimum-float", "minimum-negative", "param-name", "latex-empty", "condition-not-boolean", "condition-constant", "convention-name"],
+)
+def test_bad_param_constraint_convention_field_is_a_pattern_error(make, message):
+    with pytest.raises(flopsreg.errors.PatternError, match=message):
+        make()
+
+
+def test_plugin_building_a_malformed_pattern_in_its_hook_is_skipped_and_named():
+    """The PatternError raised inside the hook names the plugin, the pattern and the field."""
+    plugin = module_plugin("sloppy", flopsreg_register_patterns=_hook(lambda: [mask_pattern("sloppy", precedence="40")]))
+    with pytest.warns(flopsreg.PluginWarning):
+        reg = flopsreg.Registry(plugins=[plugin], load_entry_points=False)
+    (error,) = reg.errors
+    assert str(error) == (
+        "plugin 'sloppy': flopsreg_register_patterns raised PatternError: pattern 'sloppy': precedence = '40': "
+        "expected an integer (the highest applicable one wins its slot)"
+    )
+
+
+def test_session_ignores_installed_plugins_unless_the_variable_is_unset(tmp_path):
+    """A fake distribution with a flopsreg entry point on sys.path: the root conftest's environment
+    (FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1) keeps Registry.default() from loading it; without it, it loads."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "fake_flopsreg_plugin.py").write_text(
+        "import flopsreg\nfrom flopsreg.symbols import s\n"
+        "@flopsreg.hookimpl\ndef flopsreg_register_patterns():\n"
+        "    return [flopsreg.Pattern(name='fake_mask', slot='attention.mask', flags={'fake'}, precedence=77,\n"
+        "        produces='pairs', formula=s, summary='t', reference='t')]\n"
+    )
+    dist = tmp_path / "fake_flopsreg_plugin-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-flopsreg-plugin\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[flopsreg]\nfake = fake_flopsreg_plugin\n")
+    code = "import flopsreg; print(sorted(p.name for p in flopsreg.Registry.default().patterns if p.name == 'fake_mask'))"
+
+    def names(env: dict[str, str]) -> str:
+        env = {**env, "PYTHONPATH": os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")])}
+        return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout.strip()
+
+    assert os.environ["FLOPSREG_DISABLE_PLUGIN_AUTOLOAD"] == "1"
+    assert names(dict(os.environ)) == "[]"
+    without = {k: v for k, v in os.environ.items() if k != "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD"}
+    assert names(without) == "['fake_mask']"
