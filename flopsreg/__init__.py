@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from flopsreg.engine import LayerResult, ModelPlan, Result, Selection
-from flopsreg.errors import FlopsregError, ModelError, PluginError, PluginWarning, SelectionError
+from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError
 from flopsreg.hookspecs import hookimpl
 from flopsreg.model import Layer, LayerKind, Model, Plan
 from flopsreg.pattern import Constraint, Convention, Param, Pattern
@@ -28,6 +28,7 @@ __all__ = [
     "ModelPlan",
     "Param",
     "Pattern",
+    "PatternError",
     "Plan",
     "PluginError",
     "PluginWarning",

@@ -20,7 +20,7 @@ import attrs
 import sympy
 
 from flopsreg.compile import CompiledFormula, compile_exact
-from flopsreg.errors import ModelError, SelectionError, did_you_mean
+from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
 from flopsreg.model import IndexedView, Model, ranges_text, total_length
 from flopsreg.pattern import Pattern
 from flopsreg.symbols import SHARED
@@ -304,7 +304,7 @@ def _select(registry: Registry, scope: str, flags: frozenset[str], where: str) -
             raise SelectionError(
                 f"{where}, slot {slot}: patterns {a.name!r} (plugin {registry.plugin_of(a)!r}) and {b.name!r} "
                 f"(plugin {registry.plugin_of(b)!r}) both apply with precedence {a.precedence}; give them "
-                "different precedences"
+                f"different precedences ({WITHOUT_PLUGINS_HINT})"
             )
         selections.append(Selection(slot=slot, pattern=applicable[0], applicable=tuple(applicable)))
     return selections
@@ -351,7 +351,7 @@ def _plan_unit(
         if missing:
             raise SelectionError(
                 f"{where}, slot {sel.slot}: pattern {sel.pattern.name!r} needs {', '.join(map(repr, missing))}, "
-                "which no selected pattern of this layer produces"
+                f"which no selected pattern of this layer produces ({WITHOUT_PLUGINS_HINT})"
             )
         terms[sel.slot] = expr
     unit = unit_type(
