@@ -14,7 +14,7 @@ S = 4096
 
 @pytest.fixture(scope="module")
 def gemma(registry):
-    model = flopsreg.Model.from_toml("examples/gemma-3-4b.toml")
+    model = flopsreg.Model.example("gemma-3-4b")
     return attrs.evolve(model, params={**model.params, "padded_vocab": 262272})
 
 
@@ -56,7 +56,7 @@ def test_rules_that_change_no_number_are_not_reported(registry, gemma):
 
 
 def test_a_convention_that_cannot_count_the_model_says_why(registry):
-    model = flopsreg.Model.from_toml("examples/gemma-3-4b.toml")  # no padded_vocab
+    model = flopsreg.Model.example("gemma-3-4b")  # no padded_vocab
     comparison = registry.compare(model, seq_len=S)
     megatron = next(t for t in comparison.totals if t.convention == "megatron")
     assert megatron.result is None and "padded_vocab" in megatron.error

@@ -15,7 +15,7 @@ LENGTHS = [1, 2, 127, 128, 129, 1000, 4096, 8191, 8192, 8193, 20000, 131072, 10*
 
 
 def _model(name):
-    return flopsreg.Model.from_toml(f"examples/{name}.toml")
+    return flopsreg.Model.example(name)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
