@@ -28,6 +28,8 @@ __all__ = ["load_model_arg", "main"]
 def load_model_arg(spec: str, *, mtp: bool = False) -> Model:
     """A model from a ``.toml`` file, a Hugging Face ``config.json`` (or a folder holding one),
     or a bundled example name; an argument that looks like a path must exist."""
+    if not spec.strip():
+        raise FlopsregError("MODEL '': empty; give a .toml file, a config.json or a bundled example name")
     path = Path(spec)
     if path.is_dir():
         if not (path / "config.json").is_file():
@@ -89,7 +91,7 @@ class _Version(argparse.Action):
 def _param(text: str) -> tuple[str, int]:
     name, sep, value = text.partition("=")
     try:
-        if not sep:
+        if not sep or not name.strip():
             raise ValueError
         return name.strip(), int(value)
     except ValueError:

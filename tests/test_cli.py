@@ -333,6 +333,11 @@ def test_param_not_set_anywhere_is_set_model_wide_and_said(capsys):
     assert "set in kinds.local.params" in err and "--param padded_vocab=262272 set in params" in err
 
 
+@pytest.mark.parametrize(("argv", "parts"), [(["eval", "", "--seq-len", "8"], ["MODEL ''", "empty"]), (["explain", "gemma-3-4b", "--param", "=5"], ["--param", "NAME=INTEGER", "'=5'"])])
+def test_empty_model_or_parameter_name_is_an_error(capsys, argv, parts):
+    assert_one_error_line(*run(capsys, *argv), *parts)
+
+
 def test_mtp_on_a_model_without_mtp_modules_is_an_error(capsys):
     status, out, err = run(capsys, "eval", "gemma-3-4b", "--seq-len", "8", "--mtp")
     assert_one_error_line(status, out, err, "--mtp", "gemma-3-4b", "no multi-token-prediction modules")
