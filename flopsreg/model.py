@@ -412,14 +412,14 @@ class Model:
     @classmethod
     def from_toml(cls, path: Any) -> Model:
         """Read a flopsreg model file (see ``docs/model-files.md``)."""
-        from flopsreg.loaders.toml import load_model
+        from flopsreg.readers.toml import load_model
 
         return load_model(path)
 
     @classmethod
     def from_toml_string(cls, text: str, *, where: str = "<string>") -> Model:
         """Parse the text of a flopsreg model file."""
-        from flopsreg.loaders.toml import parse_model
+        from flopsreg.readers.toml import parse_model
 
         return parse_model(text, where=where)
 
@@ -431,7 +431,7 @@ class Model:
         ``docs/hf-configs.md``). Multi-token-prediction modules that the config declares are
         not run by the Hugging Face forward pass, so they are counted only with ``mtp=True``.
         """
-        from flopsreg.loaders.hf import load_hf_config
+        from flopsreg.readers.hf import load_hf_config
 
         return load_hf_config(config, mtp=mtp)
 
@@ -442,12 +442,12 @@ class Model:
         MLA is used only when ``multi_latent_attention`` is True, whatever values the MLA
         arguments carry; ``window_size`` is flash-attention's inclusive ``(left, right)``.
         """
-        from flopsreg.loaders.megatron import load_megatron_args
+        from flopsreg.readers.megatron import load_megatron_args
 
         return load_megatron_args(args, name=name)
 
     def to_toml(self) -> str:
         """This model as a model file; :meth:`from_toml_string` gives it back unchanged."""
-        from flopsreg.loaders.toml import dump_model
+        from flopsreg.readers.toml import dump_model
 
         return dump_model(self)

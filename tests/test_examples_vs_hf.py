@@ -21,7 +21,7 @@ LENGTHS = (1000, 4096, 20000)  # below, at and beyond the windows (128, 1024, 40
 
 @pytest.mark.parametrize("name", NAMES)
 def test_example_equals_hf_loader_at_three_lengths(registry, name):
-    pytest.importorskip("flopsreg.loaders.hf")
+    pytest.importorskip("flopsreg.readers.hf")
     config = HF_DATA / f"{name}.json"
     if not config.exists():
         pytest.skip(f"no published config tests/data/hf/{name}.json")

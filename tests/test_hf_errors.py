@@ -13,7 +13,7 @@ import pytest
 
 from flopsreg import ModelError
 from flopsreg.cli import main
-from flopsreg.loaders.hf import load_hf_config
+from flopsreg.readers.hf import load_hf_config
 from hf_data import config, path
 
 

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flopsreg
-from flopsreg.loaders.hf import SUPPORTED, load_hf_config
-from flopsreg.loaders.decoder import shortest_plan
+from flopsreg.readers.hf import SUPPORTED, load_hf_config
+from flopsreg.readers.decoder import shortest_plan
 from hf_data import config, indices, path
 
 GQA_DIMS = ("hidden", "heads", "kv_heads", "head_dim")

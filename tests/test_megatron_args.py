@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 import flopsreg
-from flopsreg.loaders.megatron import window_keys
+from flopsreg.readers.megatron import window_keys
 
 MLA_DEFAULTS = dict(kv_lora_rank=32, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128, q_lora_rank=None)
 

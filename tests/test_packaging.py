@@ -46,12 +46,12 @@ def test_every_installed_module_imports():
     # __main__ runs the command line when imported; the console-script test below runs it.
     for name in [n for n in names if n != "flopsreg.__main__"]:
         importlib.import_module(name)
-    assert {"flopsreg.__main__", "flopsreg.loaders", "flopsreg.integrations"} <= set(names)
+    assert {"flopsreg.__main__", "flopsreg.readers", "flopsreg.integrations"} <= set(names)
 
 
 @pytest.mark.parametrize(
     "name",
-    ["flopsreg.loaders.hf", "flopsreg.loaders.megatron", "flopsreg.integrations.megatron", "flopsreg.integrations.slime"],
+    ["flopsreg.readers.hf", "flopsreg.readers.megatron", "flopsreg.integrations.megatron", "flopsreg.integrations.slime"],
 )
 def test_readers_and_framework_drop_ins_are_installed(name):
     assert importlib.import_module(name).__name__ == name

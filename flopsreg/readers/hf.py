@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.loaders.hf_fields import Fields
-from flopsreg.loaders.decoder import Decoder, build_model, dense_mlp, moe_mlp
+from flopsreg.readers.fields import Fields
+from flopsreg.readers.decoder import Decoder, build_model, dense_mlp, moe_mlp
 from flopsreg.model import Model
 
 __all__ = ["FAMILIES", "load_hf_config"]

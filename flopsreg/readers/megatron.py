@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flopsreg.errors import MAX_INT, ModelError
-from flopsreg.loaders.decoder import Decoder, build_model, dense_mlp, moe_mlp
+from flopsreg.readers.decoder import Decoder, build_model, dense_mlp, moe_mlp
 from flopsreg.model import Model
 
 __all__ = ["load_megatron_args", "window_keys"]
