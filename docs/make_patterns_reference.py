@@ -12,7 +12,6 @@ from pathlib import Path
 import sympy
 
 import flopsreg
-from flopsreg.symbols import SHARED
 
 TARGET = Path(__file__).with_name("patterns.md")
 
@@ -26,7 +25,10 @@ flags are set; among applicable patterns the highest precedence wins. Formulas a
 sequence of $s$ tokens. Quantities (pairs $P$, head widths $d_{qk}$ and $d_{v}$, FFN matmul
 count $f$) are produced by one slot and used by others in the same layer.
 
-## Shared symbols
+## Symbols
+
+The shared symbols, the quantities the built-in plugins declare and the symbols of their
+blocks of extra layers (each block's `*_block` FLOPs and `*_layers` count).
 
 | symbol | name | meaning |
 | --- | --- | --- |
@@ -34,10 +36,9 @@ count $f$) are produced by one slot and used by others in the same layer.
 
 
 def render(registry: flopsreg.Registry) -> str:
-    names = {info.symbol: info.latex for info in SHARED.values()}
-    names.update({param.symbol: param.latex for param in registry.params.values()})
+    names = registry.symbols.latex_names()
     lines = [INTRO.rstrip("\n")]
-    lines += [f"| ${info.latex}$ | `{name}` | {info.meaning} |" for name, info in SHARED.items()]
+    lines += [f"| ${info.latex}$ | `{name}` | {info.meaning} |" for name, info in registry.symbols.items() if name not in registry.params]
     for slot in dict.fromkeys(p.slot for p in registry.patterns):
         lines += ["", f"## Slot `{slot}`"]
         for p in (p for p in registry.patterns if p.slot == slot):

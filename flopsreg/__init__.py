@@ -9,14 +9,17 @@
 
 from __future__ import annotations
 
-from flopsreg.engine import LayerResult, ModelPlan, Result, Selection
+from flopsreg.api import Registry
+from flopsreg.compose import ModelPlan
 from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError
+from flopsreg.evaluate import LayerResult, Result
 from flopsreg.hookspecs import hookimpl
 from flopsreg.model import Layer, LayerKind, Model, Plan
-from flopsreg.pattern import Constraint, Convention, Param, Pattern
-from flopsreg.registry import Registry
+from flopsreg.pattern import Block, Constraint, Convention, Param, Pattern, Quantity, Slot
+from flopsreg.select import Selection
 
 __all__ = [
+    "Block",
     "Constraint",
     "Convention",
     "FlopsregError",
@@ -32,10 +35,12 @@ __all__ = [
     "Plan",
     "PluginError",
     "PluginWarning",
+    "Quantity",
     "Registry",
     "Result",
     "Selection",
     "SelectionError",
+    "Slot",
     "__version__",
     "hookimpl",
 ]

@@ -15,11 +15,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from flopsreg import render
-from flopsreg.engine import RECOMPUTE
+from flopsreg.evaluate import RECOMPUTE
 from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.examples_index import example_names, example_path
 from flopsreg.model import Model
-from flopsreg.registry import Registry
+from flopsreg.api import Registry
 from flopsreg.sweep import iter_sweep, parse_lengths
 
 __all__ = ["load_model_arg", "main"]
@@ -49,7 +49,7 @@ def load_model_arg(spec: str, *, mtp: bool = False) -> Model:
             f"MODEL {spec!r}: not a .toml or config.json file, nor a bundled example"
             f"{did_you_mean(spec, names)} (bundled: {', '.join(names)})"
         )
-    if mtp and not model.plan.mtp:
+    if mtp and not model.plan.blocks.get("mtp"):
         raise FlopsregError(
             f"--mtp: {model.name} has no multi-token-prediction modules to count (a config.json declares "
             "them with num_nextn_predict_layers; a model file with plan.mtp, which counts them always)"

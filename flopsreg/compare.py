@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.engine import KindPlan, Result, UnitPlan
+from flopsreg.compose import KindPlan, UnitPlan
+from flopsreg.evaluate import Result
 from flopsreg.model import ranges_text
 from flopsreg.errors import FlopsregError
-from flopsreg.registry import EXACT
+from flopsreg.pattern import EXACT, FLOPS
 
 if TYPE_CHECKING:
+    from flopsreg.api import Registry
     from flopsreg.model import Model
-    from flopsreg.registry import Registry
 
 __all__ = ["Comparison", "ConventionTotal", "Difference", "compare"]
 
@@ -74,14 +75,10 @@ class Comparison:
     differences: tuple[Difference, ...]
 
     def to_text(self) -> str:
-        from flopsreg.render import compare_text
-
-        return compare_text(self)
+        return self.exact.plan.render.compare_text(self)
 
     def to_dict(self) -> dict[str, Any]:
-        from flopsreg.render import compare_json
-
-        return compare_json(self)
+        return self.exact.plan.render.compare_json(self)
 
 
 def compare(
@@ -121,7 +118,7 @@ def _differences(exact: Result, other: Result) -> list[Difference]:
         else:
             where = "model-level"
         for sel in changed:  # a rule that differs without changing any number is not reported
-            if sel.pattern.produces == "flops":
+            if sel.pattern.produces == FLOPS:
                 slots = [sel.slot]
             else:  # a quantity such as pairs: its effect shows in the slots whose formulas use it
                 used_by = {

@@ -153,19 +153,43 @@ def _kind_names(where: str, value: Any) -> tuple[str, ...]:
     return names
 
 
-@attrs.frozen(kw_only=True)
+def _blocks(value: Any) -> FrozenMap[tuple[str, ...]]:
+    if not isinstance(value, Mapping):
+        raise ModelError(f"plan.blocks = {value!r}: expected a table of block name = [layer kinds]")
+    blocks = {}
+    for name, kinds in value.items():
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise ModelError(f"plan.blocks: {name!r} is not a block name (a word)")
+        blocks[name] = _kind_names(f"plan.{name}", kinds)
+    return FrozenMap(sorted((name, kinds) for name, kinds in blocks.items() if kinds))
+
+
+@attrs.frozen(kw_only=True, init=False)
 class Plan:
     """Which kind each layer is: the ``first`` kinds in order, then ``cycle`` repeated.
 
     A uniform model is a cycle of one kind; an explicit list is ``first`` covering every layer.
-    ``mtp`` lists the kind of the decoder layer inside each multi-token-prediction module
-    (DeepSeek-V3); those layers are not decoder layers and are counted by the ``mtp`` pattern.
+    ``blocks`` lists named groups of extra layers outside the decoder stack, by kind, each
+    counted by the model-level pattern that uses that :class:`~flopsreg.Block` (e.g. one decoder
+    layer per multi-token-prediction module). Any other keyword names a block too:
+    ``Plan(..., mtp=["moe"])`` is ``Plan(..., blocks={"mtp": ["moe"]})``, as model files write it.
     """
 
     layers: int = attrs.field(converter=lambda v: check_int("plan.layers", v, minimum=1))
     first: tuple[str, ...] = attrs.field(default=(), converter=lambda v: _kind_names("plan.first", v))
     cycle: tuple[str, ...] = attrs.field(default=(), converter=lambda v: _kind_names("plan.cycle", v))
-    mtp: tuple[str, ...] = attrs.field(default=(), converter=lambda v: _kind_names("plan.mtp", v))
+    blocks: FrozenMap[tuple[str, ...]] = attrs.field(factory=dict, converter=_blocks)
+
+    def __init__(
+        self,
+        *,
+        layers: int,
+        first: Iterable[str] = (),
+        cycle: Iterable[str] = (),
+        blocks: Mapping[str, Iterable[str]] | None = None,
+        **named_blocks: Iterable[str],
+    ) -> None:
+        self.__attrs_init__(layers=layers, first=first, cycle=cycle, blocks={**(blocks or {}), **named_blocks})
 
     def __attrs_post_init__(self) -> None:
         if len(self.first) > self.layers:
@@ -325,14 +349,16 @@ class Model:
     source: str = attrs.field(default="", converter=_string("source"))
 
     def __attrs_post_init__(self) -> None:
-        for where, names in (("plan.first", self.plan.first), ("plan.cycle", self.plan.cycle), ("plan.mtp", self.plan.mtp)):
+        places = [("plan.first", self.plan.first), ("plan.cycle", self.plan.cycle)]
+        places += [(f"plan.{block}", kinds) for block, kinds in self.plan.blocks.items()]
+        for where, names in places:
             for kind in names:
                 if kind not in self.kinds:
                     raise ModelError(
                         f"{where}: unknown layer kind {kind!r}; defined kinds: "
                         f"{', '.join(sorted(self.kinds)) or 'none'}{did_you_mean(kind, self.kinds)}"
                     )
-        unused = sorted(set(self.kinds) - set(self.plan.kinds()) - set(self.plan.mtp))
+        unused = sorted(set(self.kinds) - set(self.plan.kinds()) - {k for kinds in self.plan.blocks.values() for k in kinds})
         if unused:
             raise ModelError(f"kinds.{unused[0]} is defined but the plan never uses it")
 
@@ -349,10 +375,11 @@ class Model:
         """Every decoder layer, computed from the plan on access (memory does not grow with layers)."""
         return IndexedView(self.plan.layers, lambda i: self._layer(i, self.plan.kind_at(i)))
 
-    @property
-    def mtp_blocks(self) -> tuple[Layer, ...]:
-        """The decoder layer inside each multi-token-prediction module, numbered after the others."""
-        return tuple(self._layer(self.plan.layers + i, kind) for i, kind in enumerate(self.plan.mtp))
+    def block(self, name: str) -> tuple[Layer, ...]:
+        """The layers of block *name* (none if the plan lists none), numbered after the decoder
+        layers and the blocks before it."""
+        start = self.plan.layers + sum(len(kinds) for block, kinds in self.plan.blocks.items() if block < name)
+        return tuple(self._layer(start + i, kind) for i, kind in enumerate(self.plan.blocks.get(name, ())))
 
     @classmethod
     def uniform(cls, name: str, *, layers: int, flags: Iterable[str] = (), **params: int) -> Model:

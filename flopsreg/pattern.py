@@ -3,6 +3,9 @@
 A :class:`Pattern` fills one *slot* of a layer (or of the model) where all its *flags* are set,
 and declares a sympy *formula* for the quantity that slot produces. Its own parameters are
 declared as :class:`Param`; everything else a formula uses comes from :mod:`flopsreg.symbols`.
+The places patterns fill (:class:`Slot`), the quantities they pass each other
+(:class:`Quantity`) and the blocks of extra layers a pattern may count (:class:`Block`) are
+declared by plugins too, through the same kind of hook: the engine knows none of them by name.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ import attrs
 import sympy
 
 from flopsreg.errors import PatternError, did_you_mean
-from flopsreg.symbols import SHARED, integer_symbol
+from flopsreg.symbols import SHARED, block_layers, block_flops, integer_symbol
 
-__all__ = ["Constraint", "Convention", "Param", "Pattern"]
+__all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot"]
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SLOT = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
-QUANTITIES = frozenset({"flops"} | {n for n, info in SHARED.items() if info.kind == "quantity"})
+EXACT = "exact"  # the default convention: the patterns that no convention flag selects
+FLOPS = "flops"  # what a pattern produces when it counts matmuls itself, rather than a quantity
 SCOPES = ("layer", "model")
 _FORMULA = "a sympy expression built from flopsreg.symbols and Param.symbol (or an int)"
 
@@ -137,14 +141,16 @@ class Pattern:
         precedence: among applicable patterns of one slot the highest wins; ties are errors.
         formula: sympy expression of the quantity named by ``produces``, for one sequence of
             ``seq_len`` tokens.
-        produces: ``"flops"`` (summed into the layer) or a quantity such as ``"pairs"`` that
-            other slots' formulas use.
+        produces: ``"flops"`` (summed into the layer) or a registered :class:`Quantity` such as
+            ``"pairs"`` that other slots' formulas use.
         provides: further quantities, e.g. ``{"qk_dim": ..., "v_dim": ...}`` for projections.
         params: the parameters its formulas use besides the shared symbols.
         constraints: conditions on parameter values, checked before evaluation.
         scope: ``"layer"`` (once per layer) or ``"model"`` (once per model, e.g. a logits head).
         summary: one line saying what it counts.
         reference: the paper, model card or config it follows.
+        latex: its formula as a paper writes it (LaTeX), where sympy's rendering is not; None:
+            sympy's, with every symbol's own LaTeX name.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -167,6 +173,7 @@ class Pattern:
         validator=_check(lambda v: isinstance(v, tuple) and all(isinstance(c, Constraint) for c in v), "a tuple of flopsreg.Constraint"),
     )
     scope: str = attrs.field(default="layer", validator=_check(lambda v: v in SCOPES, "'layer' or 'model'"))
+    latex: str | None = attrs.field(default=None)
 
     @flags.validator
     def _check_flags(self, attribute: attrs.Attribute, value: Any) -> None:
@@ -178,22 +185,23 @@ class Pattern:
 
     @produces.validator
     def _check_produces(self, attribute: attrs.Attribute, value: Any) -> None:
-        if value not in QUANTITIES:
-            known = sorted(QUANTITIES)
-            hint = did_you_mean(value, known) if isinstance(value, str) else ""
-            _fail(self, "produces", value, f"one of {', '.join(known)}{hint}")
+        if not _is_name(value):
+            _fail(self, "produces", value, f"{FLOPS!r} or the name of a registered quantity, e.g. 'pairs'")
 
     @provides.validator
     def _check_provides(self, attribute: attrs.Attribute, value: Any) -> None:
-        known = sorted(QUANTITIES - {"flops"})
         if not isinstance(value, dict):
-            _fail(self, "provides", value, f"a mapping of quantity name to formula ({', '.join(known)})")
+            _fail(self, "provides", value, "a mapping of quantity name to formula, e.g. {'qk_dim': d}")
         for quantity, expr in value.items():
-            if quantity not in known:
-                hint = did_you_mean(quantity, known) if isinstance(quantity, str) else ""
-                _fail(self, "provides", quantity, f"a quantity name, one of {', '.join(known)}{hint}")
+            if not _is_name(quantity) or quantity == FLOPS:
+                _fail(self, "provides", quantity, "the name of a registered quantity")
             if not _is_expr(expr):
                 _fail(self, f"provides[{quantity!r}]", expr, _FORMULA)
+
+    @latex.validator
+    def _check_latex(self, attribute: attrs.Attribute, value: Any) -> None:
+        if value is not None and not _is_text(value):
+            _fail(self, "latex", value, "None or the LaTeX of its formula, as a paper writes it")
 
     @property
     def quantities(self) -> dict[str, sympy.Expr]:
@@ -216,3 +224,72 @@ class Convention:
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
     summary: str = attrs.field(validator=_check(_is_text, "one line saying how it counts"))
     reference: str = attrs.field(validator=_check(_is_text, "the code or paper it reproduces"))
+
+
+_LAYER_OR_MODEL = "'layer' (once per layer) or 'model' (once per model)"
+
+
+@attrs.frozen(kw_only=True)
+class Quantity:
+    """A value one slot's pattern produces for the formulas of other slots (e.g. attended pairs).
+
+    Attributes:
+        name: the name patterns produce and use it by, e.g. ``"pairs"``.
+        latex: how formulas print it, e.g. ``"P"``.
+        meaning: one line for legends and error messages.
+    """
+
+    name: str = attrs.field(validator=_check(lambda v: _is_name(v) and v != FLOPS, "a lower_snake_case name other than 'flops'"))
+    latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its symbol, e.g. 'P'"))
+    meaning: str = attrs.field(validator=_check(_is_text, "one line saying what it is"))
+
+    @property
+    def symbol(self) -> sympy.Symbol:
+        return integer_symbol(self.name)
+
+
+@attrs.frozen(kw_only=True)
+class Slot:
+    """A place in a layer (or the model) that exactly one pattern fills.
+
+    Attributes:
+        name: dotted lower_snake_case, e.g. ``"attention.core"``.
+        scope: ``"layer"`` or ``"model"``; the patterns of the slot have the same.
+        summary: one line saying what fills it.
+        selective_recompute: whether selective activation recomputation repeats this slot's
+            forward work in the backward pass (Korthikanti et al. 2022: the attention core).
+    """
+
+    name: str = attrs.field(
+        validator=_check(lambda v: isinstance(v, str) and bool(_SLOT.fullmatch(v)), "dotted lower_snake_case, e.g. 'attention.mask'")
+    )
+    scope: str = attrs.field(validator=_check(lambda v: v in SCOPES, _LAYER_OR_MODEL))
+    summary: str = attrs.field(validator=_check(_is_text, "one line saying what fills it"))
+    selective_recompute: bool = attrs.field(default=False, validator=_check(lambda v: isinstance(v, bool), "True or False"))
+
+
+@attrs.frozen(kw_only=True)
+class Block:
+    r"""A named group of extra layers outside the decoder stack, listed in a model's plan
+    (``plan.blocks``, or in model files ``plan.<name> = [kinds]``) and counted by a model-level
+    pattern through :attr:`flops` and :attr:`layers` (e.g. multi-token-prediction modules).
+
+    Attributes:
+        name: the plan key, e.g. ``"mtp"``.
+        latex: the LaTeX of the block's name in symbols, e.g. ``r"\mathrm{mtp}"``.
+        meaning: one line saying what the layers are.
+    """
+
+    name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
+    latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its name, e.g. '\\mathrm{mtp}'"))
+    meaning: str = attrs.field(validator=_check(_is_text, "one line saying what the layers are"))
+
+    @property
+    def flops(self) -> sympy.Symbol:
+        """FLOPs of one sequence through the block's layers, each planned like a decoder layer."""
+        return block_flops(self.name)
+
+    @property
+    def layers(self) -> sympy.Symbol:
+        """How many layers the model's plan lists in the block (0 where it lists none)."""
+        return block_layers(self.name)

@@ -1,8 +1,11 @@
-"""The registry: loads pattern plugins into a fresh pluggy manager and validates them.
+"""The plugin registry: loads plugins into a fresh pluggy manager and validates what they declare.
 
-Built-in patterns (every module of :mod:`flopsreg.patterns`) go through exactly the hook a
-third-party plugin uses. A plugin that fails in any way is skipped as a whole, reported by name
-in :attr:`Registry.errors` and as a :class:`~flopsreg.errors.PluginWarning`; the others load.
+Built-in plugins (every module of :mod:`flopsreg.patterns`) go through exactly the hooks a
+third-party plugin uses. Loading runs in two passes: first every plugin's declarations
+(quantities, slots, blocks, conventions, readers), then every plugin's patterns, checked against
+all declarations. A plugin that fails in any way is skipped as a whole, reported by name in
+:attr:`PluginRegistry.errors` and as a :class:`~flopsreg.errors.PluginWarning`; the others load.
+This module only loads: selection, composition and evaluation live in their own modules.
 """
 
 from __future__ import annotations
@@ -16,32 +19,43 @@ import pkgutil
 import types
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import attrs
 import pluggy
 import sympy
 
 from flopsreg import hookspecs
-from flopsreg.compile import trial_function
-from flopsreg.errors import PatternError, PluginError, PluginWarning, did_you_mean
-from flopsreg.pattern import Convention, Param, Pattern
-from flopsreg.symbols import SHARED
+from flopsreg.checks import (
+    check_compositions,
+    check_exact,
+    check_flagless_params,
+    check_symbols,
+    check_ties,
+    is_builtin,
+    unprovided,
+)
+from flopsreg.errors import PluginError, PluginWarning, did_you_mean
+from flopsreg.pattern import EXACT, FLOPS, Block, Convention, Param, Pattern, Quantity, Slot
+from flopsreg.readers.declare import HFLayerType, HFReader, MegatronReader
+from flopsreg.symbols import SHARED, SymbolInfo, SymbolTable
 
-from flopsreg.engine import ModelPlan, Result, evaluate, plan_model
-
-if TYPE_CHECKING:
-    from flopsreg.compare import Comparison
-    from flopsreg.model import Model
-
-__all__ = ["ENTRY_POINT_GROUP", "EXACT", "Registry"]
+__all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins"]
 
 ENTRY_POINT_GROUP = "flopsreg"
-EXACT = "exact"  # the default convention: the patterns without convention flags
-_PLAN_CACHE_SIZE = 1024
 _HOOK_NAMES = frozenset(
     name for name in dir(hookspecs) if name.startswith("flopsreg_") and callable(getattr(hookspecs, name))
 )
+# The declaration hooks of the first pass, and the type each returns.
+_DECLARATIONS = {
+    "quantities": ("flopsreg_register_quantities", Quantity),
+    "slots": ("flopsreg_register_slots", Slot),
+    "blocks": ("flopsreg_register_blocks", Block),
+    "conventions": ("flopsreg_register_conventions", Convention),
+    "hf_readers": ("flopsreg_register_hf_readers", HFReader),
+    "hf_layer_types": ("flopsreg_register_hf_layer_types", HFLayerType),
+    "megatron_readers": ("flopsreg_register_megatron_readers", MegatronReader),
+}
 
 
 def builtin_plugins() -> list[types.ModuleType]:
@@ -60,16 +74,20 @@ def _plugin_name(plugin: object) -> str:
     return type(plugin).__qualname__
 
 
-class Registry:
-    """All loaded patterns, and the entry point to evaluation.
+@attrs.frozen
+class Contribution:
+    """What one plugin declared and registered."""
 
-    >>> reg = Registry.default()
-    >>> [p.name for p in reg.patterns if p.slot == "attention.mask"]
-    ['megatron_causal', 'slime_causal', 'chunked', 'sliding_window', 'full_causal']
+    declared: Mapping[str, tuple[Any, ...]]  # kind ("quantities", "slots", ...) -> declarations
+    patterns: tuple[Pattern, ...] = ()
+
+
+class PluginRegistry:
+    """Every loaded plugin's patterns and declarations, validated.
 
     Args:
         plugins: extra plugin objects (modules, classes or instances with hookimpls).
-        builtins: register the built-in patterns of :mod:`flopsreg.patterns` first.
+        builtins: register the built-in plugins of :mod:`flopsreg.patterns` first.
         load_entry_points: then load installed plugins of the entry-point group ``flopsreg``
             (skipped when the environment sets ``FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1``).
     """
@@ -84,33 +102,40 @@ class Registry:
         self._pm = pluggy.PluginManager(hookspecs.PROJECT)
         self._pm.add_hookspecs(hookspecs)
         self._errors: list[PluginError] = []
-        self._loaded: dict[str, tuple[list[Pattern], list[Convention]]] = {}  # plugin name -> its items
+        self._loaded: dict[str, Contribution] = {}  # plugin name -> what it contributed, in load order
         self._builtins: set[str] = set()  # names of the loaded plugins of flopsreg.patterns
-        self._index()
-        self._plans: dict[tuple[Model, str], ModelPlan] = {}  # selection is pure: plan once per model
         candidates: list[tuple[str, Any]] = []
         if builtins:
             candidates += [(_plugin_name(m), m) for m in builtin_plugins()]
         candidates += [(_plugin_name(p), p) for p in plugins]
         if load_entry_points and os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD") != "1":
             candidates += self._entry_point_plugins()
-        for name, plugin in candidates:
+        objects = {}
+        self._index()
+        for name, plugin in candidates:  # pass 1: declarations
             try:
-                self._loaded[name] = self._load(name, plugin)
+                self._loaded[name] = Contribution(declared=self._declare(name, plugin))
             except PluginError as error:
                 self._skip(error)
                 continue
-            if _is_builtin(plugin):
+            objects[name] = plugin
+            self._index()
+        for name, plugin in objects.items():  # pass 2: patterns, against every declaration
+            try:
+                patterns = self._patterns(name, plugin)
+            except PluginError as error:
+                self._drop(name, error)
+                continue
+            self._loaded[name] = attrs.evolve(self._loaded[name], patterns=tuple(patterns))
+            if is_builtin(plugin):
                 self._builtins.add(name)
             self._index()
-        self._check_quantities_provided()
+        self._check_references()
         self._pm.check_pending()
-        patterns = [p for own, _ in self._loaded.values() for p in own]
-        self.patterns: tuple[Pattern, ...] = tuple(sorted(patterns, key=lambda p: (p.slot, -p.precedence, p.name)))
 
     @classmethod
-    def default(cls) -> Registry:
-        """The built-in patterns plus every installed plugin."""
+    def default(cls) -> PluginRegistry:
+        """The built-in plugins plus every installed plugin."""
         return cls()
 
     # -- loading -------------------------------------------------------------------------------
@@ -123,90 +148,90 @@ class Registry:
             try:
                 loaded.append((name, ep.load()))
             except Exception as exc:  # one broken plugin must not stop the others
-                error = PluginError(name, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}")
-                self._errors.append(error)
-                warnings.warn(str(error), PluginWarning, stacklevel=3)
+                self._skip(PluginError(name, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}"))
         return loaded
 
-    def _load(self, name: str, plugin: Any) -> list[Pattern]:
-        """Register one plugin, call its hook and validate what it returns; all or nothing."""
+    def _declare(self, name: str, plugin: Any) -> dict[str, tuple[Any, ...]]:
+        """Register one plugin and collect its declarations, checked against those loaded before."""
         self._check_hook_names(name, plugin)
         try:
             self._pm.register(plugin, name=name)
         except (ValueError, pluggy.PluginValidationError) as exc:
             raise PluginError(name, str(exc)) from exc
         try:
-            patterns = self._collect(name, "flopsreg_register_patterns", Pattern)
-            self._check_patterns(name, patterns)
-            conventions = self._collect(name, "flopsreg_register_conventions", Convention)
-            self._check_conventions(name, conventions)
-            self._check_against_loaded(name, plugin, patterns, conventions)
+            declared = {kind: tuple(self._collect(name, hook, type_)) for kind, (hook, type_) in _DECLARATIONS.items()}
+            self._check_declarations(name, declared)
         except PluginError:
             self._pm.unregister(name=name)
             raise
-        return patterns, conventions
+        return declared
+
+    def _patterns(self, name: str, plugin: Any) -> list[Pattern]:
+        """Collect one plugin's patterns and check them against everything loaded so far."""
+        patterns = self._collect(name, "flopsreg_register_patterns", Pattern)
+        self._check_patterns(name, patterns)
+        for pattern in patterns:
+            check_exact(name, pattern)
+        loaded = list(self._all_patterns())
+        builtin = [p for n in self._builtins for p in self._loaded[n].patterns] + (list(patterns) if is_builtin(plugin) else [])
+        check_flagless_params(name, patterns, builtin)
+        conventions = set(self.conventions)
+        owner = {**self._owner, **{p.name: name for p in patterns}}
+        check_ties(name, patterns, loaded, conventions, owner)
+        check_compositions(name, patterns, loaded, conventions, owner, frozenset(self.quantities))
+        return patterns
 
     def _skip(self, error: PluginError) -> None:
         self._errors.append(error)
         warnings.warn(str(error), PluginWarning, stacklevel=3)
 
+    def _drop(self, name: str, error: PluginError) -> None:
+        """Unload plugin *name* (declarations too) and report why."""
+        self._pm.unregister(name=name)
+        del self._loaded[name]
+        self._builtins.discard(name)
+        self._index()
+        self._skip(error)
+
+    def _all_patterns(self) -> Iterable[Pattern]:
+        return (p for contribution in self._loaded.values() for p in contribution.patterns)
+
     def _index(self) -> None:
-        """The owner, parameter and convention tables of the loaded plugins, first declaration first."""
+        """The lookup tables of the loaded plugins, first declaration first."""
+        for cached in ("params", "conventions", "quantities", "slots", "blocks", "hf_readers", "hf_layer_types",
+                       "megatron_readers", "flags", "symbols", "patterns"):
+            self.__dict__.pop(cached, None)
         self._owner: dict[str, str] = {}  # pattern name -> plugin name
         self._params: dict[str, tuple[Param, str]] = {}  # param name -> (param, pattern name)
-        self._conventions: dict[str, tuple[Convention, str]] = {}  # name -> (convention, plugin)
-        for name, (patterns, conventions) in self._loaded.items():
-            for pattern in patterns:
+        self._declared: dict[str, dict[str, tuple[Any, str]]] = {kind: {} for kind in _DECLARATIONS}
+        for name, contribution in self._loaded.items():
+            for pattern in contribution.patterns:
                 self._owner[pattern.name] = name
                 for param in pattern.params:
                     self._params.setdefault(param.name, (param, pattern.name))
-            self._conventions.update({c.name: (c, name) for c in conventions})
+            for kind, items in contribution.declared.items():
+                for item in items:
+                    self._declared[kind].setdefault(item.name, (item, name))
 
-    def _check_against_loaded(
-        self, name: str, plugin: Any, patterns: Sequence[Pattern], conventions: Sequence[Convention]
-    ) -> None:
-        """The checks that need the plugins loaded before: ties, flagless use, integer compositions."""
-        for pattern in patterns:
-            _check_exact(name, pattern)
-        loaded = [p for own, _ in self._loaded.values() for p in own]
-        builtin = [p for n in self._builtins for p in self._loaded[n][0]] + (list(patterns) if _is_builtin(plugin) else [])
-        _check_flagless_params(name, patterns, builtin)
-        names = {*self._conventions, *(c.name for c in conventions)}
-        owner = {**self._owner, **{p.name: name for p in patterns}}
-        _check_ties(name, patterns, loaded, names, owner)
-        _check_compositions(name, patterns, loaded, names, owner)
-
-    def _check_quantities_provided(self) -> None:
-        """Drop plugins whose patterns use a quantity that no pattern able to apply with them provides.
-
-        Run once everything is loaded (built-in consumers load before their providers); a plugin
-        dropped here may have provided another's quantity, so repeat until nothing changes.
-        """
-        while True:
-            patterns = [p for own, _ in self._loaded.values() for p in own]
-            conventions = set(self._conventions)
-            for name, (own, _) in self._loaded.items():
-                problem = next(filter(None, (_unprovided(p, patterns, conventions) for p in own)), None)
-                if problem:
-                    self._pm.unregister(name=name)
-                    del self._loaded[name]
-                    self._builtins.discard(name)
-                    self._index()
-                    self._skip(PluginError(name, problem))
-                    break
-            else:
-                return
-
-    def _check_conventions(self, name: str, conventions: Sequence[Convention]) -> None:
-        seen: set[str] = set()
-        for convention in conventions:
-            if convention.name == EXACT:
-                raise PluginError(name, f"convention name {EXACT!r} is reserved for flopsreg's own exact counting")
-            owner = self._conventions.get(convention.name)
-            if owner is not None or convention.name in seen:
-                by = owner[1] if owner else name
-                raise PluginError(name, f"convention {convention.name!r} is already registered by plugin {by!r}")
-            seen.add(convention.name)
+    def _check_declarations(self, name: str, declared: Mapping[str, Sequence[Any]]) -> None:
+        """Names are unique per kind (an identical redeclaration is fine); none shadows a shared symbol."""
+        for kind, items in declared.items():
+            seen: dict[str, Any] = {}
+            for item in items:
+                if kind == "conventions" and item.name == EXACT:
+                    raise PluginError(name, f"convention name {EXACT!r} is reserved for flopsreg's own exact counting")
+                if kind == "quantities" and item.name in SHARED:
+                    raise PluginError(name, f"quantity {item.name!r} is a shared symbol ({SHARED[item.name].meaning})")
+                known = self._declared[kind].get(item.name)
+                previous = known[0] if known else seen.get(item.name)
+                if previous is not None and (previous != item or kind == "conventions"):
+                    by = known[1] if known else name
+                    raise PluginError(
+                        name,
+                        f"{kind.rstrip('s').replace('_', ' ')} {item.name!r} is already declared by plugin {by!r}"
+                        + ("" if kind == "conventions" else " differently; import and reuse that declaration"),
+                    )
+                seen[item.name] = item
 
     def _check_hook_names(self, name: str, plugin: Any) -> None:
         for attr in dir(plugin):
@@ -251,8 +276,8 @@ class Registry:
                 raise PluginError(name, f"pattern name {pattern.name!r} is already registered by plugin {owner!r}")
             seen[pattern.name] = name
             for param in pattern.params:
-                if param.name in SHARED:
-                    raise PluginError(name, f"pattern {pattern.name!r} declares parameter {param.name!r}, which is a shared symbol")
+                if param.name in SHARED or param.name in self.quantities:
+                    raise PluginError(name, f"pattern {pattern.name!r} declares parameter {param.name!r}, which is a declared symbol")
                 known = staged.get(param.name) or self._params.get(param.name)
                 if known is not None and known[0] != param:
                     raise PluginError(
@@ -262,9 +287,67 @@ class Registry:
                         "import and reuse that Param",
                     )
                 staged.setdefault(param.name, (param, pattern.name))
-            _check_symbols(name, pattern)
+            self._check_references_of(name, pattern)
+            check_symbols(name, pattern, self._declared_symbols(pattern.scope))
+
+    def _check_references_of(self, plugin: str, pattern: Pattern) -> None:
+        """The slot a pattern fills and the quantities it produces are declared, in its scope."""
+        slot = self.slots.get(pattern.slot)
+        if slot is None:
+            raise PluginError(
+                plugin,
+                f"pattern {pattern.name!r} fills slot {pattern.slot!r}, which no plugin declares"
+                f"{did_you_mean(pattern.slot, self.slots)} (declare it with flopsreg_register_slots)",
+            )
+        if slot.scope != pattern.scope:
+            raise PluginError(
+                plugin, f"pattern {pattern.name!r} has scope {pattern.scope!r} but slot {slot.name!r} is of scope {slot.scope!r}"
+            )
+        for quantity in pattern.quantities:
+            if quantity != FLOPS and quantity not in self.quantities:
+                raise PluginError(
+                    plugin,
+                    f"pattern {pattern.name!r} produces {quantity!r}, which no plugin declares as a quantity"
+                    f"{did_you_mean(quantity, self.quantities)} (declare it with flopsreg_register_quantities)",
+                )
+
+    def _declared_symbols(self, scope: str) -> dict[sympy.Symbol, str]:
+        """The symbols a pattern of *scope* may use besides its parameters."""
+        declared = {info.symbol: info.meaning for info in SHARED.values()}
+        declared |= {q.symbol: q.meaning for q in self.quantities.values()}
+        if scope == "model":
+            for block in self.blocks.values():
+                declared |= {block.flops: f"FLOPs of the {block.name} layers", block.layers: f"{block.name} layers"}
+        return declared
+
+    def _check_references(self) -> None:
+        """After loading: drop plugins whose patterns reference a declaration or a quantity provider
+        that a dropped plugin took with it (built-in consumers load before their providers, and a
+        dropped plugin may have declared what another used), until nothing changes."""
+        while True:
+            patterns = list(self._all_patterns())
+            conventions = set(self.conventions)
+            quantities = frozenset(self.quantities)
+            for name, contribution in self._loaded.items():
+                try:
+                    for pattern in contribution.patterns:
+                        self._check_references_of(name, pattern)
+                        check_symbols(name, pattern, self._declared_symbols(pattern.scope))
+                        problem = unprovided(pattern, patterns, conventions, quantities)
+                        if problem:
+                            raise PluginError(name, problem)
+                except PluginError as error:
+                    self._drop(name, error)
+                    break
+            else:
+                return
 
     # -- queries -------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def patterns(self) -> tuple[Pattern, ...]:
+        """Every loaded pattern, by slot, then precedence (highest first), then name."""
+        return tuple(sorted(self._all_patterns(), key=lambda p: (p.slot, -p.precedence, p.name)))
 
     @property
     def errors(self) -> tuple[PluginError, ...]:
@@ -276,19 +359,65 @@ class Registry:
         """Every declared parameter by name."""
         return {name: param for name, (param, _) in sorted(self._params.items())}
 
+    def _declarations(self, kind: str) -> dict[str, Any]:
+        return {name: item for name, (item, _) in sorted(self._declared[kind].items())}
+
     @functools.cached_property
     def conventions(self) -> dict[str, Convention]:
         """Every registered convention by name (``"exact"``, the default, needs none)."""
-        return {name: convention for name, (convention, _) in sorted(self._conventions.items())}
+        return self._declarations("conventions")
+
+    @functools.cached_property
+    def quantities(self) -> dict[str, Quantity]:
+        """Every declared quantity by name."""
+        return self._declarations("quantities")
+
+    @functools.cached_property
+    def slots(self) -> dict[str, Slot]:
+        """Every declared slot by name."""
+        return self._declarations("slots")
+
+    @functools.cached_property
+    def blocks(self) -> dict[str, Block]:
+        """Every declared block (named group of extra layers) by name."""
+        return self._declarations("blocks")
+
+    @functools.cached_property
+    def hf_readers(self) -> dict[str, HFReader]:
+        """The Hugging Face reader of each model_type."""
+        return self._declarations("hf_readers")
+
+    @functools.cached_property
+    def hf_layer_types(self) -> dict[str, HFLayerType]:
+        """Each declared Hugging Face ``layer_types`` string."""
+        return self._declarations("hf_layer_types")
+
+    @functools.cached_property
+    def megatron_readers(self) -> dict[str, MegatronReader]:
+        """Every Megatron-LM argument reader by name."""
+        return self._declarations("megatron_readers")
 
     @functools.cached_property
     def flags(self) -> frozenset[str]:
         """Every flag some pattern reacts to."""
         return frozenset().union(*(p.flags for p in self.patterns))
 
-    def plugin_of(self, pattern: Pattern | str) -> str:
-        """The name of the plugin that registered *pattern*."""
-        return self._owner[pattern if isinstance(pattern, str) else pattern.name]
+    @functools.cached_property
+    def symbols(self) -> SymbolTable:
+        """The LaTeX and meaning of every symbol a formula may use: what renderers are given."""
+        infos = [*SHARED.values()]
+        infos += [SymbolInfo(name=q.name, latex=q.latex, meaning=q.meaning, kind="quantity") for q in self.quantities.values()]
+        infos += [SymbolInfo(name=p.name, latex=p.latex, meaning=p.meaning, kind="dimension") for p in self.params.values()]
+        for block in self.blocks.values():
+            infos += [
+                SymbolInfo(name=block.flops.name, latex=rf"F_{{{block.latex}}}", meaning=f"FLOPs of the {block.meaning}", kind="structure"),
+                SymbolInfo(name=block.layers.name, latex=rf"D_{{{block.latex}}}", meaning=f"number of {block.meaning}", kind="structure"),
+            ]
+        return SymbolTable(infos)
+
+    def plugin_of(self, item: Pattern | str) -> str:
+        """The name of the plugin that registered *item* (a pattern, or a pattern's name)."""
+        return self._owner[item if isinstance(item, str) else item.name]
 
     def pattern(self, name: str) -> Pattern:
         """The pattern called *name*."""
@@ -296,372 +425,3 @@ class Registry:
             if pattern.name == name:
                 return pattern
         raise KeyError(f"no pattern {name!r}{did_you_mean(name, (p.name for p in self.patterns))}")
-
-    # -- evaluation ----------------------------------------------------------------------------
-
-    def plan(self, model: Model, *, convention: str = EXACT) -> ModelPlan:
-        """Select a pattern for every slot of every layer of *model*, with the reasons.
-
-        Plans are cached per (model, convention): models are immutable and so is the registry.
-        """
-        try:
-            plan = self._plans.get((model, convention))
-        except TypeError:  # unhashable: not a Model; plan_model says what was expected
-            plan = None
-        if plan is None:
-            plan = plan_model(self, model, convention=convention)
-            if len(self._plans) >= _PLAN_CACHE_SIZE:  # sweeps over many architectures stay bounded
-                del self._plans[next(iter(self._plans))]
-            self._plans[(model, convention)] = plan
-        return plan
-
-    def evaluate(
-        self,
-        model: Model,
-        *,
-        seq_len: int | None = None,
-        seqlens: Sequence[int] | None = None,
-        batch: int = 1,
-        recompute: str = "none",
-        convention: str = EXACT,
-    ) -> Result:
-        """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
-
-        ``seqlens=[a, b, ...]`` is one packed row of independent sequences (attention does not
-        cross them): it costs ``f(a) + f(b) + ...``; ``batch`` multiplies either form.
-        ``recompute`` (``"none"``, ``"selective"``, ``"full"``) adds recomputed forward work to
-        :attr:`Result.training`. ``convention`` counts the way another system does (see
-        :attr:`conventions`); the default ``"exact"`` counts what the attention mask lets through.
-        """
-        plan = self.plan(model, convention=convention)
-        return evaluate(plan, seq_len, seqlens, batch, recompute)  # positional: this is a hot path
-
-    def sweep(
-        self,
-        model: Model,
-        seq_len: Iterable[int],
-        *,
-        batch: int = 1,
-        convention: str = EXACT,
-        dtype: type | None = None,
-    ) -> Any:
-        """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
-
-        Exact Python ints by default, from one compiled loop; ``dtype=float`` gives a numpy
-        float64 array instead (needs numpy), for plotting. Training FLOPs are 3 x these.
-        """
-        from flopsreg.sweep import sweep
-
-        return sweep(self.plan(model, convention=convention), seq_len, batch=batch, dtype=dtype)
-
-    def compare(
-        self,
-        model: Model,
-        *,
-        seq_len: int | None = None,
-        seqlens: Sequence[int] | None = None,
-        batch: int = 1,
-        conventions: Sequence[str] | None = None,
-    ) -> Comparison:
-        """*model* under exact and each convention (all registered ones by default), with the
-        differences from exact traced to the slots and patterns that cause them."""
-        from flopsreg.compare import compare
-
-        return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions)
-
-
-def _check_symbols(plugin: str, pattern: Pattern) -> None:
-    """Every symbol of every formula must be a shared symbol or one of the pattern's parameters."""
-    allowed = {info.symbol: n for n, info in SHARED.items()} | {p.symbol: p.name for p in pattern.params}
-    allowed_names = set(allowed.values())
-    expressions = list(pattern.quantities.values()) + [c.condition for c in pattern.constraints]
-    for expr in expressions:
-        for symbol in sorted(expr.free_symbols, key=str):
-            if symbol in allowed:
-                continue
-            if symbol.name in allowed_names:
-                hint = (
-                    f"symbol {symbol.name!r} was created with other assumptions: use Param.symbol "
-                    "or flopsreg.symbols, which make positive integers"
-                )
-            else:
-                hint = (
-                    f"symbol {symbol.name!r} is neither a shared symbol ({', '.join(sorted(SHARED))}) nor a "
-                    f"declared parameter ({', '.join(sorted(p.name for p in pattern.params)) or 'none'})"
-                    f"{did_you_mean(symbol.name, allowed_names)}"
-                )
-            raise PluginError(plugin, f"pattern {pattern.name!r}: {hint}")
-
-
-# -- load-time checks of formulas and of how patterns combine --------------------------------------
-
-_QUANTITY_NAMES = frozenset(n for n, info in SHARED.items() if info.kind == "quantity")
-_TRIAL_VALUES = (1, 2, 3, 7, 64, 4096)  # odd and even, below and above each other, small and large
-_INEXACT = (sympy.Float, sympy.NumberSymbol, sympy.core.numbers.Infinity, sympy.core.numbers.NegativeInfinity,
-            sympy.core.numbers.ComplexInfinity, sympy.core.numbers.NaN, sympy.core.numbers.ImaginaryUnit)
-
-
-def _is_builtin(plugin: Any) -> bool:
-    """A module of :mod:`flopsreg.patterns`, however it was passed."""
-    return isinstance(plugin, types.ModuleType) and plugin.__name__.startswith("flopsreg.patterns.")
-
-
-@functools.lru_cache(maxsize=4096)
-def _names_in(pattern: Pattern, *, constraints: bool = True) -> frozenset[str]:
-    """Every symbol name *pattern*'s formulas (and constraints) use."""
-    exprs = [*pattern.quantities.values(), *(c.condition for c in pattern.constraints if constraints)]
-    return frozenset(sym.name for expr in exprs for sym in expr.free_symbols)
-
-
-def _uses(consumer: Pattern, pool: Sequence[Pattern]) -> frozenset[str]:
-    """The quantities *consumer* uses, directly or through any provider in *pool*."""
-    used: set[str] = set()
-    frontier = set(_names_in(consumer, constraints=False) & _QUANTITY_NAMES)
-    while frontier:
-        used |= frontier
-        frontier = {
-            name for p in pool if frontier & p.quantities.keys() for name in _names_in(p, constraints=False)
-        } & _QUANTITY_NAMES - used
-    return frozenset(used)
-
-
-def _labelled(pattern: Pattern) -> dict[str, sympy.Expr]:
-    return {"formula": pattern.formula, **{f"provides[{q!r}]": e for q, e in pattern.provides.items()}}
-
-
-def _inexact_atom(expr: sympy.Basic) -> sympy.Basic | None:
-    """The first part of *expr* with no exact rational value (a float, pi, sqrt(2), oo, ...)."""
-    for node in sympy.preorder_traversal(expr):
-        if isinstance(node, _INEXACT) or (node.is_Pow and not node.exp.is_Integer):
-            return node
-    return None
-
-
-@functools.lru_cache(maxsize=1024)
-def _grid(names: tuple[str, ...], minimum: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    """A few deterministic points: all names at each trial value, then the values rotated among names."""
-    n = len(_TRIAL_VALUES)
-    points = (
-        tuple(max(_TRIAL_VALUES[(i + stride * j) % n], low) for j, low in enumerate(minimum))
-        for stride in (0, 1, 2)
-        for i in range(n)
-    )
-    return tuple(dict.fromkeys(points))
-
-
-@functools.lru_cache(maxsize=4096)
-def _condition_names(condition: sympy.Basic) -> tuple[str, ...]:
-    return tuple(sorted(sym.name for sym in condition.free_symbols))
-
-
-@functools.lru_cache(maxsize=4096)
-def _holds(condition: sympy.Basic, values: tuple[tuple[str, int], ...]) -> bool:
-    point = dict(values)
-    return bool(condition.xreplace({sym: sympy.Integer(point[sym.name]) for sym in condition.free_symbols}))
-
-
-def _value(expr: sympy.Expr, point: dict[str, Any], providers: Mapping[str, Pattern]) -> Any:
-    """*expr* at *point*, each quantity taken from its provider's formula (cached in *point*)."""
-    argnames, function = trial_function(expr)
-    for name in argnames:
-        if name not in point:
-            point[name] = _value(providers[name].quantities[name], point, providers)
-    try:
-        return function(*(point[name] for name in argnames))
-    except (ArithmeticError, TypeError, ValueError) as exc:  # 1/0, a Piecewise with no true branch, ...
-        return f"undefined ({type(exc).__name__})"
-
-
-def _trial_points(members: Sequence[Pattern], names: set[str]) -> Iterable[dict[str, int]]:
-    """Grid points over *names* at which every constraint of *members* holds."""
-    minimum = {p.name: p.minimum for m in members for p in m.params}
-    ordered = tuple(sorted(names))
-    constraints = [c.condition for m in members for c in m.constraints]
-    for values in _grid(ordered, tuple(minimum.get(name, 1) for name in ordered)):
-        point = dict(zip(ordered, values))
-        if all(_holds(c, tuple((name, point[name]) for name in _condition_names(c))) for c in constraints):
-            yield point
-
-
-def _shown(point: Mapping[str, Any]) -> str:
-    return ", ".join(f"{name}={value}" for name, value in sorted(point.items()))
-
-
-def _check_exact(plugin: str, pattern: Pattern) -> None:
-    """Every formula is built from integers and rationals and is a finite rational on the trial grid."""
-    fault = _inexact(pattern)
-    if fault is not None:
-        raise PluginError(plugin, f"pattern {pattern.name!r}: {fault}")
-
-
-@functools.lru_cache(maxsize=4096)
-def _inexact(pattern: Pattern) -> str | None:
-    """Why a formula of *pattern* has no exact rational value somewhere, or None."""
-    for label, expr in _labelled(pattern).items():
-        atom = _inexact_atom(expr)
-        if atom is not None:
-            return (
-                f"{label} contains {atom}, which has no exact rational value; "
-                "use integers and sympy.Rational (s**2 / 2, not 0.5 * s**2)"
-            )
-        try:
-            trial_function(expr)
-        except PatternError as exc:
-            return f"{label}: {exc}"
-        names = {sym.name for sym in expr.free_symbols} | {n for c in pattern.constraints for n in _condition_names(c.condition)}
-        for point in _trial_points([pattern], names):
-            value = _value(expr, dict(point), {})
-            if not isinstance(value, (int, Fraction)):
-                return f"{label} is not a finite rational number at {_shown(point)}: {value}"
-    return None
-
-
-def _check_flagless_params(plugin: str, patterns: Sequence[Pattern], builtin: Sequence[Pattern]) -> None:
-    """A flagless pattern applies to every model: it may use only parameters every model sets.
-
-    Those are the parameters of the built-in flagless patterns of the same scope (the default
-    projection's kv_heads and head_dim): every model must set them already.
-    """
-    for pattern in patterns:
-        if pattern.flags:
-            continue
-        allowed = {param.name for p in builtin if not p.flags and p.scope == pattern.scope for param in p.params}
-        for name in sorted(pattern.param_names - allowed):
-            raise PluginError(
-                plugin,
-                f"pattern {pattern.name!r} has no flags, so it would apply to every model, but it needs parameter "
-                f"{name!r} that not every model sets; give it a flag",
-            )
-
-
-def _conventions_of(patterns: Iterable[Pattern], conventions: set[str]) -> set[str]:
-    return {flag for p in patterns for flag in p.flags if flag in conventions}
-
-
-def _co_apply(patterns: Iterable[Pattern], conventions: set[str]) -> bool:
-    """Whether one layer (or model) can select all *patterns*: at most one convention among their flags."""
-    return len(_conventions_of(patterns, conventions)) <= 1
-
-
-def _check_ties(
-    plugin: str, patterns: Sequence[Pattern], loaded: Sequence[Pattern], conventions: set[str], owner: Mapping[str, str]
-) -> None:
-    """Two patterns of one slot with equal precedence that can both apply: the later plugin is skipped."""
-    seen = list(loaded)
-    for pattern in patterns:
-        for other in seen:
-            if (other.slot, other.scope, other.precedence) != (pattern.slot, pattern.scope, pattern.precedence):
-                continue
-            if not _co_apply((pattern, other), conventions):
-                continue
-            flags = sorted(pattern.flags | other.flags)
-            where = f"where flags {', '.join(flags)} are set" if flags else "everywhere (neither has flags)"
-            taken = sorted({p.precedence for p in (*seen, *patterns) if (p.slot, p.scope) == (pattern.slot, pattern.scope)})
-            raise PluginError(
-                plugin,
-                f"pattern {pattern.name!r} ties with pattern {other.name!r} (plugin {owner[other.name]!r}) in slot "
-                f"{pattern.slot}: both have precedence {pattern.precedence} and both apply {where}; give "
-                f"{pattern.name!r} a precedence no other pattern of {pattern.slot} has (taken: "
-                f"{', '.join(map(str, taken))})",
-            )
-        seen.append(pattern)
-
-
-def _compositions(consumer: Pattern, pool: Sequence[Pattern], conventions: set[str]) -> Iterable[dict[str, Pattern]]:
-    """Each way one layer could provide the quantities *consumer* uses: ``{quantity: provider}``.
-
-    As the engine selects: one pattern per slot, each quantity from one pattern, at most one
-    convention among all their flags.
-    """
-
-    def extend(chosen: dict[str, Pattern], todo: list[str]) -> Iterable[dict[str, Pattern]]:
-        if not todo:
-            yield chosen
-            return
-        quantity, rest = todo[0], todo[1:]
-        if quantity in chosen:
-            yield from extend(chosen, rest)
-            return
-        for provider in pool:
-            if provider is consumer or provider.scope != consumer.scope or quantity not in provider.quantities:
-                continue
-            members = {id(p): p for p in (consumer, *chosen.values())}
-            if any(p.slot == provider.slot and p is not provider for p in members.values()):
-                continue
-            if any(chosen.get(q, provider) is not provider for q in provider.quantities if q != "flops"):
-                continue
-            if not _co_apply((*members.values(), provider), conventions):
-                continue
-            more = sorted(_names_in(provider, constraints=False) & _QUANTITY_NAMES)
-            yield from extend({**chosen, **{q: provider for q in provider.quantities if q != "flops"}}, rest + more)
-
-    yield from extend({}, sorted(_names_in(consumer, constraints=False) & _QUANTITY_NAMES))
-
-
-def _check_compositions(
-    plugin: str, patterns: Sequence[Pattern], loaded: Sequence[Pattern], conventions: set[str], owner: Mapping[str, str]
-) -> None:
-    """Every FLOPs formula, with each co-applicable set of quantity providers, is an integer on the grid.
-
-    Only compositions with a member from this plugin are checked: the others passed when their
-    latest member loaded, so a fault is always blamed on the later plugin.
-    """
-    pool = [*loaded, *patterns]
-    new = {id(p) for p in patterns}
-    new_quantities = {q for p in patterns for q in p.quantities if q != "flops"}
-    for consumer in pool:
-        if consumer.produces != "flops" or (id(consumer) not in new and not new_quantities & _uses(consumer, pool)):
-            continue
-        for providers in _compositions(consumer, pool, conventions):
-            if not new & {id(p) for p in (consumer, *providers.values())}:
-                continue
-            fault = _non_integer_point(consumer, tuple(sorted(providers.items())))
-            if fault is not None:
-                raise PluginError(plugin, _composition_fault(consumer, providers, owner, *fault))
-
-
-@functools.lru_cache(maxsize=4096)
-def _non_integer_point(consumer: Pattern, providers: tuple[tuple[str, Pattern], ...]) -> tuple[dict[str, int], Any] | None:
-    """The first trial point where *consumer*'s FLOPs with these providers are not a whole number."""
-    members = list({id(p): p for p in (consumer, *(p for _, p in providers))}.values())
-    names = set().union(*(_names_in(p) for p in members)) - _QUANTITY_NAMES
-    for point in _trial_points(members, names):
-        value = _value(consumer.formula, dict(point), dict(providers))
-        if not (type(value) is int or (isinstance(value, Fraction) and value.denominator == 1)):
-            return point, value
-    return None
-
-
-def _composition_fault(
-    consumer: Pattern, providers: Mapping[str, Pattern], owner: Mapping[str, str], point: Mapping[str, int], value: Any
-) -> str:
-    """The message for a FLOPs formula that is not a whole number with these providers at *point*."""
-    by_provider: dict[str, list[str]] = {}
-    for quantity, provider in sorted(providers.items()):
-        by_provider.setdefault(provider.name, []).append(quantity)
-    sources = "; ".join(
-        f"{', '.join(qs)} from {name!r} (plugin {owner[name]!r})" for name, qs in by_provider.items()
-    )
-    return (
-        f"pattern {consumer.name!r} (plugin {owner[consumer.name]!r}) gives {value} FLOPs at {_shown(point)}"
-        f"{f' with {sources}' if sources else ''}; FLOPs must be whole numbers (a quantity such as pairs may be "
-        "a fraction only if every formula using it makes the product whole)"
-    )
-
-
-def _unprovided(pattern: Pattern, patterns: Sequence[Pattern], conventions: set[str]) -> str | None:
-    """Why *pattern* could never be evaluated for lack of a quantity provider, or None."""
-    for quantity in sorted(_names_in(pattern, constraints=False) & _QUANTITY_NAMES):
-        providers = [
-            p for p in patterns
-            if p is not pattern and p.scope == pattern.scope and quantity in p.quantities and _co_apply((p, pattern), conventions)
-        ]
-        if not pattern.flags and not any(not p.flags for p in providers):
-            unit = "layer" if pattern.scope == "layer" else "model"
-            return (
-                f"pattern {pattern.name!r} has no flags, so it applies to every {unit}, but it uses quantity "
-                f"{quantity!r}, which no flagless pattern of scope {pattern.scope!r} produces"
-            )
-        if not providers:
-            return f"pattern {pattern.name!r} uses quantity {quantity!r}, which no pattern of scope {pattern.scope!r} produces"
-    return None

@@ -11,13 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 import sympy
 
-from flopsreg.engine import KindPlan, ModelPlan, Result, UnitPlan
+from flopsreg.compare import ratio_text
 from flopsreg.model import ranges_text
-from flopsreg.symbols import SHARED
+from flopsreg.pattern import EXACT, FLOPS
 
 if TYPE_CHECKING:
     from flopsreg.compare import Comparison
-    from flopsreg.registry import Registry
+    from flopsreg.compose import ModelPlan, UnitPlan
+    from flopsreg.evaluate import Result
+    from flopsreg.registry import PluginRegistry
+    from flopsreg.symbols import SymbolTable
 
 __all__ = [
     "compare_json",
@@ -47,7 +50,7 @@ def _table(rows: list[list[str]]) -> str:
 # -- patterns ---------------------------------------------------------------------------------
 
 
-def patterns_json(registry: Registry) -> list[dict[str, Any]]:
+def patterns_json(registry: PluginRegistry) -> list[dict[str, Any]]:
     """Every registered pattern as a JSON-ready dict."""
     return [
         {
@@ -67,7 +70,7 @@ def patterns_json(registry: Registry) -> list[dict[str, Any]]:
     ]
 
 
-def patterns_text(registry: Registry) -> str:
+def patterns_text(registry: PluginRegistry) -> str:
     """A table of every registered pattern."""
     rows = [["slot", "pattern", "flags", "precedence", "params", "summary"]]
     for p in registry.patterns:
@@ -92,7 +95,7 @@ def explain_text(plan: ModelPlan) -> str:
     model = plan.model
     layers, kinds = model.plan.layers, len(plan.kinds)
     lines = [f"{model.name}: {layers} layer{'s' * (layers != 1)}, {kinds} kind{'s' * (kinds != 1)}"]
-    if plan.convention != "exact":
+    if plan.convention != EXACT:
         lines.append(f"convention: {plan.convention}")
     for unit in plan.units:
         flags = ", ".join(sorted(unit.flags)) or "none"
@@ -107,8 +110,7 @@ def explain_text(plan: ModelPlan) -> str:
 
 
 def _symbol_names(plan: ModelPlan) -> dict[sympy.Symbol, str]:
-    names = {info.symbol: info.latex for info in SHARED.values()}
-    names.update({param.symbol: param.latex for param in plan.registry.params.values()})
+    names = plan.symbols.latex_names()
     return names
 
 
@@ -124,21 +126,23 @@ def _label(name: str) -> str:
     return r"\mathrm{" + _escape(name) + "}"
 
 
-def _display_terms(unit: UnitPlan) -> tuple[dict[str, tuple[str, sympy.Expr]], list[tuple[str, str, sympy.Expr]]]:
+def _display_terms(
+    unit: UnitPlan, symbols: SymbolTable
+) -> tuple[dict[str, tuple[str, sympy.Expr]], list[tuple[str, str, sympy.Expr]]]:
     """Quantity rows (e.g. P(s)) and FLOPs terms, keeping produced quantities as named symbols."""
-    produced = {sel.pattern.produces: sel for sel in unit.selections if sel.pattern.produces != "flops"}
+    produced = {sel.pattern.produces: sel for sel in unit.selections if sel.pattern.produces != FLOPS}
     shown: dict[str, tuple[str, sympy.Expr]] = {}
     inline = {}
     for quantity, expr in unit.quantities.items():
         if quantity in produced:
             display = sympy.Symbol(f"{quantity}__{unit.name}")
             shown[quantity] = (produced[quantity].pattern.name, expr)
-            inline[SHARED[quantity].symbol] = display
+            inline[symbols[quantity].symbol] = display
         else:
-            inline[SHARED[quantity].symbol] = expr
+            inline[symbols[quantity].symbol] = expr
     terms = []
     for sel in unit.selections:
-        if sel.pattern.produces == "flops":
+        if sel.pattern.produces == FLOPS:
             terms.append((sel.slot, sel.pattern.name, sel.pattern.formula.xreplace(inline)))
     return shown, terms
 
@@ -156,11 +160,11 @@ def latex(plan: ModelPlan, result: Result | None = None) -> str:
     total = []
     for unit in plan.units:
         label = _label(unit.name)
-        shown, terms = _display_terms(unit)
+        shown, terms = _display_terms(unit, plan.symbols)
         for quantity, (pattern, expr) in shown.items():
             symbol = sympy.Symbol(f"{quantity}__{unit.name}")
-            of_s = "(s)" if SHARED["seq_len"].symbol in expr.free_symbols else ""  # f = 3 is no function of s
-            names[symbol] = f"{SHARED[quantity].latex}_{{{label}}}{of_s}"
+            of_s = "(s)" if any(sym.name == "seq_len" for sym in expr.free_symbols) else ""  # f = 3 is no function of s
+            names[symbol] = f"{plan.symbols[quantity].latex}_{{{label}}}{of_s}"
             rows.append(f"{names[symbol]} &= {tex(expr)} && \\text{{{_escape(pattern)}}}")
         for i, (slot, pattern, expr) in enumerate(terms):
             lhs = f"F_{{{label}}}(s) &= " if i == 0 else r"&\quad + "
@@ -179,16 +183,14 @@ def latex(plan: ModelPlan, result: Result | None = None) -> str:
 
 
 def _meaning(plan: ModelPlan, symbol: sympy.Symbol) -> str:
-    if symbol.name in SHARED:
-        return SHARED[symbol.name].meaning
-    return plan.registry.params[symbol.name].meaning
+    return plan.symbols[symbol.name].meaning
 
 
 def formula_text(plan: ModelPlan) -> str:
     """The closed form in plain text: each layer kind's terms, then the model total."""
     lines = [f"{plan.model.name}: forward FLOPs of one sequence of seq_len tokens"]
     for unit in plan.units:
-        shown, terms = _display_terms(unit)
+        shown, terms = _display_terms(unit, plan.symbols)
         lines.append(f"{unit.where}:")
         for quantity, (pattern, expr) in shown.items():
             lines.append(f"  {quantity} = {expr}    [{pattern}]")
@@ -212,7 +214,7 @@ def result_text(result: Result) -> str:
     """A table of FLOPs per layer kind, then forward and training totals."""
     rows = [["kind", "layers", "patterns", "FLOPs per layer"]]
     for unit in result.plan.units:
-        layers = f"{unit.count}: {_short_ranges(unit.layers)}" if isinstance(unit, KindPlan) else "model"
+        layers = f"{unit.count}: {_short_ranges(unit.layers)}" if unit.scope == "layer" else "model"
         rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_totals[unit])])
     lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
@@ -280,8 +282,6 @@ def layers_json(result: Result) -> Iterator[dict[str, Any]]:
 
 def compare_text(comparison: Comparison) -> str:
     """A table of each convention against exact, then every difference with its reason."""
-    from flopsreg.compare import ratio_text
-
     exact = comparison.exact
     rows = [["convention", "forward FLOPs", "training FLOPs", "vs exact"]]
     notes = []

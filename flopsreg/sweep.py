@@ -13,7 +13,8 @@ from typing import Any
 
 import sympy
 
-from flopsreg.engine import ModelPlan, positive_int, sequence_lengths
+from flopsreg.compose import ModelPlan
+from flopsreg.evaluate import positive_int, sequence_lengths
 from flopsreg.errors import ModelError
 from flopsreg.symbols import s
 

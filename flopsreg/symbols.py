@@ -1,11 +1,14 @@
-"""The one symbol table: every sympy symbol a formula may use without declaring it.
+"""The shared symbols: what every formula may use without declaring it, and the symbol table.
 
-Sympy symbols with different assumptions are different symbols, so plugins import the shared
-symbols from here and get their own parameters' symbols from :class:`flopsreg.Param`. Each
-entry carries its LaTeX name and meaning, which the renderers use for legends.
+Sympy symbols with different assumptions are different symbols, so plugins take symbols from
+here (``s``, ``h``, ``n_h``), from their :class:`~flopsreg.Param` and :class:`~flopsreg.Quantity`
+declarations, and from :class:`~flopsreg.Block` (``block.flops``, ``block.layers``). Which
+quantities, blocks and parameters exist is declared by plugins; this module names none of them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
 
 import attrs
 import sympy
@@ -13,15 +16,12 @@ import sympy
 __all__ = [
     "SHARED",
     "SymbolInfo",
-    "d_qk",
-    "d_v",
-    "f",
+    "SymbolTable",
+    "block_flops",
+    "block_layers",
     "h",
     "integer_symbol",
     "n_h",
-    "pairs",
-    "mtp_block",
-    "mtp_layers",
     "s",
 ]
 
@@ -31,21 +31,29 @@ def integer_symbol(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, positive=True)
 
 
+def block_flops(block: str) -> sympy.Symbol:
+    """FLOPs of one sequence through the layers a model's plan lists in *block* (0 if none)."""
+    return sympy.Symbol(f"{block}_block", integer=True, nonnegative=True)
+
+
+def block_layers(block: str) -> sympy.Symbol:
+    """How many layers a model's plan lists in *block* (0 if none)."""
+    return sympy.Symbol(f"{block}_layers", integer=True, nonnegative=True)
+
+
 @attrs.frozen(kw_only=True)
 class SymbolInfo:
     """A named symbol with its LaTeX form and meaning.
 
     ``kind`` says where its value comes from: ``"sequence"`` (the engine, per sequence),
-    ``"dimension"`` (a parameter every model sets), ``"structure"`` (counted from the model's
+    ``"dimension"`` (a parameter the model sets), ``"structure"`` (counted from the model's
     plan), or ``"quantity"`` (produced by the pattern that fills another slot of the same layer).
     """
 
     name: str
     latex: str
     meaning: str
-    kind: str = attrs.field(
-        validator=attrs.validators.in_({"sequence", "dimension", "structure", "quantity"})
-    )
+    kind: str = attrs.field(validator=attrs.validators.in_({"sequence", "dimension", "structure", "quantity"}))
 
     @property
     def symbol(self) -> sympy.Symbol:
@@ -54,57 +62,35 @@ class SymbolInfo:
         return integer_symbol(self.name)
 
 
+class SymbolTable(Mapping[str, SymbolInfo]):
+    """Every symbol a registry's formulas use, by name: what renderers are given to print them."""
+
+    def __init__(self, infos: Iterable[SymbolInfo]) -> None:
+        self._infos = {info.name: info for info in infos}
+
+    def __getitem__(self, name: str) -> SymbolInfo:
+        return self._infos[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._infos)
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def latex_names(self) -> dict[sympy.Symbol, str]:
+        """``{symbol: LaTeX}`` for ``sympy.latex(expr, symbol_names=...)``."""
+        return {info.symbol: info.latex for info in self._infos.values()}
+
+
 SHARED: dict[str, SymbolInfo] = {
     info.name: info
     for info in (
         SymbolInfo(name="seq_len", latex="s", meaning="tokens in one sequence", kind="sequence"),
         SymbolInfo(name="hidden", latex="h", meaning="hidden size (model width)", kind="dimension"),
         SymbolInfo(name="heads", latex=r"n_{\mathrm{h}}", meaning="query heads", kind="dimension"),
-        SymbolInfo(
-            name="pairs",
-            latex="P",
-            meaning="attended (query, key) pairs of one sequence, from the attention.mask slot",
-            kind="quantity",
-        ),
-        SymbolInfo(
-            name="qk_dim",
-            latex=r"d_{qk}",
-            meaning="per-head query/key width of the attention core, from attention.projection",
-            kind="quantity",
-        ),
-        SymbolInfo(
-            name="mtp_layers",
-            latex=r"D_{\mathrm{mtp}}",
-            meaning="multi-token-prediction depths: the layers listed in the plan's mtp entry",
-            kind="structure",
-        ),
-        SymbolInfo(
-            name="mtp_block",
-            latex=r"F_{\mathrm{mtp\,layers}}",
-            meaning="FLOPs of the decoder layers inside the MTP modules (the kinds in plan.mtp)",
-            kind="structure",
-        ),
-        SymbolInfo(
-            name="ffn_matrices",
-            latex="f",
-            meaning="hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU)",
-            kind="quantity",
-        ),
-        SymbolInfo(
-            name="v_dim",
-            latex=r"d_{v}",
-            meaning="per-head value width of the attention core, from attention.projection",
-            kind="quantity",
-        ),
     )
 }
 
 s = SHARED["seq_len"].symbol
 h = SHARED["hidden"].symbol
 n_h = SHARED["heads"].symbol
-pairs = SHARED["pairs"].symbol
-d_qk = SHARED["qk_dim"].symbol
-d_v = SHARED["v_dim"].symbol
-f = SHARED["ffn_matrices"].symbol
-mtp_layers = SHARED["mtp_layers"].symbol
-mtp_block = SHARED["mtp_block"].symbol

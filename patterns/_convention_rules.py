@@ -10,7 +10,8 @@ from collections.abc import Iterable
 
 from flopsreg import Pattern
 from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
-from flopsreg.symbols import f, h, s
+from flopsreg.patterns.quantities import f
+from flopsreg.symbols import h, s
 
 PRECEDENCE = 100  # above every exact pattern of the same slot
 

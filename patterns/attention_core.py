@@ -1,7 +1,8 @@
 """The attention core: QK^T and PV over the attended (query, key) pairs."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.symbols import d_qk, d_v, n_h, pairs
+from flopsreg.patterns.quantities import d_qk, d_v, pairs
+from flopsreg.symbols import n_h
 
 ATTENTION_CORE = Pattern(
     name="attention_core",

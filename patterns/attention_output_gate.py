@@ -1,7 +1,8 @@
 """A gate on the attention output (Qwen3-Next gated attention): one more hidden -> heads x v matmul."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.symbols import d_v, h, n_h, s
+from flopsreg.patterns.quantities import d_v
+from flopsreg.symbols import h, n_h, s
 
 ATTENTION_OUTPUT_GATE = Pattern(
     name="attention_output_gate",

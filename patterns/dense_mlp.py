@@ -1,7 +1,8 @@
 """A dense feed-forward network of one width."""
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.symbols import f, h, s
+from flopsreg.patterns.quantities import f
+from flopsreg.symbols import h, s
 
 FFN_HIDDEN = Param(name="ffn_hidden", latex="F", meaning="inner width of a dense MLP (intermediate_size, ffn_hidden_size)")
 

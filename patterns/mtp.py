@@ -1,12 +1,19 @@
 """Multi-token prediction (DeepSeek-V3): per depth an eh projection, a decoder layer, the head.
 
-The kind of each depth's decoder layer is listed in the model plan's ``mtp`` entry; the engine
-gives its FLOPs as ``mtp_block``.
+The kind of each depth's decoder layer is listed in the model plan's ``mtp`` block; the engine
+plans those layers like decoder layers and gives their FLOPs as ``MTP_BLOCK.flops``.
 """
 
-from flopsreg import Constraint, Pattern, hookimpl
+from flopsreg import Block, Constraint, Pattern, hookimpl
 from flopsreg.patterns.logits import VOCAB
-from flopsreg.symbols import h, mtp_block, mtp_layers, s
+from flopsreg.symbols import h, s
+
+MTP_BLOCK = Block(
+    name="mtp",
+    latex=r"\mathrm{mtp}",
+    meaning="decoder layers inside the multi-token-prediction modules, one per depth (plan.mtp)",
+)
+mtp_block, mtp_layers = MTP_BLOCK.flops, MTP_BLOCK.layers
 
 MTP = Pattern(
     name="mtp",
@@ -23,6 +30,11 @@ MTP = Pattern(
     summary="per MTP depth: eh projection 2h -> h, one decoder layer (plan.mtp) and the shared logits head",
     reference="DeepSeek-AI 2024, 'DeepSeek-V3 Technical Report' (arXiv:2412.19437), section 2.2",
 )
+
+
+@hookimpl
+def flopsreg_register_blocks():
+    return [MTP_BLOCK]
 
 
 @hookimpl

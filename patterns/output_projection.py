@@ -1,7 +1,8 @@
 """The attention output projection: heads x value width -> hidden."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.symbols import d_v, h, n_h, s
+from flopsreg.patterns.quantities import d_v
+from flopsreg.symbols import h, n_h, s
 
 OUTPUT_PROJECTION = Pattern(
     name="output_projection",

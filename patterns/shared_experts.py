@@ -1,7 +1,8 @@
 """Shared experts of a mixture-of-experts layer: every token goes through them."""
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.symbols import f, h, s
+from flopsreg.patterns.quantities import f
+from flopsreg.symbols import h, s
 
 SHARED_HIDDEN = Param(
     name="shared_hidden",

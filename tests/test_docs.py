@@ -48,6 +48,15 @@ def test_every_hook_is_documented_in_the_plugin_guide():
 
     guide = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
     hooks = [name for name in dir(hookspecs) if name.startswith("flopsreg_")]
-    assert hooks == ["flopsreg_register_conventions", "flopsreg_register_patterns"]
+    assert hooks == [
+        "flopsreg_register_blocks",
+        "flopsreg_register_conventions",
+        "flopsreg_register_hf_layer_types",
+        "flopsreg_register_hf_readers",
+        "flopsreg_register_megatron_readers",
+        "flopsreg_register_patterns",
+        "flopsreg_register_quantities",
+        "flopsreg_register_slots",
+    ]
     for hook in hooks:
         assert f"`{hook}`" in guide, hook

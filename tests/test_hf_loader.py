@@ -315,7 +315,7 @@ def test_deepseek_v3_three_dense_then_moe_mla_with_q_lora():
     assert indices(model, "mlp") == {i for i in range(61) if i < 3}
     assert indices(model, "moe") == {i for i in range(61) if i >= 3}
     assert {"mla", "q_lora", "gated", "lm_head"} <= model.flags
-    assert "mtp" not in model.flags and model.plan.mtp == ()
+    assert "mtp" not in model.flags and model.plan.blocks.get("mtp", ()) == ()
     assert "head_dim" not in model.params and "kv_heads" not in model.params
     p = model.layers[60].params
     assert (p["experts"], p["top_k"], p["expert_hidden"], p["shared_hidden"]) == (256, 8, 2048, 1 * 2048)
@@ -348,15 +348,15 @@ def test_deepseek_v2_lite_direct_q_proj_two_shared_experts():
 
 def test_mtp_layers_only_when_asked():
     """num_nextn_predict_layers = 1: with mtp=True one MTP layer of the last layer's kind."""
-    assert load_hf_config(path("deepseek-v3")).plan.mtp == ()
+    assert load_hf_config(path("deepseek-v3")).plan.blocks.get("mtp", ()) == ()
     model = load_hf_config(path("deepseek-v3"), mtp=True)
-    assert model.plan.mtp == ("moe",) and "mtp" in model.flags
+    assert model.plan.blocks["mtp"] == ("moe",) and "mtp" in model.flags
     assert len(model.layers) == 61
-    assert [(block.index, block.kind) for block in model.mtp_blocks] == [(61, "moe")]
+    assert [(layer.index, layer.kind) for layer in model.block("mtp")] == [(61, "moe")]
     cfg = config("deepseek-v3")
     cfg["num_nextn_predict_layers"] = 0
-    assert load_hf_config(cfg, mtp=True).plan.mtp == ()
-    assert load_hf_config(path("llama-3-8b"), mtp=True).plan.mtp == ()
+    assert load_hf_config(cfg, mtp=True).plan.blocks.get("mtp", ()) == ()
+    assert load_hf_config(path("llama-3-8b"), mtp=True).plan.blocks.get("mtp", ()) == ()
 
 
 def test_model_from_hf_config_is_the_loader():

@@ -335,20 +335,20 @@ def test_mtp_layers_take_the_kind_of_the_last_layer():
     model = moe(moe_layer_freq=[0, 0, 1, 1, 1, 1], mtp_num_layers=2)
     assert "mtp" in model.flags
     last = model.layers[-1].kind
-    assert model.plan.mtp == (last, last)
+    assert model.plan.blocks["mtp"] == (last, last)
     assert "moe" in model.kinds[last].flags
 
 
 def test_mtp_after_a_dense_last_layer_is_dense():
     model = moe(moe_layer_freq=[1, 1, 1, 1, 1, 0], mtp_num_layers=1)
-    assert model.plan.mtp == (model.layers[-1].kind,)
-    assert "mlp" in model.kinds[model.plan.mtp[0]].flags
+    assert model.plan.blocks["mtp"] == (model.layers[-1].kind,)
+    assert "mlp" in model.kinds[model.plan.blocks["mtp"][0]].flags
 
 
 @pytest.mark.parametrize("depth", [None, 0])
 def test_no_mtp(depth):
     model = load(mtp_num_layers=depth)
-    assert "mtp" not in model.flags and model.plan.mtp == ()
+    assert "mtp" not in model.flags and model.plan.blocks.get("mtp", ()) == ()
 
 
 # -- errors ------------------------------------------------------------------------------------
@@ -410,7 +410,7 @@ def test_round_trips_through_toml():
     again = flopsreg.Model.from_toml_string(model.to_toml())
     assert [layer.flags for layer in again.layers] == [layer.flags for layer in model.layers]
     assert [dict(layer.params) for layer in again.layers] == [dict(layer.params) for layer in model.layers]
-    assert again.plan.mtp == model.plan.mtp
+    assert again.plan.blocks == model.plan.blocks
 
 
 @pytest.mark.parametrize("field", ["hidden_size", "ffn_hidden_size", "padded_vocab_size"])

@@ -199,7 +199,7 @@ def replaced(old: str, new: str) -> str:
 BAD = {
     "unknown-top-key": (VALID.replace("[params]", "[param]"), r"<string>: param: unknown key; did you mean 'params'\?"),
     "unknown-kind-key": (replaced('flags = ["sliding_window"]', 'flag = ["sliding_window"]'), r"kinds\.local\.flag: unknown key; did you mean 'flags'\?"),
-    "unknown-plan-key": (replaced("cycle = ", "cycles = "), r"plan\.cycles: unknown key; did you mean 'cycle'\?"),
+    "unknown-plan-key": (replaced("layers = 4", "layres = 4"), r"plan\.layres = 4: unknown key; did you mean 'layers'\?"),
     "undefined-kind": (replaced('"local", "global"]', '"locl", "global"]'), r"plan\.cycle: unknown layer kind 'locl'.*did you mean 'local'\?"),
     "unused-kind": (VALID + "[kinds.extra]\n", r"kinds\.extra is defined but the plan never uses it"),
     "float-param": (replaced("hidden = 64", "hidden = 64.0"), r"params\.hidden = 64\.0: expected an integer, got float"),

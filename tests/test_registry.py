@@ -58,6 +58,16 @@ def hook_returning(*patterns: flopsreg.Pattern):
     return flopsreg_register_patterns
 
 
+def slots_for(*patterns: flopsreg.Pattern):
+    """A flopsreg_register_slots hook declaring the slot of each of *patterns*."""
+
+    @flopsreg.hookimpl
+    def flopsreg_register_slots():
+        return [flopsreg.Slot(name=p.slot, scope=p.scope, summary="t") for p in patterns]
+
+    return flopsreg_register_slots
+
+
 def mask_pattern(name: str, **overrides: object) -> flopsreg.Pattern:
     """A small valid attention.mask pattern; *overrides* change any field."""
     fields = dict(
@@ -258,7 +268,7 @@ BROKEN = [
             ),
         ),
         "typo_symbol",
-        r"symbol 'windw' is neither a shared symbol .* nor a declared parameter \(window\); did you mean 'window'\?",
+        r"symbol 'windw' is neither a declared symbol .* nor a parameter of the pattern \(window\); did you mean 'window'\?",
         id="undeclared-symbol",
     ),
     pytest.param(
@@ -504,7 +514,7 @@ def test_equal_precedence_under_two_different_conventions_is_not_a_tie():
 
 def test_engine_tie_check_stays_as_a_backstop(monkeypatch):
     """With the load-time check switched off, evaluation still refuses a tie, naming both plugins."""
-    monkeypatch.setattr(flopsreg.registry, "_check_ties", lambda *args: None)
+    monkeypatch.setattr(flopsreg.registry, "check_ties", lambda *args: None)
     reg = load_quietly(_tie_plugin("plugin_a", "mask_a", "flag_a"), _tie_plugin("plugin_b", "mask_b", "flag_b"))
     model = flopsreg.Model(
         name="tied",
@@ -530,7 +540,7 @@ def test_flagless_pattern_needing_a_parameter_not_every_model_sets_is_skipped():
     from flopsreg.patterns.sliding_window import WINDOW
 
     pattern = _flops_pattern("windowed", 2 * s * WINDOW.symbol, params=(WINDOW,))
-    _, error = load_skipping(module_plugin("windowed", flopsreg_register_patterns=hook_returning(pattern)))
+    _, error = load_skipping(module_plugin("windowed", flopsreg_register_patterns=hook_returning(pattern), flopsreg_register_slots=slots_for(pattern)))
     assert str(error) == (
         "plugin 'windowed': pattern 'windowed' has no flags, so it would apply to every model, but it needs "
         "parameter 'window' that not every model sets; give it a flag"
@@ -540,29 +550,30 @@ def test_flagless_pattern_needing_a_parameter_not_every_model_sets_is_skipped():
 def test_flagless_pattern_may_use_what_the_default_patterns_require():
     """kv_heads and head_dim (the default projection's), shared dimensions and flagless quantities."""
     from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
-    from flopsreg.symbols import d_v, n_h, pairs
+    from flopsreg.patterns.quantities import d_v, pairs
+    from flopsreg.symbols import n_h
 
     pattern = _flops_pattern("kv_norm", 2 * s * KV_HEADS.symbol * HEAD_DIM.symbol + 2 * n_h * d_v * pairs, params=(KV_HEADS, HEAD_DIM))
-    reg = load_quietly(module_plugin("kv_norm", flopsreg_register_patterns=hook_returning(pattern)))
+    reg = load_quietly(module_plugin("kv_norm", flopsreg_register_patterns=hook_returning(pattern), flopsreg_register_slots=slots_for(pattern)))
     model = flopsreg.Model.uniform("m", layers=1, **gqa_params())
     # kv_heads 2, head_dim 8, heads 4, v_dim = head_dim 8, pairs = 5 * 6 / 2 = 15 at seq_len 5
     assert reg.evaluate(model, seq_len=5).plan.kind("layer").flops(5)["extra.kv_norm"] == 2 * 5 * 2 * 8 + 2 * 4 * 8 * 15
 
 
 def test_flagless_model_pattern_using_a_layer_quantity_is_skipped():
-    from flopsreg.symbols import pairs
+    from flopsreg.patterns.quantities import pairs
 
     pattern = _flops_pattern("model_pairs", 2 * pairs, scope="model")
-    _, error = load_skipping(module_plugin("model_pairs", flopsreg_register_patterns=hook_returning(pattern)))
+    _, error = load_skipping(module_plugin("model_pairs", flopsreg_register_patterns=hook_returning(pattern), flopsreg_register_slots=slots_for(pattern)))
     assert "pattern 'model_pairs' has no flags, so it applies to every model, but it uses quantity 'pairs', which no flagless pattern of scope 'model' produces" in str(error)
 
 
 def test_registry_without_a_mask_pattern_refuses_the_core_at_load():
     """With built-ins off, the core needs pairs that nothing produces: caught at load, not at evaluation."""
-    from flopsreg.patterns import attention_core, gqa_projection
+    from flopsreg.patterns import attention_core, gqa_projection, quantities, slots
 
     with pytest.warns(flopsreg.PluginWarning):
-        reg = flopsreg.Registry(plugins=[attention_core, gqa_projection], builtins=False, load_entry_points=False)
+        reg = flopsreg.Registry(plugins=[slots, quantities, attention_core, gqa_projection], builtins=False, load_entry_points=False)
     assert [e.plugin for e in reg.errors] == ["flopsreg.patterns.attention_core"]
     assert "uses quantity 'pairs', which no flagless pattern of scope 'layer' produces" in str(reg.errors[0])
 
@@ -593,7 +604,7 @@ def test_inexact_formula_is_refused_at_load(formula, message):
 def test_non_integer_flops_formula_is_refused_with_the_grid_point():
     """s h / 2 at seq_len = hidden = 1 is 1/2 FLOPs."""
     pattern = _flops_pattern("halved", s * h / 2, flags={"halved"})
-    _, error = load_skipping(module_plugin("halved", flopsreg_register_patterns=hook_returning(pattern)))
+    _, error = load_skipping(module_plugin("halved", flopsreg_register_patterns=hook_returning(pattern), flopsreg_register_slots=slots_for(pattern)))
     assert str(error).startswith("plugin 'halved': pattern 'halved' (plugin 'halved') gives 1/2 FLOPs at hidden=1, seq_len=1; FLOPs must be whole numbers")
 
 
@@ -626,9 +637,11 @@ def test_half_pairs_are_fine_when_every_consumer_makes_them_whole():
 def test_a_provider_that_breaks_an_earlier_plugins_formula_is_the_one_skipped():
     """'uses_pairs' (pairs x 1, under its own convention) loads; a later mask with pairs = s/2 would
     make it 1/2 at seq_len = 1, so the later mask's plugin is skipped and the earlier one stays."""
-    from flopsreg.symbols import pairs
+    from flopsreg.patterns.quantities import pairs
 
-    first = _convention_plugin("mine", _flops_pattern("uses_pairs", pairs, flags={"mine"}))
+    uses = _flops_pattern("uses_pairs", pairs, flags={"mine"})
+    first = _convention_plugin("mine", uses)
+    first.flopsreg_register_slots = slots_for(uses)
     later = module_plugin("later", flopsreg_register_patterns=hook_returning(mask_pattern("half_mask", flags={"half"}, precedence=50, formula=s / 2)))
     reg, error = load_skipping(first, later)
     assert error.plugin == "later"
@@ -639,7 +652,8 @@ def test_a_provider_that_breaks_an_earlier_plugins_formula_is_the_one_skipped():
 def test_builtins_pass_every_load_time_check(registry):
     """No built-in is skipped: no tie, no flagless pattern needing more than every model has, all exact."""
     assert registry.errors == ()
-    assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.registry.builtin_plugins()}
+    declaring_only = {"flopsreg.patterns.quantities", "flopsreg.patterns.slots"}  # declarations, no patterns
+    assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.registry.builtin_plugins()} - declaring_only
 
 
 def test_pattern_needing_a_quantity_nobody_provides_is_a_selection_error():
@@ -662,7 +676,7 @@ def test_pattern_needing_a_quantity_nobody_provides_is_a_selection_error():
 def test_two_patterns_producing_the_same_quantity_is_a_selection_error():
     """A second pairs producer in another slot must be an error, not silently replace the mask's pairs."""
     extra = mask_pattern("side_pairs", slot="attention.side", flags={"side"}, precedence=10, formula=s)
-    reg = load_quietly(module_plugin("side", flopsreg_register_patterns=hook_returning(extra)))
+    reg = load_quietly(module_plugin("side", flopsreg_register_patterns=hook_returning(extra), flopsreg_register_slots=slots_for(extra)))
     with pytest.raises(flopsreg.SelectionError, match="'pairs' is produced by both"):
         reg.plan(flopsreg.Model.uniform("m", layers=1, flags={"side"}, **gqa_params()))
 
@@ -687,13 +701,12 @@ BAD_FIELDS = [
     (dict(precedence=True), r"^pattern 'p': precedence = True: expected an integer"),
     (dict(formula="s**2"), r"^pattern 'p': formula = 's\*\*2': expected a sympy expression"),
     (dict(formula=s > 2), r"^pattern 'p': formula = seq_len > 2: expected a sympy expression"),
-    (dict(produces="bogus"), r"^pattern 'p': produces = 'bogus': expected one of ffn_matrices, flops, pairs, qk_dim, v_dim$"),
-    (dict(produces="pair"), r"produces = 'pair': .*; did you mean 'pairs'\?$"),
+    (dict(produces="Bogus Name"), r"^pattern 'p': produces = 'Bogus Name': expected 'flops' or the name of a registered quantity"),
     (dict(scope="global"), r"^pattern 'p': scope = 'global': expected 'layer' or 'model'$"),
     (dict(slot="Attention"), r"^pattern 'p': slot = 'Attention': expected dotted lower_snake_case"),
     (dict(flags="sliding_window"), r"^pattern 'p': flags = 'sliding_window': expected a collection of flag names"),
     (dict(flags={"Mla"}), r"^pattern 'p': flags = 'Mla': expected a lower_snake_case flag name$"),
-    (dict(provides={"qk_dims": s}), r"^pattern 'p': provides = 'qk_dims': expected a quantity name.*; did you mean 'qk_dim'\?$"),
+    (dict(provides={"flops": s}), r"^pattern 'p': provides = 'flops': expected the name of a registered quantity$"),
     (dict(provides={"qk_dim": "s"}), r"^pattern 'p': provides\['qk_dim'\] = 's': expected a sympy expression"),
     (dict(params=["window"]), r"^pattern 'p': params = \('window',\): expected a tuple of flopsreg\.Param$"),
     (dict(constraints=[s < 3]), r"^pattern 'p': constraints = \(seq_len < 3,\): expected a tuple of flopsreg\.Constraint$"),

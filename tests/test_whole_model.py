@@ -131,7 +131,7 @@ def test_mtp_flag_and_plan_must_agree(registry):
         registry.plan(no_layers)
     no_flag = Model(name="m", params={**DIMS, "vocab": 100}, flags=["lm_head"], kinds={"a": LayerKind()},
                     plan=Plan(layers=1, cycle=["a"], mtp=["a"]))
-    with pytest.raises(flopsreg.ModelError, match=r"plan.mtp lists 1 MTP module\(s\), but no selected pattern counts them"):
+    with pytest.raises(flopsreg.ModelError, match=r"plan.mtp lists 1 layer\(s\), but no selected pattern counts them \(set the flag of a pattern that does: .*mtp"):
         registry.plan(no_flag)
 
 

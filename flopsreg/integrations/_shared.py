@@ -7,10 +7,10 @@ from typing import Any
 
 import sympy
 
-from flopsreg.engine import ModelPlan
+from flopsreg.compose import ModelPlan
 from flopsreg.errors import ModelError
 from flopsreg.model import Model
-from flopsreg.registry import Registry
+from flopsreg.api import Registry
 
 __all__ = ["default_registry", "linear_and_quadratic", "megatron_model"]
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import default_registry, linear_and_quadratic, megatron_model
-from flopsreg.registry import EXACT, Registry
+from flopsreg.api import Registry
+from flopsreg.pattern import EXACT
 
 __all__ = ["num_floating_point_operations"]
 

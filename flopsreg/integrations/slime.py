@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from flopsreg.integrations._shared import default_registry, megatron_model
-from flopsreg.registry import EXACT, Registry
+from flopsreg.api import Registry
+from flopsreg.pattern import EXACT
 
 __all__ = ["calculate_fwd_flops"]
 

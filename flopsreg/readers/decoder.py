@@ -90,8 +90,12 @@ def _kind_name(mask: str, mlp: str, *, name_mask: bool, name_mlp: bool) -> str:
     return "_".join(parts)
 
 
-def build_model(decoder: Decoder, *, name: str, source: str, mtp_depth: int) -> Model:
-    """Name the layer kinds, compress the plan, and add the MTP layers when *mtp_depth* > 0.
+def build_model(
+    decoder: Decoder, *, name: str, source: str, blocks: Mapping[str, int] | None = None
+) -> Model:
+    """Name the layer kinds, compress the plan, and add *blocks*: ``{block: depth}`` copies of the
+    last decoder layer's kind each (a multi-token-prediction module repeats it), whose pattern
+    is switched on by the flag of the block's name.
 
     A kind is named after what varies: its mask when some layer is not full causal, its MLP
     when the MLPs differ (or when the mask says nothing), e.g. ``sliding``, ``moe``,
@@ -112,15 +116,13 @@ def build_model(decoder: Decoder, *, name: str, source: str, mtp_depth: int) -> 
         per_layer.append(kind)
     first, cycle = shortest_plan(per_layer)
     flags = set(decoder.flags)
-    mtp: tuple[str, ...] = ()
-    if mtp_depth > 0:
-        flags.add("mtp")
-        mtp = (per_layer[-1],) * mtp_depth
+    extra = {block: (per_layer[-1],) * depth for block, depth in (blocks or {}).items() if depth > 0}
+    flags |= set(extra)
     return Model(
         name=name,
         source=source,
         flags=frozenset(flags),
         params=dict(decoder.params),
         kinds=kinds,
-        plan=Plan(layers=len(per_layer), first=first, cycle=cycle, mtp=mtp),
+        plan=Plan(layers=len(per_layer), first=first, cycle=cycle, blocks=extra),
     )

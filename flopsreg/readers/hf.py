@@ -533,4 +533,4 @@ def load_hf_config(
         # transformers writes _name_or_path as a string (the hub id or the local path it loaded).
         top = Fields(data, where=where, model_type=model_type)
         name = (top.string("_name_or_path", "") if top.given("_name_or_path") else "") or model_type
-    return build_model(decoder, name=name, source=source, mtp_depth=depth)
+    return build_model(decoder, name=name, source=source, blocks={"mtp": depth})

@@ -202,4 +202,4 @@ def load_megatron_args(args: Any, *, name: str = "megatron-model") -> Model:
         mask_params={"sliding": {"window": keys}} if keys else {},
         mlp_kinds=mlp_kinds,
     )
-    return build_model(decoder, name=name, source="Megatron-LM arguments", mtp_depth=_get(args, "mtp_num_layers") or 0)
+    return build_model(decoder, name=name, source="Megatron-LM arguments", blocks={"mtp": _get(args, "mtp_num_layers") or 0})

@@ -24,7 +24,7 @@ __all__ = ["dump_model", "load_model", "parse_model"]
 
 TOP_KEYS = ("name", "source", "flags", "params", "kinds", "plan")
 KIND_KEYS = ("flags", "params")
-PLAN_KEYS = ("layers", "uniform", "cycle", "list", "first", "mtp")
+PLAN_KEYS = ("layers", "uniform", "cycle", "list", "first")  # any other key names a block of extra layers
 
 
 def load_model(path: str | Path) -> Model:
@@ -104,7 +104,15 @@ def _model(data: Mapping[str, Any]) -> Model:
 
 
 def _plan(table: Mapping[str, Any]) -> Plan:
-    _known(table, PLAN_KEYS, "plan.")
+    blocks = {}
+    for key, value in table.items():
+        if key not in PLAN_KEYS:
+            if not isinstance(value, list):  # a block lists layer kinds; anything else is a typo
+                raise ModelError(
+                    f"plan.{key} = {value!r}: unknown key{did_you_mean(key, PLAN_KEYS)} (valid keys: "
+                    f"{', '.join(PLAN_KEYS)}, or a block of extra layers as a list of kinds, e.g. mtp = [\"moe\"])"
+                )
+            blocks[key] = _names(value, f"plan.{key}")
     shapes = [key for key in ("uniform", "cycle", "list") if key in table]
     if len(shapes) != 1:
         raise ModelError(
@@ -115,7 +123,7 @@ def _plan(table: Mapping[str, Any]) -> Plan:
         if "first" in table or "layers" in table:
             raise ModelError("plan.list: a list names every layer, so it takes no 'first' or 'layers'")
         kinds = _names(table["list"], "plan.list")
-        return Plan(layers=len(kinds), first=kinds, mtp=_names(table.get("mtp", []), "plan.mtp"))
+        return Plan(layers=len(kinds), first=kinds, blocks=blocks)
     if "layers" not in table:
         raise ModelError(f"plan.layers: missing; how many layers does the {shape} plan fill?")
     cycle = (_string(table["uniform"], "plan.uniform"),) if shape == "uniform" else _names(table["cycle"], "plan.cycle")
@@ -125,7 +133,7 @@ def _plan(table: Mapping[str, Any]) -> Plan:
         layers=table["layers"],
         first=_names(table.get("first", []), "plan.first"),
         cycle=cycle,
-        mtp=_names(table.get("mtp", []), "plan.mtp"),
+        blocks=blocks,
     )
 
 
@@ -174,8 +182,8 @@ def dump_model(model: Model) -> str:
             lines.append(f"uniform = {_value(plan.cycle[0])}")
         else:
             lines.append(f"cycle = {_value(plan.cycle)}")
-    if plan.mtp:
-        lines.append(f"mtp = {_value(plan.mtp)}")
+    for block, kinds in plan.blocks.items():
+        lines.append(f"{_key(block)} = {_value(kinds)}")
     for name, kind in model.kinds.items():
         lines += ["", f"[kinds.{_key(name)}]"]
         if kind.flags:

@@ -1,0 +1,104 @@
+"""The front end: :class:`Registry`, the loaded plugins together with selection, evaluation,
+sweeps and comparisons.
+
+It sits on top of every other module (registry -> select -> compose -> evaluate -> render) and
+hands the renderers to the plans it makes, so that no lower module imports a higher one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from flopsreg import render
+from flopsreg.compare import Comparison, compare
+from flopsreg.compose import ModelPlan
+from flopsreg.evaluate import Evaluator, Result, evaluate
+from flopsreg.model import Model
+from flopsreg.pattern import EXACT
+from flopsreg.registry import PluginRegistry
+from flopsreg.sweep import sweep
+
+__all__ = ["Registry"]
+
+
+class Registry(PluginRegistry):
+    """All loaded plugins, and the entry point to evaluation.
+
+    >>> reg = Registry.default()
+    >>> [p.name for p in reg.patterns if p.slot == "attention.mask"]
+    ['megatron_causal', 'slime_causal', 'chunked', 'sliding_window', 'full_causal']
+
+    Args:
+        plugins: extra plugin objects (modules, classes or instances with hookimpls).
+        builtins: register the built-in plugins of :mod:`flopsreg.patterns` first.
+        load_entry_points: then load installed plugins of the entry-point group ``flopsreg``
+            (skipped when the environment sets ``FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1``).
+    """
+
+    def __init__(self, plugins: Iterable[object] = (), *, builtins: bool = True, load_entry_points: bool = True) -> None:
+        super().__init__(plugins, builtins=builtins, load_entry_points=load_entry_points)
+        self._evaluator = Evaluator(self, render)
+
+    @classmethod
+    def default(cls) -> Registry:
+        """The built-in plugins plus every installed plugin."""
+        return cls()
+
+    def select(self, model: Model, *, convention: str = EXACT) -> ModelPlan:
+        """Select a pattern for every slot of every layer kind of *model*, with the reasons, and
+        compose the closed forms. Cached per (model, convention): both are immutable."""
+        return self._evaluator.plan(model, convention)
+
+    def plan(self, model: Model, *, convention: str = EXACT) -> ModelPlan:
+        """The same as :meth:`select` (its earlier name, kept as an alias)."""
+        return self._evaluator.plan(model, convention)
+
+    def evaluate(
+        self,
+        model: Model,
+        *,
+        seq_len: int | None = None,
+        seqlens: Sequence[int] | None = None,
+        batch: int = 1,
+        recompute: str = "none",
+        convention: str = EXACT,
+    ) -> Result:
+        """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
+
+        ``seqlens=[a, b, ...]`` is one packed row of independent sequences (attention does not
+        cross them): it costs ``f(a) + f(b) + ...``; ``batch`` multiplies either form.
+        ``recompute`` (``"none"``, ``"selective"``, ``"full"``) adds recomputed forward work to
+        :attr:`Result.training`. ``convention`` counts the way another system does (see
+        :attr:`conventions`); the default ``"exact"`` counts what the attention mask lets through.
+        """
+        return evaluate(self._evaluator.plan(model, convention), seq_len, seqlens, batch, recompute)
+
+    def sweep(
+        self,
+        model: Model,
+        seq_len: Iterable[int],
+        *,
+        batch: int = 1,
+        convention: str = EXACT,
+        dtype: type | None = None,
+    ) -> Any:
+        """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
+
+        Exact Python ints by default, from one compiled loop; ``dtype=float`` gives a numpy
+        float64 array instead (needs numpy), for plotting. Training FLOPs are 3 x these.
+        """
+        return sweep(self._evaluator.plan(model, convention), seq_len, batch=batch, dtype=dtype)
+
+    def compare(
+        self,
+        model: Model,
+        *,
+        seq_len: int | None = None,
+        seqlens: Sequence[int] | None = None,
+        batch: int = 1,
+        conventions: Sequence[str] | None = None,
+    ) -> Comparison:
+        """*model* under exact and each convention (all registered ones by default), with the
+        differences from exact traced to the slots and patterns that cause them."""
+        return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions)

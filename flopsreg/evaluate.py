@@ -1,0 +1,231 @@
+"""Evaluation: exact FLOPs of a composed model for concrete sequence lengths, and the result types.
+
+The :class:`Evaluator` owns the one cache of composed models (selection and composition are
+pure, so each (model, convention) is composed once) and evaluates them with compiled
+exact-integer code.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import sympy
+
+from flopsreg.compose import ModelPlan, UnitPlan, compose
+from flopsreg.errors import ModelError, did_you_mean
+from flopsreg.model import IndexedView, Model
+from flopsreg.pattern import EXACT
+
+if TYPE_CHECKING:
+    from flopsreg.registry import PluginRegistry
+
+__all__ = ["Evaluator", "LayerResult", "RECOMPUTE", "Result", "evaluate", "positive_int", "sequence_lengths"]
+
+TRAINING_PASSES = 3  # forward + backward (gradients w.r.t. inputs and weights)
+_PLAN_CACHE_SIZE = 1024
+
+
+@attrs.frozen
+class LayerResult:
+    """One layer's exact FLOPs for the whole batch, and the pattern chosen for each slot."""
+
+    index: int
+    kind: str
+    patterns: Mapping[str, str] = attrs.field(hash=False)
+    flops: int
+
+
+RECOMPUTE = {
+    "none": "no activation recomputation: training = 3 x forward",
+    "selective": "the slots declared for selective recomputation (the attention core) are recomputed in the backward pass",
+    "full": "every decoder layer's forward is recomputed in the backward pass (not the model-level slots)",
+}
+
+
+@attrs.frozen
+class Result:
+    """Exact FLOPs of a model for a batch; see :meth:`flopsreg.Registry.evaluate`."""
+
+    plan: ModelPlan
+    seqlens: tuple[int, ...]
+    batch: int
+    recompute: str
+    forward: int  # exact forward FLOPs of the whole batch
+
+    def _per_length(self, function: Callable[[int], Any]) -> Any:
+        """``batch * sum(count * function(length))`` over the distinct lengths, dicts added per key."""
+        total: Any = None
+        for length, count in Counter(self.seqlens).items():
+            value = function(length)
+            if isinstance(value, dict):
+                total = dict.fromkeys(value, 0) if total is None else total
+                for key, flops in value.items():
+                    total[key] += self.batch * count * flops
+            else:
+                total = (total or 0) + self.batch * count * value
+        return total
+
+    @cached_property
+    def unit_totals(self) -> dict[UnitPlan, int]:
+        """FLOPs for the whole batch through each unit of the plan once (one layer of a kind)."""
+        return {unit: self._per_length(unit.total) for unit in self.plan.units}
+
+    @cached_property
+    def unit_flops(self) -> dict[UnitPlan, dict[str, int]]:
+        """FLOPs per slot for the whole batch through each unit of the plan once.
+
+        Computed on first use, so a caller that needs only the total does not pay for it.
+        """
+        return {unit: self._per_length(unit.flops) for unit in self.plan.units}
+
+    @property
+    def model(self) -> Model:
+        return self.plan.model
+
+    @property
+    def convention(self) -> str:
+        return self.plan.convention
+
+    @property
+    def layers(self) -> Sequence[LayerResult]:
+        """Every decoder layer with its patterns and exact FLOPs for the batch, computed on access."""
+        by_kind = {unit.name: unit for unit in self.plan.kinds}
+        kind_at = self.model.plan.kind_at
+
+        def layer(index: int) -> LayerResult:
+            unit = by_kind[kind_at(index)]
+            return LayerResult(index=index, kind=unit.name, patterns=unit.patterns, flops=self.unit_totals[unit])
+
+        return IndexedView(self.model.plan.layers, layer)
+
+    @cached_property
+    def slot_flops(self) -> dict[str, int]:
+        """Forward FLOPs of the batch per slot, summed over the model: where the work goes."""
+        totals: dict[str, int] = {}
+        for unit in self.plan.units:
+            for slot, flops in self.unit_flops[unit].items():
+                totals[slot] = totals.get(slot, 0) + unit.count * flops
+        return totals
+
+    @property
+    def recomputed(self) -> int:
+        """Forward FLOPs repeated in the backward pass by activation recomputation."""
+        if self.recompute == "none":
+            return 0
+        if self.recompute == "full":
+            return sum(unit.count * self.unit_totals[unit] for unit in self.plan.kinds)
+        return sum(
+            unit.count * flops
+            for unit in self.plan.kinds
+            for slot, flops in self.unit_flops[unit].items()
+            if self.plan.slots[slot].selective_recompute
+        )
+
+    @property
+    def training(self) -> int:
+        """Forward plus backward (3 x forward), plus recomputed forward work if asked for."""
+        return TRAINING_PASSES * self.forward + self.recomputed
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.plan.warnings
+
+    @property
+    def expression(self) -> sympy.Expr:
+        """Forward FLOPs of one sequence, closed form in ``seq_len``, dimensions substituted."""
+        return self.plan.expression
+
+    def explain(self) -> str:
+        return self.plan.explain()
+
+    def latex(self) -> str:
+        """An ``align`` environment: one row per term, per layer kind, and the model total."""
+        return self.plan.render.latex(self.plan, result=self)
+
+    def _repr_latex_(self) -> str:
+        return self.latex()
+
+
+def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, ...]:
+    if (seq_len is None) == (seqlens is None):
+        raise ModelError("give exactly one of seq_len (every sequence alike) or seqlens (one packed row)")
+    if seqlens is None:
+        return (positive_int("seq_len", seq_len, "a sequence length"),)
+    if isinstance(seqlens, (str, bytes)) or not isinstance(seqlens, Iterable):
+        raise ModelError(f"seqlens = {seqlens!r}: expected a list of sequence lengths")
+    lengths = tuple(sequence_lengths("seqlens", seqlens))
+    if not lengths:
+        raise ModelError("seqlens: empty; give at least one sequence length")
+    return lengths
+
+
+def positive_int(field: str, value: Any, what: str) -> int:
+    """*value* as a Python int >= 1 (numpy integers accepted, bools and floats refused)."""
+    if type(value) is int and value >= 1:
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__") or operator.index(value) < 1:
+        raise ModelError(f"{field}: {value!r} is not {what}: expected an integer >= 1")
+    return operator.index(value)
+
+
+def sequence_lengths(field: str, lengths: Iterable[Any]) -> Iterator[int]:
+    """Each entry of *lengths* as a sequence length (an int >= 1); the error names *field*."""
+    for value in lengths:
+        yield positive_int(field, value, "a sequence length")
+
+
+def evaluate(
+    plan: ModelPlan,
+    seq_len: int | None = None,
+    seqlens: Sequence[int] | None = None,
+    batch: int = 1,
+    recompute: str = "none",
+) -> Result:
+    """Exact FLOPs of *plan* over ``batch`` copies of the given sequences (see Registry.evaluate)."""
+    if seqlens is None and type(seq_len) is int and seq_len >= 1:  # the common case, checked fast
+        lengths: tuple[int, ...] = (seq_len,)
+    else:
+        lengths = _lengths(seq_len, seqlens)
+    if type(batch) is not int or batch < 1:
+        batch = positive_int("batch", batch, "a batch size")
+    if recompute not in RECOMPUTE if isinstance(recompute, str) else True:
+        raise ModelError(
+            f"recompute: {recompute!r} is not a recomputation mode{did_you_mean(str(recompute), RECOMPUTE)} "
+            f"(expected one of: {', '.join(RECOMPUTE)})"
+        )
+    if len(lengths) == 1:
+        forward = batch * plan.forward(lengths[0])
+    else:
+        forward = batch * sum(count * plan.forward(length) for length, count in Counter(lengths).items())
+    return Result(plan, lengths, batch, recompute, forward)  # positional: measurably cheaper
+
+
+class Evaluator:
+    """Composes each (model, convention) once and evaluates it: the one cache of composed models.
+
+    Selection and composition are pure and models are values, so a cached plan can never be
+    another model's. The cache is bounded, so sweeps over many architectures stay bounded.
+    """
+
+    def __init__(self, registry: PluginRegistry, render: Any) -> None:
+        self._registry = registry
+        self._render = render
+        self._plans: dict[tuple[Model, str], ModelPlan] = {}
+
+    def plan(self, model: Model, convention: str = EXACT) -> ModelPlan:
+        """The composed :class:`ModelPlan` of *model* under *convention*, from the cache if there."""
+        try:
+            plan = self._plans.get((model, convention))
+        except TypeError:  # unhashable: not a Model; compose says what was expected
+            plan = None
+        if plan is None:
+            plan = compose(self._registry, model, convention=convention, render=self._render)
+            if len(self._plans) >= _PLAN_CACHE_SIZE:
+                del self._plans[next(iter(self._plans))]
+            self._plans[(model, convention)] = plan
+        return plan

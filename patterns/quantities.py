@@ -1,0 +1,36 @@
+"""The quantities the built-in patterns pass between slots, declared like any plugin's.
+
+Mask patterns produce ``pairs`` for the attention core; projection patterns ``qk_dim`` and
+``v_dim``; the FFN activation ``ffn_matrices`` for every MLP pattern. Patterns import the
+symbols from here.
+"""
+
+from flopsreg import Quantity, hookimpl
+
+PAIRS = Quantity(
+    name="pairs",
+    latex="P",
+    meaning="attended (query, key) pairs of one sequence, from the attention.mask slot",
+)
+QK_DIM = Quantity(
+    name="qk_dim",
+    latex=r"d_{qk}",
+    meaning="per-head query/key width of the attention core, from attention.projection",
+)
+V_DIM = Quantity(
+    name="v_dim",
+    latex=r"d_{v}",
+    meaning="per-head value width of the attention core, from attention.projection",
+)
+FFN_MATRICES = Quantity(
+    name="ffn_matrices",
+    latex="f",
+    meaning="hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU)",
+)
+
+pairs, d_qk, d_v, f = PAIRS.symbol, QK_DIM.symbol, V_DIM.symbol, FFN_MATRICES.symbol
+
+
+@hookimpl
+def flopsreg_register_quantities():
+    return [PAIRS, QK_DIM, V_DIM, FFN_MATRICES]

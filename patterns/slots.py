@@ -1,0 +1,31 @@
+"""The slots of the built-in patterns, declared like any plugin's: the places in a decoder
+layer (and in the model) that exactly one pattern fills, and which ones selective activation
+recomputation repeats."""
+
+from flopsreg import Slot, hookimpl
+
+SLOTS = [
+    Slot(name="attention.mask", scope="layer", summary="which (query, key) pairs attend: produces pairs"),
+    Slot(name="attention.query", scope="layer", summary="the query projection"),
+    Slot(name="attention.projection", scope="layer", summary="the key and value projections: produces the head widths"),
+    Slot(
+        name="attention.core",
+        scope="layer",
+        summary="QK^T and PV over the attended pairs",
+        # Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer Models'.
+        selective_recompute=True,
+    ),
+    Slot(name="attention.gate", scope="layer", summary="an output gate on the attention"),
+    Slot(name="attention.output", scope="layer", summary="the output projection"),
+    Slot(name="mlp", scope="layer", summary="the feed-forward network: dense or mixture of experts"),
+    Slot(name="mlp.activation", scope="layer", summary="how many hidden-width matmuls an FFN has: produces ffn_matrices"),
+    Slot(name="mlp.shared", scope="layer", summary="shared experts beside the routed ones"),
+    Slot(name="mlp.shared_gate", scope="layer", summary="a gate on the shared experts"),
+    Slot(name="head", scope="model", summary="the logits head"),
+    Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),
+]
+
+
+@hookimpl
+def flopsreg_register_slots():
+    return SLOTS
