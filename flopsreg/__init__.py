@@ -10,13 +10,18 @@
 from __future__ import annotations
 
 from flopsreg.api import Registry
-from flopsreg.compose import ModelPlan
+from flopsreg.compose import ModelSelection
 from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError
 from flopsreg.evaluate import LayerResult, Result
 from flopsreg.hookspecs import hookimpl
 from flopsreg.model import Layer, LayerKind, Model, Plan
 from flopsreg.pattern import Block, Constraint, Convention, Param, Pattern, Quantity, Slot
-from flopsreg.select import Selection
+from flopsreg.select import SlotSelection
+
+# Earlier names, kept as aliases for one release (0.2): a model's selection result was its
+# "plan", a word that now means only the layer layout (Plan).
+ModelPlan = ModelSelection
+Selection = SlotSelection
 
 __all__ = [
     "Block",
@@ -29,6 +34,7 @@ __all__ = [
     "Model",
     "ModelError",
     "ModelPlan",
+    "ModelSelection",
     "Param",
     "Pattern",
     "PatternError",
@@ -41,6 +47,7 @@ __all__ = [
     "Selection",
     "SelectionError",
     "Slot",
+    "SlotSelection",
     "__version__",
     "hookimpl",
 ]

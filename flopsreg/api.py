@@ -12,7 +12,7 @@ from typing import Any
 
 from flopsreg import render
 from flopsreg.compare import Comparison, compare
-from flopsreg.compose import ModelPlan
+from flopsreg.compose import ModelSelection
 from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
 from flopsreg.pattern import EXACT
@@ -45,14 +45,14 @@ class Registry(PluginRegistry):
         """The built-in plugins plus every installed plugin."""
         return cls()
 
-    def select(self, model: Model, *, convention: str = EXACT) -> ModelPlan:
+    def select(self, model: Model, *, convention: str = EXACT) -> ModelSelection:
         """Select a pattern for every slot of every layer kind of *model*, with the reasons, and
         compose the closed forms. Cached per (model, convention): both are immutable."""
-        return self._evaluator.plan(model, convention)
+        return self._evaluator.select(model, convention)
 
-    def plan(self, model: Model, *, convention: str = EXACT) -> ModelPlan:
+    def plan(self, model: Model, *, convention: str = EXACT) -> ModelSelection:
         """The same as :meth:`select` (its earlier name, kept as an alias)."""
-        return self._evaluator.plan(model, convention)
+        return self._evaluator.select(model, convention)
 
     def evaluate(
         self,
@@ -72,7 +72,7 @@ class Registry(PluginRegistry):
         :attr:`Result.training`. ``convention`` counts the way another system does (see
         :attr:`conventions`); the default ``"exact"`` counts what the attention mask lets through.
         """
-        return evaluate(self._evaluator.plan(model, convention), seq_len, seqlens, batch, recompute)
+        return evaluate(self._evaluator.select(model, convention), seq_len, seqlens, batch, recompute)
 
     def sweep(
         self,
@@ -88,7 +88,7 @@ class Registry(PluginRegistry):
         Exact Python ints by default, from one compiled loop; ``dtype=float`` gives a numpy
         float64 array instead (needs numpy), for plotting. Training FLOPs are 3 x these.
         """
-        return sweep(self._evaluator.plan(model, convention), seq_len, batch=batch, dtype=dtype)
+        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype)
 
     def compare(
         self,

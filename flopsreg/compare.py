@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.compose import KindPlan, UnitPlan
+from flopsreg.compose import KindSelection, UnitSelection
 from flopsreg.evaluate import Result
 from flopsreg.model import ranges_text
 from flopsreg.errors import FlopsregError
@@ -75,10 +75,10 @@ class Comparison:
     differences: tuple[Difference, ...]
 
     def to_text(self) -> str:
-        return self.exact.plan.render.compare_text(self)
+        return self.exact.selection.render.compare_text(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return self.exact.plan.render.compare_json(self)
+        return self.exact.selection.render.compare_json(self)
 
 
 def compare(
@@ -108,12 +108,12 @@ def compare(
 def _differences(exact: Result, other: Result) -> list[Difference]:
     found = []
     # Both plans are of one model: the same kinds in the same order, then the model-level slots.
-    pairs: list[tuple[UnitPlan, UnitPlan]] = [*zip(other.plan.kinds, exact.plan.kinds), (other.plan.head, exact.plan.head)]
+    pairs: list[tuple[UnitSelection, UnitSelection]] = [*zip(other.selection.kinds, exact.selection.kinds), (other.selection.head, exact.selection.head)]
     for unit, base in pairs:
         ours, theirs = other.unit_flops.get(unit, {}), exact.unit_flops.get(base, {})
         effect = {slot: _ratio(ours.get(slot, 0), theirs.get(slot, 0)) for slot in set(ours) | set(theirs)}
         changed = [sel for sel in unit.selections if base.patterns.get(sel.slot) != sel.pattern.name]
-        if isinstance(unit, KindPlan):
+        if isinstance(unit, KindSelection):
             where = f"{unit.count} layer{'s' * (unit.count != 1)} (kind {unit.name!r}: {ranges_text(unit.layers)})"
         else:
             where = "model-level"

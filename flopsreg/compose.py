@@ -1,7 +1,7 @@
 """Closed forms per layer kind: the selected patterns' formulas with the quantities that other
 slots produce substituted, every parameter checked, and unused parameters reported.
 
-The result of selection and composition for a whole model is a :class:`ModelPlan`. Nothing
+The result of selection and composition for a whole model is a :class:`ModelSelection`. Nothing
 here knows a pattern, slot, quantity or block by name: they come from the registry.
 """
 
@@ -19,24 +19,24 @@ from flopsreg.compile import CompiledFormula, compile_exact
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
 from flopsreg.model import Model, ranges_text, total_length
 from flopsreg.pattern import EXACT, FLOPS, Pattern, Slot
-from flopsreg.select import Selection, select
+from flopsreg.select import SlotSelection, select
 from flopsreg.symbols import SHARED, SymbolTable
 
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry
 
-__all__ = ["KindPlan", "ModelLevelPlan", "ModelPlan", "UnitPlan", "compose"]
+__all__ = ["KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "compose"]
 
 
 @attrs.frozen(eq=False)
-class UnitPlan:
-    """The selection and formula for one layer kind (:class:`KindPlan`) or for the model-level
-    slots (:class:`ModelLevelPlan`); compared by identity, as each belongs to one plan."""
+class UnitSelection:
+    """The selection and formula for one layer kind (:class:`KindSelection`) or for the model-level
+    slots (:class:`ModelLevelSelection`); compared by identity, as each belongs to one plan."""
 
     name: str
     flags: frozenset[str]
     params: Mapping[str, int]
-    selections: tuple[Selection, ...]
+    selections: tuple[SlotSelection, ...]
     terms: Mapping[str, sympy.Expr]  # slot -> FLOPs of one sequence
     quantities: Mapping[str, sympy.Expr]  # e.g. pairs, qk_dim
 
@@ -79,7 +79,7 @@ class UnitPlan:
 
 
 @attrs.frozen(eq=False)
-class KindPlan(UnitPlan):
+class KindSelection(UnitSelection):
     """One layer kind: its layers (as ranges of indices) and what fills each of its slots."""
 
     layers: tuple[range, ...]
@@ -95,7 +95,7 @@ class KindPlan(UnitPlan):
 
 
 @attrs.frozen(eq=False)
-class ModelLevelPlan(UnitPlan):
+class ModelLevelSelection(UnitSelection):
     """The model-level slots (logits, ...): counted once per sequence."""
 
     scope: ClassVar[str] = "model"
@@ -118,23 +118,23 @@ def _kind_where(name: str, layers: tuple[range, ...]) -> str:
 
 
 @attrs.frozen
-class ModelPlan:
+class ModelSelection:
     """Every selection for a model, with warnings; evaluate it with :func:`evaluate`."""
 
     model: Model
     convention: str
-    kinds: tuple[KindPlan, ...]
-    head: ModelLevelPlan
+    kinds: tuple[KindSelection, ...]
+    head: ModelLevelSelection
     warnings: tuple[str, ...]
     symbols: SymbolTable = attrs.field(eq=False, repr=False)  # LaTeX and meaning of every symbol
     slots: Mapping[str, Slot] = attrs.field(eq=False, repr=False)  # the registry's slot declarations
     render: Any = attrs.field(eq=False, repr=False)  # the renderers (text, LaTeX): given, never imported
 
     @property
-    def units(self) -> tuple[UnitPlan, ...]:
+    def units(self) -> tuple[UnitSelection, ...]:
         return self.kinds + ((self.head,) if self.head.selections else ())
 
-    def kind(self, name: str) -> KindPlan:
+    def kind(self, name: str) -> KindSelection:
         return next(unit for unit in self.kinds if unit.name == name)
 
     def explain(self) -> str:
@@ -167,7 +167,7 @@ class ModelPlan:
         return flops if type(flops) is int else self.compiled({"seq_len": seq_len})
 
 
-def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, render: Any = None) -> ModelPlan:
+def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, render: Any = None) -> ModelSelection:
     """Select patterns for every layer kind and the model-level slots, checking every input, and
     compose each unit's closed form; *render* is handed to the plan for its text and LaTeX."""
     if not isinstance(model, Model):
@@ -191,22 +191,22 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
     kinds = []
     for name in model.plan.kinds():
         flags, params = model.merged(name)
-        kinds.append(_plan_unit(registry, quantities, KindPlan, flags, params, name=name, layers=model.plan.indices(name)))
+        kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name)))
     structure: dict[str, int] = {}
     blocks: dict[sympy.Symbol, sympy.Expr] = {}
     for block in registry.blocks.values():  # extra layers, planned like decoder layers, counted by a pattern
         total = sympy.Integer(0)
         for layer in model.block(block.name):
             where = (range(layer.index, layer.index + 1),)
-            unit = _plan_unit(registry, quantities, KindPlan, layer.flags, layer.params, name=layer.kind, layers=where)
+            unit = _plan_unit(registry, quantities, KindSelection, layer.flags, layer.params, name=layer.kind, layers=where)
             total += unit.expression.xreplace(_values(unit.expression, unit.params))
         structure[block.layers.name] = len(model.plan.blocks.get(block.name, ()))
         blocks[block.flops] = total
     head = _plan_unit(
-        registry, quantities, ModelLevelPlan, model.flags, {**model.params, **structure}, name="model", engine_quantities=blocks
+        registry, quantities, ModelLevelSelection, model.flags, {**model.params, **structure}, name="model", engine_quantities=blocks
     )
     _check_blocks(registry, model, head)
-    return ModelPlan(
+    return ModelSelection(
         model=given,
         convention=convention,
         kinds=tuple(kinds),
@@ -218,7 +218,7 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
     )
 
 
-def _check_blocks(registry: PluginRegistry, model: Model, head: ModelLevelPlan) -> None:
+def _check_blocks(registry: PluginRegistry, model: Model, head: ModelLevelSelection) -> None:
     """Every block the plan lists is declared, and some applicable model-level pattern counts it
     (a convention may choose not to count it, but must know it)."""
     formulas = sympy.Add(*(p.formula for sel in head.selections for p in sel.applicable))
@@ -280,14 +280,14 @@ def _check_names(registry: PluginRegistry, model: Model) -> None:
 def _plan_unit(
     registry: PluginRegistry,
     quantity_names: Mapping[sympy.Symbol, str],
-    unit_type: type[UnitPlan],
+    unit_type: type[UnitSelection],
     flags: frozenset[str],
     params: Mapping[str, int],
     *,
     name: str,
     layers: tuple[range, ...] | None = None,
     engine_quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
-) -> UnitPlan:
+) -> UnitSelection:
     where = MODEL_LEVEL if layers is None else _kind_where(name, layers)
     selections = select(registry, unit_type.scope, flags, where)
     quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})
@@ -332,7 +332,7 @@ def _plan_unit(
     return unit
 
 
-def _needed(selections: list[Selection]) -> list[Selection]:
+def _needed(selections: list[SlotSelection]) -> list[SlotSelection]:
     """FLOPs-producing selections, and those producing a quantity one of them uses (transitively).
 
     A layer without an MLP has no use for the MLP's matmul count, so that slot is not reported.
@@ -348,7 +348,7 @@ def _needed(selections: list[Selection]) -> list[Selection]:
     return [sel for sel in selections if sel.pattern.produces == FLOPS or id(sel) in kept]
 
 
-def _check_params(registry: PluginRegistry, unit: UnitPlan, where: str) -> None:
+def _check_params(registry: PluginRegistry, unit: UnitSelection, where: str) -> None:
     needed = _symbol_names(unit.expression) - {"seq_len"}
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
@@ -364,7 +364,7 @@ def _check_params(registry: PluginRegistry, unit: UnitPlan, where: str) -> None:
                 raise ModelError(f"{where}: {shown}: {constraint.message} (pattern {sel.pattern.name})")
 
 
-def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitPlan], head: UnitPlan) -> tuple[str, ...]:
+def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelection], head: UnitSelection) -> tuple[str, ...]:
     """Parameters that are set but that no selected pattern uses: the slime MLA bug, made visible.
 
     Under a convention, parameters of the exact patterns it displaces count as used: ignoring
@@ -372,7 +372,7 @@ def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitPlan], h
     """
     conventions = set(registry.conventions)
 
-    def used(unit: UnitPlan) -> set[str]:
+    def used(unit: UnitSelection) -> set[str]:
         names = _symbol_names(unit.expression)
         for sel in unit.selections:
             names |= sel.pattern.param_names

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import sympy
 
-from flopsreg.compose import ModelPlan, UnitPlan, compose
+from flopsreg.compose import ModelSelection, UnitSelection, compose
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import IndexedView, Model
 from flopsreg.pattern import EXACT
@@ -51,7 +51,7 @@ RECOMPUTE = {
 class Result:
     """Exact FLOPs of a model for a batch; see :meth:`flopsreg.Registry.evaluate`."""
 
-    plan: ModelPlan
+    selection: ModelSelection
     seqlens: tuple[int, ...]
     batch: int
     recompute: str
@@ -71,30 +71,35 @@ class Result:
         return total
 
     @cached_property
-    def unit_totals(self) -> dict[UnitPlan, int]:
+    def unit_totals(self) -> dict[UnitSelection, int]:
         """FLOPs for the whole batch through each unit of the plan once (one layer of a kind)."""
-        return {unit: self._per_length(unit.total) for unit in self.plan.units}
+        return {unit: self._per_length(unit.total) for unit in self.selection.units}
 
     @cached_property
-    def unit_flops(self) -> dict[UnitPlan, dict[str, int]]:
+    def unit_flops(self) -> dict[UnitSelection, dict[str, int]]:
         """FLOPs per slot for the whole batch through each unit of the plan once.
 
         Computed on first use, so a caller that needs only the total does not pay for it.
         """
-        return {unit: self._per_length(unit.flops) for unit in self.plan.units}
+        return {unit: self._per_length(unit.flops) for unit in self.selection.units}
+
+    @property
+    def plan(self) -> ModelSelection:
+        """The same as :attr:`selection` (its earlier name, kept as an alias)."""
+        return self.selection
 
     @property
     def model(self) -> Model:
-        return self.plan.model
+        return self.selection.model
 
     @property
     def convention(self) -> str:
-        return self.plan.convention
+        return self.selection.convention
 
     @property
     def layers(self) -> Sequence[LayerResult]:
         """Every decoder layer with its patterns and exact FLOPs for the batch, computed on access."""
-        by_kind = {unit.name: unit for unit in self.plan.kinds}
+        by_kind = {unit.name: unit for unit in self.selection.kinds}
         kind_at = self.model.plan.kind_at
 
         def layer(index: int) -> LayerResult:
@@ -107,7 +112,7 @@ class Result:
     def slot_flops(self) -> dict[str, int]:
         """Forward FLOPs of the batch per slot, summed over the model: where the work goes."""
         totals: dict[str, int] = {}
-        for unit in self.plan.units:
+        for unit in self.selection.units:
             for slot, flops in self.unit_flops[unit].items():
                 totals[slot] = totals.get(slot, 0) + unit.count * flops
         return totals
@@ -118,12 +123,12 @@ class Result:
         if self.recompute == "none":
             return 0
         if self.recompute == "full":
-            return sum(unit.count * self.unit_totals[unit] for unit in self.plan.kinds)
+            return sum(unit.count * self.unit_totals[unit] for unit in self.selection.kinds)
         return sum(
             unit.count * flops
-            for unit in self.plan.kinds
+            for unit in self.selection.kinds
             for slot, flops in self.unit_flops[unit].items()
-            if self.plan.slots[slot].selective_recompute
+            if self.selection.slots[slot].selective_recompute
         )
 
     @property
@@ -133,19 +138,19 @@ class Result:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        return self.plan.warnings
+        return self.selection.warnings
 
     @property
     def expression(self) -> sympy.Expr:
         """Forward FLOPs of one sequence, closed form in ``seq_len``, dimensions substituted."""
-        return self.plan.expression
+        return self.selection.expression
 
     def explain(self) -> str:
-        return self.plan.explain()
+        return self.selection.explain()
 
     def latex(self) -> str:
         """An ``align`` environment: one row per term, per layer kind, and the model total."""
-        return self.plan.render.latex(self.plan, result=self)
+        return self.selection.render.latex(self.selection, result=self)
 
     def _repr_latex_(self) -> str:
         return self.latex()
@@ -180,7 +185,7 @@ def sequence_lengths(field: str, lengths: Iterable[Any]) -> Iterator[int]:
 
 
 def evaluate(
-    plan: ModelPlan,
+    plan: ModelSelection,
     seq_len: int | None = None,
     seqlens: Sequence[int] | None = None,
     batch: int = 1,
@@ -208,17 +213,17 @@ def evaluate(
 class Evaluator:
     """Composes each (model, convention) once and evaluates it: the one cache of composed models.
 
-    Selection and composition are pure and models are values, so a cached plan can never be
+    SlotSelection and composition are pure and models are values, so a cached plan can never be
     another model's. The cache is bounded, so sweeps over many architectures stay bounded.
     """
 
     def __init__(self, registry: PluginRegistry, render: Any) -> None:
         self._registry = registry
         self._render = render
-        self._plans: dict[tuple[Model, str], ModelPlan] = {}
+        self._plans: dict[tuple[Model, str], ModelSelection] = {}
 
-    def plan(self, model: Model, convention: str = EXACT) -> ModelPlan:
-        """The composed :class:`ModelPlan` of *model* under *convention*, from the cache if there."""
+    def select(self, model: Model, convention: str = EXACT) -> ModelSelection:
+        """The composed :class:`ModelSelection` of *model* under *convention*, from the cache if there."""
         try:
             plan = self._plans.get((model, convention))
         except TypeError:  # unhashable: not a Model; compose says what was expected

@@ -17,7 +17,7 @@ from flopsreg.pattern import EXACT, FLOPS
 
 if TYPE_CHECKING:
     from flopsreg.compare import Comparison
-    from flopsreg.compose import ModelPlan, UnitPlan
+    from flopsreg.compose import ModelSelection, UnitSelection
     from flopsreg.evaluate import Result
     from flopsreg.registry import PluginRegistry
     from flopsreg.symbols import SymbolTable
@@ -90,7 +90,7 @@ def patterns_text(registry: PluginRegistry) -> str:
 # -- explanation ------------------------------------------------------------------------------
 
 
-def explain_text(plan: ModelPlan) -> str:
+def explain_text(plan: ModelSelection) -> str:
     """One line per slot and layer kind: the chosen pattern and why."""
     model = plan.model
     layers, kinds = model.plan.layers, len(plan.kinds)
@@ -109,7 +109,7 @@ def explain_text(plan: ModelPlan) -> str:
 # -- formulas ---------------------------------------------------------------------------------
 
 
-def _symbol_names(plan: ModelPlan) -> dict[sympy.Symbol, str]:
+def _symbol_names(plan: ModelSelection) -> dict[sympy.Symbol, str]:
     names = plan.symbols.latex_names()
     return names
 
@@ -127,7 +127,7 @@ def _label(name: str) -> str:
 
 
 def _display_terms(
-    unit: UnitPlan, symbols: SymbolTable
+    unit: UnitSelection, symbols: SymbolTable
 ) -> tuple[dict[str, tuple[str, sympy.Expr]], list[tuple[str, str, sympy.Expr]]]:
     """Quantity rows (e.g. P(s)) and FLOPs terms, keeping produced quantities as named symbols."""
     produced = {sel.pattern.produces: sel for sel in unit.selections if sel.pattern.produces != FLOPS}
@@ -147,7 +147,7 @@ def _display_terms(
     return shown, terms
 
 
-def latex(plan: ModelPlan, result: Result | None = None) -> str:
+def latex(plan: ModelSelection, result: Result | None = None) -> str:
     """The model's closed form as a LaTeX ``align`` environment plus a legend of its symbols."""
     names = _symbol_names(plan)
     used: set[sympy.Symbol] = set()
@@ -182,11 +182,11 @@ def latex(plan: ModelPlan, result: Result | None = None) -> str:
     )
 
 
-def _meaning(plan: ModelPlan, symbol: sympy.Symbol) -> str:
+def _meaning(plan: ModelSelection, symbol: sympy.Symbol) -> str:
     return plan.symbols[symbol.name].meaning
 
 
-def formula_text(plan: ModelPlan) -> str:
+def formula_text(plan: ModelSelection) -> str:
     """The closed form in plain text: each layer kind's terms, then the model total."""
     lines = [f"{plan.model.name}: forward FLOPs of one sequence of seq_len tokens"]
     for unit in plan.units:
@@ -213,7 +213,7 @@ def _lengths_text(result: Result) -> str:
 def result_text(result: Result) -> str:
     """A table of FLOPs per layer kind, then forward and training totals."""
     rows = [["kind", "layers", "patterns", "FLOPs per layer"]]
-    for unit in result.plan.units:
+    for unit in result.selection.units:
         layers = f"{unit.count}: {_short_ranges(unit.layers)}" if unit.scope == "layer" else "model"
         rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_totals[unit])])
     lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
@@ -248,9 +248,9 @@ def result_json(result: Result) -> dict[str, Any]:
             "flops_per_layer": str(result.unit_totals[unit]),
             "flops": str(unit.count * result.unit_totals[unit]),
         }
-        for unit in result.plan.kinds
+        for unit in result.selection.kinds
     ]
-    head = result.plan.head
+    head = result.selection.head
     return {
         "model": result.model.name,
         "seqlens": list(result.seqlens),

@@ -17,11 +17,11 @@ from flopsreg.pattern import Pattern
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry
 
-__all__ = ["Selection", "select"]
+__all__ = ["SlotSelection", "select"]
 
 
 @attrs.frozen
-class Selection:
+class SlotSelection:
     """The pattern chosen for one slot, and the applicable patterns it beat (highest first)."""
 
     slot: str
@@ -37,8 +37,8 @@ class Selection:
         return f"flag{'s' if len(flags) > 1 else ''} {', '.join(flags)} set; {ranking}"
 
 
-def select(registry: PluginRegistry, scope: str, flags: frozenset[str], where: str) -> list[Selection]:
-    """One :class:`Selection` per slot that some applicable pattern of *scope* fills."""
+def select(registry: PluginRegistry, scope: str, flags: frozenset[str], where: str) -> list[SlotSelection]:
+    """One :class:`SlotSelection` per slot that some applicable pattern of *scope* fills."""
     by_slot: dict[str, list[Pattern]] = {}
     for pattern in registry.patterns:  # sorted by slot, then precedence (highest first), then name
         if pattern.scope == scope and pattern.flags <= flags:
@@ -53,5 +53,5 @@ def select(registry: PluginRegistry, scope: str, flags: frozenset[str], where: s
                 f"(plugin {registry.plugin_of(b)!r}) both apply with precedence {a.precedence}; give them "
                 f"different precedences ({WITHOUT_PLUGINS_HINT})"
             )
-        selections.append(Selection(slot=slot, pattern=applicable[0], applicable=tuple(applicable)))
+        selections.append(SlotSelection(slot=slot, pattern=applicable[0], applicable=tuple(applicable)))
     return selections

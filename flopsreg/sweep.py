@@ -13,7 +13,7 @@ from typing import Any
 
 import sympy
 
-from flopsreg.compose import ModelPlan
+from flopsreg.compose import ModelSelection
 from flopsreg.evaluate import positive_int, sequence_lengths
 from flopsreg.errors import ModelError
 from flopsreg.symbols import s
@@ -44,7 +44,7 @@ def _numpy_function(expression: sympy.Expr) -> Callable[[Any], Any]:
     return sympy.lambdify(s, expression, modules="numpy")
 
 
-def sweep(plan: ModelPlan, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None) -> Any:
+def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None) -> Any:
     """Forward FLOPs of *plan* at each length (see :meth:`flopsreg.Registry.sweep`)."""
     batch = positive_int("batch", batch, "a batch size")
     lengths = _checked(seq_len)
@@ -61,7 +61,7 @@ def sweep(plan: ModelPlan, seq_len: Iterable[int], *, batch: int = 1, dtype: typ
     return numpy.broadcast_to(result, (len(lengths),)) * float(batch)
 
 
-def iter_sweep(plan: ModelPlan, seq_len: Iterable[int], *, batch: int = 1) -> Iterator[tuple[int, int]]:
+def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1) -> Iterator[tuple[int, int]]:
     """``(length, exact forward FLOPs)`` for each length, computed a chunk at a time.
 
     Memory stays flat however long the range, and the first rows come at once: what the
@@ -70,7 +70,7 @@ def iter_sweep(plan: ModelPlan, seq_len: Iterable[int], *, batch: int = 1) -> It
     return _chunked(plan, _checked(seq_len), positive_int("batch", batch, "a batch size"))
 
 
-def _chunked(plan: ModelPlan, lengths: range | list[int], batch: int) -> Iterator[tuple[int, int]]:
+def _chunked(plan: ModelSelection, lengths: range | list[int], batch: int) -> Iterator[tuple[int, int]]:
     for start in range(0, len(lengths), CHUNK):
         chunk = lengths[start : start + CHUNK]
         values = plan.compiled.sweep("seq_len", chunk, {})

@@ -7,7 +7,7 @@ from typing import Any
 
 import sympy
 
-from flopsreg.compose import ModelPlan
+from flopsreg.compose import ModelSelection
 from flopsreg.errors import ModelError
 from flopsreg.model import Model
 from flopsreg.api import Registry
@@ -26,7 +26,7 @@ def megatron_model(args: Any) -> Model:
     return Model.from_megatron_args(args)
 
 
-def linear_and_quadratic(plan: ModelPlan) -> tuple[sympy.Rational, sympy.Rational]:
+def linear_and_quadratic(plan: ModelSelection) -> tuple[sympy.Rational, sympy.Rational]:
     """``(a, b)`` with forward FLOPs of one sequence = a*s + b*s**2, if the plan has that form.
 
     Megatron-LM's packed-sequence path only knows the total tokens and the sum of squared
