@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import flopsreg.readers  # noqa: F401 - the readers behind Model.from_toml, from_hf_config, ...
 from flopsreg.api import Registry
 from flopsreg.compose import ModelSelection
 from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError

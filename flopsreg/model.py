@@ -16,6 +16,7 @@ from typing import Any, TypeVar, overload
 import attrs
 
 from flopsreg.errors import MAX_INT, ModelError, did_you_mean
+from flopsreg.examples_index import example_names, example_path
 
 __all__ = ["FrozenMap", "Layer", "LayerKind", "Model", "Plan"]
 
@@ -423,8 +424,6 @@ class Model:
         >>> Model.example("llama-3-8b").plan.layers
         32
         """
-        from flopsreg.examples_index import example_names, example_path
-
         path = example_path(name) if isinstance(name, str) else None
         if path is None:
             names = example_names()
@@ -435,46 +434,45 @@ class Model:
         return cls.from_toml_string(path.read_text(encoding="utf-8"), where=f"example {name}")
 
     # -- files ---------------------------------------------------------------------------------
+    # The readers import this module to build models, so these methods reach them through the
+    # READERS table that flopsreg.readers fills when it is imported (flopsreg imports it), never
+    # by importing them here.
 
     @classmethod
     def from_toml(cls, path: Any) -> Model:
         """Read a flopsreg model file (see ``docs/model-files.md``)."""
-        from flopsreg.readers.toml import load_model
-
-        return load_model(path)
+        return _reader("toml")(path)
 
     @classmethod
     def from_toml_string(cls, text: str, *, where: str = "<string>") -> Model:
         """Parse the text of a flopsreg model file."""
-        from flopsreg.readers.toml import parse_model
-
-        return parse_model(text, where=where)
+        return _reader("toml_string")(text, where=where)
 
     @classmethod
-    def from_hf_config(cls, config: Any, *, mtp: bool = False) -> Model:
+    def from_hf_config(cls, config: Any, **options: Any) -> Model:
         """A model from a Hugging Face ``config.json`` (a path or the parsed dict).
 
         Each supported ``model_type`` maps the config's own fields to explicit flags (see
-        ``docs/hf-configs.md``). Multi-token-prediction modules that the config declares are
-        not run by the Hugging Face forward pass, so they are counted only with ``mtp=True``.
+        ``docs/hf-configs.md``); options as :func:`flopsreg.readers.hf.load_hf_config` takes them.
         """
-        from flopsreg.readers.hf import load_hf_config
-
-        return load_hf_config(config, mtp=mtp)
+        return _reader("hf_config")(config, **options)
 
     @classmethod
-    def from_megatron_args(cls, args: Any, *, name: str = "megatron-model") -> Model:
+    def from_megatron_args(cls, args: Any, **options: Any) -> Model:
         """A model from Megatron-LM's argument namespace (``megatron.training.get_args()``).
 
         MLA is used only when ``multi_latent_attention`` is True, whatever values the MLA
         arguments carry; ``window_size`` is flash-attention's inclusive ``(left, right)``.
         """
-        from flopsreg.readers.megatron import load_megatron_args
-
-        return load_megatron_args(args, name=name)
+        return _reader("megatron_args")(args, **options)
 
     def to_toml(self) -> str:
         """This model as a model file; :meth:`from_toml_string` gives it back unchanged."""
-        from flopsreg.readers.toml import dump_model
+        return _reader("to_toml")(self)
 
-        return dump_model(self)
+
+READERS: dict[str, Callable[..., Any]] = {}  # filled by flopsreg.readers: "toml", "hf_config", ...
+
+
+def _reader(name: str) -> Callable[..., Any]:
+    return READERS[name]
