@@ -155,7 +155,7 @@ class Pattern:
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
     slot: str = attrs.field(
-        validator=_check(lambda v: isinstance(v, str) and bool(_SLOT.fullmatch(v)), "dotted lower_snake_case, e.g. 'attention.mask'")
+        validator=_check(lambda v: isinstance(v, str) and bool(_SLOT.fullmatch(v)), "dotted lower_snake_case, e.g. 'attention.indexer'")
     )
     precedence: int = attrs.field(validator=_check(_is_int, "an integer (the highest applicable one wins its slot)"))
     formula: sympy.Expr = attrs.field(converter=_expr, validator=_check(_is_expr, _FORMULA))
@@ -178,7 +178,7 @@ class Pattern:
     @flags.validator
     def _check_flags(self, attribute: attrs.Attribute, value: Any) -> None:
         if not isinstance(value, frozenset):
-            _fail(self, "flags", value, "a collection of flag names, e.g. {'sliding_window'}")
+            _fail(self, "flags", value, "a collection of flag names, e.g. {'my_flag'}")
         for flag in sorted(value, key=str):
             if not _is_name(flag):
                 _fail(self, "flags", flag, "a lower_snake_case flag name")
@@ -261,7 +261,7 @@ class Slot:
     """
 
     name: str = attrs.field(
-        validator=_check(lambda v: isinstance(v, str) and bool(_SLOT.fullmatch(v)), "dotted lower_snake_case, e.g. 'attention.mask'")
+        validator=_check(lambda v: isinstance(v, str) and bool(_SLOT.fullmatch(v)), "dotted lower_snake_case, e.g. 'attention.indexer'")
     )
     scope: str = attrs.field(validator=_check(lambda v: v in SCOPES, _LAYER_OR_MODEL))
     summary: str = attrs.field(validator=_check(_is_text, "one line saying what fills it"))
@@ -281,7 +281,7 @@ class Block:
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
-    latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its name, e.g. '\\mathrm{mtp}'"))
+    latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its name, e.g. '\\mathrm{draft}'"))
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what the layers are"))
 
     @property

@@ -110,7 +110,7 @@ def _plan(table: Mapping[str, Any]) -> Plan:
             if not isinstance(value, list):  # a block lists layer kinds; anything else is a typo
                 raise ModelError(
                     f"plan.{key} = {value!r}: unknown key{did_you_mean(key, PLAN_KEYS)} (valid keys: "
-                    f"{', '.join(PLAN_KEYS)}, or a block of extra layers as a list of kinds, e.g. mtp = [\"moe\"])"
+                    f"{', '.join(PLAN_KEYS)}, or a block of extra layers as a list of kinds, e.g. draft = [\"dense\"])"
                 )
             blocks[key] = _names(value, f"plan.{key}")
     shapes = [key for key in ("uniform", "cycle", "list") if key in table]

@@ -1,0 +1,179 @@
+"""The shape of the core: imports flow one way, and the core names no plugin's things.
+
+Every import statement of every flopsreg module is read from its source, imports inside
+functions included (those under ``if TYPE_CHECKING:`` never run and are left out), and the
+graph must have no cycle. The core (flopsreg/*.py and flopsreg/readers/*.py) must not name a
+pattern, a slot, a Hugging Face model type or a block such as MTP: those belong to plugins.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+import flopsreg
+
+PACKAGE = Path(flopsreg.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the flopsreg package (the built-in plugins of flopsreg.patterns included)."""
+    import flopsreg.patterns
+
+    roots = {"flopsreg": PACKAGE, "flopsreg.patterns": Path(flopsreg.patterns.__file__).parent}
+    modules = {}
+    for prefix, root in roots.items():
+        for path in sorted(root.rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[0] == "patterns" and prefix == "flopsreg":
+                continue  # an editable install's source folder seen from flopsreg/: counted once, above
+            name = ".".join((prefix, *parts)).removesuffix(".__init__")
+            modules[name] = path
+    return modules
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The flopsreg modules that module *name* imports, anywhere but under TYPE_CHECKING."""
+    found: set[str] = set()
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            for alias in node.names:
+                child = f"{base}.{alias.name}"
+                found.add(child if child in MODULES else base)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return {module for module in found if module in MODULES and module != name}
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _cycle() -> list[str] | None:
+    """One import cycle of GRAPH, or None."""
+    state: dict[str, int] = {}  # 1 on the stack, 2 done
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(GRAPH[node]):
+            if state.get(target) == 1:
+                return stack[stack.index(target) :] + [target]
+            if target not in state:
+                found = visit(target)
+                if found:
+                    return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(GRAPH):
+        if node not in state:
+            found = visit(node)
+            if found:
+                return found
+    return None
+
+
+def test_the_graph_reads_imports_inside_functions_too():
+    """The reader is not vacuous: api imports render at the top, registry flopsreg.patterns inside
+    a function, and compose's import of the registry under TYPE_CHECKING is left out."""
+    assert "flopsreg.render" in GRAPH["flopsreg.api"]
+    assert "flopsreg.evaluate" in GRAPH["flopsreg.cli"]
+    assert "flopsreg.patterns" in GRAPH["flopsreg.registry"]  # builtin_plugins() imports it in a function
+    assert "flopsreg.registry" not in GRAPH["flopsreg.compose"]
+
+
+def test_no_import_cycle_among_flopsreg_modules():
+    assert _cycle() is None, " -> ".join(_cycle() or [])
+
+
+def test_a_cycle_would_be_found(monkeypatch):
+    monkeypatch.setitem(GRAPH, "flopsreg.model", GRAPH["flopsreg.model"] | {"flopsreg.compose"})
+    assert _cycle() is not None
+
+
+# -- the core names no plugin's things -----------------------------------------------------------
+
+CORE = {
+    name: path
+    for name, path in MODULES.items()
+    if not name.startswith("flopsreg.patterns") and not name.startswith("flopsreg.integrations")
+}
+
+
+def _named(path: Path) -> tuple[set[str], set[str]]:
+    """The words of every string literal (docstrings left out), and every identifier, in *path*."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    words: set[str] = set()
+    identifiers: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            words.update(re.findall(r"[A-Za-z0-9_.]+", node.value))
+        elif isinstance(node, ast.Name):
+            identifiers.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            identifiers.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            identifiers.add(node.name)
+        elif isinstance(node, ast.arg):
+            identifiers.add(node.arg)
+    return words, identifiers
+
+
+def _plugin_names(registry) -> tuple[set[str], set[str]]:
+    """(everything plugins name, the names an identifier must not carry either).
+
+    Slot names such as ``head`` or ``mlp`` are ordinary words as identifiers; in a string they
+    would name the slot.
+    """
+    things = {p.name for p in registry.patterns} | set(registry.hf_readers) | set(registry.blocks)
+    return things | set(registry.slots) | set(registry.hf_layer_types), things
+
+
+def test_the_names_the_core_must_not_use_are_the_registered_ones(registry):
+    in_strings, as_identifiers = _plugin_names(registry)
+    assert {"full_causal", "attention.core", "mtp", "llama", "sliding_attention"} <= in_strings
+    assert {"full_causal", "mtp", "llama"} <= as_identifiers
+
+
+@pytest.mark.parametrize("module", sorted(CORE))
+def test_the_core_names_no_pattern_slot_model_type_or_block(registry, module):
+    words, identifiers = _named(CORE[module])
+    in_strings, as_identifiers = _plugin_names(registry)
+    named = (words & in_strings) | (identifiers & as_identifiers)
+    assert not named, f"{module} names {sorted(named)}, which belong to plugins"
