@@ -18,7 +18,7 @@ import attrs
 import sympy
 
 from flopsreg.errors import PatternError, did_you_mean
-from flopsreg.symbols import SHARED, block_layers, block_flops, integer_symbol
+from flopsreg.symbols import SHARED, Symbol, block_flops, block_layers, integer_symbol
 
 __all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot"]
 
@@ -108,8 +108,9 @@ class Param:
     )
 
     @property
-    def symbol(self) -> sympy.Symbol:
-        return integer_symbol(self.name)
+    def symbol(self) -> Symbol:
+        """Its sympy symbol, printing as :attr:`latex`."""
+        return integer_symbol(self.name, self.latex)
 
 
 @attrs.frozen(kw_only=True)
@@ -244,8 +245,9 @@ class Quantity:
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what it is"))
 
     @property
-    def symbol(self) -> sympy.Symbol:
-        return integer_symbol(self.name)
+    def symbol(self) -> Symbol:
+        """Its sympy symbol, printing as :attr:`latex`."""
+        return integer_symbol(self.name, self.latex)
 
 
 @attrs.frozen(kw_only=True)
@@ -285,11 +287,11 @@ class Block:
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what the layers are"))
 
     @property
-    def flops(self) -> sympy.Symbol:
+    def flops(self) -> Symbol:
         """FLOPs of one sequence through the block's layers, each planned like a decoder layer."""
-        return block_flops(self.name)
+        return block_flops(self.name, self.latex)
 
     @property
-    def layers(self) -> sympy.Symbol:
+    def layers(self) -> Symbol:
         """How many layers the model's plan lists in the block (0 where it lists none)."""
-        return block_layers(self.name)
+        return block_layers(self.name, self.latex)
