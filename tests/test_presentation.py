@@ -7,12 +7,15 @@ equals a flopsreg symbol, so substitution and compilation are unchanged; only pr
 
 from __future__ import annotations
 
+import json
 import pickle
+from pathlib import Path
 
 import pytest
 import sympy
 
 import flopsreg
+from flopsreg.cli import main
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.patterns.quantities import PAIRS
 from flopsreg.patterns.sliding_window import WINDOW
@@ -133,3 +136,88 @@ def test_a_plugin_may_use_a_plain_symbol_with_the_right_assumptions(registry):
     reg = flopsreg.Registry(plugins=[plugin], load_entry_points=False)
     assert not reg.errors
     assert "plain_window" in {p.name for p in reg.patterns}
+
+
+# -- a pattern's own LaTeX ------------------------------------------------------------------------
+
+CHUNKED_NOTATION = r"\left\lfloor s/C \right\rfloor \frac{C(C+1)}{2} + \frac{r(r+1)}{2},\ r = s \bmod C"
+
+
+def test_the_latex_of_a_chunked_model_uses_the_patterns_own_notation(registry):
+    res = registry.evaluate(flopsreg.Model.example("llama-4-scout"), seq_len=8192)
+    text = res.latex()
+    assert rf"P_{{\mathrm{{chunked}}}}(s) &= {CHUNKED_NOTATION} && \text{{chunked}}" in text
+    assert r"\left(s \bmod C\right)" not in text  # sympy's own rendering of the Mod form
+    assert r"\item $C$: tokens per attention chunk" in text  # its symbols still reach the legend
+    assert r"P_{\mathrm{global}}(s) &= \frac{s \left(s + 1\right)}{2}" in text  # no own LaTeX: sympy's
+
+
+def test_formula_latex_and_patterns_json_of_the_cli_show_it(capsys, monkeypatch):
+    monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert main(["formula", "llama-4-scout", "--format", "latex"]) == 0
+    assert CHUNKED_NOTATION in capsys.readouterr().out
+    assert main(["patterns", "--format", "json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["chunked"]["latex"] == CHUNKED_NOTATION
+    assert rows["sliding_window"]["latex"].startswith(r"\begin{cases} \frac{s \left(s + 1\right)}{2} & \text{for}\: s \leq W")
+
+
+def test_the_patterns_reference_shows_it():
+    reference = (Path(__file__).resolve().parent.parent / "docs" / "patterns.md").read_text(encoding="utf-8")
+    assert f"$$\n{CHUNKED_NOTATION}\n$$" in reference
+
+
+def _pattern(latex: str | None) -> flopsreg.Pattern:
+    return flopsreg.Pattern(
+        name="own_latex",
+        slot="attention.mask",
+        flags={"own_latex"},
+        precedence=47,
+        produces="pairs",
+        formula=s * (s + 1) / 2,
+        latex=latex,
+        summary="a test pattern",
+        reference="tests",
+    )
+
+
+@pytest.mark.parametrize(
+    ("latex", "fault"),
+    [
+        (r"\frac{s(s+1)}{2", "unclosed {"),
+        (r"s(s+1)}/2", "unmatched } at character 6"),
+        (r"\left( s \frac{s+1}{2}", r"unclosed \left"),
+        (r"s \right) + 1", r"unmatched \right at character 2"),
+        (r"\begin{cases} s \end{array}", r"unmatched \end{array} at character 16"),
+        (r"{\left( s }\right)", "unmatched } at character 10"),
+        (r"$\frac{s(s+1)}{2}$", "a $ at character 0"),
+        ("   ", "None or the LaTeX of its formula"),
+    ],
+)
+def test_unbalanced_latex_is_refused_naming_the_pattern(latex, fault):
+    with pytest.raises(flopsreg.errors.PatternError) as caught:
+        _pattern(latex)
+    message = str(caught.value)
+    assert message.startswith("pattern 'own_latex': latex = ") and fault in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "latex",
+    [None, r"\tfrac{s(s+1)}{2}", r"\left\{ s \right.", r"\{s\} \\ {1}", r"\begin{cases} s & s \leq 1 \end{cases}", r"s \leftarrow {1}"],
+)
+def test_balanced_latex_is_accepted(latex):
+    assert _pattern(latex).latex == latex
+
+
+def test_a_plugin_with_unbalanced_latex_is_skipped_by_name_and_the_others_load():
+    @flopsreg.hookimpl
+    def flopsreg_register_patterns():
+        return [_pattern(r"\frac{s(s+1)}{2")]
+
+    plugin = type("BadLatex", (), {"flopsreg_register_patterns": staticmethod(flopsreg_register_patterns)})
+    with pytest.warns(flopsreg.errors.PluginWarning):
+        reg = flopsreg.Registry(plugins=[plugin], load_entry_points=False)
+    (error,) = reg.errors
+    assert error.plugin == "BadLatex" and "pattern 'own_latex': latex = " in str(error) and "unclosed {" in str(error)
+    assert "chunked" in {p.name for p in reg.patterns}
