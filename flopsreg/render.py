@@ -1,7 +1,9 @@
 """Text, JSON and LaTeX views of patterns, plans and results.
 
 LaTeX is composed here from the per-pattern formulas, one ``align`` row per term, because sympy
-reorders sums and folds constants when the whole model is one expression.
+reorders sums and folds constants when the whole model is one expression; a pattern that gives
+its own LaTeX (``Pattern.latex``) is printed as it gives it. Renderers of a selection or result
+take symbol names and meanings from ``selection.symbols``, never from the registry.
 """
 
 from __future__ import annotations
@@ -116,11 +118,6 @@ def explain_text(plan: ModelSelection) -> str:
 # -- formulas ---------------------------------------------------------------------------------
 
 
-def _symbol_names(plan: ModelSelection) -> dict[sympy.Symbol, str]:
-    names = plan.symbols.latex_names()
-    return names
-
-
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}"}
 
 
@@ -156,7 +153,9 @@ def _display_terms(
 
 def latex(plan: ModelSelection, result: Result | None = None) -> str:
     """The model's closed form as a LaTeX ``align`` environment plus a legend of its symbols."""
-    names = _symbol_names(plan)
+    # flopsreg symbols print as their LaTeX anyway; the table also covers an equal plain sympy
+    # Symbol a plugin used, and gains the per-kind names of produced quantities (P_kind(s)) below.
+    names = plan.symbols.latex_names()
     used: set[sympy.Symbol] = set()
     rows: list[str] = []
 

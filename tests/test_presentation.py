@@ -11,15 +11,17 @@ import json
 import pickle
 from pathlib import Path
 
+import attrs
 import pytest
 import sympy
 
 import flopsreg
+from flopsreg import render
 from flopsreg.cli import main
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.patterns.quantities import PAIRS
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.symbols import Symbol, integer_symbol, s
+from flopsreg.symbols import Symbol, SymbolTable, integer_symbol, s
 
 PLAIN_S = sympy.Symbol("seq_len", integer=True, positive=True)
 GEMMA_4096_FORWARD = 32_999_781_433_344  # gemma-3-4b, one sequence of 4096 tokens (anchor 10.3 of the suite)
@@ -221,3 +223,16 @@ def test_a_plugin_with_unbalanced_latex_is_skipped_by_name_and_the_others_load()
     (error,) = reg.errors
     assert error.plugin == "BadLatex" and "pattern 'own_latex': latex = " in str(error) and "unclosed {" in str(error)
     assert "chunked" in {p.name for p in reg.patterns}
+
+
+# -- renderers take symbols from the selection ----------------------------------------------------
+
+
+def test_the_latex_legend_comes_from_the_selections_symbol_table(gemma):
+    table = SymbolTable(
+        attrs.evolve(info, meaning="THE TABLE'S MEANING") if name == "seq_len" else info
+        for name, info in gemma.symbols.items()
+    )
+    text = render.latex(attrs.evolve(gemma, symbols=table))
+    assert r"\item $s$: THE TABLE'S MEANING" in text
+    assert r"\item $s$: tokens in one sequence" in render.latex(gemma)
