@@ -18,7 +18,7 @@ import attrs
 import sympy
 
 from flopsreg.errors import PatternError, did_you_mean
-from flopsreg.symbols import SHARED, Symbol, block_flops, block_layers, integer_symbol
+from flopsreg.symbols import Symbol, block_flops, block_layers, integer_symbol
 
 __all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot"]
 
