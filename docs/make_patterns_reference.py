@@ -1,5 +1,8 @@
 """Write docs/patterns.md from the registry: every built-in pattern, its formula and source.
 
+A pattern's formula is shown in its own LaTeX where it gives one (``Pattern.latex``), else as
+sympy prints it; symbols print as their LaTeX names.
+
 Run ``python docs/make_patterns_reference.py`` after changing a pattern; ``--check`` exits 1
 when the file is stale (the test suite runs the check).
 """
@@ -12,6 +15,7 @@ from pathlib import Path
 import sympy
 
 import flopsreg
+from flopsreg.render import pattern_latex
 
 TARGET = Path(__file__).with_name("patterns.md")
 
@@ -36,7 +40,6 @@ blocks of extra layers (each block's `*_block` FLOPs and `*_layers` count).
 
 
 def render(registry: flopsreg.Registry) -> str:
-    names = registry.symbols.latex_names()
     lines = [INTRO.rstrip("\n")]
     lines += [f"| ${info.latex}$ | `{name}` | {info.meaning} |" for name, info in registry.symbols.items() if name not in registry.params]
     for slot in dict.fromkeys(p.slot for p in registry.patterns):
@@ -55,9 +58,9 @@ def render(registry: flopsreg.Registry) -> str:
                 lines.append(f"- parameter `{param.name}` (${param.latex}$, >= {param.minimum}): {param.meaning}")
             for constraint in p.constraints:
                 lines.append(f"- requires: {constraint.message}")
-            lines += ["", "$$", sympy.latex(p.formula, symbol_names=names), "$$"]
+            lines += ["", "$$", pattern_latex(p), "$$"]
             for quantity, expr in p.provides.items():
-                lines += ["", f"provides `{quantity}` = ${sympy.latex(expr, symbol_names=names)}$"]
+                lines += ["", f"provides `{quantity}` = ${sympy.latex(expr)}$"]
             lines += ["", f"Reference: {p.reference}"]
     return "\n".join(lines) + "\n"
 

@@ -18,7 +18,7 @@ import attrs
 import sympy
 
 from flopsreg.errors import PatternError, did_you_mean
-from flopsreg.symbols import SHARED, block_layers, block_flops, integer_symbol
+from flopsreg.symbols import Symbol, block_flops, block_layers, integer_symbol
 
 __all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot"]
 
@@ -88,6 +88,28 @@ def _tuple(value: Any) -> Any:
     return value if isinstance(value, (str, Mapping)) else tuple(value) if isinstance(value, Iterable) else value
 
 
+# An escaped character or line break (ignored), \left or \right, \begin{env} or \end{env}, a brace or a $.
+_LATEX_TOKEN = re.compile(r"\\[\\{}$%&#_ ,;!]|\\(?:left|right)(?![A-Za-z])|\\(?:begin|end)\{[^{}]*\}|[{}$]")
+_OPENER = {"}": "{", r"\right": r"\left"}
+
+
+def _latex_fault(text: str) -> str | None:
+    """Why *text* is not balanced math-mode LaTeX, or None: what a renderer would break on."""
+    stack: list[str] = []
+    for match in _LATEX_TOKEN.finditer(text):
+        token = match.group()
+        if token == "$":
+            return f"a $ at character {match.start()}; the renderers put it in math mode"
+        if token in ("{", r"\left") or token.startswith(r"\begin"):
+            stack.append(token)
+        elif token in _OPENER or token.startswith(r"\end"):
+            opener = r"\begin" + token[len(r"\end"):] if token.startswith(r"\end") else _OPENER[token]
+            if not stack or stack[-1] != opener:
+                return f"unmatched {token} at character {match.start()}"
+            stack.pop()
+    return f"unclosed {stack[-1]}" if stack else None
+
+
 @attrs.frozen(kw_only=True)
 class Param:
     """A parameter a pattern needs, set on a model or layer kind (never defaulted).
@@ -108,8 +130,9 @@ class Param:
     )
 
     @property
-    def symbol(self) -> sympy.Symbol:
-        return integer_symbol(self.name)
+    def symbol(self) -> Symbol:
+        """Its sympy symbol, printing as :attr:`latex`."""
+        return integer_symbol(self.name, self.latex)
 
 
 @attrs.frozen(kw_only=True)
@@ -149,8 +172,10 @@ class Pattern:
         scope: ``"layer"`` (once per layer) or ``"model"`` (once per model, e.g. a logits head).
         summary: one line saying what it counts.
         reference: the paper, model card or config it follows.
-        latex: its formula as a paper writes it (LaTeX), where sympy's rendering is not; None:
-            sympy's, with every symbol's own LaTeX name.
+        latex: its formula as a paper writes it, in math-mode LaTeX (no ``$``), using the
+            symbols' LaTeX names; the renderers print it instead of sympy's rendering of
+            ``formula``. Checked for balanced braces, ``\\left``/``\\right`` and
+            ``\\begin``/``\\end``. None: sympy's rendering, with every symbol's LaTeX name.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -202,6 +227,9 @@ class Pattern:
     def _check_latex(self, attribute: attrs.Attribute, value: Any) -> None:
         if value is not None and not _is_text(value):
             _fail(self, "latex", value, "None or the LaTeX of its formula, as a paper writes it")
+        fault = None if value is None else _latex_fault(value)
+        if fault:
+            _fail(self, "latex", value, f"math-mode LaTeX with balanced braces, \\left/\\right and \\begin/\\end, no $ ({fault})")
 
     @property
     def quantities(self) -> dict[str, sympy.Expr]:
@@ -244,8 +272,9 @@ class Quantity:
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what it is"))
 
     @property
-    def symbol(self) -> sympy.Symbol:
-        return integer_symbol(self.name)
+    def symbol(self) -> Symbol:
+        """Its sympy symbol, printing as :attr:`latex`."""
+        return integer_symbol(self.name, self.latex)
 
 
 @attrs.frozen(kw_only=True)
@@ -285,11 +314,11 @@ class Block:
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what the layers are"))
 
     @property
-    def flops(self) -> sympy.Symbol:
+    def flops(self) -> Symbol:
         """FLOPs of one sequence through the block's layers, each planned like a decoder layer."""
-        return block_flops(self.name)
+        return block_flops(self.name, self.latex)
 
     @property
-    def layers(self) -> sympy.Symbol:
+    def layers(self) -> Symbol:
         """How many layers the model's plan lists in the block (0 where it lists none)."""
-        return block_layers(self.name)
+        return block_layers(self.name, self.latex)

@@ -410,8 +410,8 @@ class PluginRegistry:
         infos += [SymbolInfo(name=p.name, latex=p.latex, meaning=p.meaning, kind="dimension") for p in self.params.values()]
         for block in self.blocks.values():
             infos += [
-                SymbolInfo(name=block.flops.name, latex=rf"F_{{{block.latex}}}", meaning=f"FLOPs of the {block.meaning}", kind="structure"),
-                SymbolInfo(name=block.layers.name, latex=rf"D_{{{block.latex}}}", meaning=f"number of {block.meaning}", kind="structure"),
+                SymbolInfo(name=block.flops.name, latex=block.flops.latex, meaning=f"FLOPs of the {block.meaning}", kind="structure"),
+                SymbolInfo(name=block.layers.name, latex=block.layers.latex, meaning=f"number of {block.meaning}", kind="structure"),
             ]
         return SymbolTable(infos)
 

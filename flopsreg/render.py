@@ -1,7 +1,9 @@
 """Text, JSON and LaTeX views of patterns, plans and results.
 
 LaTeX is composed here from the per-pattern formulas, one ``align`` row per term, because sympy
-reorders sums and folds constants when the whole model is one expression.
+reorders sums and folds constants when the whole model is one expression; a pattern that gives
+its own LaTeX (``Pattern.latex``) is printed as it gives it. Renderers of a selection or result
+take symbol names and meanings from ``selection.symbols``, never from the registry.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sympy
 
 from flopsreg.compare import ratio_text
 from flopsreg.model import ranges_text
-from flopsreg.pattern import EXACT, FLOPS
+from flopsreg.pattern import EXACT, FLOPS, Pattern
 
 if TYPE_CHECKING:
     from flopsreg.compare import Comparison
@@ -29,6 +31,7 @@ __all__ = [
     "formula_text",
     "latex",
     "layers_json",
+    "pattern_latex",
     "patterns_json",
     "patterns_text",
     "result_json",
@@ -62,12 +65,18 @@ def patterns_json(registry: PluginRegistry) -> list[dict[str, Any]]:
             "produces": p.produces,
             "params": [param.name for param in p.params],
             "formula": str(p.formula),
+            "latex": pattern_latex(p),
             "summary": p.summary,
             "reference": p.reference,
             "plugin": registry.plugin_of(p),
         }
         for p in registry.patterns
     ]
+
+
+def pattern_latex(pattern: Pattern) -> str:
+    """*pattern*'s formula in LaTeX: its own, if it gives one, else sympy's with the symbols' names."""
+    return pattern.latex or sympy.latex(pattern.formula)
 
 
 def patterns_text(registry: PluginRegistry) -> str:
@@ -109,11 +118,6 @@ def explain_text(plan: ModelSelection) -> str:
 # -- formulas ---------------------------------------------------------------------------------
 
 
-def _symbol_names(plan: ModelSelection) -> dict[sympy.Symbol, str]:
-    names = plan.symbols.latex_names()
-    return names
-
-
 _LATEX_SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}"}
 
 
@@ -128,34 +132,37 @@ def _label(name: str) -> str:
 
 def _display_terms(
     unit: UnitSelection, symbols: SymbolTable
-) -> tuple[dict[str, tuple[str, sympy.Expr]], list[tuple[str, str, sympy.Expr]]]:
+) -> tuple[dict[str, tuple[Pattern, sympy.Expr]], list[tuple[str, Pattern, sympy.Expr]]]:
     """Quantity rows (e.g. P(s)) and FLOPs terms, keeping produced quantities as named symbols."""
     produced = {sel.pattern.produces: sel for sel in unit.selections if sel.pattern.produces != FLOPS}
-    shown: dict[str, tuple[str, sympy.Expr]] = {}
+    shown: dict[str, tuple[Pattern, sympy.Expr]] = {}
     inline = {}
     for quantity, expr in unit.quantities.items():
         if quantity in produced:
             display = sympy.Symbol(f"{quantity}__{unit.name}")
-            shown[quantity] = (produced[quantity].pattern.name, expr)
+            shown[quantity] = (produced[quantity].pattern, expr)
             inline[symbols[quantity].symbol] = display
         else:
             inline[symbols[quantity].symbol] = expr
     terms = []
     for sel in unit.selections:
         if sel.pattern.produces == FLOPS:
-            terms.append((sel.slot, sel.pattern.name, sel.pattern.formula.xreplace(inline)))
+            terms.append((sel.slot, sel.pattern, sel.pattern.formula.xreplace(inline)))
     return shown, terms
 
 
 def latex(plan: ModelSelection, result: Result | None = None) -> str:
     """The model's closed form as a LaTeX ``align`` environment plus a legend of its symbols."""
-    names = _symbol_names(plan)
+    # flopsreg symbols print as their LaTeX anyway; the table also covers an equal plain sympy
+    # Symbol a plugin used, and gains the per-kind names of produced quantities (P_kind(s)) below.
+    names = plan.symbols.latex_names()
     used: set[sympy.Symbol] = set()
     rows: list[str] = []
 
-    def tex(expr: sympy.Expr) -> str:
-        used.update(expr.free_symbols)
-        return sympy.latex(expr, symbol_names=names)
+    def tex(pattern: Pattern, expr: sympy.Expr) -> str:
+        """The pattern's own LaTeX if it gives one, else sympy's rendering of *expr*."""
+        used.update(expr.free_symbols if pattern.latex is None else pattern.formula.free_symbols)
+        return pattern.latex or sympy.latex(expr, symbol_names=names)
 
     total = []
     for unit in plan.units:
@@ -165,10 +172,10 @@ def latex(plan: ModelSelection, result: Result | None = None) -> str:
             symbol = sympy.Symbol(f"{quantity}__{unit.name}")
             of_s = "(s)" if any(sym.name == "seq_len" for sym in expr.free_symbols) else ""  # f = 3 is no function of s
             names[symbol] = f"{plan.symbols[quantity].latex}_{{{label}}}{of_s}"
-            rows.append(f"{names[symbol]} &= {tex(expr)} && \\text{{{_escape(pattern)}}}")
+            rows.append(f"{names[symbol]} &= {tex(pattern, expr)} && \\text{{{_escape(pattern.name)}}}")
         for i, (slot, pattern, expr) in enumerate(terms):
             lhs = f"F_{{{label}}}(s) &= " if i == 0 else r"&\quad + "
-            rows.append(f"{lhs}{tex(expr)} && \\text{{{_escape(slot)}: {_escape(pattern)}}}")
+            rows.append(f"{lhs}{tex(pattern, expr)} && \\text{{{_escape(slot)}: {_escape(pattern.name)}}}")
         total.append(f"{unit.count} \\, F_{{{label}}}(s)" if unit.count != 1 else f"F_{{{label}}}(s)")
     rows.append(f"F(s) &= {' + '.join(total)} && \\text{{{_escape(plan.model.name)}, forward}}")
     if result is not None:
@@ -193,9 +200,9 @@ def formula_text(plan: ModelSelection) -> str:
         shown, terms = _display_terms(unit, plan.symbols)
         lines.append(f"{unit.where}:")
         for quantity, (pattern, expr) in shown.items():
-            lines.append(f"  {quantity} = {expr}    [{pattern}]")
+            lines.append(f"  {quantity} = {expr}    [{pattern.name}]")
         for slot, pattern, expr in terms:
-            lines.append(f"  + {expr}    [{slot}: {pattern}]")
+            lines.append(f"  + {expr}    [{slot}: {pattern.name}]")
     lines.append("total, dimensions substituted:")
     lines.append(f"  F(seq_len) = {plan.expression}")
     return "\n".join(line.replace("__", "_") for line in lines)

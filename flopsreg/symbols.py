@@ -4,17 +4,24 @@ Sympy symbols with different assumptions are different symbols, so plugins take 
 here (``s``, ``h``, ``n_h``), from their :class:`~flopsreg.Param` and :class:`~flopsreg.Quantity`
 declarations, and from :class:`~flopsreg.Block` (``block.flops``, ``block.layers``). Which
 quantities, blocks and parameters exist is declared by plugins; this module names none of them.
+
+Every flopsreg symbol is a :class:`Symbol` made by :func:`integer_symbol`: it carries its LaTeX
+name, so every sympy printer (``sympy.latex``, Jupyter) prints ``s`` rather than ``seq_{len}``,
+while its identity stays its name and assumptions.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 import attrs
 import sympy
 
 __all__ = [
     "SHARED",
+    "Symbol",
     "SymbolInfo",
     "SymbolTable",
     "block_flops",
@@ -26,19 +33,68 @@ __all__ = [
 ]
 
 
-def integer_symbol(name: str) -> sympy.Symbol:
-    """The sympy symbol flopsreg uses for *name*: a positive integer."""
-    return sympy.Symbol(name, integer=True, positive=True)
+class Symbol(sympy.Symbol):
+    """A sympy symbol that prints as its own LaTeX name in every sympy LaTeX printer.
+
+    It equals, and hashes like, a plain ``sympy.Symbol`` of the same name and assumptions, so
+    substitution, compilation by name, caches and ``sympy.Symbol("seq_len", integer=True,
+    positive=True)`` in user code keep working; only printing differs. It is named ``Symbol``
+    because sympy's hashing and canonical ordering of terms go by class name: any other name
+    would reorder printed sums. Make it with :func:`integer_symbol`.
+    """
+
+    __slots__ = ("latex",)
+    latex: str | None
+
+    def __new__(cls, name: str, latex: str | None = None, **assumptions: Any) -> Symbol:
+        cls._sanitize(assumptions, cls)
+        symbol = sympy.Symbol.__xnew__(cls, name, **assumptions)  # uncached: the LaTeX is ours alone
+        symbol.latex = latex
+        return symbol
+
+    def __getnewargs_ex__(self) -> tuple[tuple[str, str | None], dict[str, bool]]:
+        """Pickle the LaTeX along with the name and assumptions."""
+        return (self.name, self.latex), self._assumptions_orig
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a plain sympy Symbol with the same name and assumptions (not to a Dummy or Wild)."""
+        if type(other) is sympy.Symbol or type(other) is Symbol:
+            return self is other or self._hashable_content() == other._hashable_content()
+        return super().__eq__(other)
+
+    __hash__ = sympy.Symbol.__hash__  # by class name "Symbol", name and assumptions: as sympy's
+
+    def _eval_subs(self, old: Any, new: Any) -> Any:
+        """``subs`` of an equal plain Symbol replaces this one (sympy's own test also compares classes)."""
+        return new if self == old else super()._eval_subs(old, new)
+
+    def _latex(self, printer: Any, **kwargs: Any) -> str:
+        """Its LaTeX name, unless the caller's ``symbol_names`` says otherwise."""
+        name = printer._settings.get("symbol_names", {}).get(self)
+        if name is None and self.latex is None:
+            return printer._print_Symbol(self, **kwargs)
+        return name if name is not None else self.latex
 
 
-def block_flops(block: str) -> sympy.Symbol:
-    """FLOPs of one sequence through the layers a model's plan lists in *block* (0 if none)."""
-    return sympy.Symbol(f"{block}_block", integer=True, nonnegative=True)
+@functools.lru_cache(maxsize=None)
+def integer_symbol(name: str, latex: str | None = None, *, zero: bool = False) -> Symbol:
+    """The sympy symbol flopsreg uses for *name*: a positive integer (nonnegative with *zero*)
+    that prints as *latex* (default: sympy's rendering of the name); every flopsreg symbol is
+    made here."""
+    if zero:
+        return Symbol(name, latex, integer=True, nonnegative=True)
+    return Symbol(name, latex, integer=True, positive=True)
 
 
-def block_layers(block: str) -> sympy.Symbol:
-    """How many layers a model's plan lists in *block* (0 if none)."""
-    return sympy.Symbol(f"{block}_layers", integer=True, nonnegative=True)
+def block_flops(block: str, latex: str) -> Symbol:
+    """FLOPs of one sequence through the layers a model's plan lists in *block* (0 if none);
+    *latex* is the block's name in LaTeX."""
+    return integer_symbol(f"{block}_block", rf"F_{{{latex}}}", zero=True)
+
+
+def block_layers(block: str, latex: str) -> Symbol:
+    """How many layers a model's plan lists in *block* (0 if none); *latex* is the block's name in LaTeX."""
+    return integer_symbol(f"{block}_layers", rf"D_{{{latex}}}", zero=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -56,10 +112,8 @@ class SymbolInfo:
     kind: str = attrs.field(validator=attrs.validators.in_({"sequence", "dimension", "structure", "quantity"}))
 
     @property
-    def symbol(self) -> sympy.Symbol:
-        if self.kind == "structure":  # counted from the plan, so it may be 0
-            return sympy.Symbol(self.name, integer=True, nonnegative=True)
-        return integer_symbol(self.name)
+    def symbol(self) -> Symbol:
+        return integer_symbol(self.name, self.latex, zero=self.kind == "structure")  # counted: may be 0
 
 
 class SymbolTable(Mapping[str, SymbolInfo]):

@@ -182,3 +182,16 @@ def test_argument_names_are_the_sorted_free_symbols_and_extra_values_are_ignored
 def test_constant_expression_needs_no_values():
     """An expression with no symbols compiles to a constant."""
     assert compile_exact(sympy.Integer(6) * sympy.Rational(7, 2))({}) == 21
+
+
+def test_symbols_with_latex_compile_by_name_like_plain_symbols():
+    """LaTeX is presentation only: the code uses the names, and an equal plain-symbol expression
+    gives the same function."""
+    W = integer_symbol("window", "W")
+    formula = compile_exact(sympy.floor(s / W) * W + sympy.Mod(s, W))
+    assert formula.argnames == ("seq_len", "window")
+    assert "W" not in formula.source  # no LaTeX name leaks into the code
+    plain = sympy.Symbol("seq_len", integer=True, positive=True), sympy.Symbol("window", integer=True, positive=True)
+    assert compile_exact(sympy.floor(plain[0] / plain[1]) * plain[1] + sympy.Mod(*plain)) is formula  # equal: one cache entry
+    for seq, window in [(1, 1), (7, 3), (4096, 1000), (10**12 + 5, 4095)]:
+        assert formula({"seq_len": seq, "window": window}) == (seq // window) * window + seq % window == seq
