@@ -130,3 +130,27 @@ def test_statistics_no_real_sequences_can_have_are_refused(squares, tokens):
 def test_batch_size_below_one_is_refused():
     with pytest.raises(flopsreg.ModelError, match=r"^batch_size = 0: expected an integer >= 1"):
         num_floating_point_operations(llama3_8b_args(), 0, 100, 10)
+
+
+def test_drop_ins_read_the_arguments_with_the_readers_of_their_registry():
+    """A plugin reader in the registry passed to a drop-in reads the namespace; without it, refused."""
+    import types
+
+    from flopsreg.readers.declare import MegatronReader
+
+    @flopsreg.hookimpl
+    def flopsreg_register_megatron_readers():
+        ignore = MegatronReader(
+            name="latent_as_plain", arguments="moe_latent_size", read=lambda args, decoder: decoder,
+            precedence=20, summary="counts a dense run's moe_latent_size as nothing",
+        )
+        return [ignore]
+
+    plugin = types.ModuleType("latent_as_plain")
+    plugin.flopsreg_register_megatron_readers = flopsreg_register_megatron_readers
+    registry = flopsreg.Registry(plugins=[plugin], load_entry_points=False)
+    latent = llama3_8b_args(moe_latent_size=1024)
+    assert num_floating_point_operations(latent, 2, convention="megatron", registry=registry) == 2 * 197_628_625_158_144
+    assert calculate_fwd_flops([4096], latent, registry=registry) == calculate_fwd_flops([4096], llama3_8b_args())
+    with pytest.raises(flopsreg.ModelError, match=r"^args\.moe_latent_size = 1024: latent MoE is not supported yet"):
+        num_floating_point_operations(latent, 2)

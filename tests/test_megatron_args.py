@@ -345,6 +345,12 @@ def test_mtp_after_a_dense_last_layer_is_dense():
     assert "mlp" in model.kinds[model.plan.blocks["mtp"][0]].flags
 
 
+@pytest.mark.parametrize("depth, problem", [(-1, "expected an integer >= 0"), ("2", "expected an integer"), (True, "expected an integer")])
+def test_bad_mtp_num_layers_is_named(depth, problem):
+    with pytest.raises(flopsreg.ModelError, match=rf"^args\.mtp_num_layers = {depth!r}: {problem}$"):
+        load(mtp_num_layers=depth)
+
+
 @pytest.mark.parametrize("depth", [None, 0])
 def test_no_mtp(depth):
     model = load(mtp_num_layers=depth)
@@ -375,7 +381,10 @@ def test_wrong_types(field, value):
 
 @pytest.mark.parametrize(
     "field, value",
-    [("hybrid_layer_pattern", "M*M*"), ("hybrid_override_pattern", "M-M*"), ("experimental_attention_variant", "gated_delta_net"), ("moe_latent_size", 1024)],
+    [
+        ("hybrid_layer_pattern", "M*M*"), ("hybrid_override_pattern", "M-M*"), ("experimental_attention_variant", "gated_delta_net"),
+        ("linear_attention_freq", 4), ("moe_latent_size", 1024),
+    ],
 )
 def test_unsupported_arguments(field, value):
     """Megatron-LM's hybrid, Gated DeltaNet and latent-MoE branches: refused until those patterns land."""

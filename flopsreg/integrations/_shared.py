@@ -21,9 +21,9 @@ def default_registry() -> Registry:
     return Registry.default()
 
 
-def megatron_model(args: Any) -> Model:
-    """The model of a Megatron-LM argument namespace."""
-    return Model.from_megatron_args(args)
+def megatron_model(args: Any, registry: Registry) -> Model:
+    """The model of a Megatron-LM argument namespace, read by *registry*'s Megatron-LM readers."""
+    return Model.from_megatron_args(args, registry=registry)
 
 
 def linear_and_quadratic(plan: ModelSelection) -> tuple[sympy.Rational, sympy.Rational]:

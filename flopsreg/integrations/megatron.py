@@ -39,7 +39,7 @@ def num_floating_point_operations(
     passes both as floats; any whole number is taken exactly, a fractional one is an error.
     """
     registry = registry or default_registry()
-    model = megatron_model(args)
+    model = megatron_model(args, registry)
     seq_length = getattr(args, "seq_length", None)
     batch_size = _whole_number("batch_size", batch_size)
     if batch_size < 1:

@@ -23,4 +23,4 @@ def calculate_fwd_flops(
 ) -> int:
     """Forward FLOPs of the sequences *seqlens*, each attending only within itself."""
     registry = registry or default_registry()
-    return registry.evaluate(megatron_model(args), seqlens=list(seqlens), convention=convention).forward
+    return registry.evaluate(megatron_model(args, registry), seqlens=list(seqlens), convention=convention).forward

@@ -53,19 +53,56 @@ class HFLayerType:
     summary: str = attrs.field(validator=_text)
 
 
+def _argument_names(value: Any) -> tuple[str, ...]:
+    """One argument name or several, as a tuple (a bare string is one name, not its letters)."""
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _identifiers(instance: Any, attribute: attrs.Attribute, value: tuple[Any, ...]) -> None:
+    bad = [name for name in value if not isinstance(name, str) or not name.isidentifier()]
+    if not value or bad or len(set(value)) != len(value):
+        raise ValueError(
+            f"{type(instance).__name__}.{attribute.name} = {value!r}: expected distinct argparse destinations "
+            "such as 'moe_latent_size' (args.<name>, underscores, not '--moe-latent-size')"
+        )
+
+
+def _integer(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if type(value) is not int:
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r}: expected an integer")
+
+
 @attrs.frozen(kw_only=True)
 class MegatronReader:
-    """Reads one feature of Megatron-LM's arguments (e.g. a layer variant) into a model.
+    """Reads the Megatron-LM arguments it claims into the decoder description of a run.
+
+    Each argument is read by the reader of highest precedence that claims it; two readers that
+    claim one argument at equal precedence are a plugin fault. The readers run from the lowest
+    precedence to the highest (by name within one precedence), each given the description the
+    ones before it left, so a reader of higher precedence sees and may change what they read.
 
     Attributes:
         name: a unique name, e.g. ``"gated_delta_net"``.
-        arguments: the argument names whose set value this reader handles; a run that sets an
-            argument no reader claims is refused.
-        read: ``read(args, decoder) -> decoder``: the decoder description with the feature applied.
-        summary: one line.
+        arguments: the argparse destinations it claims (``args.<name>``), e.g.
+            ``("experimental_attention_variant", "linear_attention_freq")``.
+        read: ``read(args, decoder) -> decoder``: *args* is a
+            :class:`flopsreg.readers.megatron.Arguments` giving the arguments this reader won (one
+            another reader won reads as unset); *decoder* the description so far (a
+            :class:`flopsreg.readers.decoder.Decoder` with ``blocks``). Return it with the feature
+            applied (``attrs.evolve``), or raise :class:`flopsreg.ModelError` in one line.
+        summary: one line: which arguments, read as what.
+        precedence: the highest claim on an argument wins it. The built-in readers claim theirs
+            at 10 and refuse the variants flopsreg has no patterns for at 0.
     """
 
     name: str = attrs.field(validator=_text)
-    arguments: tuple[str, ...] = attrs.field(converter=tuple)
+    arguments: tuple[str, ...] = attrs.field(converter=_argument_names, validator=_identifiers)
     read: Callable[..., Any] = attrs.field(validator=_callable)
     summary: str = attrs.field(validator=_text)
+    precedence: int = attrs.field(default=0, validator=_integer)
+
+    def clashes(self, other: MegatronReader) -> tuple[str, ...]:
+        """The arguments this reader and *other* both claim at equal precedence: a tie no rule breaks."""
+        if other.name == self.name or other.precedence != self.precedence:
+            return ()
+        return tuple(name for name in self.arguments if name in other.arguments)
