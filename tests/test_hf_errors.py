@@ -146,6 +146,7 @@ def test_qwen_moe_sliding_window_needs_layer_types():
 
 
 def test_mtp_depth_of_wrong_type():
+    """The DeepSeek reader reads the depth it reports as the mtp block, asked for or not."""
     cfg = config("deepseek-v3")
     cfg["num_nextn_predict_layers"] = 1.0
     assert "num_nextn_predict_layers = 1.0: expected an integer, got float" in error(cfg)
