@@ -227,3 +227,50 @@ def test_cli_reads_configs_with_the_plugins_it_loaded(tmp_path, monkeypatch, cap
     monkeypatch.setattr(flopsreg.cli.Registry, "default", classmethod(lambda cls: tiny_registry))
     assert main(["eval", str(file), "--seq-len", "5", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["forward_flops"] == str(tiny_forward(5))
+
+
+class SameKind:
+    """A layer type ``sliding`` whose kind (its name) is the kind of the built-in sliding_attention."""
+
+    @flopsreg.hookimpl
+    def flopsreg_register_hf_layer_types(self):
+        return [HFLayerType(name="sliding", flags={"sliding_window"}, params={"window": "local_window"}, summary="x")]
+
+    @flopsreg.hookimpl
+    def flopsreg_register_hf_readers(self):
+        def read(c: Fields) -> Decoder:
+            return Decoder(
+                params={**gqa_params(c), "vocab": c.int("vocab_size")},
+                flags=(),
+                attention=c.layer_types(2, ("sliding", "sliding_attention")),
+                mlps=["dense"] * 2,
+                mlp_kinds={"dense": dense_mlp(4)},
+            )
+
+        return [HFReader(name="samekind", read=read, summary="mixes two layer types of one kind")]
+
+
+def test_two_layer_types_of_one_kind_name_in_a_config_are_an_error():
+    assert HFLayerType(name="sliding_attention", flags=(), summary="x").kind == "sliding"
+    reg = flopsreg.Registry(plugins=[SameKind()], load_entry_points=False)
+    cfg = {**TINY, "model_type": "samekind", "layer_types": ["sliding", "sliding_attention"], "sliding_window": 5}
+    with pytest.raises(ModelError) as info:
+        load_hf_config(cfg, registry=reg)
+    assert str(info.value) == (
+        "config.json: layer types 'sliding' and 'sliding_attention' both name layer kind 'sliding'; "
+        "give one HFLayerType another kind="
+    )
+
+
+class WiderSliding:
+    @flopsreg.hookimpl
+    def flopsreg_register_hf_layer_types(self):
+        return [HFLayerType(name="sliding_attention", flags={"sliding_window"}, params={"window": "window2"}, summary="x")]
+
+
+def test_a_plugin_redeclaring_a_layer_type_differently_is_skipped_and_named():
+    with pytest.warns(PluginWarning, match="WiderSliding"):
+        reg = flopsreg.Registry(plugins=[WiderSliding()], load_entry_points=False)
+    (error,) = reg.errors
+    assert "'sliding_attention' is already declared by plugin 'flopsreg.patterns.hf_layer_types'" in str(error)
+    assert reg.hf_layer_types["sliding_attention"].params == {"window": "sliding_window"}

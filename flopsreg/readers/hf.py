@@ -106,6 +106,7 @@ def _with_layer_types(decoder: Decoder, fields: Fields, layer_types: Mapping[str
     """*decoder* with its ``layer_types`` strings replaced by their declared kinds, flags and
     parameters, each parameter read from its config field."""
     kinds: dict[str, tuple[frozenset[str], dict[str, int]]] = {}
+    named_by: dict[str, str] = {}  # kind -> the layer type that named it
     for entry in dict.fromkeys(decoder.attention):
         declared = layer_types.get(entry)
         if declared is None:
@@ -115,8 +116,13 @@ def _with_layer_types(decoder: Decoder, fields: Fields, layer_types: Mapping[str
             )
         why = f"layers {layers_with(decoder.attention, entry)} are {entry}"
         params = {param: fields.int(field, why=why) for param, field in declared.params.items()}
-        if kinds.setdefault(declared.kind, (declared.flags, params)) != (declared.flags, params):
-            raise ModelError(f"{fields.where}: two layer types of this config are both named kind {declared.kind!r}")
+        other = named_by.setdefault(declared.kind, entry)
+        if other != entry:
+            raise ModelError(
+                f"{fields.where}: layer types {other!r} and {entry!r} both name layer kind {declared.kind!r}; "
+                "give one HFLayerType another kind="
+            )
+        kinds[declared.kind] = (declared.flags, params)
     named = [layer_types[entry].kind for entry in decoder.attention]
     return attrs.evolve(decoder, attention=named, attention_kinds=kinds)
 
