@@ -61,8 +61,8 @@ def test_every_builtin_pattern_module_is_a_plugin_and_nothing_else_is_registered
     folder = Path(flopsreg.patterns.__file__).parent
     modules = sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_"))
     owners = {registry.plugin_of(p).removeprefix("flopsreg.patterns.") for p in registry.patterns}
-    # declare the built-in quantities and slots, and the Hugging Face readers; no patterns
-    declaring = {"quantities", "slots"} | {m for m in modules if m.startswith("hf_")}
+    declaring = {"quantities", "slots"}  # declare the built-in quantities and slots; no patterns
+    declaring |= {m for m in modules if m.startswith("hf_")}  # Hugging Face readers and layer types; no patterns
     assert sorted(owners | declaring) == modules
     assert set(registry.quantities) == {"pairs", "qk_dim", "v_dim", "ffn_matrices"}
 

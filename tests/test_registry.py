@@ -653,7 +653,7 @@ def test_builtins_pass_every_load_time_check(registry):
     """No built-in is skipped: no tie, no flagless pattern needing more than every model has, all exact."""
     assert registry.errors == ()
     declaring_only = {"flopsreg.patterns.quantities", "flopsreg.patterns.slots"}  # declarations, no patterns
-    declaring_only |= {m.__name__ for m in flopsreg.registry.builtin_plugins() if m.__name__.startswith("flopsreg.patterns.hf_")}
+    declaring_only |= {m.__name__ for m in flopsreg.registry.builtin_plugins() if m.__name__.startswith("flopsreg.patterns.hf_")}  # HF readers only
     assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.registry.builtin_plugins()} - declaring_only
 
 
