@@ -25,18 +25,29 @@ from flopsreg.sweep import iter_sweep, parse_lengths
 __all__ = ["load_model_arg", "main"]
 
 
-def load_model_arg(spec: str, *, mtp: bool = False) -> Model:
+def load_model_arg(
+    spec: str, *, mtp: bool = False, blocks: Sequence[str] = (), registry: Registry | None = None
+) -> Model:
     """A model from a ``.toml`` file, a Hugging Face ``config.json`` (or a folder holding one),
-    or a bundled example name; an argument that looks like a path must exist."""
+    or a bundled example name; an argument that looks like a path must exist.
+
+    *blocks* (``--block``) are the blocks of extra layers a config.json declares to count, each
+    an error if the model has none; ``mtp`` (``--mtp``) is ``--block mtp``. A config.json is
+    read with *registry*'s readers (default: the built-in and installed plugins).
+    """
     if not spec.strip():
         raise FlopsregError("MODEL '': empty; give a .toml file, a config.json or a bundled example name")
+    asked = [*blocks, *(["mtp"] if mtp else [])]
     path = Path(spec)
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise FlopsregError(f"MODEL {spec!r}: a folder without a config.json")
         path = path / "config.json"
     if path.is_file():
-        model = Model.from_hf_config(path, mtp=mtp) if path.suffix == ".json" else Model.from_toml(path)
+        if path.suffix == ".json":
+            model = Model.from_hf_config(path, registry=registry, blocks=asked)
+        else:
+            model = Model.from_toml(path)
     elif spec in example_names():
         model = Model.example(spec)
     elif os.sep in spec or "/" in spec or path.suffix in (".toml", ".json"):
@@ -54,6 +65,12 @@ def load_model_arg(spec: str, *, mtp: bool = False) -> Model:
             f"--mtp: {model.name} has no multi-token-prediction modules to count (a config.json declares "
             "them with num_nextn_predict_layers; a model file with plan.mtp, which counts them always)"
         )
+    for block in blocks:
+        if not model.plan.blocks.get(block):
+            raise FlopsregError(
+                f"--block {block}: {model.name} has no {block} layers to count (a config.json declares them if "
+                f"its model_type's reader reads them; a model file with plan.{block}, which counts them always)"
+            )
     return model
 
 
@@ -109,6 +126,13 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         help="set a parameter wherever the model sets it, else model-wide (repeatable), e.g. window=512",
     )
     p.add_argument("--mtp", action="store_true", help="count the multi-token-prediction modules a config.json declares")
+    p.add_argument(
+        "--block",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="count the extra layers of block NAME a config.json declares (repeatable); --mtp is --block mtp",
+    )
 
 
 def _length_options(p: argparse.ArgumentParser) -> None:
@@ -183,7 +207,7 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
         if args.format == "json":
             return json.dumps(render.patterns_json(registry), indent=2)
         return render.patterns_text(registry)
-    model = load_model_arg(args.model, mtp=args.mtp)
+    model = load_model_arg(args.model, mtp=args.mtp, blocks=args.block, registry=registry)
     for name, value in args.param:
         model, places = model.with_param(name, value)
         _note(f"--param {name}={value} set in {', '.join(places)}")

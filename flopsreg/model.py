@@ -452,8 +452,9 @@ class Model:
     def from_hf_config(cls, config: Any, **options: Any) -> Model:
         """A model from a Hugging Face ``config.json`` (a path or the parsed dict).
 
-        Each supported ``model_type`` maps the config's own fields to explicit flags (see
-        ``docs/hf-configs.md``); options as :func:`flopsreg.readers.hf.load_hf_config` takes them.
+        The reader plugin of its ``model_type`` maps the config's own fields to explicit flags
+        (see ``docs/hf-configs.md``); options as :func:`flopsreg.readers.hf.load_hf_config` takes
+        them: ``registry=`` (whose reader plugins to use), ``blocks=("mtp",)``, ``name=``.
         """
         return _reader("hf_config")(config, **options)
 

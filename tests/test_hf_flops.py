@@ -114,7 +114,7 @@ def test_deepseek_v3_without_mtp(registry):
 def test_deepseek_v3_with_mtp_adds_one_moe_layer_eh_projection_and_head(registry):
     s, h, V = 4096, 7168, 129280
     _, moe, total = deepseek_v3(s)
-    assert forward(registry, "deepseek-v3", s, mtp=True) == total + moe + 2 * s * 2 * h * h + 2 * s * h * V
+    assert forward(registry, "deepseek-v3", s, blocks=("mtp",)) == total + moe + 2 * s * 2 * h * h + 2 * s * h * V
 
 
 def test_deepseek_v2_lite(registry):

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flopsreg
-from flopsreg.readers.hf import SUPPORTED, load_hf_config
+from flopsreg.readers.hf import default_registry, load_hf_config
 from flopsreg.readers.decoder import shortest_plan
 from hf_data import config, indices, path
 
@@ -347,16 +347,16 @@ def test_deepseek_v2_lite_direct_q_proj_two_shared_experts():
 
 
 def test_mtp_layers_only_when_asked():
-    """num_nextn_predict_layers = 1: with mtp=True one MTP layer of the last layer's kind."""
+    """num_nextn_predict_layers = 1: with blocks=("mtp",) one MTP layer of the last layer's kind."""
     assert load_hf_config(path("deepseek-v3")).plan.blocks.get("mtp", ()) == ()
-    model = load_hf_config(path("deepseek-v3"), mtp=True)
+    model = load_hf_config(path("deepseek-v3"), blocks=("mtp",))
     assert model.plan.blocks["mtp"] == ("moe",) and "mtp" in model.flags
     assert len(model.layers) == 61
     assert [(layer.index, layer.kind) for layer in model.block("mtp")] == [(61, "moe")]
     cfg = config("deepseek-v3")
     cfg["num_nextn_predict_layers"] = 0
-    assert load_hf_config(cfg, mtp=True).plan.blocks.get("mtp", ()) == ()
-    assert load_hf_config(path("llama-3-8b"), mtp=True).plan.blocks.get("mtp", ()) == ()
+    assert load_hf_config(cfg, blocks=["mtp"]).plan.blocks.get("mtp", ()) == ()
+    assert load_hf_config(path("llama-3-8b"), blocks=("mtp",)).plan.blocks.get("mtp", ()) == ()
 
 
 def test_model_from_hf_config_is_the_loader():
@@ -377,7 +377,7 @@ def test_name_from_argument_name_or_path_or_model_type():
 @pytest.mark.parametrize("name", sorted(p.stem for p in path("x").parent.glob("*.json")))
 def test_every_published_config_round_trips_through_toml(registry, name):
     """to_toml() gives the same model back, and every parameter set is used (no warnings)."""
-    model = load_hf_config(path(name), mtp=True)
+    model = load_hf_config(path(name), blocks=("mtp",))
     assert flopsreg.Model.from_toml_string(model.to_toml()) == model
     assert registry.plan(model).warnings == ()
 
@@ -388,7 +388,7 @@ def test_every_supported_model_type_has_a_config_here():
         cfg = config(file.stem)
         seen.add(cfg["model_type"])
         seen.add(cfg.get("text_config", {}).get("model_type"))
-    assert set(SUPPORTED) <= seen
+    assert set(default_registry().hf_readers) <= seen
 
 
 @settings(max_examples=150, deadline=None)

@@ -63,6 +63,7 @@ def test_every_builtin_pattern_module_is_a_plugin_and_nothing_else_is_registered
     owners = {registry.plugin_of(p).removeprefix("flopsreg.patterns.") for p in registry.patterns}
     declaring = {"quantities", "slots"}  # declare the built-in quantities and slots; no patterns
     declaring |= {m for m in modules if m.startswith("megatron_")}  # Megatron-LM argument readers; no patterns
+    declaring |= {m for m in modules if m.startswith("hf_")}  # Hugging Face readers and layer types; no patterns
     assert sorted(owners | declaring) == modules
     assert set(registry.quantities) == {"pairs", "qk_dim", "v_dim", "ffn_matrices"}
 

@@ -22,35 +22,68 @@ def _callable(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r}: expected a function")
 
 
+def _field_names(instance: Any, attribute: attrs.Attribute, value: Mapping[str, str]) -> None:
+    for key, field in value.items():
+        if not isinstance(key, str) or not isinstance(field, str) or not key or not field:
+            raise ValueError(
+                f"{type(instance).__name__}.{attribute.name} = {dict(value)!r}: expected names mapped to "
+                "config field names (strings)"
+            )
+
+
 @attrs.frozen(kw_only=True)
 class HFReader:
     """Reads the ``config.json`` of one Hugging Face ``model_type``.
 
     Attributes:
         name: the ``model_type``, e.g. ``"llama"``.
-        read: ``read(fields) -> Decoder`` (see :mod:`flopsreg.readers.decoder`), given the strict
-            field accessor :class:`flopsreg.readers.fields.Fields` of the config (or of its
-            ``text_config`` for a wrapper).
         summary: one line: which transformers config class, and what it decides.
-        text_config: for a multimodal wrapper: the model_type of the ``text_config`` that holds
-            its decoder (then ``read`` is that type's reader's).
+        read: ``read(fields) -> Decoder``: given the strict field accessor
+            :class:`flopsreg.readers.fields.Fields` of the config, the per-layer description
+            (:class:`flopsreg.readers.decoder.Decoder`) whose ``attention`` entries are
+            ``layer_types`` strings (see :class:`HFLayerType`).
+        text_config: instead of ``read``, for a multimodal wrapper: the model_type of the
+            ``text_config`` that holds its decoder; that type's reader reads it.
+        aliases: the config class's ``attribute_map`` as ``{other name: field read}``: transformers
+            accepts and may write either, so :class:`~flopsreg.readers.fields.Fields` reads both
+            as one field.
     """
 
     name: str = attrs.field(validator=_text)
-    read: Callable[..., Any] = attrs.field(validator=_callable)
     summary: str = attrs.field(validator=_text)
-    text_config: str | None = None
+    read: Callable[..., Any] | None = attrs.field(default=None, validator=attrs.validators.optional(_callable))
+    text_config: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
+    aliases: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
+
+    def __attrs_post_init__(self) -> None:
+        if (self.read is None) == (self.text_config is None):
+            raise ValueError(
+                f"HFReader {self.name!r}: give exactly one of read= (a reader) and text_config= (a wrapper)"
+            )
 
 
 @attrs.frozen(kw_only=True)
 class HFLayerType:
     """A ``layer_types`` string and what it means for a layer: flags, and parameters read from
-    config fields (``{"window": "sliding_window"}``)."""
+    config fields.
+
+    Attributes:
+        name: the string in ``layer_types``, e.g. ``"sliding_attention"``.
+        flags: the flags a layer of this type gets, e.g. ``{"sliding_window"}``.
+        params: its parameters and the config field each is read from, e.g.
+            ``{"window": "sliding_window"}`` (a required integer >= 1 when a layer has this type).
+        summary: one line.
+        kind: the layer kinds' name for it when layers differ: ``name`` without ``_attention``
+            (``sliding``).
+    """
 
     name: str = attrs.field(validator=_text)
     flags: frozenset[str] = attrs.field(converter=frozenset)
-    params: Mapping[str, str] = attrs.field(factory=dict)
     summary: str = attrs.field(validator=_text)
+    params: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
+    kind: str = attrs.field(
+        default=attrs.Factory(lambda self: self.name.removesuffix("_attention"), takes_self=True), validator=_text
+    )
 
 
 def _argument_names(value: Any) -> tuple[str, ...]:

@@ -1,9 +1,10 @@
-"""From a per-layer description (mask and MLP of every layer) to a readable :class:`Model`.
+"""From a per-layer description (attention and MLP of every layer) to a readable :class:`Model`.
 
-The Hugging Face and Megatron-LM readers say, for every decoder layer, which attention
-mask it uses (``full``, ``sliding``, ``chunked``) and which MLP (``dense``, ``moe``). This
-module names the distinct combinations as layer kinds and compresses the per-layer list into
-the shortest plan (a ``first`` prefix plus a repeating ``cycle``).
+The Hugging Face and Megatron-LM readers say, for every decoder layer, which attention it uses
+(a Hugging Face ``layer_types`` string such as ``sliding_attention``, or a kind the reader
+defines) and which MLP (``dense``, ``moe``). This module names the distinct combinations as
+layer kinds and compresses the per-layer list into the shortest plan (a ``first`` prefix plus a
+repeating ``cycle``).
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import attrs
 
 from flopsreg.model import LayerKind, Model, Plan
 
-__all__ = ["Decoder", "build_model", "dense_mlp", "moe_mlp", "shortest_plan"]
+__all__ = ["Decoder", "build_model", "dense_mlp", "layers_with", "moe_mlp", "shortest_plan"]
 
-# The flag each attention mask needs, and the parameter its size goes into.
-MASK_FLAGS = {"full": frozenset(), "sliding": frozenset({"sliding_window"}), "chunked": frozenset({"chunked"})}
+Kind = tuple[frozenset[str], Mapping[str, int]]  # the flags and parameters of one attention or MLP kind
+
+# Transitional (one release): the flags of the attention names readers/megatron.py passes as
+# ``masks``; it will give ``attention_kinds`` itself, as the Hugging Face readers do.
+_LEGACY_MASK_FLAGS = {"full": frozenset(), "sliding": frozenset({"sliding_window"}), "chunked": frozenset({"chunked"})}
 
 
 def dense_mlp(width: int) -> tuple[frozenset[str], dict[str, int]]:
@@ -36,29 +40,54 @@ def moe_mlp(
     return frozenset(flags), params
 
 
+def layers_with(entries: Sequence[str], entry: str) -> str:
+    """The indices of the layers whose entry is *entry*, for messages: ``0, 2, 4, 6, 8, 10, ...``.
+
+    >>> layers_with(["a", "b"] * 8, "a")
+    '0, 2, 4, 6, 8, 10, ...'
+    """
+    shown = [str(i) for i, e in enumerate(entries) if e == entry]
+    return ", ".join(shown[:6]) + (", ..." if len(shown) > 6 else "")
+
+
 @attrs.frozen(kw_only=True)
 class Decoder:
-    """What a family reader found in a config, before layer kinds are named.
+    """What a reader found in a config, before layer kinds are named.
 
     Attributes:
         params: model-wide parameters (dimensions, vocab).
         flags: model-wide flags (gated, lm_head, mla, q_lora).
-        masks: the attention mask of every decoder layer: ``full``, ``sliding`` or ``chunked``.
-        mlps: the MLP of every decoder layer: ``dense`` or ``moe``.
-        mask_params: parameters of the non-full masks, e.g. ``{"sliding": {"window": 4096}}``.
+        attention: the attention of every decoder layer. A Hugging Face reader gives
+            ``layer_types`` strings (``full_attention``, ``sliding_attention``, ...): the loader
+            gives them the flags and parameters their :class:`~flopsreg.readers.declare.HFLayerType`
+            declares. Other readers name kinds of their own and define them in ``attention_kinds``.
+        mlps: the MLP of every decoder layer, e.g. ``dense`` or ``moe``.
+        attention_kinds: flags and parameters of each attention entry, e.g.
+            ``{"sliding": ({"sliding_window"}, {"window": 4096})}``.
         mlp_kinds: flags and parameters of each MLP, e.g. ``{"dense": ({"mlp"}, {"ffn_hidden": F})}``.
+        blocks: blocks of extra layers the config declares but its forward pass does not run, as
+            ``{block: depth}``; counted only when asked for (``load_hf_config(blocks=...)``).
+        masks, mask_params: transitional (one release) spelling of ``attention`` and the
+            parameters of its ``sliding`` and ``chunked`` entries, for the Megatron-LM reader.
     """
 
     params: Mapping[str, int]
     flags: frozenset[str] = attrs.field(converter=frozenset)
-    masks: tuple[str, ...] = attrs.field(converter=tuple)
     mlps: tuple[str, ...] = attrs.field(converter=tuple)
+    attention: tuple[str, ...] = attrs.field(converter=tuple, default=())
+    attention_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
+    mlp_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
+    blocks: Mapping[str, int] = attrs.field(factory=dict)
+    masks: tuple[str, ...] = attrs.field(converter=tuple, default=())
     mask_params: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
-    mlp_kinds: Mapping[str, tuple[frozenset[str], Mapping[str, int]]] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
-        if len(self.masks) != len(self.mlps):
-            raise ValueError(f"{len(self.masks)} masks but {len(self.mlps)} MLPs")
+        if self.masks:  # the transitional spelling: define the attention kinds it names
+            kinds = {mask: (_LEGACY_MASK_FLAGS[mask], self.mask_params.get(mask, {})) for mask in self.masks}
+            object.__setattr__(self, "attention", self.masks)
+            object.__setattr__(self, "attention_kinds", kinds)
+        if len(self.attention) != len(self.mlps):
+            raise ValueError(f"{len(self.attention)} attention entries but {len(self.mlps)} MLPs")
 
 
 def shortest_plan(kinds: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -85,8 +114,8 @@ def shortest_plan(kinds: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...
     raise AssertionError("unreachable: the whole list is always a valid cycle")  # pragma: no cover
 
 
-def _kind_name(mask: str, mlp: str, *, name_mask: bool, name_mlp: bool) -> str:
-    parts = ([mask] if name_mask else []) + ([mlp] if name_mlp else [])
+def _kind_name(attention: str, mlp: str, *, name_attention: bool, name_mlp: bool) -> str:
+    parts = ([attention] if name_attention else []) + ([mlp] if name_mlp else [])
     return "_".join(parts)
 
 
@@ -97,31 +126,32 @@ def build_model(
     last decoder layer's kind each (a multi-token-prediction module repeats it), whose pattern
     is switched on by the flag of the block's name.
 
-    A kind is named after what varies: its mask when some layer is not full causal, its MLP
-    when the MLPs differ (or when the mask says nothing), e.g. ``sliding``, ``moe``,
+    Every entry of ``decoder.attention`` must be defined in ``decoder.attention_kinds``. A kind
+    is named after what varies: its attention when some layer's attention has flags or differs,
+    its MLP when the MLPs differ (or when the attention says nothing), e.g. ``sliding``, ``moe``,
     ``chunked_moe``.
     """
-    name_mask = any(mask != "full" for mask in decoder.masks)
-    name_mlp = len(set(decoder.mlps)) > 1 or not name_mask
+    used = set(decoder.attention)
+    name_attention = len(used) > 1 or any(decoder.attention_kinds[a][0] for a in used)
+    name_mlp = len(set(decoder.mlps)) > 1 or not name_attention
     per_layer = []
     kinds: dict[str, LayerKind] = {}
-    for mask, mlp in zip(decoder.masks, decoder.mlps):
-        kind = _kind_name(mask, mlp, name_mask=name_mask, name_mlp=name_mlp)
+    for attention, mlp in zip(decoder.attention, decoder.mlps):
+        kind = _kind_name(attention, mlp, name_attention=name_attention, name_mlp=name_mlp)
         if kind not in kinds:
+            attention_flags, attention_params = decoder.attention_kinds[attention]
             mlp_flags, mlp_params = decoder.mlp_kinds[mlp]
             kinds[kind] = LayerKind(
-                flags=MASK_FLAGS[mask] | frozenset(mlp_flags),
-                params={**decoder.mask_params.get(mask, {}), **mlp_params},
+                flags=frozenset(attention_flags) | frozenset(mlp_flags),
+                params={**attention_params, **mlp_params},
             )
         per_layer.append(kind)
     first, cycle = shortest_plan(per_layer)
-    flags = set(decoder.flags)
     extra = {block: (per_layer[-1],) * depth for block, depth in (blocks or {}).items() if depth > 0}
-    flags |= set(extra)
     return Model(
         name=name,
         source=source,
-        flags=frozenset(flags),
+        flags=frozenset(decoder.flags) | frozenset(extra),
         params=dict(decoder.params),
         kinds=kinds,
         plan=Plan(layers=len(per_layer), first=first, cycle=cycle, blocks=extra),

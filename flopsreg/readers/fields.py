@@ -1,8 +1,10 @@
 """Strict reading of Hugging Face ``config.json`` fields: one clear error per bad field.
 
 A :class:`Fields` wraps one config mapping (or its ``text_config``) and reads typed values
-from it. Every error names the file, the field, the value and what was expected, e.g.
-``config.json: hidden_size: missing (needed for model_type llama)``.
+from it; it is what a Hugging Face reader plugin is given (see ``docs/hf-configs.md``). Every
+error names the file, the field, the value and what was expected, e.g.
+``config.json: hidden_size: missing (needed for model_type llama)``. :func:`gqa_params` and
+:func:`head_dim_of` read the attention dimensions most decoder configs share.
 """
 
 from __future__ import annotations
@@ -12,14 +14,7 @@ from typing import Any
 
 from flopsreg.errors import MAX_INT, ModelError, did_you_mean
 
-__all__ = ["ATTENTION_TYPES", "Fields"]
-
-# Hugging Face ``layer_types`` values and the attention mask each one means here.
-ATTENTION_TYPES = {
-    "full_attention": "full",
-    "sliding_attention": "sliding",
-    "chunked_attention": "chunked",
-}
+__all__ = ["Fields", "gqa_params", "head_dim_of"]
 
 
 def _type_name(value: Any) -> str:
@@ -27,7 +22,8 @@ def _type_name(value: Any) -> str:
 
 
 class Fields:
-    """Typed access to the fields of one config mapping.
+    """Typed access to the fields of one config mapping: a reader plugin reads the config only
+    through it, so every bad value is one line naming the file, the field and the expectation.
 
     Args:
         data: the parsed config (or its ``text_config``).
@@ -90,6 +86,7 @@ class Fields:
         return value
 
     def missing(self, field: str, why: str = "") -> ModelError:
+        """The error for an absent *field*, saying *why* it is needed (default: the model_type)."""
         why = why or f"needed for model_type {self.model_type}"
         return self.error(field, f": missing ({why})")
 
@@ -146,7 +143,12 @@ class Fields:
         return list(value)
 
     def layer_types(self, layers: int, allowed: tuple[str, ...]) -> list[str] | None:
-        """``layer_types`` as mask names (full / sliding / chunked), or None when absent or null."""
+        """``layer_types``: one string of *allowed* per layer, or None when absent or null.
+
+        What each string means (flags, parameters) is declared by an
+        :class:`~flopsreg.readers.declare.HFLayerType` plugin; *allowed* are those this
+        model_type's modeling code runs.
+        """
         value = self.data.get("layer_types")
         if value is None:
             return None
@@ -156,7 +158,6 @@ class Fields:
             raise self.error(
                 "layer_types", f": {len(value)} entries but num_hidden_layers = {layers}; expected one per layer"
             )
-        masks = []
         for i, item in enumerate(value):
             if item not in allowed:
                 raise self.error(
@@ -164,5 +165,30 @@ class Fields:
                     f" = {item!r}: unsupported for model_type {self.model_type}"
                     f"{did_you_mean(str(item), allowed)} (expected one of: {', '.join(allowed)})",
                 )
-            masks.append(ATTENTION_TYPES[item])
-        return masks
+        return list(value)
+
+
+def head_dim_of(fields: Fields, hidden: int, heads: int, class_default: int | None = None) -> int:
+    """``head_dim`` if given; else the config class default *class_default* if the class has one
+    (absent, not null); else ``hidden // heads``."""
+    if fields.given("head_dim"):
+        return fields.int("head_dim")
+    if class_default is not None and not fields.has("head_dim"):
+        return class_default
+    return hidden // heads
+
+
+def gqa_params(
+    fields: Fields, *, heads: int | None = None, kv_heads: int | None = None, head_dim: int | None = None
+) -> dict[str, int]:
+    """The ``hidden``, ``heads``, ``kv_heads`` and ``head_dim`` parameters of grouped-query attention
+    from ``hidden_size``, ``num_attention_heads``, ``num_key_value_heads`` and ``head_dim``;
+    explicit arguments (class defaults the reader applies) override the config."""
+    hidden = fields.int("hidden_size")
+    heads = heads if heads is not None else fields.int("num_attention_heads")
+    if kv_heads is None:
+        # num_key_value_heads absent or null means multi-head attention (every config class).
+        kv_heads = fields.optional_int("num_key_value_heads") or heads
+    if head_dim is None:
+        head_dim = head_dim_of(fields, hidden, heads)
+    return {"hidden": hidden, "heads": heads, "kv_heads": kv_heads, "head_dim": head_dim}

@@ -1,0 +1,81 @@
+"""Hugging Face readers of ``deepseek_v2`` and ``deepseek_v3``: MLA attention, MoE with shared
+experts after the first dense layers, and the multi-token-prediction layers the config declares."""
+
+from flopsreg import hookimpl
+from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns.hf_layer_types import FULL
+from flopsreg.patterns.mtp import MTP_BLOCK
+from flopsreg.readers.declare import HFReader
+from flopsreg.readers.decoder import Decoder, dense_mlp, moe_mlp
+from flopsreg.readers.fields import Fields
+
+
+def deepseek(c: Fields) -> Decoder:
+    """DeepseekV2/V3: MLA attention; layers >= first_k_dense_replace are MoE with shared experts."""
+    layers = c.int("num_hidden_layers")
+    first_dense = c.int("first_k_dense_replace", minimum=0)
+    freq = c.optional_int("moe_layer_freq")
+    if freq not in (None, 1):
+        # transformers' native DeepSeek classes ignore moe_layer_freq; DeepSeek's own
+        # modeling_deepseek.py makes layer i MoE only if i % moe_layer_freq == 0.
+        raise c.error(
+            "moe_layer_freq",
+            f" = {freq}: transformers ignores it but DeepSeek's modeling_deepseek.py does not, so "
+            "the MoE layers are ambiguous; only 1 is supported",
+        )
+    mlps = ["moe" if i >= first_dense else "dense" for i in range(layers)]
+    if not c.has("q_lora_rank"):
+        raise c.missing("q_lora_rank", "null for a direct q_proj; the config classes default it to 1536")
+    if not c.has("n_shared_experts"):
+        raise c.missing("n_shared_experts", "null or 0 for none")
+    q_lora = c.optional_int("q_lora_rank")
+    params = {
+        "hidden": c.int("hidden_size"),
+        "heads": c.int("num_attention_heads"),
+        # MLA widths; the config's head_dim (if any) is the rope width, not the head size: ignored.
+        "kv_lora_rank": c.int("kv_lora_rank"),
+        "qk_nope_head_dim": c.int("qk_nope_head_dim"),
+        "qk_rope_head_dim": c.int("qk_rope_head_dim"),
+        "v_head_dim": c.int("v_head_dim"),
+        "vocab": c.int("vocab_size"),
+    }
+    flags = set(silu_gated(c)) | {"mla"}
+    if q_lora is not None:
+        params["q_lora_rank"] = q_lora
+        flags.add("q_lora")
+    kinds = {}
+    if "dense" in mlps:
+        kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))
+    if "moe" in mlps:
+        width = c.int("moe_intermediate_size")
+        shared = (c.optional_int("n_shared_experts", minimum=0) or 0) * width
+        kinds["moe"] = moe_mlp(c.int("n_routed_experts"), c.int("num_experts_per_tok"), width, shared)
+    # The MTP modules (model.layers.61.* of V3) are not built by the transformers model: a block
+    # counted only when asked for.
+    depth = c.optional_int("num_nextn_predict_layers", minimum=0) or 0
+    return Decoder(
+        params=params,
+        flags=flags,
+        attention=[FULL] * layers,
+        mlps=mlps,
+        mlp_kinds=kinds,
+        blocks={MTP_BLOCK.name: depth},
+    )
+
+
+@hookimpl
+def flopsreg_register_hf_readers():
+    return [
+        HFReader(
+            name="deepseek_v2",
+            read=deepseek,
+            summary="DeepseekV2Config (e.g. DeepSeek-V2-Lite, q_lora_rank null): MLA, MoE after first_k_dense_replace",
+            aliases={"num_experts": "n_routed_experts"},
+        ),
+        HFReader(
+            name="deepseek_v3",
+            read=deepseek,
+            summary="DeepseekV3Config: MLA, MoE after first_k_dense_replace, MTP layers as the mtp block",
+            aliases={"num_local_experts": "n_routed_experts"},
+        ),
+    ]

@@ -1,0 +1,25 @@
+"""Hugging Face reader of ``llama`` (LlamaConfig): full causal attention, SwiGLU MLP in every layer."""
+
+from flopsreg import hookimpl
+from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns.hf_layer_types import FULL
+from flopsreg.readers.declare import HFReader
+from flopsreg.readers.decoder import Decoder, dense_mlp
+from flopsreg.readers.fields import Fields, gqa_params
+
+
+def llama(c: Fields) -> Decoder:
+    """LlamaConfig: full causal, SwiGLU MLP of intermediate_size in every layer."""
+    layers = c.int("num_hidden_layers")
+    return Decoder(
+        params={**gqa_params(c), "vocab": c.int("vocab_size")},
+        flags=silu_gated(c),
+        attention=[FULL] * layers,
+        mlps=["dense"] * layers,
+        mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
+    )
+
+
+@hookimpl
+def flopsreg_register_hf_readers():
+    return [HFReader(name="llama", read=llama, summary="LlamaConfig: full causal attention, dense SwiGLU MLPs")]

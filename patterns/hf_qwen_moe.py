@@ -1,0 +1,94 @@
+"""Hugging Face readers of ``qwen2_moe`` and ``qwen3_moe``: sparse layers per ``decoder_sparse_step``
+and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
+
+from flopsreg import hookimpl
+from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns.hf_layer_types import FULL, SLIDING
+from flopsreg.readers.declare import HFReader
+from flopsreg.readers.decoder import Decoder, dense_mlp, layers_with, moe_mlp
+from flopsreg.readers.fields import Fields, gqa_params
+
+# Both config classes' attribute_map: transformers 5 saves num_local_experts (Qwen3MoeConfig).
+ALIASES = {"num_local_experts": "num_experts"}
+
+
+def _mlps(c: Fields, layers: int) -> list[str]:
+    """Layer i is sparse iff i not in mlp_only_layers, num_experts > 0, (i + 1) % decoder_sparse_step == 0."""
+    step = c.int("decoder_sparse_step")
+    # Qwen2MoeConfig / Qwen3MoeConfig: mlp_only_layers None or absent -> [] (no layer forced dense).
+    dense_only = set(c.int_list("mlp_only_layers", maximum=layers - 1) or [])
+    experts = c.int("num_experts", minimum=0)
+    return [
+        "moe" if i not in dense_only and experts > 0 and (i + 1) % step == 0 else "dense" for i in range(layers)
+    ]
+
+
+def _attention(c: Fields, layers: int) -> list[str]:
+    given = c.layer_types(layers, (SLIDING, FULL))
+    if given is not None:
+        return given
+    if c.bool("use_sliding_window", default=False):
+        # transformers versions disagree on which Qwen-MoE layers slide (>= max_window_layers in
+        # older modeling code, even layers < max_window_layers in configuration_qwen2_moe.py).
+        raise c.error(
+            "use_sliding_window",
+            f" = true: which layers slide differs between transformers versions for model_type "
+            f"{c.model_type}; give layer_types explicitly",
+        )
+    return [FULL] * layers
+
+
+def _qwen_moe(c: Fields, *, shared: bool) -> Decoder:
+    layers = c.int("num_hidden_layers")
+    attention = _attention(c, layers)
+    mlps = _mlps(c, layers)
+    kinds = {}
+    if "dense" in mlps:
+        kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))
+    if "moe" in mlps:
+        width = c.int("shared_expert_intermediate_size") if shared else 0
+        kinds["moe"] = moe_mlp(
+            c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"), width, gate=shared
+        )
+    if SLIDING in attention and c.optional_int("sliding_window", minimum=0) == 0:
+        # Qwen2MoeConfig writes sliding_window 0 when use_sliding_window is off: no window at all.
+        raise c.error(
+            "sliding_window",
+            f" = 0: no window (as Qwen2MoeConfig writes it when use_sliding_window is off), but layer_types "
+            f"marks layers {layers_with(attention, SLIDING)} sliding; expected a window >= 1",
+        )
+    return Decoder(
+        params={**gqa_params(c), "vocab": c.int("vocab_size")},
+        flags=silu_gated(c),
+        attention=attention,
+        mlps=mlps,
+        mlp_kinds=kinds,
+    )
+
+
+def qwen2_moe(c: Fields) -> Decoder:
+    """Qwen2MoeConfig: sparse layers per decoder_sparse_step; one gated shared expert per MoE layer."""
+    return _qwen_moe(c, shared=True)
+
+
+def qwen3_moe(c: Fields) -> Decoder:
+    """Qwen3MoeConfig: sparse layers per decoder_sparse_step; no shared expert."""
+    return _qwen_moe(c, shared=False)
+
+
+@hookimpl
+def flopsreg_register_hf_readers():
+    return [
+        HFReader(
+            name="qwen2_moe",
+            read=qwen2_moe,
+            summary="Qwen2MoeConfig: MoE per decoder_sparse_step, one gated shared expert",
+            aliases=ALIASES,
+        ),
+        HFReader(
+            name="qwen3_moe",
+            read=qwen3_moe,
+            summary="Qwen3MoeConfig: MoE per decoder_sparse_step, no shared expert",
+            aliases=ALIASES,
+        ),
+    ]
