@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from flopsreg import render
@@ -19,25 +19,24 @@ from flopsreg.evaluate import RECOMPUTE
 from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.examples_index import example_names, example_path
 from flopsreg.model import Model
+from flopsreg.pattern import Block
 from flopsreg.api import Registry
 from flopsreg.sweep import iter_sweep, parse_lengths
 
 __all__ = ["load_model_arg", "main"]
 
 
-def load_model_arg(
-    spec: str, *, mtp: bool = False, blocks: Sequence[str] = (), registry: Registry | None = None
-) -> Model:
+def load_model_arg(spec: str, *, blocks: Sequence[tuple[str, str]] = (), registry: Registry | None = None) -> Model:
     """A model from a ``.toml`` file, a Hugging Face ``config.json`` (or a folder holding one),
     or a bundled example name; an argument that looks like a path must exist.
 
-    *blocks* (``--block``) are the blocks of extra layers a config.json declares to count, each
-    an error if the model has none; ``mtp`` (``--mtp``) is ``--block mtp``. A config.json is
-    read with *registry*'s readers (default: the built-in and installed plugins).
+    *blocks* are ``(option, block)`` pairs: the blocks of extra layers a config.json declares to
+    count (``--block NAME``, or its shorthand ``--NAME``), each an error, naming the option, if
+    the model has none. A config.json is read with *registry*'s readers (default: the built-in
+    and installed plugins).
     """
     if not spec.strip():
         raise FlopsregError("MODEL '': empty; give a .toml file, a config.json or a bundled example name")
-    asked = [*blocks, *(["mtp"] if mtp else [])]
     path = Path(spec)
     if path.is_dir():
         if not (path / "config.json").is_file():
@@ -45,7 +44,7 @@ def load_model_arg(
         path = path / "config.json"
     if path.is_file():
         if path.suffix == ".json":
-            model = Model.from_hf_config(path, registry=registry, blocks=asked)
+            model = Model.from_hf_config(path, registry=registry, blocks=[block for _, block in blocks])
         else:
             model = Model.from_toml(path)
     elif spec in example_names():
@@ -60,16 +59,11 @@ def load_model_arg(
             f"MODEL {spec!r}: not a .toml or config.json file, nor a bundled example"
             f"{did_you_mean(spec, names)} (bundled: {', '.join(names)})"
         )
-    if mtp and not model.plan.blocks.get("mtp"):
-        raise FlopsregError(
-            f"--mtp: {model.name} has no multi-token-prediction modules to count (a config.json declares "
-            "them with num_nextn_predict_layers; a model file with plan.mtp, which counts them always)"
-        )
-    for block in blocks:
+    for option, block in blocks:
         if not model.plan.blocks.get(block):
             raise FlopsregError(
-                f"--block {block}: {model.name} has no {block} layers to count (a config.json declares them if "
-                f"its model_type's reader reads them; a model file with plan.{block}, which counts them always)"
+                f"{option}: {model.name} has no {block} layers to count (a config.json declares them where its "
+                f"model_type's reader reads them; a model file lists them in plan.{block}, and they count always)"
             )
     return model
 
@@ -115,7 +109,7 @@ def _param(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"expected NAME=INTEGER, got {text!r}") from None
 
 
-def _model_options(p: argparse.ArgumentParser) -> None:
+def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, Block]) -> None:
     p.add_argument("model", metavar="MODEL", help="a .toml model file, a config.json, or a bundled example name")
     p.add_argument(
         "--param",
@@ -125,14 +119,16 @@ def _model_options(p: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="set a parameter wherever the model sets it, else model-wide (repeatable), e.g. window=512",
     )
-    p.add_argument("--mtp", action="store_true", help="count the multi-token-prediction modules a config.json declares")
     p.add_argument(
         "--block",
         action="append",
         default=[],
         metavar="NAME",
-        help="count the extra layers of block NAME a config.json declares (repeatable); --mtp is --block mtp",
+        help="count the extra layers of block NAME a config.json declares (repeatable)",
     )
+    for block in blocks.values():  # --NAME: the shorthand of --block NAME, for each declared block
+        p.add_argument(f"--{block.name}", dest="shorthand_blocks", action="append_const", const=block.name,
+                       default=[], help=f"--block {block.name}: count the {block.meaning}")
 
 
 def _length_options(p: argparse.ArgumentParser) -> None:
@@ -146,7 +142,8 @@ def _convention_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--convention", default="exact", metavar="NAME", help="exact (default), megatron, slime, ...")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(blocks: Mapping[str, Block]) -> argparse.ArgumentParser:
+    """The command line; *blocks* are the registry's declared blocks, each with its --NAME option."""
     parser = _Parser(prog="flopsreg", description="Exact FLOPs of transformer models.")
     parser.add_argument("--version", action=_Version, help="show flopsreg's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -155,7 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("eval", help="exact FLOPs of a model for a batch")
-    _model_options(p)
+    _model_options(p, blocks)
     _length_options(p)
     _convention_option(p)
     p.add_argument(
@@ -168,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
 
     p = sub.add_parser("sweep", help="forward and training FLOPs over many sequence lengths")
-    _model_options(p)
+    _model_options(p, blocks)
     p.add_argument(
         "--seq-len",
         required=True,
@@ -182,21 +179,21 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     p = sub.add_parser("compare", help="every convention against exact, and why they differ")
-    _model_options(p)
+    _model_options(p, blocks)
     _length_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
-    _model_options(p)
+    _model_options(p, blocks)
     _convention_option(p)
 
     p = sub.add_parser("formula", help="the model's closed form")
-    _model_options(p)
+    _model_options(p, blocks)
     _convention_option(p)
     p.add_argument("--format", choices=("text", "latex"), default="text")
 
     p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
-    _model_options(p)
+    _model_options(p, blocks)
     p.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
     return parser
 
@@ -207,7 +204,8 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
         if args.format == "json":
             return json.dumps(render.patterns_json(registry), indent=2)
         return render.patterns_text(registry)
-    model = load_model_arg(args.model, mtp=args.mtp, blocks=args.block, registry=registry)
+    asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
+    model = load_model_arg(args.model, blocks=asked, registry=registry)
     for name, value in args.param:
         model, places = model.with_param(name, value)
         _note(f"--param {name}={value} set in {', '.join(places)}")
@@ -295,11 +293,11 @@ def _note(message: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input)."""
     try:
-        args = _parser().parse_args(argv)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             registry = Registry.default()
         _warn([str(w.message) for w in caught])
+        args = _parser(registry.blocks).parse_args(argv)
         output = _run(args, registry)
         if isinstance(output, str):
             print(output)

@@ -37,10 +37,10 @@ from flopsreg.checks import (
 )
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
 from flopsreg.pattern import EXACT, FLOPS, Block, Convention, Param, Pattern, Quantity, Slot
-from flopsreg.readers.declare import HFLayerType, HFReader, MegatronReader
+from flopsreg.declare import HFLayerType, HFReader, MegatronReader
 from flopsreg.symbols import SHARED, SymbolInfo, SymbolTable
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins"]
+__all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins", "default_plugins"]
 
 ENTRY_POINT_GROUP = "flopsreg"
 _HOOK_NAMES = frozenset(
@@ -232,6 +232,20 @@ class PluginRegistry:
                         + ("" if kind == "conventions" else " differently; import and reuse that declaration"),
                     )
                 seen[item.name] = item
+        self._check_argument_claims(name, declared["megatron_readers"])
+
+    def _check_argument_claims(self, name: str, readers: Sequence[MegatronReader]) -> None:
+        """Two Megatron-LM readers claiming one argument at equal precedence: nobody decided."""
+        earlier = [(reader, owner) for reader, owner in self._declared["megatron_readers"].values()]
+        for i, reader in enumerate(readers):
+            for other, by in [*earlier, *((r, name) for r in readers[i + 1 :])]:
+                tied = reader.clashes(other)
+                if tied:
+                    raise PluginError(
+                        name,
+                        f"Megatron-LM reader {reader.name!r} claims args.{tied[0]} at precedence {reader.precedence}, "
+                        f"as does reader {other.name!r} of plugin {by!r}; give one of them a higher precedence",
+                    )
 
     def _check_hook_names(self, name: str, plugin: Any) -> None:
         for attr in dir(plugin):
@@ -425,3 +439,10 @@ class PluginRegistry:
             if pattern.name == name:
                 return pattern
         raise KeyError(f"no pattern {name!r}{did_you_mean(name, (p.name for p in self.patterns))}")
+
+
+@functools.lru_cache(maxsize=1)
+def default_plugins() -> PluginRegistry:
+    """The built-in and installed plugins, loaded once per process: what the readers use when
+    they are given no registry."""
+    return PluginRegistry()

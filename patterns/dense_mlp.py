@@ -18,6 +18,11 @@ DENSE_MLP = Pattern(
 )
 
 
+def dense_mlp(width: int) -> tuple[frozenset[str], dict[str, int]]:
+    """The flags and parameters of a dense MLP of *width*: what a reader gives a layer kind."""
+    return DENSE_MLP.flags, {FFN_HIDDEN.name: width}
+
+
 @hookimpl
 def flopsreg_register_patterns():
     return [DENSE_MLP]

@@ -4,8 +4,9 @@ interleaved sliding and full layers, GeGLU MLP, head_dim default 256."""
 from flopsreg import hookimpl
 from flopsreg.patterns._hf_common import GATED_LM, alternating
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
-from flopsreg.readers.declare import HFReader
-from flopsreg.readers.decoder import Decoder, dense_mlp
+from flopsreg.declare import HFReader
+from flopsreg.readers.decoder import Decoder
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 

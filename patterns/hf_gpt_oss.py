@@ -2,8 +2,9 @@
 
 from flopsreg import hookimpl
 from flopsreg.patterns._hf_common import GATED_LM, alternating
-from flopsreg.readers.declare import HFReader
-from flopsreg.readers.decoder import Decoder, moe_mlp
+from flopsreg.declare import HFReader
+from flopsreg.readers.decoder import Decoder
+from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 

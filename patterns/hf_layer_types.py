@@ -3,7 +3,7 @@
 from flopsreg import hookimpl
 from flopsreg.patterns.chunked import CHUNK, CHUNKED
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.readers.declare import HFLayerType
+from flopsreg.declare import HFLayerType
 
 FULL_ATTENTION = HFLayerType(
     name="full_attention",

@@ -3,8 +3,9 @@
 from flopsreg import hookimpl
 from flopsreg.patterns._hf_common import silu_gated
 from flopsreg.patterns.hf_layer_types import FULL
-from flopsreg.readers.declare import HFReader
-from flopsreg.readers.decoder import Decoder, dense_mlp
+from flopsreg.declare import HFReader
+from flopsreg.readers.decoder import Decoder
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params
 
 

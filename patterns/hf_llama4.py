@@ -4,8 +4,10 @@ layers, full NoPE layers; MoE layers with one shared expert."""
 from flopsreg import hookimpl
 from flopsreg.patterns._hf_common import silu_gated
 from flopsreg.patterns.hf_layer_types import CHUNKS, FULL
-from flopsreg.readers.declare import HFReader
-from flopsreg.readers.decoder import Decoder, dense_mlp, moe_mlp
+from flopsreg.declare import HFReader
+from flopsreg.readers.decoder import Decoder
+from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 

@@ -4,8 +4,10 @@ and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer.""
 from flopsreg import hookimpl
 from flopsreg.patterns._hf_common import silu_gated
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
-from flopsreg.readers.declare import HFReader
-from flopsreg.readers.decoder import Decoder, dense_mlp, layers_with, moe_mlp
+from flopsreg.declare import HFReader
+from flopsreg.readers.decoder import Decoder, layers_with
+from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params
 
 # Both config classes' attribute_map: transformers 5 saves num_local_experts (Qwen3MoeConfig).

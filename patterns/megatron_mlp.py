@@ -7,8 +7,9 @@
 import attrs
 
 from flopsreg import hookimpl
-from flopsreg.readers.declare import MegatronReader
-from flopsreg.readers.decoder import dense_mlp, moe_mlp
+from flopsreg.declare import MegatronReader
+from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.moe import moe_mlp
 
 
 def _gate_flags(args) -> set[str]:

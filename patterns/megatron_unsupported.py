@@ -6,7 +6,7 @@ takes it over, and the others stay refused.
 """
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.readers.declare import MegatronReader
+from flopsreg.declare import MegatronReader
 
 # Each refused argument and what it switches on.
 UNSUPPORTED = {

@@ -8,7 +8,8 @@ sliding layers with 1; unset, every layer slides (``is_layer_window_attention``)
 import attrs
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.readers.declare import MegatronReader
+from flopsreg.declare import MegatronReader
+from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.readers.megatron import window_keys
 
 
@@ -26,8 +27,9 @@ def read(args, decoder):
     keys = window_keys(args.get("window_size"))
     if keys is None:
         return decoder
-    masks = ["sliding" if slide else mask for slide, mask in zip(_slides(args, len(decoder.masks)), decoder.masks)]
-    return attrs.evolve(decoder, masks=masks, mask_params={**decoder.mask_params, "sliding": {"window": keys}})
+    attention = ["sliding" if slide else kind for slide, kind in zip(_slides(args, len(decoder.attention)), decoder.attention)]
+    kinds = {**decoder.attention_kinds, "sliding": (SLIDING_WINDOW.flags, {WINDOW.name: keys})}
+    return attrs.evolve(decoder, attention=attention, attention_kinds=kinds)
 
 
 WINDOW = MegatronReader(

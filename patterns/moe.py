@@ -25,6 +25,21 @@ MOE = Pattern(
 )
 
 
+def moe_mlp(
+    experts: int, top_k: int, width: int, shared: int = 0, gate: bool = False
+) -> tuple[frozenset[str], dict[str, int]]:
+    """The flags and parameters of a MoE MLP (what a reader gives a layer kind), with shared
+    experts of total width *shared* if any, gated if *gate* (Qwen's shared-expert gate)."""
+    from flopsreg.patterns.shared_expert_gate import SHARED_EXPERT_GATE
+    from flopsreg.patterns.shared_experts import SHARED_EXPERTS, SHARED_HIDDEN
+
+    flags = MOE.flags | (SHARED_EXPERTS.flags if shared else frozenset()) | (SHARED_EXPERT_GATE.flags if gate else frozenset())
+    params = {EXPERTS.name: experts, TOP_K.name: top_k, EXPERT_HIDDEN.name: width}
+    if shared:
+        params[SHARED_HIDDEN.name] = shared
+    return flags, params
+
+
 @hookimpl
 def flopsreg_register_patterns():
     return [MOE]

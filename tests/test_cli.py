@@ -340,7 +340,7 @@ def test_empty_model_or_parameter_name_is_an_error(capsys, argv, parts):
 
 def test_mtp_on_a_model_without_mtp_modules_is_an_error(capsys):
     status, out, err = run(capsys, "eval", "gemma-3-4b", "--seq-len", "8", "--mtp")
-    assert_one_error_line(status, out, err, "--mtp", "gemma-3-4b", "no multi-token-prediction modules")
+    assert_one_error_line(status, out, err, "--mtp", "gemma-3-4b", "has no mtp layers to count")
 
 
 @pytest.mark.parametrize("seq_len", ["4096:1024", "0:10", "5:5:0", "0,4"])

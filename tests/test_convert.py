@@ -27,7 +27,7 @@ def test_convert_to_stdout_with_mtp(registry, capsys):
     text = capsys.readouterr().out
     assert 'mtp = ["moe"]' in text and '"mtp"' in text
     model = flopsreg.Model.from_toml_string(text)
-    with_mtp = flopsreg.Model.from_hf_config(DATA / "deepseek-v3.json", mtp=True)
+    with_mtp = flopsreg.Model.from_hf_config(DATA / "deepseek-v3.json", blocks=("mtp",))
     assert registry.evaluate(model, seq_len=4096).forward == registry.evaluate(with_mtp, seq_len=4096).forward
 
 

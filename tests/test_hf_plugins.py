@@ -14,10 +14,12 @@ import flopsreg
 import oracles
 from flopsreg import ModelError, PluginWarning
 from flopsreg.cli import main
-from flopsreg.readers.declare import HFLayerType, HFReader
-from flopsreg.readers.decoder import Decoder, dense_mlp
+from flopsreg.declare import HFLayerType, HFReader
+from flopsreg.readers.decoder import Decoder
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params
-from flopsreg.readers.hf import default_registry, load_hf_config
+from flopsreg.readers.hf import load_hf_config
+from flopsreg.registry import default_plugins as default_registry
 from hf_data import path
 
 
@@ -185,7 +187,7 @@ def test_a_reader_giving_an_undeclared_layer_type_is_an_error():
 
 
 def test_deprecated_mtp_warns_and_still_counts_the_mtp_layers():
-    with pytest.warns(DeprecationWarning, match=r'mtp=True\) is deprecated; use blocks=\("mtp",\)'):
+    with pytest.warns(DeprecationWarning, match=r"mtp=\.\.\.\) is deprecated; use blocks=\('mtp',\)"):
         old = flopsreg.Model.from_hf_config(path("deepseek-v3"), mtp=True)
     assert old == load_hf_config(path("deepseek-v3"), blocks=("mtp",))
     assert old.plan.blocks["mtp"] == ("moe",)  # num_nextn_predict_layers = 1

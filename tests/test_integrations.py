@@ -136,7 +136,7 @@ def test_drop_ins_read_the_arguments_with_the_readers_of_their_registry():
     """A plugin reader in the registry passed to a drop-in reads the namespace; without it, refused."""
     import types
 
-    from flopsreg.readers.declare import MegatronReader
+    from flopsreg.declare import MegatronReader
 
     @flopsreg.hookimpl
     def flopsreg_register_megatron_readers():

@@ -16,7 +16,7 @@ import flopsreg
 from flopsreg import Param, Pattern
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
 from flopsreg.patterns.quantities import f
-from flopsreg.readers.declare import MegatronReader
+from flopsreg.declare import MegatronReader
 from flopsreg.readers.megatron import Arguments, claims
 from flopsreg.symbols import h, s
 
@@ -204,10 +204,16 @@ def test_a_displaced_argument_reads_as_unset_for_the_built_in():
 # -- faults ------------------------------------------------------------------------------------
 
 
-def test_two_readers_claiming_one_argument_at_equal_precedence_are_named():
-    reg = registry_with(plugin("plugin_a", reader("reader_a", ("x", "shared_arg"))), plugin("plugin_b", reader("reader_b", "shared_arg")))
-    with pytest.raises(flopsreg.PluginError, match=r"readers 'reader_a' \(\S+\) and 'reader_b' both claim args\.shared_arg at precedence 5"):
-        flopsreg.Model.from_megatron_args(args(), registry=reg)
+def test_two_readers_claiming_one_argument_at_equal_precedence_skip_the_later_plugin_at_load():
+    with pytest.warns(flopsreg.PluginWarning) as record:
+        reg = flopsreg.Registry(
+            plugins=[plugin("plugin_a", reader("reader_a", ("x", "shared_arg"))), plugin("plugin_b", reader("reader_b", "shared_arg"))],
+            load_entry_points=False,
+        )
+    (error,) = reg.errors
+    assert [str(w.message) for w in record] == [str(error)] and error.plugin == "plugin_b"
+    assert "reader 'reader_b' claims args.shared_arg at precedence 5, as does reader 'reader_a' of plugin 'plugin_a'" in str(error)
+    assert "reader_a" in reg.megatron_readers and "reader_b" not in reg.megatron_readers
 
 
 def test_a_tie_is_a_fault_even_when_a_third_reader_outranks_it():
@@ -216,10 +222,11 @@ def test_a_tie_is_a_fault_even_when_a_third_reader_outranks_it():
         claims(readers)
 
 
-def test_a_tie_with_a_built_in_reader_is_named():
-    reg = registry_with(plugin("mine", reader("my_swiglu", "swiglu", precedence=10)))
-    with pytest.raises(flopsreg.PluginError, match=r"'mlp' \(flopsreg\.patterns\.megatron_mlp\) and 'my_swiglu' both claim args\.swiglu at precedence 10"):
-        flopsreg.Model.from_megatron_args(args(), registry=reg)
+def test_a_tie_with_a_built_in_reader_skips_the_plugin_at_load():
+    with pytest.warns(flopsreg.PluginWarning, match=r"plugin 'mine': Megatron-LM reader 'my_swiglu' claims args\.swiglu at precedence 10, as does reader 'mlp' of plugin 'flopsreg\.patterns\.megatron_mlp'"):
+        reg = flopsreg.Registry(plugins=[plugin("mine", reader("my_swiglu", "swiglu", precedence=10))], load_entry_points=False)
+    assert "my_swiglu" not in reg.megatron_readers
+    flopsreg.Model.from_megatron_args(args(), registry=reg)  # the built-in reader still reads every run
 
 
 def test_claims_give_each_argument_to_its_highest_precedence():

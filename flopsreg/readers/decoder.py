@@ -15,30 +15,9 @@ import attrs
 
 from flopsreg.model import LayerKind, Model, Plan
 
-__all__ = ["Decoder", "build_model", "dense_mlp", "layers_with", "moe_mlp", "shortest_plan"]
+__all__ = ["Decoder", "build_model", "layers_with", "shortest_plan"]
 
 Kind = tuple[frozenset[str], Mapping[str, int]]  # the flags and parameters of one attention or MLP kind
-
-# Transitional (one release): the flags of the attention names readers/megatron.py passes as
-# ``masks``; it will give ``attention_kinds`` itself, as the Hugging Face readers do.
-_LEGACY_MASK_FLAGS = {"full": frozenset(), "sliding": frozenset({"sliding_window"}), "chunked": frozenset({"chunked"})}
-
-
-def dense_mlp(width: int) -> tuple[frozenset[str], dict[str, int]]:
-    """Flags and parameters of a dense MLP of *width*."""
-    return frozenset({"mlp"}), {"ffn_hidden": width}
-
-
-def moe_mlp(
-    experts: int, top_k: int, width: int, shared: int = 0, gate: bool = False
-) -> tuple[frozenset[str], dict[str, int]]:
-    """Flags and parameters of a MoE MLP, with shared experts of total width *shared* if any."""
-    flags = {"moe"} | ({"shared_experts"} if shared else set()) | ({"shared_expert_gate"} if gate else set())
-    params = {"experts": experts, "top_k": top_k, "expert_hidden": width}
-    if shared:
-        params["shared_hidden"] = shared
-    return frozenset(flags), params
-
 
 def layers_with(entries: Sequence[str], entry: str) -> str:
     """The indices of the layers whose entry is *entry*, for messages: ``0, 2, 4, 6, 8, 10, ...``.
@@ -59,16 +38,15 @@ class Decoder:
         flags: model-wide flags (gated, lm_head, mla, q_lora).
         attention: the attention of every decoder layer. A Hugging Face reader gives
             ``layer_types`` strings (``full_attention``, ``sliding_attention``, ...): the loader
-            gives them the flags and parameters their :class:`~flopsreg.readers.declare.HFLayerType`
+            gives them the flags and parameters their :class:`~flopsreg.declare.HFLayerType`
             declares. Other readers name kinds of their own and define them in ``attention_kinds``.
         mlps: the MLP of every decoder layer, e.g. ``dense`` or ``moe``.
         attention_kinds: flags and parameters of each attention entry, e.g.
             ``{"sliding": ({"sliding_window"}, {"window": 4096})}``.
         mlp_kinds: flags and parameters of each MLP, e.g. ``{"dense": ({"mlp"}, {"ffn_hidden": F})}``.
-        blocks: blocks of extra layers the config declares but its forward pass does not run, as
-            ``{block: depth}``; counted only when asked for (``load_hf_config(blocks=...)``).
-        masks, mask_params: transitional (one release) spelling of ``attention`` and the
-            parameters of its ``sliding`` and ``chunked`` entries, for the Megatron-LM reader.
+        blocks: blocks of extra layers the description declares, as ``{block: depth}``: a
+            Megatron-LM run's are counted; a Hugging Face config's (which its forward pass does
+            not run) only when asked for (``load_hf_config(blocks=...)``).
     """
 
     params: Mapping[str, int]
@@ -78,14 +56,8 @@ class Decoder:
     attention_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
     mlp_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
     blocks: Mapping[str, int] = attrs.field(factory=dict)
-    masks: tuple[str, ...] = attrs.field(converter=tuple, default=())
-    mask_params: Mapping[str, Mapping[str, int]] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
-        if self.masks:  # the transitional spelling: define the attention kinds it names
-            kinds = {mask: (_LEGACY_MASK_FLAGS[mask], self.mask_params.get(mask, {})) for mask in self.masks}
-            object.__setattr__(self, "attention", self.masks)
-            object.__setattr__(self, "attention_kinds", kinds)
         if len(self.attention) != len(self.mlps):
             raise ValueError(f"{len(self.attention)} attention entries but {len(self.mlps)} MLPs")
 

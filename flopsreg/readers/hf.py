@@ -1,15 +1,14 @@
 """Hugging Face ``config.json`` -> :class:`flopsreg.Model`: dispatch to the reader plugins.
 
-A reader plugin claims a ``model_type`` with an :class:`~flopsreg.readers.declare.HFReader` and
+A reader plugin claims a ``model_type`` with an :class:`~flopsreg.declare.HFReader` and
 reads the config through the strict field accessor :class:`~flopsreg.readers.fields.Fields`
 into a per-layer :class:`~flopsreg.readers.decoder.Decoder`; the ``layer_types`` strings it gives
-get the flags and parameters their :class:`~flopsreg.readers.declare.HFLayerType` declares. This
+get the flags and parameters their :class:`~flopsreg.declare.HFLayerType` declares. This
 module only reads the file, finds the reader and builds the model: it names no model type.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import warnings
 from collections.abc import Iterable, Mapping
@@ -20,18 +19,13 @@ import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model
-from flopsreg.readers.declare import HFLayerType, HFReader
+from flopsreg.declare import HFLayerType, HFReader
 from flopsreg.readers.decoder import Decoder, build_model, layers_with
 from flopsreg.readers.fields import Fields
-from flopsreg.registry import PluginRegistry
+from flopsreg.registry import PluginRegistry, default_plugins
 
-__all__ = ["default_registry", "load_hf_config"]
+__all__ = ["load_hf_config"]
 
-
-@functools.cache
-def default_registry() -> PluginRegistry:
-    """The built-in and installed plugins, loaded once per process: the readers' default."""
-    return PluginRegistry()
 
 
 def _read(config: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], str, str]:
@@ -127,12 +121,14 @@ def _with_layer_types(decoder: Decoder, fields: Fields, layer_types: Mapping[str
     return attrs.evolve(decoder, attention=named, attention_kinds=kinds)
 
 
-def _blocks(asked: Iterable[str], mtp: bool, registry: PluginRegistry) -> frozenset[str]:
-    """The block names asked for, each declared by a plugin; ``mtp=True`` is deprecated."""
+def _blocks(asked: Iterable[str], named: Mapping[str, bool], registry: PluginRegistry) -> frozenset[str]:
+    """The block names asked for, each declared by a plugin; ``NAME=True`` is deprecated."""
     asked = list(asked)
-    if mtp:
-        warnings.warn('load_hf_config(mtp=True) is deprecated; use blocks=("mtp",)', DeprecationWarning, stacklevel=3)
-        asked.append("mtp")
+    for block, wanted in named.items():
+        warnings.warn(
+            f"load_hf_config({block}=...) is deprecated; use blocks=({block!r},)", DeprecationWarning, stacklevel=4
+        )
+        asked += [block] if wanted else []
     for block in asked:
         if block not in registry.blocks:
             raise ModelError(
@@ -148,22 +144,23 @@ def load_hf_config(
     registry: PluginRegistry | None = None,
     blocks: Iterable[str] = (),
     name: str | None = None,
-    mtp: bool = False,
+    **named_blocks: bool,
 ) -> Model:
     """A :class:`Model` from a Hugging Face ``config.json`` path or its parsed dict.
 
     Args:
         config: the path, or the parsed JSON object.
         registry: the plugins whose readers and layer types are used; default
-            :func:`default_registry` (the built-in and installed plugins).
+            :func:`flopsreg.registry.default_plugins` (the built-in and installed plugins).
         blocks: the blocks of extra layers to count that the config declares but the Hugging Face
             forward pass does not run, e.g. ``("mtp",)`` for DeepSeek-V3's multi-token-prediction
             layers (``num_nextn_predict_layers``); a block the config does not declare adds nothing.
         name: the model name; default the config's ``_name_or_path``, else its model_type.
-        mtp: deprecated (one release): ``blocks=("mtp",)``.
+        named_blocks: the earlier spelling, deprecated (one release): ``NAME=True`` is
+            ``blocks=(NAME,)``, e.g. ``mtp=True``.
     """
-    registry = registry or default_registry()
-    asked = _blocks(blocks, mtp, registry)
+    registry = registry or default_plugins()
+    asked = _blocks(blocks, named_blocks, registry)
     data, where, source = _read(config)
     claimed = _reader(data, where, registry.hf_readers)
     reader, fields = _fields(data, where, claimed, registry.hf_readers)

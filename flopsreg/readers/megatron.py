@@ -2,7 +2,7 @@
 
 This module only dispatches. It reads the three dimensions every run has (``hidden_size``,
 ``num_layers``, ``num_attention_heads``), starts a decoder of full-causal dense layers, and
-hands it to the registered :class:`~flopsreg.readers.declare.MegatronReader` s: each argument
+hands it to the registered :class:`~flopsreg.declare.MegatronReader` s: each argument
 to the reader of highest precedence that claims it, the readers from the lowest precedence to
 the highest (by name within one precedence). What the arguments mean lives in those readers,
 the built-in ones in ``flopsreg.patterns.megatron_*``.
@@ -10,7 +10,6 @@ the built-in ones in ``flopsreg.patterns.megatron_*``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,21 +17,14 @@ import attrs
 
 from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError
 from flopsreg.model import Model
-from flopsreg.readers.declare import MegatronReader
+from flopsreg.declare import MegatronReader
 from flopsreg.readers.decoder import Decoder, build_model
-from flopsreg.registry import PluginRegistry
+from flopsreg.registry import PluginRegistry, default_plugins
 
-__all__ = ["Arguments", "MegatronDecoder", "claims", "default_registry", "load_megatron_args", "window_keys"]
+__all__ = ["Arguments", "claims", "load_megatron_args", "window_keys"]
 
 # The dimensions of every run, read before any reader.
 _REQUIRED = ("hidden_size", "num_layers", "num_attention_heads")
-
-
-@attrs.frozen(kw_only=True)
-class MegatronDecoder(Decoder):
-    """A :class:`Decoder` and the depth of each block of extra layers the run adds (``{block: depth}``)."""
-
-    blocks: Mapping[str, int] = attrs.field(factory=dict)
 
 
 class Arguments:
@@ -146,11 +138,6 @@ def claims(readers: Iterable[MegatronReader]) -> dict[str, MegatronReader]:
     return winners
 
 
-@functools.lru_cache(maxsize=1)
-def default_registry() -> PluginRegistry:
-    """The registry whose readers :func:`load_megatron_args` uses when given none (loaded once)."""
-    return PluginRegistry()
-
 
 def _fault(reader: MegatronReader | None, problem: str) -> PluginError:
     """A fault of *reader*, naming it and the module that defines it."""
@@ -164,12 +151,16 @@ def load_megatron_args(
 ) -> Model:
     """A model from a Megatron-LM argument namespace (after ``validate_args``), read by the
     Megatron-LM readers of *registry* (default: the built-in and installed plugins)."""
-    readers = (registry or default_registry()).megatron_readers.values()
+    readers = (registry or default_plugins()).megatron_readers.values()
     winners = claims(readers)
     required = Arguments(args, _REQUIRED)
     hidden, layers, heads = (required.int(field) for field in _REQUIRED)
-    decoder = MegatronDecoder(
-        params={"hidden": hidden, "heads": heads}, flags=(), masks=("full",) * layers, mlps=("dense",) * layers
+    decoder = Decoder(  # full causal dense layers until a reader says otherwise
+        params={"hidden": hidden, "heads": heads},
+        flags=(),
+        attention=("full",) * layers,
+        attention_kinds={"full": (frozenset(), {})},
+        mlps=("dense",) * layers,
     )
     for reader in sorted(readers, key=lambda r: (r.precedence, r.name)):
         won = [argument for argument in reader.arguments if winners[argument] is reader]
@@ -178,7 +169,7 @@ def load_megatron_args(
     return build_model(decoder, name=name, source="Megatron-LM arguments", blocks=decoder.blocks)
 
 
-def _read(reader: MegatronReader, args: Arguments, decoder: MegatronDecoder) -> MegatronDecoder:
+def _read(reader: MegatronReader, args: Arguments, decoder: Decoder) -> Decoder:
     """*decoder* as *reader* leaves it; an exception that is not a flopsreg error is its plugin's fault."""
     try:
         result = reader.read(args, decoder)
@@ -186,6 +177,6 @@ def _read(reader: MegatronReader, args: Arguments, decoder: MegatronDecoder) -> 
         raise
     except Exception as exc:
         raise _fault(reader, f"raised {type(exc).__name__}: {exc}") from exc
-    if not isinstance(result, MegatronDecoder):
+    if not isinstance(result, Decoder):
         raise _fault(reader, f"returned {type(result).__name__}, not the decoder it was given with changes (attrs.evolve)")
     return result

@@ -96,7 +96,7 @@ def _identifiers(instance: Any, attribute: attrs.Attribute, value: tuple[Any, ..
     if not value or bad or len(set(value)) != len(value):
         raise ValueError(
             f"{type(instance).__name__}.{attribute.name} = {value!r}: expected distinct argparse destinations "
-            "such as 'moe_latent_size' (args.<name>, underscores, not '--moe-latent-size')"
+            "such as 'window_size' (args.<name>, underscores, not '--window-size')"
         )
 
 
