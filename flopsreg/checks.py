@@ -256,7 +256,8 @@ def _compositions(
             more = sorted(_names_in(provider, constraints=False) & quantities)
             yield from extend({**chosen, **{q: provider for q in provider.quantities if q != FLOPS}}, rest + more)
 
-    yield from extend({}, sorted(_names_in(consumer, constraints=False) & quantities))
+    own = {q: consumer for q in consumer.provides}  # a pattern may use what it provides
+    yield from extend(own, sorted(_names_in(consumer, constraints=False) & quantities))
 
 
 def check_compositions(
@@ -322,7 +323,8 @@ def unprovided(pattern: Pattern, patterns: Sequence[Pattern], conventions: set[s
     for quantity in sorted(_names_in(pattern, constraints=False) & quantities):
         providers = [
             p for p in patterns
-            if p is not pattern and p.scope == pattern.scope and quantity in p.quantities and _co_apply((p, pattern), conventions)
+            if (p is not pattern or quantity in pattern.provides)  # a pattern may use what it provides
+            and p.scope == pattern.scope and quantity in p.quantities and _co_apply((p, pattern), conventions)
         ]
         if not pattern.flags and not any(not p.flags for p in providers):
             unit = "layer" if pattern.scope == "layer" else "model"

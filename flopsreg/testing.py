@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
+import sympy
+
 from flopsreg.compile import compile_exact
 from flopsreg.pattern import Pattern
 
@@ -31,15 +33,22 @@ def count_pairs(visible: Visible, seq_len: int, params: Mapping[str, int]) -> in
 
 
 def check_mask_pattern(
-    pattern: Pattern, visible: Visible, *, params: Iterable[Mapping[str, int]], max_len: int = 40
+    pattern: Pattern,
+    visible: Visible,
+    *,
+    params: Iterable[Mapping[str, int]],
+    max_len: int = 40,
+    quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
 ) -> None:
     """Assert *pattern* counts exactly the pairs *visible* allows, for lengths 1..max_len.
 
-    Raises AssertionError naming the first length and parameters where they differ.
+    *quantities* gives the quantities the formula uses (``{symbol: formula}``), as the patterns
+    that produce them do. Raises AssertionError naming the first length and parameters where
+    they differ.
     """
     if pattern.produces != "pairs":
         raise ValueError(f"pattern {pattern.name!r} produces {pattern.produces!r}, not pairs")
-    formula = compile_exact(pattern.formula)
+    formula = compile_exact(pattern.formula.xreplace(dict(quantities or {})))
     for values in params:
         for seq_len in range(1, max_len + 1):
             expected = count_pairs(visible, seq_len, values)
