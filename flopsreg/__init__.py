@@ -12,6 +12,7 @@ from __future__ import annotations
 import flopsreg.readers  # noqa: F401 - the readers behind Model.from_toml, from_hf_config, ...
 from flopsreg.api import Registry
 from flopsreg.compose import ModelSelection
+from flopsreg.declare import HFLayerType, HFReader, MegatronReader
 from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError
 from flopsreg.evaluate import LayerResult, Result
 from flopsreg.hookspecs import hookimpl
@@ -29,9 +30,12 @@ __all__ = [
     "Constraint",
     "Convention",
     "FlopsregError",
+    "HFLayerType",
+    "HFReader",
     "Layer",
     "LayerKind",
     "LayerResult",
+    "MegatronReader",
     "Model",
     "ModelError",
     "ModelPlan",
