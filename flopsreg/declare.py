@@ -47,6 +47,10 @@ class HFReader:
         aliases: the config class's ``attribute_map`` as ``{other name: field read}``: transformers
             accepts and may write either, so :class:`~flopsreg.readers.fields.Fields` reads both
             as one field.
+        per_layer: the attributes a config of this type may set for single layers in
+            transformers' ``per_layer_config`` (``{"05": {"head_dim": 512}}``), and the parameter
+            each sets on those layers: ``{"head_dim": "head_dim"}``. Any other attribute there is
+            refused by name: a reader that does not know it would count the layer wrongly.
     """
 
     name: str = attrs.field(validator=_text)
@@ -54,6 +58,7 @@ class HFReader:
     read: Callable[..., Any] | None = attrs.field(default=None, validator=attrs.validators.optional(_callable))
     text_config: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
     aliases: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
+    per_layer: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
 
     def __attrs_post_init__(self) -> None:
         if (self.read is None) == (self.text_config is None):

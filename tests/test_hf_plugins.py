@@ -276,3 +276,74 @@ def test_a_plugin_redeclaring_a_layer_type_differently_is_skipped_and_named():
     (error,) = reg.errors
     assert "'sliding_attention' is already declared by plugin 'flopsreg.patterns.hf_layer_types'" in str(error)
     assert reg.hf_layer_types["sliding_attention"].params == {"window": "sliding_window"}
+
+
+# -- per_layer_config ---------------------------------------------------------------------------
+
+
+def _per_layer_plugin():
+    from flopsreg.patterns.dense_mlp import dense_mlp as mlp_kind
+    from flopsreg.readers.fields import gqa_params
+
+    def read(c):
+        layers = c.int("num_hidden_layers")
+        return Decoder(
+            params={**gqa_params(c), "vocab": c.int("vocab_size")},
+            flags={"lm_head"},
+            attention=["full_attention"] * layers,
+            mlps=["dense"] * layers,
+            mlp_kinds={"dense": mlp_kind(c.int("intermediate_size"))},
+        )
+
+    class PerLayer:
+        @flopsreg.hookimpl
+        def flopsreg_register_hf_readers(self):
+            return [HFReader(name="widehead", read=read, per_layer={"head_dim": "head_dim"}, summary="test")]
+
+    return PerLayer()
+
+
+def _wide_config(**extra) -> dict:
+    return {
+        "model_type": "widehead", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 16, "num_hidden_layers": 4, "intermediate_size": 128, "vocab_size": 100, **extra,
+    }
+
+
+def test_per_layer_config_sets_the_mapped_parameter_on_the_layers_it_names():
+    """transformers' per_layer_config {"03": {"head_dim": 32}}: layer 3 has 32-wide heads, the others 16."""
+    reg = flopsreg.Registry(plugins=[_per_layer_plugin()], load_entry_points=False)
+    model = flopsreg.Model.from_hf_config(_wide_config(per_layer_config={"03": {"head_dim": 32}}), registry=reg)
+    assert [layer.params["head_dim"] for layer in model.layers] == [16, 16, 16, 32]
+    s, h, n, g = 10, 64, 4, 2
+
+    def layer(d: int) -> int:  # projections (q, k, v, o), core over s(s+1)/2 pairs, plain MLP of 128
+        return 2 * s * h * n * d + 2 * (2 * s * h * g * d) + 2 * s * n * d * h + 2 * n * (2 * d) * (s * (s + 1) // 2) + 2 * 2 * s * h * 128
+
+    assert reg.evaluate(model, seq_len=s).forward == 3 * layer(16) + layer(32) + 2 * s * h * 100
+
+
+@pytest.mark.parametrize(
+    ("per_layer", "parts"),
+    [
+        ({"03": {"head_dims": 32}}, ["per_layer_config['03'].head_dims", "did you mean 'head_dim'", "it reads: head_dim"]),
+        ({"07": {"head_dim": 32}}, ["per_layer_config: key '07'", "num_hidden_layers = 4"]),
+        ({"03": {"head_dim": "32"}}, ["per_layer_config['03'].head_dim = '32'", "expected an integer"]),
+        ({"01": {"skip": ["mlp"]}}, ["per_layer_config['01'].skip", "not read per layer"]),
+    ],
+)
+def test_per_layer_config_attributes_a_reader_does_not_map_are_refused(per_layer, parts):
+    reg = flopsreg.Registry(plugins=[_per_layer_plugin()], load_entry_points=False)
+    with pytest.raises(flopsreg.ModelError) as info:
+        flopsreg.Model.from_hf_config(_wide_config(per_layer_config=per_layer), registry=reg)
+    for part in parts:
+        assert part in str(info.value), str(info.value)
+
+
+def test_a_built_in_family_refuses_per_layer_config_it_does_not_read():
+    from hf_data import config
+
+    cfg = config("llama-3-8b")
+    cfg["per_layer_config"] = {"05": {"head_dim": 256}}
+    with pytest.raises(flopsreg.ModelError, match=r"per_layer_config\['05'\]\.head_dim: not read per layer by the llama reader"):
+        flopsreg.Model.from_hf_config(cfg)

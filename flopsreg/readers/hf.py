@@ -121,6 +121,42 @@ def _with_layer_types(decoder: Decoder, fields: Fields, layer_types: Mapping[str
     return attrs.evolve(decoder, attention=named, attention_kinds=kinds)
 
 
+def _with_per_layer_config(decoder: Decoder, fields: Fields, reader: HFReader) -> Decoder:
+    """*decoder* with transformers' ``per_layer_config`` applied: each layer it names gets the
+    parameters the reader maps its attributes to, as a layer kind of its own where they differ."""
+    value = fields.data.get("per_layer_config")
+    if not value:
+        return decoder
+    where = f"{fields.where}: {fields.prefix}per_layer_config"
+    if not isinstance(value, Mapping):
+        raise ModelError(f"{where} = {value!r}: expected an object of layer index -> attributes")
+    layers = len(decoder.attention)
+    overrides: dict[int, dict[str, int]] = {}
+    for key, entries in value.items():
+        index = int(key) if isinstance(key, str) and key.isdigit() else None
+        if index is None or index >= layers:
+            raise ModelError(f"{where}: key {key!r}: expected a layer index below num_hidden_layers = {layers}")
+        if not isinstance(entries, Mapping):
+            raise ModelError(f"{where}[{key!r}] = {entries!r}: expected an object of attribute -> value")
+        for attribute, number in entries.items():
+            if attribute not in reader.per_layer:
+                known = ", ".join(reader.per_layer) or "none"
+                raise ModelError(
+                    f"{where}[{key!r}].{attribute}: not read per layer by the {fields.model_type} reader"
+                    f"{did_you_mean(str(attribute), reader.per_layer)} (it reads: {known})"
+                )
+            inner = Fields(entries, where=fields.where, model_type=fields.model_type, prefix=f"{fields.prefix}per_layer_config[{key!r}].")
+            overrides.setdefault(index, {})[reader.per_layer[attribute]] = inner.int(attribute)
+    attention, kinds = list(decoder.attention), dict(decoder.attention_kinds)
+    for index, params in sorted(overrides.items()):
+        base = attention[index]
+        named = base + "".join(f"_{param}{number}" for param, number in sorted(params.items()))
+        flags, own = kinds[base]
+        kinds[named] = (flags, {**own, **params})
+        attention[index] = named
+    return attrs.evolve(decoder, attention=attention, attention_kinds=kinds)
+
+
 def _blocks(asked: Iterable[str], named: Mapping[str, bool], registry: PluginRegistry) -> frozenset[str]:
     """The block names asked for, each declared by a plugin; ``NAME=True`` is deprecated."""
     asked = list(asked)
@@ -171,6 +207,7 @@ def load_hf_config(
             "flopsreg.readers.decoder.Decoder"
         )
     decoder = _with_layer_types(decoder, fields, registry.hf_layer_types)
+    decoder = _with_per_layer_config(decoder, fields, reader)
     if name is None:
         # transformers writes _name_or_path as a string (the hub id or the local path it loaded).
         top = Fields(data, where=where, model_type=claimed.name)
