@@ -370,7 +370,7 @@ def test_a_folder_with_a_config_json_is_read(capsys, tmp_path):
 
 @pytest.mark.parametrize(
     ("content", "parts"),
-    [(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ["model.toml", "not UTF-8"]), ("name = 'caf\u00e9'\n".encode("latin-1"), ["model.toml", "byte 11"])],
+    [(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", ["model.toml", "not a UTF-8 text file"]), ("name = 'caf\u00e9'\n".encode("latin-1"), ["model.toml", "byte 11"])],
 )
 def test_binary_or_non_utf8_model_file_is_one_line(capsys, tmp_path, content, parts):
     path = tmp_path / "model.toml"

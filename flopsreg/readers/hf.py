@@ -21,6 +21,7 @@ from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model
 from flopsreg.declare import HFLayerType, HFReader
 from flopsreg.readers.decoder import Decoder, build_model, layers_with
+from flopsreg.readers.files import read_text
 from flopsreg.readers.fields import Fields
 from flopsreg.registry import PluginRegistry, default_plugins
 
@@ -35,15 +36,7 @@ def _read(config: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], st
     if not isinstance(config, (str, Path)):
         raise ModelError(f"config: expected a path to config.json or a dict, got {type(config).__name__}")
     path = Path(config)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read config: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ModelError(
-            f"{path}: not a UTF-8 text file (byte {exc.start} is {exc.object[exc.start:exc.start + 1]!r}); "
-            "expected a config.json"
-        ) from None
+    text = read_text(path, "config.json")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from flopsreg.errors import ModelError, did_you_mean
+from flopsreg.readers.files import read_text
 from flopsreg.model import LayerKind, Model, Plan, check_flags, check_params
 
 if sys.version_info >= (3, 11):
@@ -30,12 +31,7 @@ PLAN_KEYS = ("layers", "uniform", "cycle", "list", "first")  # any other key nam
 def load_model(path: str | Path) -> Model:
     """Read the model file at *path*."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read model file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ModelError(f"{path}: not a model file: byte {exc.start} is not UTF-8 text (a binary file?)") from None
+    text = read_text(path, "model file")
     return parse_model(text, where=str(path))
 
 
