@@ -19,8 +19,11 @@ from flopsreg.compile import CompiledFormula, compile_exact
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
 from flopsreg.model import Model, ranges_text, total_length
 from flopsreg.pattern import EXACT, FLOPS, Pattern, Slot
+from flopsreg.prefix import PrefixForms, prefix_forms
 from flopsreg.select import SlotSelection, select
-from flopsreg.symbols import SHARED, SymbolTable
+from flopsreg.symbols import SHARED, SymbolTable, cached, s
+
+LOGITS_MODES = ("all", "last")  # every position (training), or the last one of each sequence (serving)
 
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry
@@ -39,6 +42,8 @@ class UnitSelection:
     selections: tuple[SlotSelection, ...]
     terms: Mapping[str, sympy.Expr]  # slot -> FLOPs of one sequence
     quantities: Mapping[str, sympy.Expr]  # e.g. pairs, qk_dim
+    prefix: PrefixForms  # slot -> FLOPs of seq_len new tokens after `cached` ones, or why not
+    per_position: frozenset[str]  # slots whose work only the last position needs when serving
 
     @property
     def count(self) -> int:
@@ -76,6 +81,31 @@ class UnitSelection:
         """Exact FLOPs per slot of one sequence of *seq_len* tokens through this unit once."""
         values = {**self.params, "seq_len": seq_len}
         return {slot: formula(values) for slot, formula in self._compiled.items()}
+
+    def serving_terms(self, logits: str) -> dict[str, sympy.Expr]:
+        """FLOPs per slot of ``seq_len`` new tokens after ``cached`` ones; with *logits* ``"last"``
+        the per-position slots count one position. Raises ModelError where there is no such form."""
+        if self.prefix.fault:
+            raise ModelError(f"cached or logits: {self.prefix.fault}")
+        if logits == "all":
+            return dict(self.prefix.terms)
+        terms = {}
+        for slot, term in self.prefix.terms.items():
+            if slot in self.per_position:
+                if cached in term.free_symbols:
+                    raise ModelError(f"logits: {self.where}, slot {slot}: its per-position work depends on the cached prefix")
+                term = term.xreplace({s: sympy.Integer(1)})
+            terms[slot] = term
+        return terms
+
+    @cached_property
+    def _serving_compiled(self) -> dict[str, dict[str, CompiledFormula]]:
+        return {mode: {slot: compile_exact(term) for slot, term in self.serving_terms(mode).items()} for mode in LOGITS_MODES}
+
+    def serving_flops(self, seq_len: int, cached: int, logits: str) -> dict[str, int]:
+        """Exact FLOPs per slot of *seq_len* new tokens after *cached* ones through this unit once."""
+        values = {**self.params, "seq_len": seq_len, "cached": cached}
+        return {slot: formula(values) for slot, formula in self._serving_compiled[logits].items()}
 
 
 @attrs.frozen(eq=False)
@@ -154,6 +184,23 @@ class ModelSelection:
         """:attr:`expression` compiled once: the whole model in one exact-integer function."""
         return compile_exact(self.expression)
 
+    def serving_expression(self, logits: str = "all") -> sympy.Expr:
+        """Forward FLOPs of ``seq_len`` new tokens of one sequence after ``cached`` tokens in the
+        KV cache, logits on every position (``"all"``) or the last (``"last"``)."""
+        total = sympy.Integer(0)
+        for unit in self.units:
+            expr = sympy.Add(*unit.serving_terms(logits).values())
+            total += unit.count * expr.xreplace(_values(expr, unit.params))
+        return total
+
+    @cached_property
+    def _serving_compiled(self) -> dict[str, CompiledFormula]:
+        return {mode: compile_exact(self.serving_expression(mode)) for mode in LOGITS_MODES}
+
+    def serving(self, seq_len: int, cached: int, logits: str) -> int:
+        """Exact forward FLOPs of *seq_len* new tokens of one sequence after *cached* cached ones."""
+        return self._serving_compiled[logits]({"seq_len": seq_len, "cached": cached})
+
     @cached_property
     def _forward_function(self) -> Callable[[int], int | Fraction]:
         compiled = self.compiled
@@ -194,16 +241,30 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name)))
     structure: dict[str, int] = {}
     blocks: dict[sympy.Symbol, sympy.Expr] = {}
+    blocks_cached: dict[sympy.Symbol, sympy.Expr] = {}
+    block_fault: str | None = None
     for block in registry.blocks.values():  # extra layers, planned like decoder layers, counted by a pattern
-        total = sympy.Integer(0)
+        total = cached_total = sympy.Integer(0)
         for layer in model.block(block.name):
             where = (range(layer.index, layer.index + 1),)
             unit = _plan_unit(registry, quantities, KindSelection, layer.flags, layer.params, name=layer.kind, layers=where)
             total += unit.expression.xreplace(_values(unit.expression, unit.params))
+            block_fault = block_fault or unit.prefix.fault
+            cached_expr = sympy.Add(*unit.prefix.terms.values())
+            cached_total += cached_expr.xreplace(_values(cached_expr, unit.params))
         structure[block.layers.name] = len(model.plan.blocks.get(block.name, ()))
         blocks[block.flops] = total
+        blocks_cached[block.flops] = cached_total
     head = _plan_unit(
-        registry, quantities, ModelLevelSelection, model.flags, {**model.params, **structure}, name="model", engine_quantities=blocks
+        registry,
+        quantities,
+        ModelLevelSelection,
+        model.flags,
+        {**model.params, **structure},
+        name="model",
+        engine_quantities=blocks,
+        engine_cached=blocks_cached,
+        engine_fault=block_fault,
     )
     _check_blocks(registry, model, head)
     return ModelSelection(
@@ -287,6 +348,8 @@ def _plan_unit(
     name: str,
     layers: tuple[range, ...] | None = None,
     engine_quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
+    engine_cached: Mapping[sympy.Symbol, sympy.Expr] | None = None,
+    engine_fault: str | None = None,
 ) -> UnitSelection:
     where = MODEL_LEVEL if layers is None else _kind_where(name, layers)
     selections = select(registry, unit_type.scope, flags, where)
@@ -319,6 +382,15 @@ def _plan_unit(
                 f"which no selected pattern of this layer produces ({WITHOUT_PLUGINS_HINT})"
             )
         terms[sel.slot] = expr
+    produced = {registry.quantities[q].symbol: registry.quantities[q] for q in source}
+    prefix = prefix_forms(
+        where,
+        {sel.slot: (sel.pattern.name, sel.pattern.formula) for sel in selections if sel.pattern.produces == FLOPS},
+        {sym: (q.name, q.cached, quantities[sym]) for sym, q in produced.items() if sym in quantities},
+        dict(engine_cached or {}),
+    )
+    if engine_fault:
+        prefix = PrefixForms({}, engine_fault)
     unit = unit_type(
         name=name,
         flags=flags,
@@ -326,6 +398,8 @@ def _plan_unit(
         selections=tuple(selections),
         terms=terms,
         quantities={quantity_names[k]: v for k, v in quantities.items() if k in quantity_names},
+        prefix=prefix,
+        per_position=frozenset(sel.slot for sel in selections if registry.slots[sel.slot].per_position),
         **({} if layers is None else {"layers": layers}),
     )
     _check_params(registry, unit, where)
@@ -349,7 +423,7 @@ def _needed(selections: list[SlotSelection]) -> list[SlotSelection]:
 
 
 def _check_params(registry: PluginRegistry, unit: UnitSelection, where: str) -> None:
-    needed = _symbol_names(unit.expression) - {"seq_len"}
+    needed = _symbol_names(unit.expression) - {"seq_len", "cached"}
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
             needed |= {sym.name for sym in constraint.condition.free_symbols}
