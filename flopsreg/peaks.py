@@ -76,10 +76,9 @@ def peak_flops(peak: str | int | float | Fraction) -> Fraction:
                 return peak_flops(Fraction(peak.strip()))
             except (ValueError, ZeroDivisionError):
                 pass
-            raise ModelError(
-                f"peak: {peak!r} is neither FLOP/s nor a known accelerator{did_you_mean(peak, PEAKS)} "
-                "(flopsreg peaks lists them)"
-            )
+            starting = [name for name in PEAKS if name.startswith(peak.strip().lower())]
+            hint = f" (names starting so: {', '.join(starting)})" if starting else f"{did_you_mean(peak, PEAKS)} (flopsreg peaks lists them)"
+            raise ModelError(f"peak: {peak!r} is neither FLOP/s nor a known accelerator{hint}")
         return Fraction(entry.flops)
     value = exact_number(peak)
     if value is None or value <= 0:

@@ -15,7 +15,7 @@ import sympy
 
 from flopsreg.symbols import cached, s
 
-__all__ = ["PrefixForms", "prefix_forms"]
+__all__ = ["PrefixForms", "difference", "prefix_forms"]
 
 
 @attrs.frozen
@@ -24,6 +24,12 @@ class PrefixForms:
 
     terms: Mapping[str, sympy.Expr]  # slot -> FLOPs of seq_len new tokens after cached ones
     fault: str | None  # why the unit has no cached-prefix form (None: it has one)
+
+
+def difference(expr: sympy.Expr) -> sympy.Expr:
+    """The ``"difference"`` rule: *expr* of ``seq_len`` tokens as the share of ``seq_len`` new
+    tokens after ``cached`` ones, F(cached + seq_len) - F(cached)."""
+    return expr.xreplace({s: s + cached}) - expr.xreplace({s: cached})
 
 
 def _resolve(expr: sympy.Expr, values: Mapping[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
@@ -64,7 +70,7 @@ def prefix_forms(
     for q, (name, rule, formula) in quantities.items():
         value = _resolve(formula, full)
         if rule == "difference":
-            extended[q] = value.xreplace({s: s + cached}) - value.xreplace({s: cached})
+            extended[q] = difference(value)
         elif s in value.free_symbols:
             return PrefixForms({}, f"{where}: quantity {name!r} depends on seq_len but declares cached='fixed' "
                                "(declare cached='difference' if its new tokens' share is F(cached + s) - F(cached))")
