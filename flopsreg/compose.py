@@ -42,7 +42,7 @@ class UnitSelection:
     selections: tuple[SlotSelection, ...]
     terms: Mapping[str, sympy.Expr]  # slot -> FLOPs of one sequence
     quantities: Mapping[str, sympy.Expr]  # e.g. pairs, qk_dim
-    prefix: PrefixForms  # slot -> FLOPs of seq_len new tokens after `cached` ones, or why not
+    prefix_source: Callable[[], PrefixForms] = attrs.field(repr=False)  # derives :attr:`prefix` on first use
     per_position: frozenset[str]  # slots whose work only the last position needs when serving
 
     @property
@@ -73,20 +73,35 @@ class UnitSelection:
     def _compiled_total(self) -> CompiledFormula:
         return compile_exact(self.expression)
 
-    def total(self, seq_len: int) -> int:
-        """Exact FLOPs of one sequence of *seq_len* tokens through this unit once, all slots."""
+    def total(self, seq_len: int, cached: int = 0, logits: str = "all") -> int:
+        """Exact FLOPs of one sequence of *seq_len* tokens (after *cached* cached ones) through
+        this unit once, all slots."""
+        if cached or logits != "all":
+            return sum(self.flops(seq_len, cached, logits).values())
         return self._compiled_total({**self.params, "seq_len": seq_len})
 
-    def flops(self, seq_len: int) -> dict[str, int]:
-        """Exact FLOPs per slot of one sequence of *seq_len* tokens through this unit once."""
+    def flops(self, seq_len: int, cached: int = 0, logits: str = "all") -> dict[str, int]:
+        """Exact FLOPs per slot of one sequence of *seq_len* tokens (after *cached* cached ones)
+        through this unit once."""
+        if cached or logits != "all":
+            if logits not in self._serving_compiled:
+                self._serving_compiled[logits] = {slot: compile_exact(term) for slot, term in self.serving_terms(logits).items()}
+            values = {**self.params, "seq_len": seq_len, "cached": cached}
+            return {slot: formula(values) for slot, formula in self._serving_compiled[logits].items()}
         values = {**self.params, "seq_len": seq_len}
         return {slot: formula(values) for slot, formula in self._compiled.items()}
+
+    @cached_property
+    def prefix(self) -> PrefixForms:
+        """FLOPs per slot of ``seq_len`` new tokens after ``cached`` ones, or why there is no such
+        form; derived on first use, so plans that never serve do not pay for it."""
+        return self.prefix_source()
 
     def serving_terms(self, logits: str) -> dict[str, sympy.Expr]:
         """FLOPs per slot of ``seq_len`` new tokens after ``cached`` ones; with *logits* ``"last"``
         the per-position slots count one position. Raises ModelError where there is no such form."""
         if self.prefix.fault:
-            raise ModelError(f"cached or logits: {self.prefix.fault}")
+            raise ModelError(f"cached/logits: {self.prefix.fault}")
         if logits == "all":
             return dict(self.prefix.terms)
         terms = {}
@@ -100,12 +115,8 @@ class UnitSelection:
 
     @cached_property
     def _serving_compiled(self) -> dict[str, dict[str, CompiledFormula]]:
-        return {mode: {slot: compile_exact(term) for slot, term in self.serving_terms(mode).items()} for mode in LOGITS_MODES}
-
-    def serving_flops(self, seq_len: int, cached: int, logits: str) -> dict[str, int]:
-        """Exact FLOPs per slot of *seq_len* new tokens after *cached* ones through this unit once."""
-        values = {**self.params, "seq_len": seq_len, "cached": cached}
-        return {slot: formula(values) for slot, formula in self._serving_compiled[logits].items()}
+        """``{logits: {slot: compiled serving term}}``, filled per mode on first use."""
+        return {}
 
 
 @attrs.frozen(eq=False)
@@ -187,19 +198,23 @@ class ModelSelection:
     def serving_expression(self, logits: str = "all") -> sympy.Expr:
         """Forward FLOPs of ``seq_len`` new tokens of one sequence after ``cached`` tokens in the
         KV cache, logits on every position (``"all"``) or the last (``"last"``)."""
-        total = sympy.Integer(0)
-        for unit in self.units:
-            expr = sympy.Add(*unit.serving_terms(logits).values())
-            total += unit.count * expr.xreplace(_values(expr, unit.params))
-        return total
+        if logits not in self._serving:
+            total = sympy.Integer(0)
+            for unit in self.units:
+                expr = sympy.Add(*unit.serving_terms(logits).values())
+                total += unit.count * expr.xreplace(_values(expr, unit.params))
+            self._serving[logits] = (total, compile_exact(total))
+        return self._serving[logits][0]
 
     @cached_property
-    def _serving_compiled(self) -> dict[str, CompiledFormula]:
-        return {mode: compile_exact(self.serving_expression(mode)) for mode in LOGITS_MODES}
+    def _serving(self) -> dict[str, tuple[sympy.Expr, CompiledFormula]]:
+        """``{logits: (serving expression, compiled)}``, filled per mode on first use."""
+        return {}
 
     def serving(self, seq_len: int, cached: int, logits: str) -> int:
         """Exact forward FLOPs of *seq_len* new tokens of one sequence after *cached* cached ones."""
-        return self._serving_compiled[logits]({"seq_len": seq_len, "cached": cached})
+        self.serving_expression(logits)
+        return self._serving[logits][1]({"seq_len": seq_len, "cached": cached})
 
     @cached_property
     def _forward_function(self) -> Callable[[int], int | Fraction]:
@@ -241,20 +256,17 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name)))
     structure: dict[str, int] = {}
     blocks: dict[sympy.Symbol, sympy.Expr] = {}
-    blocks_cached: dict[sympy.Symbol, sympy.Expr] = {}
-    block_fault: str | None = None
+    block_units: dict[sympy.Symbol, list[UnitSelection]] = {}
     for block in registry.blocks.values():  # extra layers, planned like decoder layers, counted by a pattern
-        total = cached_total = sympy.Integer(0)
+        total = sympy.Integer(0)
+        block_units[block.flops] = []
         for layer in model.block(block.name):
             where = (range(layer.index, layer.index + 1),)
             unit = _plan_unit(registry, quantities, KindSelection, layer.flags, layer.params, name=layer.kind, layers=where)
             total += unit.expression.xreplace(_values(unit.expression, unit.params))
-            block_fault = block_fault or unit.prefix.fault
-            cached_expr = sympy.Add(*unit.prefix.terms.values())
-            cached_total += cached_expr.xreplace(_values(cached_expr, unit.params))
+            block_units[block.flops].append(unit)
         structure[block.layers.name] = len(model.plan.blocks.get(block.name, ()))
         blocks[block.flops] = total
-        blocks_cached[block.flops] = cached_total
     head = _plan_unit(
         registry,
         quantities,
@@ -263,8 +275,7 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         {**model.params, **structure},
         name="model",
         engine_quantities=blocks,
-        engine_cached=blocks_cached,
-        engine_fault=block_fault,
+        engine_prefix=lambda: _blocks_prefix(block_units),
     )
     _check_blocks(registry, model, head)
     return ModelSelection(
@@ -277,6 +288,20 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         slots=registry.slots,
         render=render,
     )
+
+
+def _blocks_prefix(block_units: Mapping[sympy.Symbol, Sequence[UnitSelection]]) -> tuple[dict[sympy.Symbol, sympy.Expr], str | None]:
+    """The cached-prefix FLOPs of each block's layers, and the first reason one has none."""
+    forms: dict[sympy.Symbol, sympy.Expr] = {}
+    for symbol, units in block_units.items():
+        total = sympy.Integer(0)
+        for unit in units:
+            if unit.prefix.fault:
+                return {}, unit.prefix.fault
+            expr = sympy.Add(*unit.prefix.terms.values())
+            total += expr.xreplace(_values(expr, unit.params))
+        forms[symbol] = total
+    return forms, None
 
 
 def _check_blocks(registry: PluginRegistry, model: Model, head: ModelLevelSelection) -> None:
@@ -348,8 +373,7 @@ def _plan_unit(
     name: str,
     layers: tuple[range, ...] | None = None,
     engine_quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
-    engine_cached: Mapping[sympy.Symbol, sympy.Expr] | None = None,
-    engine_fault: str | None = None,
+    engine_prefix: Callable[[], tuple[Mapping[sympy.Symbol, sympy.Expr], str | None]] | None = None,
 ) -> UnitSelection:
     where = MODEL_LEVEL if layers is None else _kind_where(name, layers)
     selections = select(registry, unit_type.scope, flags, where)
@@ -383,14 +407,12 @@ def _plan_unit(
             )
         terms[sel.slot] = expr
     produced = {registry.quantities[q].symbol: registry.quantities[q] for q in source}
-    prefix = prefix_forms(
-        where,
-        {sel.slot: (sel.pattern.name, sel.pattern.formula) for sel in selections if sel.pattern.produces == FLOPS},
-        {sym: (q.name, q.cached, quantities[sym]) for sym, q in produced.items() if sym in quantities},
-        dict(engine_cached or {}),
-    )
-    if engine_fault:
-        prefix = PrefixForms({}, engine_fault)
+    formulas = {sel.slot: (sel.pattern.name, sel.pattern.formula) for sel in selections if sel.pattern.produces == FLOPS}
+    rules = {sym: (q.name, q.cached, quantities[sym]) for sym, q in produced.items() if sym in quantities}
+
+    def prefix() -> PrefixForms:
+        engine, fault = engine_prefix() if engine_prefix else ({}, None)
+        return PrefixForms({}, fault) if fault else prefix_forms(where, formulas, rules, engine)
     unit = unit_type(
         name=name,
         flags=flags,
@@ -398,7 +420,7 @@ def _plan_unit(
         selections=tuple(selections),
         terms=terms,
         quantities={quantity_names[k]: v for k, v in quantities.items() if k in quantity_names},
-        prefix=prefix,
+        prefix_source=prefix,
         per_position=frozenset(sel.slot for sel in selections if registry.slots[sel.slot].per_position),
         **({} if layers is None else {"layers": layers}),
     )

@@ -66,17 +66,13 @@ class Result:
         """Whether this counts a serving step (a cached prefix or last-position logits)."""
         return bool(self.cached) or self.logits != "all"
 
-    def _per_length(self, function: Callable[[int], Any], serving: Callable[[int, int], Any] | None = None) -> Any:
-        """``batch * sum(count * function(length))`` over the distinct lengths, dicts added per key
-        (for a serving step, ``serving(length, cached)`` over the distinct pairs)."""
+    def _per_length(self, function: Callable[[int, int, str], Any]) -> Any:
+        """``batch * sum(count * function(length, cached, logits))`` over the distinct (length,
+        cached) pairs, dicts added per key."""
         total: Any = None
-        if self.serving and serving is not None:
-            cached = self.cached or (0,) * len(self.seqlens)
-            groups = Counter(zip(self.seqlens, cached)).items()
-        else:
-            groups = Counter((length,) for length in self.seqlens).items()  # type: ignore[assignment]
-        for key, count in groups:
-            value = serving(*key) if len(key) == 2 and serving is not None else function(key[0])
+        cached = self.cached or (0,) * len(self.seqlens)
+        for (length, prefix), count in Counter(zip(self.seqlens, cached)).items():
+            value = function(length, prefix, self.logits)
             if isinstance(value, dict):
                 total = dict.fromkeys(value, 0) if total is None else total
                 for key, flops in value.items():
@@ -88,10 +84,7 @@ class Result:
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:
         """FLOPs for the whole batch through each unit of the plan once (one layer of a kind)."""
-        return {
-            unit: self._per_length(unit.total, lambda n, c, unit=unit: sum(unit.serving_flops(n, c, self.logits).values()))
-            for unit in self.selection.units
-        }
+        return {unit: self._per_length(unit.total) for unit in self.selection.units}
 
     @cached_property
     def unit_flops(self) -> dict[UnitSelection, dict[str, int]]:
@@ -99,10 +92,7 @@ class Result:
 
         Computed on first use, so a caller that needs only the total does not pay for it.
         """
-        return {
-            unit: self._per_length(unit.flops, lambda n, c, unit=unit: unit.serving_flops(n, c, self.logits))
-            for unit in self.selection.units
-        }
+        return {unit: self._per_length(unit.flops) for unit in self.selection.units}
 
     @property
     def plan(self) -> ModelSelection:
@@ -207,8 +197,9 @@ class Result:
 
     @property
     def expression(self) -> sympy.Expr:
-        """Forward FLOPs of one sequence, closed form in ``seq_len``, dimensions substituted."""
-        return self.selection.expression
+        """Forward FLOPs of one sequence, closed form in ``seq_len`` (and ``cached`` for a
+        serving step), dimensions substituted."""
+        return self.selection.serving_expression(self.logits) if self.serving else self.selection.expression
 
     def explain(self) -> str:
         return self.selection.explain()
@@ -291,7 +282,7 @@ def evaluate(
             f"recompute: {recompute!r} is not a recomputation mode{did_you_mean(str(recompute), RECOMPUTE)} "
             f"(expected one of: {', '.join(RECOMPUTE)})"
         )
-    if cached == 0 and logits == "all":
+    if type(cached) is int and cached == 0 and logits == "all":
         if len(lengths) == 1:
             forward = batch * plan.forward(lengths[0])
         else:

@@ -142,6 +142,14 @@ def test_cached_zero_is_todays_forward(registry):
     assert registry.evaluate(model, seqlens=[3, 9], cached=[0, 0]).forward == registry.evaluate(model, seqlens=[3, 9]).forward
 
 
+def test_numpy_prefixes_are_accepted(registry):
+    np = pytest.importorskip("numpy")
+    model = flopsreg.Model.example("qwen3-8b")
+    expected = registry.evaluate(model, seqlens=[4, 1], cached=[7, 900]).forward
+    assert registry.evaluate(model, seqlens=np.array([4, 1]), cached=np.array([7, 900])).forward == expected
+    assert registry.evaluate(model, seq_len=4, cached=np.int64(0)).forward == registry.evaluate(model, seq_len=4).forward
+
+
 def test_packed_rows_take_one_prefix_per_sequence(registry):
     model = flopsreg.Model.example("gemma-3-4b")
     packed = registry.evaluate(model, seqlens=[5, 1, 5], cached=[100, 2000, 0], batch=3)
