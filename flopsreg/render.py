@@ -326,15 +326,22 @@ def layers_json(result: Result) -> Iterator[dict[str, Any]]:
 def compare_text(comparison: Comparison) -> str:
     """A table of each convention against exact, then every difference with its reason."""
     exact = comparison.exact
-    rows = [["convention", "forward FLOPs", "training FLOPs", "vs exact"]]
+    rows = [["convention", "forward FLOPs", "training FLOPs", "training / token", "vs exact"]]
     notes = []
     for total in comparison.totals:
         if total.result is None:
-            rows.append([total.convention, "-", "-", "cannot count"])
+            rows.append([total.convention, "-", "-", "-", "cannot count"])
             notes.append(f"{total.convention}: {total.error}")
             continue
+        per_token = total.result.training_per_token
         rows.append(
-            [total.convention, _group(total.result.forward), _group(total.result.training), ratio_text(total.ratio(exact))]
+            [
+                total.convention,
+                _group(total.result.forward),
+                _group(total.result.training),
+                f"{float(per_token):.4g}",
+                ratio_text(total.ratio(exact)),
+            ]
         )
     lines = [f"{exact.model.name}, {_lengths_text(exact)}", _table(rows)]
     if comparison.differences:
@@ -356,6 +363,8 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
             entry |= {
                 "forward_flops": str(total.result.forward),
                 "training_flops": str(total.result.training),
+                "forward_flops_per_token": exact_json(total.result.forward_per_token),
+                "training_flops_per_token": exact_json(total.result.training_per_token),
                 "ratio_to_exact": None if ratio is None else float(ratio),
             }
         totals.append(entry)
