@@ -189,6 +189,9 @@ def latex(plan: ModelSelection, result: Result | None = None) -> str:
             rows.append(f"{lhs}{tex(pattern, expr)} && \\text{{{_escape(slot)}: {_escape(pattern.name)}}}")
         total.append(f"{unit.count} \\, F_{{{label}}}(s)" if unit.count != 1 else f"F_{{{label}}}(s)")
     rows.append(f"F(s) &= {' + '.join(total)} && \\text{{{_escape(plan.model.name)}, forward}}")
+    if result is not None and result.serving:
+        rows.append(_serving_row(plan, result))
+        used.add(plan.symbols["cached"].symbol)
     if result is not None:
         lengths = _lengths_text(result)
         rows.append(f"F_{{\\mathrm{{forward}}}} &= {result.forward:,}".replace(",", "{,}") + f" && \\text{{{lengths}}}")
@@ -198,6 +201,16 @@ def latex(plan: ModelSelection, result: Result | None = None) -> str:
         "\\begin{align}\n" + body + "\n\\end{align}\n"
         "where\n\\begin{itemize}\n" + "\n".join(legend) + "\n\\end{itemize}\n"
     )
+
+
+def _serving_row(plan: ModelSelection, result: Result) -> str:
+    """The cached step in terms of F: s new tokens after c cached ones (query-local masks), less
+    the per-position slots' work on all but the last position when only its logits are computed."""
+    row = r"F(s \mid c) &= F(c + s) - F(c)"
+    if result.logits == "all":
+        return row + r" && \text{$s$ new tokens after $c$ cached}"
+    slots = sorted({slot for unit in plan.units for slot in unit.per_position if slot in unit.terms})
+    return row + rf" - (s - 1)\,F_{{1}} && \text{{$F_{{1}}$: {_escape(', '.join(slots))} at one position}}"
 
 
 def _meaning(plan: ModelSelection, symbol: sympy.Symbol) -> str:

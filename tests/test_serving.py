@@ -345,6 +345,15 @@ def test_cli_eval_cached_and_last_logits(registry, capsys):
     assert data["forward_flops_per_token"] == str(expected)
 
 
+def test_latex_of_a_cached_step_says_how_it_relates_to_the_forward(registry):
+    model = flopsreg.Model.example("gemma-3-4b")
+    every = registry.evaluate(model, seq_len=3, cached=100).latex()
+    last = registry.evaluate(model, seq_len=3, cached=100, logits="last").latex()
+    assert r"F(s \mid c) &= F(c + s) - F(c) &&" in every and r"\item $c$: tokens already in the KV cache" in every
+    assert r"F(s \mid c) &= F(c + s) - F(c) - (s - 1)\,F_{1} && \text{$F_{1}$: head at one position}" in last
+    assert "mid c" not in registry.evaluate(model, seq_len=3).latex()
+
+
 def test_cli_generate_json(registry, capsys):
     status, out, _ = run(capsys, "generate", "gemma-3-27b", "--prompt", "1000", "--new-tokens", "24", "--batch", "2", "--format", "json")
     gen = registry.generate(flopsreg.Model.example("gemma-3-27b"), prompt=1000, new_tokens=24, batch=2)
