@@ -17,6 +17,7 @@ from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
 from flopsreg.pattern import EXACT
 from flopsreg.registry import PluginRegistry
+from flopsreg.serving import Generation, generate
 from flopsreg.sweep import sweep
 
 __all__ = ["Registry"]
@@ -63,6 +64,8 @@ class Registry(PluginRegistry):
         batch: int = 1,
         recompute: str = "none",
         convention: str = EXACT,
+        cached: int | Sequence[int] = 0,
+        logits: str = "all",
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -71,8 +74,21 @@ class Registry(PluginRegistry):
         ``recompute`` (``"none"``, ``"selective"``, ``"full"``) adds recomputed forward work to
         :attr:`Result.training`. ``convention`` counts the way another system does (see
         :attr:`conventions`); the default ``"exact"`` counts what the attention mask lets through.
+
+        ``cached=P`` (an int, or one per entry of ``seqlens``): the sequences are ``seq_len`` new
+        tokens after P tokens whose keys and values are in the KV cache (a decode step is
+        ``seq_len=1``); attention covers the pairs the mask allows for the new queries against
+        all P + N keys. ``logits="last"`` computes logits for the last position of each sequence
+        only, as serving does; the default ``"all"`` is training's.
         """
-        return evaluate(self._evaluator.select(model, convention), seq_len, seqlens, batch, recompute)
+        return evaluate(self._evaluator.select(model, convention), seq_len, seqlens, batch, recompute, cached, logits)
+
+    def generate(
+        self, model: Model, *, prompt: int, new_tokens: int, batch: int = 1, convention: str = EXACT
+    ) -> Generation:
+        """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
+        (logits at the last position) and the decode steps, per phase and per token."""
+        return generate(self._evaluator.select(model, convention), prompt, new_tokens, batch)
 
     def sweep(
         self,

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import warnings
+from fractions import Fraction
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from flopsreg.examples_index import example_names, example_path
 from flopsreg.model import Model
 from flopsreg.pattern import Block
 from flopsreg.api import Registry
+from flopsreg.compose import LOGITS_MODES
+from flopsreg.peaks import PEAKS
 from flopsreg.sweep import iter_sweep, parse_lengths
 
 __all__ = ["load_model_arg", "main"]
@@ -161,8 +164,35 @@ def _parser(blocks: Mapping[str, Block]) -> argparse.ArgumentParser:
         default="none",
         help="activation recomputation added to training FLOPs (default: none)",
     )
+    p.add_argument("--cached", type=_seqlens, default=[0], metavar="P | P1,P2,...",
+                   help="tokens already in the KV cache per sequence (one, or one per --seqlens entry)")
+    p.add_argument("--logits", choices=LOGITS_MODES, default="all",
+                   help="logits on every position (training, default) or the last (serving)")
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
     p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
+
+    p = sub.add_parser("generate", help="prefill of a prompt and decode steps: per phase and per token")
+    _model_options(p, blocks)
+    p.add_argument("--prompt", type=int, required=True, metavar="P", help="prompt tokens (the prefill)")
+    p.add_argument("--new-tokens", type=int, required=True, metavar="T", help="tokens generated (prefill + T-1 decode steps)")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences generated together")
+    _convention_option(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("mfu", help="model and hardware FLOPs utilisation of a measured step")
+    _model_options(p, blocks)
+    _length_options(p)
+    _convention_option(p)
+    p.add_argument("--recompute", choices=tuple(RECOMPUTE), default="none", help="activation recomputation (counted by HFU)")
+    speed = p.add_mutually_exclusive_group(required=True)
+    speed.add_argument("--step-time", metavar="SECONDS", help="seconds per step on all devices")
+    speed.add_argument("--tokens-per-second", metavar="R", help="throughput per device")
+    p.add_argument("--devices", type=int, required=True, metavar="N", help="devices the step ran on")
+    p.add_argument("--peak", required=True, metavar="NAME|FLOPS", help="FLOP/s per device, or a name from flopsreg peaks")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("peaks", help="the accelerators' dense peak FLOP/s, with sources")
+    p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("sweep", help="forward and training FLOPs over many sequence lengths")
     _model_options(p, blocks)
@@ -204,6 +234,8 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
         if args.format == "json":
             return json.dumps(render.patterns_json(registry), indent=2)
         return render.patterns_text(registry)
+    if args.command == "peaks":
+        return json.dumps(render.peaks_json(PEAKS), indent=2) if args.format == "json" else render.peaks_text(PEAKS)
     asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
     model = load_model_arg(args.model, blocks=asked, registry=registry)
     for name, value in args.param:
@@ -231,6 +263,21 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
         plan = registry.plan(model, convention=args.convention)
         _warn(plan.warnings)
         return render.latex(plan) if args.format == "latex" else render.formula_text(plan)
+    if args.command == "generate":
+        gen = registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
+        _warn(gen.prefill.warnings)
+        return json.dumps(render.generation_json(gen), indent=2) if args.format == "json" else render.generation_text(gen)
+    if args.command == "mfu":
+        result = registry.evaluate(
+            model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention
+        )
+        _warn(result.warnings)
+        speed = {"step_time": _number("--step-time", args.step_time), "tokens_per_second": _number("--tokens-per-second", args.tokens_per_second)}
+        peak = args.peak
+        utilisation = [getattr(result, how)(peak=peak, devices=args.devices, **speed) for how in ("mfu", "hfu")]
+        if args.format == "json":
+            return json.dumps(render.utilisation_json(result, *utilisation), indent=2)
+        return render.utilisation_text(result, *utilisation)
     if args.per_layer and args.format != "json":
         raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
     result = registry.evaluate(
@@ -240,6 +287,8 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
         batch=args.batch,
         recompute=args.recompute,
         convention=args.convention,
+        cached=args.cached[0] if len(args.cached) == 1 else args.cached,
+        logits=args.logits,
     )
     _warn(result.warnings)
     if args.format == "json":
@@ -248,6 +297,19 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
     if args.format == "latex":
         return result.latex()
     return render.result_text(result)
+
+
+def _number(option: str, text: str | None) -> Fraction | None:
+    """A positive decimal number given on the command line, exact (``1.5`` is 3/2)."""
+    if text is None:
+        return None
+    try:
+        value = Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        raise FlopsregError(f"{option}: {text!r}: expected a number > 0") from None
+    if value <= 0:
+        raise FlopsregError(f"{option}: {text!r}: expected a number > 0")
+    return value
 
 
 def _sweep_output(rows: Iterator[tuple[int, int]], form: str) -> Iterator[str]:

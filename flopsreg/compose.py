@@ -19,8 +19,11 @@ from flopsreg.compile import CompiledFormula, compile_exact
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
 from flopsreg.model import Model, ranges_text, total_length
 from flopsreg.pattern import EXACT, FLOPS, Pattern, Slot
+from flopsreg.prefix import PrefixForms, prefix_forms
 from flopsreg.select import SlotSelection, select
-from flopsreg.symbols import SHARED, SymbolTable
+from flopsreg.symbols import SHARED, SymbolTable, cached, s
+
+LOGITS_MODES = ("all", "last")  # every position (training), or the last one of each sequence (serving)
 
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry
@@ -39,6 +42,8 @@ class UnitSelection:
     selections: tuple[SlotSelection, ...]
     terms: Mapping[str, sympy.Expr]  # slot -> FLOPs of one sequence
     quantities: Mapping[str, sympy.Expr]  # e.g. pairs, qk_dim
+    prefix_source: Callable[[], PrefixForms] = attrs.field(repr=False)  # derives :attr:`prefix` on first use
+    per_position: frozenset[str]  # slots whose work only the last position needs when serving
 
     @property
     def count(self) -> int:
@@ -68,14 +73,50 @@ class UnitSelection:
     def _compiled_total(self) -> CompiledFormula:
         return compile_exact(self.expression)
 
-    def total(self, seq_len: int) -> int:
-        """Exact FLOPs of one sequence of *seq_len* tokens through this unit once, all slots."""
+    def total(self, seq_len: int, cached: int = 0, logits: str = "all") -> int:
+        """Exact FLOPs of one sequence of *seq_len* tokens (after *cached* cached ones) through
+        this unit once, all slots."""
+        if cached or logits != "all":
+            return sum(self.flops(seq_len, cached, logits).values())
         return self._compiled_total({**self.params, "seq_len": seq_len})
 
-    def flops(self, seq_len: int) -> dict[str, int]:
-        """Exact FLOPs per slot of one sequence of *seq_len* tokens through this unit once."""
+    def flops(self, seq_len: int, cached: int = 0, logits: str = "all") -> dict[str, int]:
+        """Exact FLOPs per slot of one sequence of *seq_len* tokens (after *cached* cached ones)
+        through this unit once."""
+        if cached or logits != "all":
+            if logits not in self._serving_compiled:
+                self._serving_compiled[logits] = {slot: compile_exact(term) for slot, term in self.serving_terms(logits).items()}
+            values = {**self.params, "seq_len": seq_len, "cached": cached}
+            return {slot: formula(values) for slot, formula in self._serving_compiled[logits].items()}
         values = {**self.params, "seq_len": seq_len}
         return {slot: formula(values) for slot, formula in self._compiled.items()}
+
+    @cached_property
+    def prefix(self) -> PrefixForms:
+        """FLOPs per slot of ``seq_len`` new tokens after ``cached`` ones, or why there is no such
+        form; derived on first use, so plans that never serve do not pay for it."""
+        return self.prefix_source()
+
+    def serving_terms(self, logits: str) -> dict[str, sympy.Expr]:
+        """FLOPs per slot of ``seq_len`` new tokens after ``cached`` ones; with *logits* ``"last"``
+        the per-position slots count one position. Raises ModelError where there is no such form."""
+        if self.prefix.fault:
+            raise ModelError(f"cached/logits: {self.prefix.fault}")
+        if logits == "all":
+            return dict(self.prefix.terms)
+        terms = {}
+        for slot, term in self.prefix.terms.items():
+            if slot in self.per_position:
+                if cached in term.free_symbols:
+                    raise ModelError(f"logits: {self.where}, slot {slot}: its per-position work depends on the cached prefix")
+                term = term.xreplace({s: sympy.Integer(1)})
+            terms[slot] = term
+        return terms
+
+    @cached_property
+    def _serving_compiled(self) -> dict[str, dict[str, CompiledFormula]]:
+        """``{logits: {slot: compiled serving term}}``, filled per mode on first use."""
+        return {}
 
 
 @attrs.frozen(eq=False)
@@ -154,6 +195,27 @@ class ModelSelection:
         """:attr:`expression` compiled once: the whole model in one exact-integer function."""
         return compile_exact(self.expression)
 
+    def serving_expression(self, logits: str = "all") -> sympy.Expr:
+        """Forward FLOPs of ``seq_len`` new tokens of one sequence after ``cached`` tokens in the
+        KV cache, logits on every position (``"all"``) or the last (``"last"``)."""
+        if logits not in self._serving:
+            total = sympy.Integer(0)
+            for unit in self.units:
+                expr = sympy.Add(*unit.serving_terms(logits).values())
+                total += unit.count * expr.xreplace(_values(expr, unit.params))
+            self._serving[logits] = (total, compile_exact(total))
+        return self._serving[logits][0]
+
+    @cached_property
+    def _serving(self) -> dict[str, tuple[sympy.Expr, CompiledFormula]]:
+        """``{logits: (serving expression, compiled)}``, filled per mode on first use."""
+        return {}
+
+    def serving(self, seq_len: int, cached: int, logits: str) -> int:
+        """Exact forward FLOPs of *seq_len* new tokens of one sequence after *cached* cached ones."""
+        self.serving_expression(logits)
+        return self._serving[logits][1]({"seq_len": seq_len, "cached": cached})
+
     @cached_property
     def _forward_function(self) -> Callable[[int], int | Fraction]:
         compiled = self.compiled
@@ -194,16 +256,26 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name)))
     structure: dict[str, int] = {}
     blocks: dict[sympy.Symbol, sympy.Expr] = {}
+    block_units: dict[sympy.Symbol, list[UnitSelection]] = {}
     for block in registry.blocks.values():  # extra layers, planned like decoder layers, counted by a pattern
         total = sympy.Integer(0)
+        block_units[block.flops] = []
         for layer in model.block(block.name):
             where = (range(layer.index, layer.index + 1),)
             unit = _plan_unit(registry, quantities, KindSelection, layer.flags, layer.params, name=layer.kind, layers=where)
             total += unit.expression.xreplace(_values(unit.expression, unit.params))
+            block_units[block.flops].append(unit)
         structure[block.layers.name] = len(model.plan.blocks.get(block.name, ()))
         blocks[block.flops] = total
     head = _plan_unit(
-        registry, quantities, ModelLevelSelection, model.flags, {**model.params, **structure}, name="model", engine_quantities=blocks
+        registry,
+        quantities,
+        ModelLevelSelection,
+        model.flags,
+        {**model.params, **structure},
+        name="model",
+        engine_quantities=blocks,
+        engine_prefix=lambda: _blocks_prefix(block_units),
     )
     _check_blocks(registry, model, head)
     return ModelSelection(
@@ -216,6 +288,20 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         slots=registry.slots,
         render=render,
     )
+
+
+def _blocks_prefix(block_units: Mapping[sympy.Symbol, Sequence[UnitSelection]]) -> tuple[dict[sympy.Symbol, sympy.Expr], str | None]:
+    """The cached-prefix FLOPs of each block's layers, and the first reason one has none."""
+    forms: dict[sympy.Symbol, sympy.Expr] = {}
+    for symbol, units in block_units.items():
+        total = sympy.Integer(0)
+        for unit in units:
+            if unit.prefix.fault:
+                return {}, unit.prefix.fault
+            expr = sympy.Add(*unit.prefix.terms.values())
+            total += expr.xreplace(_values(expr, unit.params))
+        forms[symbol] = total
+    return forms, None
 
 
 def _check_blocks(registry: PluginRegistry, model: Model, head: ModelLevelSelection) -> None:
@@ -287,6 +373,7 @@ def _plan_unit(
     name: str,
     layers: tuple[range, ...] | None = None,
     engine_quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
+    engine_prefix: Callable[[], tuple[Mapping[sympy.Symbol, sympy.Expr], str | None]] | None = None,
 ) -> UnitSelection:
     where = MODEL_LEVEL if layers is None else _kind_where(name, layers)
     selections = select(registry, unit_type.scope, flags, where)
@@ -319,6 +406,13 @@ def _plan_unit(
                 f"which no selected pattern of this layer produces ({WITHOUT_PLUGINS_HINT})"
             )
         terms[sel.slot] = expr
+    produced = {registry.quantities[q].symbol: registry.quantities[q] for q in source}
+    formulas = {sel.slot: (sel.pattern.name, sel.pattern.formula) for sel in selections if sel.pattern.produces == FLOPS}
+    rules = {sym: (q.name, q.cached, quantities[sym]) for sym, q in produced.items() if sym in quantities}
+
+    def prefix() -> PrefixForms:
+        engine, fault = engine_prefix() if engine_prefix else ({}, None)
+        return PrefixForms({}, fault) if fault else prefix_forms(where, formulas, rules, engine)
     unit = unit_type(
         name=name,
         flags=flags,
@@ -326,6 +420,8 @@ def _plan_unit(
         selections=tuple(selections),
         terms=terms,
         quantities={quantity_names[k]: v for k, v in quantities.items() if k in quantity_names},
+        prefix_source=prefix,
+        per_position=frozenset(sel.slot for sel in selections if registry.slots[sel.slot].per_position),
         **({} if layers is None else {"layers": layers}),
     )
     _check_params(registry, unit, where)
@@ -349,7 +445,7 @@ def _needed(selections: list[SlotSelection]) -> list[SlotSelection]:
 
 
 def _check_params(registry: PluginRegistry, unit: UnitSelection, where: str) -> None:
-    needed = _symbol_names(unit.expression) - {"seq_len"}
+    needed = _symbol_names(unit.expression) - {"seq_len", "cached"}
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
             needed |= {sym.name for sym in constraint.condition.free_symbols}

@@ -10,16 +10,18 @@ from __future__ import annotations
 import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import attrs
 import sympy
 
-from flopsreg.compose import ModelSelection, UnitSelection, compose
+from flopsreg.compose import LOGITS_MODES, ModelSelection, UnitSelection, compose
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import IndexedView, Model
 from flopsreg.pattern import EXACT
+from flopsreg.utilisation import Utilisation, utilisation
 
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry
@@ -56,12 +58,21 @@ class Result:
     batch: int
     recompute: str
     forward: int  # exact forward FLOPs of the whole batch
+    cached: tuple[int, ...] = ()  # tokens already in the KV cache, per sequence (empty: none)
+    logits: str = "all"  # logits on every position, or on the "last" of each sequence
 
-    def _per_length(self, function: Callable[[int], Any]) -> Any:
-        """``batch * sum(count * function(length))`` over the distinct lengths, dicts added per key."""
+    @property
+    def serving(self) -> bool:
+        """Whether this counts a serving step (a cached prefix or last-position logits)."""
+        return bool(self.cached) or self.logits != "all"
+
+    def _per_length(self, function: Callable[[int, int, str], Any]) -> Any:
+        """``batch * sum(count * function(length, cached, logits))`` over the distinct (length,
+        cached) pairs, dicts added per key."""
         total: Any = None
-        for length, count in Counter(self.seqlens).items():
-            value = function(length)
+        cached = self.cached or (0,) * len(self.seqlens)
+        for (length, prefix), count in Counter(zip(self.seqlens, cached)).items():
+            value = function(length, prefix, self.logits)
             if isinstance(value, dict):
                 total = dict.fromkeys(value, 0) if total is None else total
                 for key, flops in value.items():
@@ -137,13 +148,58 @@ class Result:
         return TRAINING_PASSES * self.forward + self.recomputed
 
     @property
+    def tokens(self) -> int:
+        """Tokens processed (new ones, not the cached prefix): batch x the sequence lengths."""
+        return self.batch * sum(self.seqlens)
+
+    @property
+    def forward_per_token(self) -> Fraction:
+        """Forward FLOPs per processed token, exact (for a decode step: per generated token)."""
+        return Fraction(self.forward, self.tokens)
+
+    @property
+    def training_per_token(self) -> Fraction:
+        """Training FLOPs (with any recomputation) per token, exact."""
+        return Fraction(self.training, self.tokens)
+
+    def mfu(
+        self,
+        *,
+        peak: str | int | float | Fraction,
+        devices: int = 1,
+        step_time: float | None = None,
+        tokens_per_second: float | None = None,
+    ) -> Utilisation:
+        """Model FLOPs utilisation of one step that processed this batch: training FLOPs without
+        recomputation (forward only for a serving step) over ``step_time x devices x peak``.
+
+        ``peak`` is FLOP/s per device or a name from :data:`flopsreg.peaks.PEAKS` (e.g.
+        ``"h100-sxm-bf16"``); ``tokens_per_second`` (per device) may replace ``step_time``.
+        """
+        flops = self.forward if self.serving else TRAINING_PASSES * self.forward
+        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second)
+
+    def hfu(
+        self,
+        *,
+        peak: str | int | float | Fraction,
+        devices: int = 1,
+        step_time: float | None = None,
+        tokens_per_second: float | None = None,
+    ) -> Utilisation:
+        """Hardware FLOPs utilisation: as :meth:`mfu`, counting recomputed forward work too."""
+        flops = self.forward if self.serving else self.training
+        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second)
+
+    @property
     def warnings(self) -> tuple[str, ...]:
         return self.selection.warnings
 
     @property
     def expression(self) -> sympy.Expr:
-        """Forward FLOPs of one sequence, closed form in ``seq_len``, dimensions substituted."""
-        return self.selection.expression
+        """Forward FLOPs of one sequence, closed form in ``seq_len`` (and ``cached`` for a
+        serving step), dimensions substituted."""
+        return self.selection.serving_expression(self.logits) if self.serving else self.selection.expression
 
     def explain(self) -> str:
         return self.selection.explain()
@@ -169,6 +225,27 @@ def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, .
     return lengths
 
 
+def _cached(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int, ...]:
+    """The cached prefix of each sequence (empty when none has one); the error names ``cached``."""
+    if isinstance(cached, (str, bytes)) or not isinstance(cached, Iterable):
+        values = (cached,) * len(lengths)
+    else:
+        values = tuple(cached)
+        if len(values) != len(lengths):
+            raise ModelError(
+                f"cached: {len(values)} entries for {len(lengths)} sequences: expected one int, or one per entry of seqlens"
+            )
+    checked = tuple(nonnegative_int("cached", value, "a count of cached tokens") for value in values)
+    return checked if any(checked) else ()
+
+
+def nonnegative_int(field: str, value: Any, what: str) -> int:
+    """*value* as a Python int >= 0 (numpy integers accepted, bools and floats refused)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__") or operator.index(value) < 0:
+        raise ModelError(f"{field}: {value!r} is not {what}: expected an integer >= 0")
+    return operator.index(value)
+
+
 def positive_int(field: str, value: Any, what: str) -> int:
     """*value* as a Python int >= 1 (numpy integers accepted, bools and floats refused)."""
     if type(value) is int and value >= 1:
@@ -190,6 +267,8 @@ def evaluate(
     seqlens: Sequence[int] | None = None,
     batch: int = 1,
     recompute: str = "none",
+    cached: int | Sequence[int] = 0,
+    logits: str = "all",
 ) -> Result:
     """Exact FLOPs of *plan* over ``batch`` copies of the given sequences (see Registry.evaluate)."""
     if seqlens is None and type(seq_len) is int and seq_len >= 1:  # the common case, checked fast
@@ -203,11 +282,18 @@ def evaluate(
             f"recompute: {recompute!r} is not a recomputation mode{did_you_mean(str(recompute), RECOMPUTE)} "
             f"(expected one of: {', '.join(RECOMPUTE)})"
         )
-    if len(lengths) == 1:
-        forward = batch * plan.forward(lengths[0])
-    else:
-        forward = batch * sum(count * plan.forward(length) for length, count in Counter(lengths).items())
-    return Result(plan, lengths, batch, recompute, forward)  # positional: measurably cheaper
+    if type(cached) is int and cached == 0 and logits == "all":
+        if len(lengths) == 1:
+            forward = batch * plan.forward(lengths[0])
+        else:
+            forward = batch * sum(count * plan.forward(length) for length, count in Counter(lengths).items())
+        return Result(plan, lengths, batch, recompute, forward)  # positional: measurably cheaper
+    if logits not in LOGITS_MODES:
+        raise ModelError(f"logits: {logits!r}: expected one of {', '.join(map(repr, LOGITS_MODES))} (every position, or the last)")
+    prefix = _cached(cached, lengths)
+    pairs = Counter(zip(lengths, prefix or (0,) * len(lengths)))
+    forward = batch * sum(count * plan.serving(length, c, logits) for (length, c), count in pairs.items())
+    return Result(plan, lengths, batch, recompute, forward, prefix, logits)
 
 
 class Evaluator:

@@ -27,6 +27,7 @@ _SLOT = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
 EXACT = "exact"  # the default convention: the patterns that no convention flag selects
 FLOPS = "flops"  # what a pattern produces when it counts matmuls itself, rather than a quantity
 SCOPES = ("layer", "model")
+CACHED_RULES = ("fixed", "difference")  # how a Quantity extends over a cached prefix
 _FORMULA = "a sympy expression built from flopsreg.symbols and Param.symbol (or an int)"
 
 
@@ -265,11 +266,17 @@ class Quantity:
         name: the name patterns produce and use it by, e.g. ``"pairs"``.
         latex: how formulas print it, e.g. ``"P"``.
         meaning: one line for legends and error messages.
+        cached: how it extends over a cached prefix of ``cached`` tokens when ``seq_len`` new
+            ones are processed: ``"fixed"`` (it does not depend on the sequence, e.g. head
+            widths) or ``"difference"`` (the new tokens' share is F(cached + seq_len) - F(cached),
+            e.g. the attended pairs of a query-local mask, whose queries see the same keys
+            whether or not earlier tokens were computed in the same pass).
     """
 
     name: str = attrs.field(validator=_check(lambda v: _is_name(v) and v != FLOPS, "a lower_snake_case name other than 'flops'"))
     latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its symbol, e.g. 'P'"))
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what it is"))
+    cached: str = attrs.field(default="fixed", validator=_check(lambda v: v in CACHED_RULES, "'fixed' or 'difference'"))
 
     @property
     def symbol(self) -> Symbol:
@@ -287,6 +294,9 @@ class Slot:
         summary: one line saying what fills it.
         selective_recompute: whether selective activation recomputation repeats this slot's
             forward work in the backward pass (Korthikanti et al. 2022: the attention core).
+        per_position: whether its work is done once per output position and is only needed
+            at the last one when serving (a logits head): ``evaluate(..., logits="last")``
+            counts it for one position per sequence.
     """
 
     name: str = attrs.field(
@@ -295,6 +305,7 @@ class Slot:
     scope: str = attrs.field(validator=_check(lambda v: v in SCOPES, _LAYER_OR_MODEL))
     summary: str = attrs.field(validator=_check(_is_text, "one line saying what fills it"))
     selective_recompute: bool = attrs.field(default=False, validator=_check(lambda v: isinstance(v, bool), "True or False"))
+    per_position: bool = attrs.field(default=False, validator=_check(lambda v: isinstance(v, bool), "True or False"))
 
 
 @attrs.frozen(kw_only=True)

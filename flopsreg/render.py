@@ -8,7 +8,8 @@ take symbol names and meanings from ``selection.symbols``, never from the regist
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import sympy
@@ -21,6 +22,9 @@ if TYPE_CHECKING:
     from flopsreg.compare import Comparison
     from flopsreg.compose import ModelSelection, UnitSelection
     from flopsreg.evaluate import Result
+    from flopsreg.peaks import Peak
+    from flopsreg.serving import Generation
+    from flopsreg.utilisation import Utilisation
     from flopsreg.registry import PluginRegistry
     from flopsreg.symbols import SymbolTable
 
@@ -29,6 +33,13 @@ __all__ = [
     "compare_text",
     "explain_text",
     "formula_text",
+    "generation_json",
+    "generation_text",
+    "peaks_json",
+    "peaks_text",
+    "per_token_text",
+    "utilisation_json",
+    "utilisation_text",
     "latex",
     "layers_json",
     "pattern_latex",
@@ -178,6 +189,9 @@ def latex(plan: ModelSelection, result: Result | None = None) -> str:
             rows.append(f"{lhs}{tex(pattern, expr)} && \\text{{{_escape(slot)}: {_escape(pattern.name)}}}")
         total.append(f"{unit.count} \\, F_{{{label}}}(s)" if unit.count != 1 else f"F_{{{label}}}(s)")
     rows.append(f"F(s) &= {' + '.join(total)} && \\text{{{_escape(plan.model.name)}, forward}}")
+    if result is not None and result.serving:
+        rows.append(_serving_row(plan, result))
+        used.add(plan.symbols["cached"].symbol)
     if result is not None:
         lengths = _lengths_text(result)
         rows.append(f"F_{{\\mathrm{{forward}}}} &= {result.forward:,}".replace(",", "{,}") + f" && \\text{{{lengths}}}")
@@ -187,6 +201,16 @@ def latex(plan: ModelSelection, result: Result | None = None) -> str:
         "\\begin{align}\n" + body + "\n\\end{align}\n"
         "where\n\\begin{itemize}\n" + "\n".join(legend) + "\n\\end{itemize}\n"
     )
+
+
+def _serving_row(plan: ModelSelection, result: Result) -> str:
+    """The cached step in terms of F: s new tokens after c cached ones (query-local masks), less
+    the per-position slots' work on all but the last position when only its logits are computed."""
+    row = r"F(s \mid c) &= F(c + s) - F(c)"
+    if result.logits == "all":
+        return row + r" && \text{$s$ new tokens after $c$ cached}"
+    slots = sorted({slot for unit in plan.units for slot in unit.per_position if slot in unit.terms})
+    return row + rf" - (s - 1)\,F_{{1}} && \text{{$F_{{1}}$: {_escape(', '.join(slots))} at one position}}"
 
 
 def _meaning(plan: ModelSelection, symbol: sympy.Symbol) -> str:
@@ -213,8 +237,25 @@ def formula_text(plan: ModelSelection) -> str:
 
 def _lengths_text(result: Result) -> str:
     if len(result.seqlens) == 1:
-        return f"batch {result.batch} x {result.seqlens[0]} tokens"
-    return f"batch {result.batch} x packed row of {len(result.seqlens)} sequences ({sum(result.seqlens)} tokens)"
+        text = f"batch {result.batch} x {result.seqlens[0]} tokens"
+    else:
+        text = f"batch {result.batch} x packed row of {len(result.seqlens)} sequences ({sum(result.seqlens)} tokens)"
+    if result.cached:
+        shown = result.cached[0] if len(set(result.cached)) == 1 else ", ".join(map(str, result.cached))
+        text += f" after {shown} cached"
+    return text + (", logits at the last position" if result.logits != "all" else "")
+
+
+def per_token_text(value: Fraction) -> str:
+    """An exact per-token count: the integer, or the fraction with a 4-digit approximation."""
+    if value.denominator == 1:
+        return _group(value.numerator)
+    return f"{value.numerator}/{value.denominator} (~{float(value):.4g})"
+
+
+def exact_json(value: Fraction) -> str:
+    """An exact rational for JSON: ``"123"`` or ``"246/5"``."""
+    return str(value)
 
 
 def result_text(result: Result) -> str:
@@ -227,6 +268,7 @@ def result_text(result: Result) -> str:
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
     how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
     lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; {how})")
+    lines.append(f"per token: forward {per_token_text(result.forward_per_token)}, training {per_token_text(result.training_per_token)}")
     return "\n".join(lines)
 
 
@@ -268,6 +310,13 @@ def result_json(result: Result) -> dict[str, Any]:
         "training_flops": str(result.training),
         "forward_flops_float": float(result.forward),
         "training_flops_float": float(result.training),
+        "cached": list(result.cached) or [0] * len(result.seqlens),
+        "logits": result.logits,
+        "tokens": result.tokens,
+        "forward_flops_per_token": exact_json(result.forward_per_token),
+        "training_flops_per_token": exact_json(result.training_per_token),
+        "forward_flops_per_token_float": float(result.forward_per_token),
+        "training_flops_per_token_float": float(result.training_per_token),
         "kinds": kinds,
         "model_level": {
             "patterns": head.patterns,
@@ -290,15 +339,22 @@ def layers_json(result: Result) -> Iterator[dict[str, Any]]:
 def compare_text(comparison: Comparison) -> str:
     """A table of each convention against exact, then every difference with its reason."""
     exact = comparison.exact
-    rows = [["convention", "forward FLOPs", "training FLOPs", "vs exact"]]
+    rows = [["convention", "forward FLOPs", "training FLOPs", "training / token", "vs exact"]]
     notes = []
     for total in comparison.totals:
         if total.result is None:
-            rows.append([total.convention, "-", "-", "cannot count"])
+            rows.append([total.convention, "-", "-", "-", "cannot count"])
             notes.append(f"{total.convention}: {total.error}")
             continue
+        per_token = total.result.training_per_token
         rows.append(
-            [total.convention, _group(total.result.forward), _group(total.result.training), ratio_text(total.ratio(exact))]
+            [
+                total.convention,
+                _group(total.result.forward),
+                _group(total.result.training),
+                f"{float(per_token):.4g}",
+                ratio_text(total.ratio(exact)),
+            ]
         )
     lines = [f"{exact.model.name}, {_lengths_text(exact)}", _table(rows)]
     if comparison.differences:
@@ -320,6 +376,8 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
             entry |= {
                 "forward_flops": str(total.result.forward),
                 "training_flops": str(total.result.training),
+                "forward_flops_per_token": exact_json(total.result.forward_per_token),
+                "training_flops_per_token": exact_json(total.result.training_per_token),
                 "ratio_to_exact": None if ratio is None else float(ratio),
             }
         totals.append(entry)
@@ -341,4 +399,87 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
             }
             for d in comparison.differences
         ],
+    }
+
+
+# -- serving and utilisation ------------------------------------------------------------------
+
+
+def generation_text(gen: Generation) -> str:
+    """Prefill and decode totals, and FLOPs per generated token."""
+    model = gen.prefill.model.name
+    lines = [f"{model}, batch {gen.batch}: prompt {gen.prompt} tokens, {gen.new_tokens} new tokens", ""]
+    lines.append(f"prefill  {_group(gen.prefill_flops)} FLOPs ({gen.prefill_flops:.4g}; {gen.prompt} tokens, logits at the last)")
+    lines.append(f"decode   {_group(gen.decode_flops)} FLOPs ({gen.decode_flops:.4g}; {gen.decode_steps} steps of 1 token)")
+    lines.append(f"total    {_group(gen.total)} FLOPs ({gen.total:.4g})")
+    lines.append(f"per generated token: {per_token_text(gen.per_token)}")
+    if gen.decode_per_token is not None:
+        lines.append(f"per decode step and sequence: {per_token_text(gen.decode_per_token)}")
+    return "\n".join(lines)
+
+
+def generation_json(gen: Generation) -> dict[str, Any]:
+    """The generation totals: exact integers as decimal strings, per-token values as exact rationals."""
+    decode = gen.decode_per_token
+    return {
+        "model": gen.prefill.model.name,
+        "convention": gen.prefill.convention,
+        "prompt": gen.prompt,
+        "new_tokens": gen.new_tokens,
+        "batch": gen.batch,
+        "decode_steps": gen.decode_steps,
+        "prefill_flops": str(gen.prefill_flops),
+        "decode_flops": str(gen.decode_flops),
+        "total_flops": str(gen.total),
+        "flops_per_generated_token": exact_json(gen.per_token),
+        "flops_per_generated_token_float": float(gen.per_token),
+        "decode_flops_per_step": None if decode is None else exact_json(decode),
+        "warnings": list(gen.prefill.warnings),
+    }
+
+
+def peaks_text(peaks: Mapping[str, Peak]) -> str:
+    """The peak table: name, device, format, dense TFLOP/s per device, and source."""
+    rows = [["name", "device", "format", "TFLOP/s", "source"]]
+    for peak in peaks.values():
+        rows.append([peak.name, peak.device, peak.dtype, f"{peak.flops / 10**12:g}", peak.source])
+    return _table(rows)
+
+
+def peaks_json(peaks: Mapping[str, Peak]) -> list[dict[str, Any]]:
+    return [
+        {"name": p.name, "device": p.device, "format": p.dtype, "flops": str(p.flops), "source": p.source}
+        for p in peaks.values()
+    ]
+
+
+def utilisation_text(result: Result, mfu: Utilisation, hfu: Utilisation) -> str:
+    """MFU and HFU of a step, with the numbers they come from."""
+    lines = [
+        f"{result.model.name}, {_lengths_text(result)}, {mfu.devices} device(s) at {float(mfu.peak):.4g} FLOP/s each",
+        f"step time  {float(mfu.seconds):.6g} s",
+        f"MFU        {mfu.decimal(6)} ({_group(mfu.flops)} model FLOPs)",
+        f"HFU        {hfu.decimal(6)} ({_group(hfu.flops)} hardware FLOPs, recompute {result.recompute})",
+    ]
+    return "\n".join(lines)
+
+
+def _utilisation_fields(u: Utilisation) -> dict[str, Any]:
+    return {"fraction": u.decimal(), "float": float(u), "flops": str(u.flops)}
+
+
+def utilisation_json(result: Result, mfu: Utilisation, hfu: Utilisation) -> dict[str, Any]:
+    """MFU and HFU as decimal fraction strings and floats, with the exact FLOPs."""
+    return {
+        "model": result.model.name,
+        "seqlens": list(result.seqlens),
+        "batch": result.batch,
+        "convention": result.convention,
+        "recompute": result.recompute,
+        "devices": mfu.devices,
+        "peak_flops": str(mfu.peak),
+        "step_time": str(mfu.seconds),
+        "mfu": _utilisation_fields(mfu),
+        "hfu": _utilisation_fields(hfu),
+        "warnings": list(result.warnings),
     }

@@ -26,6 +26,7 @@ __all__ = [
     "SymbolTable",
     "block_flops",
     "block_layers",
+    "cached",
     "h",
     "integer_symbol",
     "n_h",
@@ -110,10 +111,11 @@ class SymbolInfo:
     latex: str
     meaning: str
     kind: str = attrs.field(validator=attrs.validators.in_({"sequence", "dimension", "structure", "quantity"}))
+    minimum: int = 1  # 0 for counts that may be empty (structure, the cached prefix)
 
     @property
     def symbol(self) -> Symbol:
-        return integer_symbol(self.name, self.latex, zero=self.kind == "structure")  # counted: may be 0
+        return integer_symbol(self.name, self.latex, zero=self.kind == "structure" or self.minimum == 0)
 
 
 class SymbolTable(Mapping[str, SymbolInfo]):
@@ -139,7 +141,10 @@ class SymbolTable(Mapping[str, SymbolInfo]):
 SHARED: dict[str, SymbolInfo] = {
     info.name: info
     for info in (
-        SymbolInfo(name="seq_len", latex="s", meaning="tokens in one sequence", kind="sequence"),
+        SymbolInfo(name="seq_len", latex="s", meaning="tokens in one sequence (the new ones, after a cached prefix)", kind="sequence"),
+        SymbolInfo(
+            name="cached", latex="c", meaning="tokens already in the KV cache before the new ones", kind="sequence", minimum=0
+        ),
         SymbolInfo(name="hidden", latex="h", meaning="hidden size (model width)", kind="dimension"),
         SymbolInfo(name="heads", latex=r"n_{\mathrm{h}}", meaning="query heads", kind="dimension"),
     )
@@ -148,3 +153,4 @@ SHARED: dict[str, SymbolInfo] = {
 s = SHARED["seq_len"].symbol
 h = SHARED["hidden"].symbol
 n_h = SHARED["heads"].symbol
+cached = SHARED["cached"].symbol

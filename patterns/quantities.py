@@ -11,6 +11,9 @@ PAIRS = Quantity(
     name="pairs",
     latex="P",
     meaning="attended (query, key) pairs of one sequence, from the attention.mask slot",
+    # Every built-in mask is query-local: after c cached tokens the s new queries see exactly the
+    # keys they would see in one pass over c + s tokens, so their pairs are F(c + s) - F(c).
+    cached="difference",
 )
 QK_DIM = Quantity(
     name="qk_dim",

@@ -21,7 +21,7 @@ SLOTS = [
     Slot(name="mlp.activation", scope="layer", summary="how many hidden-width matmuls an FFN has: produces ffn_matrices"),
     Slot(name="mlp.shared", scope="layer", summary="shared experts beside the routed ones"),
     Slot(name="mlp.shared_gate", scope="layer", summary="a gate on the shared experts"),
-    Slot(name="head", scope="model", summary="the logits head"),
+    Slot(name="head", scope="model", summary="the logits head", per_position=True),
     Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),
 ]
 

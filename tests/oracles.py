@@ -53,3 +53,20 @@ def attention_layer_flops(
     weighted = 2 * heads * head_dim * attended_pairs  # PV over attended pairs
     out = 2 * s * (heads * head_dim) * hidden
     return q + k + v + scores + weighted + out
+
+
+def prefix_pair_table(mask: list[list[bool]]) -> list[list[int]]:
+    """``table[c][c + n]``: pairs of the mask for the n queries c .. c+n-1 against keys 0 .. c+n-1
+    (n new tokens after c cached ones), for every c < c + n <= len(mask), by summing the mask."""
+    size = len(mask)
+    seen = [[0] * (size + 1) for _ in range(size)]  # seen[q][e]: keys 0..e-1 that query q sees
+    for q in range(size):
+        for k in range(size):
+            seen[q][k + 1] = seen[q][k] + mask[q][k]
+    table = [[0] * (size + 1) for _ in range(size + 1)]
+    for end in range(1, size + 1):
+        total = 0
+        for start in range(end - 1, -1, -1):
+            total += seen[start][end]
+            table[start][end] = total
+    return table

@@ -72,8 +72,11 @@ def test_cli_compare_text_and_json(capsys):
         "convention": "exact",
         "forward_flops": str(98_999_344_300_032 // 3),
         "training_flops": "98999344300032",
+        "forward_flops_per_token": str(98_999_344_300_032 // 3 // 4096),  # divisible: 8,056,587,264
+        "training_flops_per_token": str(98_999_344_300_032 // 4096),
         "ratio_to_exact": 1.0,
     }
+    assert 98_999_344_300_032 % (3 * 4096) == 0
     assert any(d["slot"] == "attention.mask" for d in data["differences"])
 
 

@@ -47,3 +47,8 @@ def test_fixed_point_rounds_half_up_exactly(script):
     assert script._fixed(125, 1000, 2) == "0.13"
     assert script._fixed(124_999, 1000, 2) == "125.00"
     assert script._fixed(1, 3, 1) == "0.3"
+
+
+def test_serving_table_has_a_row_per_example(script, registry):
+    rows = script.render_serving_table(registry).splitlines()[2:]
+    assert [row.split("`")[1] for row in rows] == sorted(path.stem for path in script.EXAMPLES.glob("*.toml"))

@@ -24,7 +24,11 @@ from flopsreg.symbols import s
 
 POOL = Param(name="pool", latex="B", meaning="consecutive tokens pooled into one key/value block")
 POOLED_BLOCKS = Quantity(
-    name="pooled_blocks", latex="m", meaning="complete pooled key/value blocks of one sequence: floor(s / B)"
+    name="pooled_blocks",
+    latex="m",
+    meaning="complete pooled key/value blocks of one sequence: floor(s / B)",
+    # after c cached tokens, the new ones complete floor((c + s) / B) - floor(c / B) blocks
+    cached="difference",
 )
 POOLING = Slot(name="attention.pooling", scope="layer", summary="pools each block of B keys and values into one")
 
