@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sympy
-
-from flopsreg.compose import ModelSelection
 from flopsreg.evaluate import positive_int, sequence_lengths
 from flopsreg.errors import ModelError
-from flopsreg.symbols import s
+
+if TYPE_CHECKING:
+    import sympy
+
+    from flopsreg.compose import ModelSelection
 
 __all__ = ["iter_sweep", "parse_lengths", "sweep"]
 
@@ -41,6 +42,10 @@ def _checked(seq_len: Iterable[int]) -> range | list[int]:
 
 @functools.lru_cache(maxsize=256)
 def _numpy_function(expression: sympy.Expr) -> Callable[[Any], Any]:
+    import sympy
+
+    from flopsreg.symbols import s
+
     return sympy.lambdify(s, expression, modules="numpy")
 
 
