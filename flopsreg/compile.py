@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from typing import Any
 from fractions import Fraction
 
 import attrs
 import sympy
+from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from flopsreg.errors import PatternError
 from flopsreg.runtime import Formula, run_source
 
-__all__ = ["CompiledFormula", "compile_exact", "trial_function"]
+__all__ = ["CompiledFormula", "compile_exact", "compile_numpy", "trial_function"]
 
 
 def _combined(expression: sympy.Expr) -> sympy.Expr:
@@ -117,3 +119,21 @@ def trial_function(expression: sympy.Expr) -> tuple[tuple[str, ...], Callable[..
     argnames = _argnames(expression)
     namespace = run_source(f"def _formula({', '.join(argnames)}):\n    return {_body(expression)}\n", str(expression))
     return argnames, namespace["_formula"]  # type: ignore[return-value]
+
+
+class _WherePrinter(NumPyPrinter):
+    """numpy code in which a Piecewise is nested ``numpy.where``: what one writes by hand, where
+    sympy's ``numpy.select`` builds every branch and condition as separate arrays first."""
+
+    def _print_Piecewise(self, expr: sympy.Piecewise) -> str:
+        *pairs, (last, condition) = expr.args
+        code = self._print(last) if condition == sympy.true else f"numpy.where({self._print(condition)}, {self._print(last)}, numpy.nan)"
+        for value, condition in reversed(pairs):
+            code = f"numpy.where({self._print(condition)}, {self._print(value)}, {code})"
+        return code
+
+
+@functools.lru_cache(maxsize=256)
+def compile_numpy(expression: sympy.Expr, argument: sympy.Symbol) -> Callable[[Any], Any]:
+    """*expression* as one vectorised numpy function of *argument* (float64 arrays)."""
+    return sympy.lambdify(argument, expression, modules="numpy", printer=_WherePrinter({"fully_qualified_modules": False}))
