@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
 __all__ = ["CachedSelection", "CachedUnit", "Cache", "cache_enabled"]
 
 FORMAT = 1  # bump when the entry layout changes: older entries then miss
-ENTRY_PLUGINS = "flopsreg"  # the entry-point group of installed plugins
 
 
 def cache_enabled(no_cache: bool = False) -> bool:
@@ -69,24 +67,29 @@ def _sources() -> list[list[Any]]:
     return found
 
 
-def _plugins() -> list[list[str]]:
-    """Every installed plugin: entry point, its distribution and that distribution's version."""
-    if os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD"):
-        return []
-    from importlib.metadata import entry_points
+def _installed() -> list[list[Any]]:
+    """Each folder distributions are installed in (site-packages, the user site, ``$PYTHONPATH``)
+    with its modification time: installing, upgrading or removing any distribution (flopsreg, a
+    plugin) adds, renames or deletes a ``*.dist-info`` folder there, which changes the time.
+    Much cheaper than reading every distribution's metadata at each start."""
+    import site
 
+    folders = [*site.getsitepackages(), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    if site.ENABLE_USER_SITE:
+        folders.append(site.getusersitepackages())
     found = []
-    for point in entry_points(group=ENTRY_PLUGINS):
-        dist = point.dist
-        found.append([point.name, point.value, dist.name if dist else "", dist.version if dist else ""])
-    return sorted(found)
+    for folder in folders:
+        try:
+            found.append([folder, os.stat(folder).st_mtime_ns])
+        except OSError:
+            found.append([folder, None])
+    return found
 
 
 def environment_key() -> str:
-    """What determines every formula besides the model: flopsreg itself and the installed plugins."""
-    from importlib.metadata import version
-
-    return _digest([FORMAT, sys.version_info[:2], version("flopsreg"), _sources(), _plugins()])
+    """What determines every formula besides the model: flopsreg's code and what is installed."""
+    autoload = os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "")
+    return _digest([FORMAT, sys.version_info[:2], _sources(), _installed(), autoload])
 
 
 @attrs.frozen(eq=False)
@@ -198,6 +201,8 @@ class Cache:
 
     def _write(self, kind: str, key: str, body: Any) -> None:
         """Store *body* atomically; a cache that cannot be written is skipped, never an error."""
+        import tempfile
+
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             text = json.dumps({"key": key, "checksum": _digest(body), "body": body})

@@ -4,6 +4,7 @@ no damaged file and no stale environment is ever served."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
+import flopsreg.cache
 from flopsreg.cache import Cache
 from flopsreg.cli import main
 
@@ -62,14 +64,30 @@ def test_a_changed_model_file_is_a_miss(tmp_path, capsys):
     assert len(_entries("model")) == 2
 
 
-def test_a_plugin_upgrade_is_a_miss(monkeypatch, capsys):
+def test_a_plugin_upgrade_is_a_miss(tmp_path, monkeypatch, capsys):
+    """pip upgrades a plugin by replacing its ``*.dist-info`` folder in a folder on sys.path."""
+    site = tmp_path / "site"
+    (site / "someplugin-1.0.dist-info").mkdir(parents=True)
+    os.utime(site, ns=(10**18, 10**18))
+    monkeypatch.setenv("PYTHONPATH", str(site))  # e.g. pip install --target site
     _eval(capsys, "llama-3-8b", "--seq-len", "64")
     before = Cache.default()
-    monkeypatch.setattr("flopsreg.cache._plugins", lambda: [["extra", "pkg:plugin", "pkg", "2.0"]])
+    (site / "someplugin-1.0.dist-info").rename(site / "someplugin-2.0.dist-info")
+    os.utime(site, ns=(2 * 10**18, 2 * 10**18))  # what the rename does, whatever the clock's resolution
     after = Cache.default()
     assert after.environment != before.environment
     model = flopsreg.Model.example("llama-3-8b")
     assert before.selection(model, "exact") is not None and after.selection(model, "exact") is None
+
+
+def test_an_edited_flopsreg_source_or_plugin_autoload_setting_is_a_miss(monkeypatch):
+    before = Cache.default().environment
+    monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "")
+    assert Cache.default().environment != before
+    monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
+    sources = flopsreg.cache._sources()
+    monkeypatch.setattr(flopsreg.cache, "_sources", lambda: [*sources[:-1], [sources[-1][0], sources[-1][1] + 1, sources[-1][2]]])
+    assert Cache.default().environment != before
 
 
 def test_a_damaged_or_foreign_entry_is_a_miss(capsys):

@@ -40,8 +40,15 @@ def megatron_model(args: Any, registry: Registry) -> Model:
 
 def megatron_plan(args: Any, registry: Registry, convention: str) -> ModelSelection:
     """The plan of *args* under *convention*, reused while the arguments the readers read keep their values."""
-    key = _argument_values(args, registry, convention)
-    plan = _plans.get(key) if key is not None else None
+    key: tuple[Any, ...] | None = _argument_values(args, registry, convention)
+    try:
+        plan = _plans.get(key)  # hashes the key once
+    except TypeError:  # a list among the values (layer patterns, windows): as typed tuples, if hashable
+        key = (registry, convention, tuple(map(_frozen, key[2])))
+        try:
+            plan = _plans.get(key)
+        except TypeError:
+            key, plan = None, None
     if plan is None:
         plan = registry.plan(megatron_model(args, registry), convention=convention)
         if key is not None:
@@ -56,23 +63,14 @@ def _read_names(registry: Registry) -> tuple[str, ...]:
     return read_arguments(registry)
 
 
-def _argument_values(args: Any, registry: Registry, convention: str) -> tuple[Any, ...] | None:
-    """A hashable key of every value the readers may read, typed (so 1, 1.0 and True differ); None if unhashable."""
+def _argument_values(args: Any, registry: Registry, convention: str) -> tuple[Any, ...]:
+    """Every value the readers may read, with their types (so 1, 1.0 and True differ)."""
     names = _read_names(registry)
     if type(args) in _PLAIN_NAMESPACES:  # the usual case, read straight from the instance dict
         values = tuple(map(args.__dict__.get, names))
     else:
         values = tuple(getattr(args, name, None) for name in names)
-    key = (registry, convention, values, tuple(map(type, values)))
-    try:
-        hash(key)
-    except TypeError:  # lists (layer patterns, windows): as typed tuples
-        key = (registry, convention, tuple(map(_frozen, values)))
-        try:
-            hash(key)
-        except TypeError:
-            return None
-    return key
+    return (registry, convention, values, tuple(map(type, values)))
 
 
 def _frozen(value: Any) -> Any:
