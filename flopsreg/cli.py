@@ -260,11 +260,8 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.no_cache:
         session.cache = None
     asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
-    # a config.json is read by the plugins' readers, so its plan comes from the registry, not the cache
-    hf = _is_hf_config(args.model)
-    model = load_model_arg(args.model, blocks=asked, registry=session.registry if hf else None)
-    if hf:
-        session.cache = None
+    # a config.json is read by the plugins' readers: only then is the registry needed to read a model
+    model = load_model_arg(args.model, blocks=asked, registry=session.registry if _is_hf_config(args.model) else None)
     for name, value in args.param:
         model, places = model.with_param(name, value)
         _note(f"--param {name}={value} set in {', '.join(places)}")

@@ -7,16 +7,13 @@ loops itself. Floats go through numpy, which is an optional dependency.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from flopsreg.evaluate import positive_int, sequence_lengths
 from flopsreg.errors import ModelError
 
 if TYPE_CHECKING:
-    import sympy
-
     from flopsreg.compose import ModelSelection
 
 __all__ = ["iter_sweep", "parse_lengths", "sweep"]
