@@ -10,20 +10,33 @@
 from __future__ import annotations
 
 import flopsreg.readers  # noqa: F401 - the readers behind Model.from_toml, from_hf_config, ...
-from flopsreg.api import Registry
-from flopsreg.compose import ModelSelection
-from flopsreg.declare import HFLayerType, HFReader, MegatronReader
 from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError
-from flopsreg.evaluate import LayerResult, Result
-from flopsreg.hookspecs import hookimpl
 from flopsreg.model import Layer, LayerKind, Model, Plan
-from flopsreg.pattern import Block, Constraint, Convention, Param, Pattern, Quantity, Slot
-from flopsreg.select import SlotSelection
 
-# Earlier names, kept as aliases for one release (0.2): a model's selection result was its
-# "plan", a word that now means only the layer layout (Plan).
-ModelPlan = ModelSelection
-Selection = SlotSelection
+# The rest is imported on first access: the command line answers from its cache without sympy.
+_LAZY = {
+    "Registry": "flopsreg.api",
+    "ModelSelection": "flopsreg.compose",
+    "ModelPlan": "flopsreg.compose:ModelSelection",
+    "HFLayerType": "flopsreg.declare",
+    "HFReader": "flopsreg.declare",
+    "MegatronReader": "flopsreg.declare",
+    "LayerResult": "flopsreg.evaluate",
+    "Result": "flopsreg.evaluate",
+    "hookimpl": "flopsreg.hookspecs",
+    "Block": "flopsreg.pattern",
+    "Constraint": "flopsreg.pattern",
+    "Convention": "flopsreg.pattern",
+    "Param": "flopsreg.pattern",
+    "Pattern": "flopsreg.pattern",
+    "Quantity": "flopsreg.pattern",
+    "Slot": "flopsreg.pattern",
+    "SlotSelection": "flopsreg.select",
+    "Selection": "flopsreg.select:SlotSelection",
+}
+
+# ModelPlan and Selection are earlier names, kept as aliases for one release (0.2): a model's
+# selection result was its "plan", a word that now means only the layer layout (Plan).
 
 __all__ = [
     "Block",
@@ -58,9 +71,16 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> str:
+def __getattr__(name: str) -> object:
     if name == "__version__":
         from importlib.metadata import version
 
         return version("flopsreg")
+    if name in _LAZY:
+        import importlib
+
+        module, _, attribute = _LAZY[name].partition(":")
+        value = getattr(importlib.import_module(module), attribute or name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'flopsreg' has no attribute {name!r}")

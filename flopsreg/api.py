@@ -102,7 +102,8 @@ class Registry(PluginRegistry):
         """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
 
         Exact Python ints by default, from one compiled loop; ``dtype=float`` gives a numpy
-        float64 array instead (needs numpy), for plotting. Training FLOPs are 3 x these.
+        float64 array instead (needs numpy), for plotting: one vectorised expression, equal to the
+        exact count wherever that is below 2**53, float64-rounded above. Training FLOPs are 3 x these.
         """
         return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype)
 

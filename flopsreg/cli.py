@@ -1,4 +1,7 @@
-"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, convert.
+"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, convert, cache.
+
+``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
+models when they can (see :mod:`flopsreg.cache`): no plugin is loaded and sympy is not imported.
 
 Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
 plugins) go to stderr and do not change the exit status.
@@ -14,17 +17,20 @@ import warnings
 from fractions import Fraction
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
-from flopsreg.evaluate import RECOMPUTE
+from flopsreg.cache import Cache, cache_enabled
+from flopsreg.evaluate import RECOMPUTE, evaluate
 from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.examples_index import example_names, example_path
 from flopsreg.model import Model
-from flopsreg.pattern import Block
-from flopsreg.api import Registry
-from flopsreg.compose import LOGITS_MODES
+from flopsreg.evaluate import LOGITS_MODES
 from flopsreg.peaks import PEAKS
 from flopsreg.sweep import iter_sweep, parse_lengths
+
+if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
+    from flopsreg.api import Registry
 
 __all__ = ["load_model_arg", "main"]
 
@@ -112,7 +118,7 @@ def _param(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"expected NAME=INTEGER, got {text!r}") from None
 
 
-def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, Block]) -> None:
+def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, str]) -> None:
     p.add_argument("model", metavar="MODEL", help="a .toml model file, a config.json, or a bundled example name")
     p.add_argument(
         "--param",
@@ -129,9 +135,10 @@ def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, Block]) -> N
         metavar="NAME",
         help="count the extra layers of block NAME a config.json declares (repeatable)",
     )
-    for block in blocks.values():  # --NAME: the shorthand of --block NAME, for each declared block
-        p.add_argument(f"--{block.name}", dest="shorthand_blocks", action="append_const", const=block.name,
-                       default=[], help=f"--block {block.name}: count the {block.meaning}")
+    for name, meaning in blocks.items():  # --NAME: the shorthand of --block NAME, for each declared block
+        p.add_argument(f"--{name}", dest="shorthand_blocks", action="append_const", const=name,
+                       default=[], help=f"--block {name}: count the {meaning}")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache of compiled models")
 
 
 def _length_options(p: argparse.ArgumentParser) -> None:
@@ -145,8 +152,8 @@ def _convention_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--convention", default="exact", metavar="NAME", help="exact (default), megatron, slime, ...")
 
 
-def _parser(blocks: Mapping[str, Block]) -> argparse.ArgumentParser:
-    """The command line; *blocks* are the registry's declared blocks, each with its --NAME option."""
+def _parser(blocks: Mapping[str, str]) -> argparse.ArgumentParser:
+    """The command line; *blocks* are the registry's declared blocks (name: meaning), each with its --NAME option."""
     parser = _Parser(prog="flopsreg", description="Exact FLOPs of transformer models.")
     parser.add_argument("--version", action=_Version, help="show flopsreg's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
@@ -225,19 +232,68 @@ def _parser(blocks: Mapping[str, Block]) -> argparse.ArgumentParser:
     p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
     _model_options(p, blocks)
     p.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+
+    p = sub.add_parser("cache", help="the cache of compiled models: where it is and what it holds, or clear it")
+    p.add_argument("action", choices=("info", "clear"))
     return parser
 
 
-def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
+class _Session:
+    """The registry, loaded on first need, and the cache of compiled models, if enabled."""
+
+    def __init__(self, cache: Cache | None, registry: Registry | None = None) -> None:
+        self.cache = cache
+        self._registry = registry
+
+    @property
+    def registry(self) -> Registry:
+        if self._registry is None:  # its load warnings were printed from the cache already
+            self._registry = _load_registry(self.cache, announce=False)
+        return self._registry
+
+    def plan(self, model: Model, convention: str, *, symbolic: bool = False) -> Any:
+        """*model*'s plan under *convention*: from the cache if there (unless *symbolic* is needed)."""
+        if self.cache is not None and not symbolic:
+            cached = self.cache.selection(model, convention)
+            if cached is not None:
+                return cached
+        plan = self.registry.plan(model, convention=convention)
+        if self.cache is not None:
+            self.cache.store(plan)
+        return plan
+
+
+def _load_registry(cache: Cache | None, *, announce: bool = True) -> Registry:
+    """The built-in and installed plugins, their load warnings printed (and remembered by the cache)."""
+    from flopsreg.api import Registry
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry = Registry.default()
+    messages = [str(w.message) for w in caught]
+    if announce:
+        _warn(messages)
+    if cache is not None:
+        cache.store_registry(registry, messages)
+    return registry
+
+
+def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     """The command's output: one text, or chunks of text written as they come (long outputs)."""
+    if args.command == "cache":
+        cache = session.cache or Cache.default()
+        return cache.clear() if args.action == "clear" else cache.info()
     if args.command == "patterns":
         if args.format == "json":
-            return json.dumps(render.patterns_json(registry), indent=2)
-        return render.patterns_text(registry)
+            return json.dumps(render.patterns_json(session.registry), indent=2)
+        return render.patterns_text(session.registry)
     if args.command == "peaks":
         return json.dumps(render.peaks_json(PEAKS), indent=2) if args.format == "json" else render.peaks_text(PEAKS)
+    if args.no_cache:
+        session.cache = None
     asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
-    model = load_model_arg(args.model, blocks=asked, registry=registry)
+    # a config.json is read by the plugins' readers: only then is the registry needed to read a model
+    model = load_model_arg(args.model, blocks=asked, registry=session.registry if _is_hf_config(args.model) else None)
     for name, value in args.param:
         model, places = model.with_param(name, value)
         _note(f"--param {name}={value} set in {', '.join(places)}")
@@ -251,24 +307,24 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
             raise FlopsregError(f"-o {args.output}: cannot write: {exc.strerror or exc}") from None
         return f"wrote {args.output}"
     if args.command == "sweep":
-        rows = iter_sweep(registry.plan(model, convention=args.convention), parse_lengths(args.seq_len), batch=args.batch)
+        rows = iter_sweep(session.plan(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
         return _sweep_output(rows, args.format)
     if args.command == "compare":
-        comparison = registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
+        comparison = session.registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
         _warn(comparison.exact.warnings)
         return json.dumps(comparison.to_dict(), indent=2) if args.format == "json" else comparison.to_text()
     if args.command == "explain":
-        return registry.plan(model, convention=args.convention).explain()
+        return session.registry.plan(model, convention=args.convention).explain()
     if args.command == "formula":
-        plan = registry.plan(model, convention=args.convention)
+        plan = session.registry.plan(model, convention=args.convention)
         _warn(plan.warnings)
         return render.latex(plan) if args.format == "latex" else render.formula_text(plan)
     if args.command == "generate":
-        gen = registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
+        gen = session.registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
         _warn(gen.prefill.warnings)
         return json.dumps(render.generation_json(gen), indent=2) if args.format == "json" else render.generation_text(gen)
     if args.command == "mfu":
-        result = registry.evaluate(
+        result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention
         )
         _warn(result.warnings)
@@ -280,16 +336,10 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
         return render.utilisation_text(result, *utilisation)
     if args.per_layer and args.format != "json":
         raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
-    result = registry.evaluate(
-        model,
-        seq_len=args.seq_len,
-        seqlens=args.seqlens,
-        batch=args.batch,
-        recompute=args.recompute,
-        convention=args.convention,
-        cached=args.cached[0] if len(args.cached) == 1 else args.cached,
-        logits=args.logits,
-    )
+    cached = args.cached[0] if len(args.cached) == 1 else args.cached
+    serving = cached != 0 or args.logits != "all"  # serving forms are built symbolically, never cached
+    plan = session.plan(model, args.convention, symbolic=args.format == "latex" or serving)
+    result = evaluate(plan, args.seq_len, args.seqlens, args.batch, args.recompute, cached, args.logits)
     _warn(result.warnings)
     if args.format == "json":
         text = json.dumps(render.result_json(result), indent=2)
@@ -352,15 +402,27 @@ def _note(message: str) -> None:
     print(f"flopsreg: note: {message}", file=sys.stderr)
 
 
+def _is_hf_config(spec: str) -> bool:
+    path = Path(spec)
+    return (path / "config.json").is_file() if path.is_dir() else path.suffix == ".json"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            registry = Registry.default()
-        _warn([str(w.message) for w in caught])
-        args = _parser(registry.blocks).parse_args(argv)
-        output = _run(args, registry)
+        # --no-cache is looked for before parsing: the parser's --NAME options come from the registry
+        cache = Cache.default() if cache_enabled("--no-cache" in argv) else None
+        info = cache.registry_info() if cache is not None else None
+        registry = None
+        if info is None:
+            registry = _load_registry(cache)
+            blocks = {name: block.meaning for name, block in registry.blocks.items()}
+        else:
+            _warn(info["warnings"])
+            blocks = info["blocks"]
+        args = _parser(blocks).parse_args(argv)
+        output = _run(args, _Session(cache, registry))
         if isinstance(output, str):
             print(output)
         else:

@@ -9,27 +9,19 @@ an integer is a formula bug and raises :class:`~flopsreg.errors.PatternError`.
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
+from typing import Any
 from fractions import Fraction
 
 import attrs
 import sympy
+from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
-from flopsreg.errors import WITHOUT_PLUGINS_HINT, PatternError
+from flopsreg.errors import PatternError
+from flopsreg.runtime import Formula, run_source
 
-__all__ = ["CompiledFormula", "compile_exact", "trial_function"]
-
-
-def _exdiv(numerator: int | Fraction, denominator: int | Fraction) -> int | Fraction:
-    """Exact quotient: an int when it divides evenly, else a Fraction."""
-    if type(numerator) is int and type(denominator) is int:
-        quotient, remainder = divmod(numerator, denominator)
-        if not remainder:
-            return quotient
-    quotient = Fraction(numerator) / Fraction(denominator)
-    return quotient.numerator if quotient.denominator == 1 else quotient
+__all__ = ["CompiledFormula", "compile_exact", "compile_numpy", "trial_function"]
 
 
 def _combined(expression: sympy.Expr) -> sympy.Expr:
@@ -86,45 +78,10 @@ class _ExactPrinter(PythonCodePrinter):
 
 
 @attrs.frozen
-class CompiledFormula:
+class CompiledFormula(Formula):
     """A sympy expression compiled to exact Python; call with one int per free symbol."""
 
-    expression: sympy.Expr
-    argnames: tuple[str, ...]
-    source: str
-    function: Callable[..., int | Fraction] = attrs.field(repr=False)
-    sweep_function: Callable[..., list[int | Fraction]] = attrs.field(repr=False)
-
-    def __call__(self, values: Mapping[str, int]) -> int:
-        """The exact integer value for *values* (a superset of :attr:`argnames` is fine)."""
-        result = self.function(*(values[name] for name in self.argnames))
-        return result if type(result) is int else _as_int(self.expression, result, values)
-
-    def sweep(self, name: str, values: Iterable[int], fixed: Mapping[str, int]) -> list[int]:
-        """Exact values for each of *values* of the symbol *name*, the others from *fixed*.
-
-        One generated loop for all values: several times faster than calling per value.
-        """
-        if name not in self.argnames:  # a constant: the same value for every entry
-            return [self(fixed)] * len(values := list(values))
-        others = {arg: fixed[arg] for arg in self.argnames if arg != name}
-        values = values if isinstance(values, (range, list, tuple)) else list(values)
-        results = self.sweep_function(name, values, **others)
-        if any(type(r) is not int for r in results):
-            results = [_as_int(self.expression, r, {**others, name: v}) for r, v in zip(results, values)]
-        return results
-
-
-def _as_int(expression: sympy.Expr, value: int | Fraction, at: Mapping[str, int]) -> int:
-    """*value* as an int: a Fraction n/1 (e.g. x**2/2 + x/2) is fine, anything else an error."""
-    if isinstance(value, Fraction) and value.denominator == 1:
-        return value.numerator
-    if type(value) is not int:
-        raise PatternError(
-            f"formula {expression} is not an integer at {dict(at)}: {value}; a pattern's formula is wrong "
-            f"({WITHOUT_PLUGINS_HINT})"
-        )
-    return value
+    expression: sympy.Expr = attrs.field(kw_only=True)
 
 
 def _argnames(expression: sympy.Expr) -> tuple[str, ...]:
@@ -133,13 +90,6 @@ def _argnames(expression: sympy.Expr) -> tuple[str, ...]:
 
 def _body(expression: sympy.Expr) -> str:
     return _ExactPrinter({"fully_qualified_modules": True, "standard": "python3"}).doprint(expression)
-
-
-def _run(source: str, expression: sympy.Expr) -> dict[str, object]:
-    """Execute generated *source*; its functions see only ``_exdiv`` and ``math``."""
-    namespace: dict[str, object] = {"_exdiv": _exdiv, "math": math}
-    exec(compile(source, f"<flopsreg formula {expression}>", "exec"), namespace)  # noqa: S102 - our own printer's output
-    return namespace
 
 
 @functools.lru_cache(maxsize=4096)
@@ -153,8 +103,10 @@ def compile_exact(expression: sympy.Expr) -> CompiledFormula:
     )
     others = ", ".join(["_name", "_values", *(f"{arg}=None" for arg in argnames)])
     source += f"\ndef _sweep({others}):\n{sweeps or '    pass'}\n"
-    namespace = _run(source, expression)
-    return CompiledFormula(expression, argnames, source, namespace["_formula"], namespace["_sweep"])  # type: ignore[arg-type]
+    namespace = run_source(source, str(expression))
+    return CompiledFormula(  # type: ignore[arg-type]
+        str(expression), argnames, source, namespace["_formula"], namespace["_sweep"], expression=expression
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -165,5 +117,23 @@ def trial_function(expression: sympy.Expr) -> tuple[tuple[str, ...], Callable[..
     without the common denominator and the sweep loop, which pay off only over many calls.
     """
     argnames = _argnames(expression)
-    namespace = _run(f"def _formula({', '.join(argnames)}):\n    return {_body(expression)}\n", expression)
+    namespace = run_source(f"def _formula({', '.join(argnames)}):\n    return {_body(expression)}\n", str(expression))
     return argnames, namespace["_formula"]  # type: ignore[return-value]
+
+
+class _WherePrinter(NumPyPrinter):
+    """numpy code in which a Piecewise is nested ``numpy.where``: what one writes by hand, where
+    sympy's ``numpy.select`` builds every branch and condition as separate arrays first."""
+
+    def _print_Piecewise(self, expr: sympy.Piecewise) -> str:
+        *pairs, (last, condition) = expr.args
+        code = self._print(last) if condition == sympy.true else f"numpy.where({self._print(condition)}, {self._print(last)}, numpy.nan)"
+        for value, condition in reversed(pairs):
+            code = f"numpy.where({self._print(condition)}, {self._print(value)}, {code})"
+        return code
+
+
+@functools.lru_cache(maxsize=256)
+def compile_numpy(expression: sympy.Expr, argument: sympy.Symbol) -> Callable[[Any], Any]:
+    """*expression* as one vectorised numpy function of *argument* (float64 arrays)."""
+    return sympy.lambdify(argument, expression, modules="numpy", printer=_WherePrinter({"fully_qualified_modules": False}))

@@ -23,7 +23,6 @@ from flopsreg.prefix import PrefixForms, prefix_forms
 from flopsreg.select import SlotSelection, select
 from flopsreg.symbols import SHARED, SymbolTable, cached, s
 
-LOGITS_MODES = ("all", "last")  # every position (training), or the last one of each sequence (serving)
 
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry

@@ -15,18 +15,20 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import attrs
-import sympy
 
-from flopsreg.compose import LOGITS_MODES, ModelSelection, UnitSelection, compose
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import IndexedView, Model
-from flopsreg.pattern import EXACT
 from flopsreg.utilisation import Utilisation, utilisation
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
+    import sympy
+
+    from flopsreg.compose import ModelSelection, UnitSelection
     from flopsreg.registry import PluginRegistry
 
-__all__ = ["Evaluator", "LayerResult", "RECOMPUTE", "Result", "evaluate", "positive_int", "sequence_lengths"]
+__all__ = ["LOGITS_MODES", "Evaluator", "LayerResult", "RECOMPUTE", "Result", "evaluate", "positive_int", "sequence_lengths"]
+
+LOGITS_MODES = ("all", "last")  # every position (training), or the last one of each sequence (serving)
 
 TRAINING_PASSES = 3  # forward + backward (gradients w.r.t. inputs and weights)
 _PLAN_CACHE_SIZE = 1024
@@ -308,13 +310,15 @@ class Evaluator:
         self._render = render
         self._plans: dict[tuple[Model, str], ModelSelection] = {}
 
-    def select(self, model: Model, convention: str = EXACT) -> ModelSelection:
+    def select(self, model: Model, convention: str) -> ModelSelection:
         """The composed :class:`ModelSelection` of *model* under *convention*, from the cache if there."""
         try:
             plan = self._plans.get((model, convention))
         except TypeError:  # unhashable: not a Model; compose says what was expected
             plan = None
         if plan is None:
+            from flopsreg.compose import compose
+
             plan = compose(self._registry, model, convention=convention, render=self._render)
             if len(self._plans) >= _PLAN_CACHE_SIZE:
                 del self._plans[next(iter(self._plans))]

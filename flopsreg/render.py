@@ -12,13 +12,14 @@ from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-import sympy
-
-from flopsreg.compare import ratio_text
 from flopsreg.model import ranges_text
-from flopsreg.pattern import EXACT, FLOPS, Pattern
 
+# sympy, the pattern module and comparisons are imported by the renderers that need them, so
+# that results (result_text, result_json) render without them: the command line's cached path.
 if TYPE_CHECKING:
+    import sympy
+
+    from flopsreg.pattern import Pattern
     from flopsreg.compare import Comparison
     from flopsreg.compose import ModelSelection, UnitSelection
     from flopsreg.evaluate import Result
@@ -87,6 +88,8 @@ def patterns_json(registry: PluginRegistry) -> list[dict[str, Any]]:
 
 def pattern_latex(pattern: Pattern) -> str:
     """*pattern*'s formula in LaTeX: its own, if it gives one, else sympy's with the symbols' names."""
+    import sympy
+
     return pattern.latex or sympy.latex(pattern.formula)
 
 
@@ -112,6 +115,8 @@ def patterns_text(registry: PluginRegistry) -> str:
 
 def explain_text(plan: ModelSelection) -> str:
     """One line per slot and layer kind: the chosen pattern and why."""
+    from flopsreg.pattern import EXACT
+
     model = plan.model
     layers, kinds = model.plan.layers, len(plan.kinds)
     lines = [f"{model.name}: {layers} layer{'s' * (layers != 1)}, {kinds} kind{'s' * (kinds != 1)}"]
@@ -145,6 +150,10 @@ def _display_terms(
     unit: UnitSelection, symbols: SymbolTable
 ) -> tuple[dict[str, tuple[Pattern, sympy.Expr]], list[tuple[str, Pattern, sympy.Expr]]]:
     """Quantity rows (e.g. P(s)) and FLOPs terms, keeping produced quantities as named symbols."""
+    import sympy
+
+    from flopsreg.pattern import FLOPS
+
     produced = {sel.pattern.produces: sel for sel in unit.selections if sel.pattern.produces != FLOPS}
     shown: dict[str, tuple[Pattern, sympy.Expr]] = {}
     inline = {}
@@ -164,6 +173,8 @@ def _display_terms(
 
 def latex(plan: ModelSelection, result: Result | None = None) -> str:
     """The model's closed form as a LaTeX ``align`` environment plus a legend of its symbols."""
+    import sympy
+
     # flopsreg symbols print as their LaTeX anyway; the table also covers an equal plain sympy
     # Symbol a plugin used, and gains the per-kind names of produced quantities (P_kind(s)) below.
     names = plan.symbols.latex_names()
@@ -338,6 +349,8 @@ def layers_json(result: Result) -> Iterator[dict[str, Any]]:
 
 def compare_text(comparison: Comparison) -> str:
     """A table of each convention against exact, then every difference with its reason."""
+    from flopsreg.compare import ratio_text
+
     exact = comparison.exact
     rows = [["convention", "forward FLOPs", "training FLOPs", "training / token", "vs exact"]]
     notes = []

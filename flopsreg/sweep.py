@@ -7,16 +7,14 @@ loops itself. Floats go through numpy, which is an optional dependency.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
-import sympy
-
-from flopsreg.compose import ModelSelection
 from flopsreg.evaluate import positive_int, sequence_lengths
 from flopsreg.errors import ModelError
-from flopsreg.symbols import s
+
+if TYPE_CHECKING:
+    from flopsreg.compose import ModelSelection
 
 __all__ = ["iter_sweep", "parse_lengths", "sweep"]
 
@@ -39,11 +37,6 @@ def _checked(seq_len: Iterable[int]) -> range | list[int]:
     return lengths
 
 
-@functools.lru_cache(maxsize=256)
-def _numpy_function(expression: sympy.Expr) -> Callable[[Any], Any]:
-    return sympy.lambdify(s, expression, modules="numpy")
-
-
 def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None) -> Any:
     """Forward FLOPs of *plan* at each length (see :meth:`flopsreg.Registry.sweep`)."""
     batch = positive_int("batch", batch, "a batch size")
@@ -57,8 +50,17 @@ def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype
         import numpy
     except ImportError:  # pragma: no cover - numpy is in the test extra
         raise ModelError("dtype=float needs numpy: pip install 'flopsreg[numpy]'") from None
-    result = _numpy_function(plan.expression)(numpy.asarray(lengths, dtype=numpy.float64))
-    return numpy.broadcast_to(result, (len(lengths),)) * float(batch)
+    from flopsreg.compile import compile_numpy
+    from flopsreg.symbols import s
+
+    if isinstance(lengths, range):  # built in C, not one Python int at a time
+        array = numpy.arange(lengths.start, lengths.stop, lengths.step, dtype=numpy.float64)
+    else:
+        array = numpy.asarray(lengths, dtype=numpy.float64)
+    result = compile_numpy(plan.expression, s)(array)
+    if numpy.shape(result) != array.shape:  # a model whose FLOPs do not depend on the length
+        result = numpy.full(array.shape, result, dtype=numpy.float64)
+    return result if batch == 1 else result * float(batch)
 
 
 def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1) -> Iterator[tuple[int, int]]:

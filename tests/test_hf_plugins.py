@@ -226,7 +226,7 @@ def test_cli_block_the_config_does_not_declare_is_an_error(capsys):
 def test_cli_reads_configs_with_the_plugins_it_loaded(tmp_path, monkeypatch, capsys, tiny_registry):
     file = tmp_path / "config.json"
     file.write_text(json.dumps(TINY))
-    monkeypatch.setattr(flopsreg.cli.Registry, "default", classmethod(lambda cls: tiny_registry))
+    monkeypatch.setattr(flopsreg.api.Registry, "default", classmethod(lambda cls: tiny_registry))
     assert main(["eval", str(file), "--seq-len", "5", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["forward_flops"] == str(tiny_forward(5))
 

@@ -154,3 +154,33 @@ def test_drop_ins_read_the_arguments_with_the_readers_of_their_registry():
     assert calculate_fwd_flops([4096], latent, registry=registry) == calculate_fwd_flops([4096], llama3_8b_args())
     with pytest.raises(flopsreg.ModelError, match=r"^args\.moe_latent_size = 1024: latent MoE is not supported yet"):
         num_floating_point_operations(latent, 2)
+
+
+def test_repeated_calls_reuse_the_plan_and_a_changed_argument_is_read_afresh():
+    """The training-loop pattern: the same namespace every step; mutating it must not serve a stale model."""
+    from flopsreg.integrations._shared import megatron_plan
+
+    args = llama3_8b_args()
+    registry = flopsreg.Registry(load_entry_points=False)
+    first = megatron_plan(args, registry, "megatron")
+    assert megatron_plan(llama3_8b_args(), registry, "megatron") is first  # equal values, another object
+    assert megatron_plan(args, registry, "exact") is not first
+    per_sequence = 4096 * PER_TOKEN + 4096**2 * CORE_PER_SQUARED_TOKEN
+    assert num_floating_point_operations(args, 2, convention="megatron", registry=registry) == 2 * per_sequence
+    args.num_layers = 16  # every per-layer term halves; the logits do not
+    half = 4096 * (MLP + ATTENTION_LINEAR) // 2 + 4096 * LOGITS + 4096**2 * CORE_PER_SQUARED_TOKEN // 2
+    assert num_floating_point_operations(args, 2, convention="megatron", registry=registry) == 2 * half
+    args.num_layers = 32.0  # a float where an int is expected: read afresh, and refused by the reader
+    with pytest.raises(flopsreg.ModelError, match="args.num_layers"):
+        num_floating_point_operations(args, 2, convention="megatron", registry=registry)
+
+
+def test_an_unhashable_argument_value_is_read_every_call():
+    from flopsreg.integrations._shared import megatron_plan
+
+    args = llama3_8b_args(window_size=[1023, 0], seq_length=8)
+    args.window_size = {"left": 1023}  # unhashable: no key, so the readers see (and refuse) it every call
+    registry = flopsreg.Registry(load_entry_points=False)
+    for _ in range(2):
+        with pytest.raises(flopsreg.ModelError, match="args.window_size"):
+            megatron_plan(args, registry, "exact")

@@ -84,3 +84,22 @@ def test_repeated_evaluations_reuse_one_plan(registry):
 
 def test_sympy_symbol_is_the_engine_symbol():
     assert s == sympy.Symbol("seq_len", integer=True, positive=True)
+
+
+@pytest.mark.parametrize("name", ["deepseek-v3", "gemma-3-27b", "gpt-oss-20b", "llama-4-scout", "mixtral-8x7b"])
+def test_float_sweeps_are_the_exact_integers_wherever_float64_holds_them(name):
+    """Below 2**53 every float equals the exact count; above, float64's relative rounding only."""
+    numpy = pytest.importorskip("numpy")
+    reg = flopsreg.Registry(load_entry_points=False)
+    model = flopsreg.Model.example(name)
+    lengths = [*range(1, 3000, 7), *(2**k + d for k in range(10, 22) for d in (-1, 0, 1))]
+    exact = reg.sweep(model, lengths)
+    floats = reg.sweep(model, lengths, dtype=float)
+    assert floats.dtype == numpy.float64 and floats.shape == (len(lengths),)
+    for length, e, f in zip(lengths, exact, floats.tolist()):
+        if e < 2**53:
+            assert f == e, (length, e, f)
+        else:
+            assert abs(f - e) <= e * 2**-48, (length, e, f)
+    assert reg.sweep(model, range(1, 3000, 7), dtype=float).tolist() == floats[: len(range(1, 3000, 7))].tolist()
+    assert (reg.sweep(model, lengths, batch=3, dtype=float) == 3 * floats).all()

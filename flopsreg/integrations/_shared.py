@@ -1,8 +1,15 @@
-"""What the drop-ins share: one registry per process, and one model plan per argument set."""
+"""What the drop-ins share: one registry per process, and one model plan per argument set.
+
+Training loops call a drop-in every logging step with the same arguments, so the model read
+from them and its compiled plan are kept, keyed by the values of every argument the Megatron-LM
+readers may read: a repeated call costs a few attribute reads and one compiled-function call.
+"""
 
 from __future__ import annotations
 
+import argparse
 import functools
+import types
 from typing import Any
 
 import sympy
@@ -11,8 +18,13 @@ from flopsreg.compose import ModelSelection
 from flopsreg.errors import ModelError
 from flopsreg.model import Model
 from flopsreg.api import Registry
+from flopsreg.readers.megatron import read_arguments
 
-__all__ = ["default_registry", "linear_and_quadratic", "megatron_model"]
+__all__ = ["default_registry", "linear_and_quadratic", "megatron_model", "megatron_plan"]
+
+_PLANS_KEPT = 64  # distinct (registry, convention, argument values): bounded, oldest dropped first
+_plans: dict[tuple[Any, ...], ModelSelection] = {}
+_PLAIN_NAMESPACES = (argparse.Namespace, types.SimpleNamespace)
 
 
 @functools.lru_cache(maxsize=1)
@@ -26,6 +38,48 @@ def megatron_model(args: Any, registry: Registry) -> Model:
     return Model.from_megatron_args(args, registry=registry)
 
 
+def megatron_plan(args: Any, registry: Registry, convention: str) -> ModelSelection:
+    """The plan of *args* under *convention*, reused while the arguments the readers read keep their values."""
+    key: tuple[Any, ...] | None = _argument_values(args, registry, convention)
+    try:
+        plan = _plans.get(key)  # hashes the key once
+    except TypeError:  # a list among the values (layer patterns, windows): as typed tuples, if hashable
+        key = (registry, convention, tuple(map(_frozen, key[2])))
+        try:
+            plan = _plans.get(key)
+        except TypeError:
+            key, plan = None, None
+    if plan is None:
+        plan = registry.plan(megatron_model(args, registry), convention=convention)
+        if key is not None:
+            if len(_plans) >= _PLANS_KEPT:
+                del _plans[next(iter(_plans))]
+            _plans[key] = plan
+    return plan
+
+
+@functools.lru_cache(maxsize=16)
+def _read_names(registry: Registry) -> tuple[str, ...]:
+    return read_arguments(registry)
+
+
+def _argument_values(args: Any, registry: Registry, convention: str) -> tuple[Any, ...]:
+    """Every value the readers may read, with their types (so 1, 1.0 and True differ)."""
+    names = _read_names(registry)
+    if type(args) in _PLAIN_NAMESPACES:  # the usual case, read straight from the instance dict
+        values = tuple(map(args.__dict__.get, names))
+    else:
+        values = tuple(getattr(args, name, None) for name in names)
+    return (registry, convention, values, tuple(map(type, values)))
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(_frozen(item) for item in value))
+    return (type(value), value)
+
+
+@functools.lru_cache(maxsize=_PLANS_KEPT)
 def linear_and_quadratic(plan: ModelSelection) -> tuple[sympy.Rational, sympy.Rational]:
     """``(a, b)`` with forward FLOPs of one sequence = a*s + b*s**2, if the plan has that form.
 

@@ -15,7 +15,8 @@ import operator
 from typing import Any
 
 from flopsreg.errors import ModelError
-from flopsreg.integrations._shared import default_registry, linear_and_quadratic, megatron_model
+from flopsreg.evaluate import TRAINING_PASSES, evaluate
+from flopsreg.integrations._shared import default_registry, linear_and_quadratic, megatron_plan
 from flopsreg.api import Registry
 from flopsreg.pattern import EXACT
 
@@ -39,7 +40,7 @@ def num_floating_point_operations(
     passes both as floats; any whole number is taken exactly, a fractional one is an error.
     """
     registry = registry or default_registry()
-    model = megatron_model(args, registry)
+    plan = megatron_plan(args, registry, convention)
     seq_length = getattr(args, "seq_length", None)
     batch_size = _whole_number("batch_size", batch_size)
     if batch_size < 1:
@@ -47,7 +48,9 @@ def num_floating_point_operations(
     if seqlen_squared_sum_in_batch is None and total_real_tokens_in_batch is None:
         if seq_length is None:
             raise ModelError("args.seq_length: missing; Megatron-LM counts every sequence at seq_length tokens")
-        return registry.evaluate(model, seq_len=seq_length, batch=batch_size, convention=convention).training
+        if type(seq_length) is int and seq_length >= 1:  # the training-loop case: no Result to build
+            return TRAINING_PASSES * batch_size * plan.forward(seq_length)
+        return evaluate(plan, seq_length, None, batch_size).training
     if seq_length is None and (seqlen_squared_sum_in_batch is None or total_real_tokens_in_batch is None):
         raise ModelError("args.seq_length: missing; needed for the statistic that was not given")
     tokens = (
@@ -65,7 +68,7 @@ def num_floating_point_operations(
             f"total_real_tokens_in_batch = {tokens}, seqlen_squared_sum_in_batch = {squares}: real sequences "
             "of s_i >= 1 tokens have 0 <= sum s_i <= sum s_i^2 <= (sum s_i)^2"
         )
-    linear, quadratic = linear_and_quadratic(registry.plan(model, convention=convention))
+    linear, quadratic = linear_and_quadratic(plan)
     forward = linear * tokens + quadratic * squares
     if not forward.is_integer:
         raise ModelError(
@@ -84,6 +87,8 @@ def _whole_number(name: str, value: Any) -> int:
     >>> _whole_number("total_real_tokens_in_batch", 4096.0)
     4096
     """
+    if type(value) is int:  # the common case, checked fast
+        return value
     if not isinstance(value, bool):
         if isinstance(value, numbers.Integral):
             return operator.index(value)

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from flopsreg.integrations._shared import default_registry, megatron_model
+from flopsreg.evaluate import evaluate
+from flopsreg.integrations._shared import default_registry, megatron_plan
 from flopsreg.api import Registry
 from flopsreg.pattern import EXACT
 
@@ -23,4 +24,8 @@ def calculate_fwd_flops(
 ) -> int:
     """Forward FLOPs of the sequences *seqlens*, each attending only within itself."""
     registry = registry or default_registry()
-    return registry.evaluate(megatron_model(args, registry), seqlens=list(seqlens), convention=convention).forward
+    plan = megatron_plan(args, registry, convention)
+    lengths = list(seqlens)
+    if lengths and all(type(n) is int and n >= 1 for n in lengths):  # the training-loop case: no Result to build
+        return sum(map(plan.forward, lengths))
+    return evaluate(plan, None, lengths).forward

@@ -6,10 +6,25 @@ Importing this package makes them the readers behind ``Model.from_toml``,
 cannot import them: they import it).
 """
 
-from flopsreg.model import READERS
-from flopsreg.readers.hf import load_hf_config
-from flopsreg.readers.megatron import load_megatron_args
+from typing import Any
+
+from flopsreg.model import Model, READERS
 from flopsreg.readers.toml import dump_model, load_model, parse_model
+
+
+def load_hf_config(config: Any, **options: Any) -> Model:
+    """:func:`flopsreg.readers.hf.load_hf_config`, imported on first use (it loads the plugins)."""
+    from flopsreg.readers.hf import load_hf_config as load
+
+    return load(config, **options)
+
+
+def load_megatron_args(args: Any, **options: Any) -> Model:
+    """:func:`flopsreg.readers.megatron.load_megatron_args`, imported on first use (it loads the plugins)."""
+    from flopsreg.readers.megatron import load_megatron_args as load
+
+    return load(args, **options)
+
 
 READERS.update(
     toml=load_model,

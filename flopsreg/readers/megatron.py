@@ -21,7 +21,7 @@ from flopsreg.declare import MegatronReader
 from flopsreg.readers.decoder import Decoder, build_model
 from flopsreg.registry import PluginRegistry, default_plugins
 
-__all__ = ["Arguments", "claims", "load_megatron_args", "window_keys"]
+__all__ = ["Arguments", "claims", "load_megatron_args", "read_arguments", "window_keys"]
 
 # The dimensions of every run, read before any reader.
 _REQUIRED = ("hidden_size", "num_layers", "num_attention_heads")
@@ -137,6 +137,12 @@ def claims(readers: Iterable[MegatronReader]) -> dict[str, MegatronReader]:
                 winners[name] = reader
     return winners
 
+
+
+def read_arguments(registry: PluginRegistry | None = None) -> tuple[str, ...]:
+    """Every argument the Megatron-LM readers of *registry* may read: their values determine the model."""
+    readers = (registry or default_plugins()).megatron_readers.values()
+    return tuple(sorted({*_REQUIRED, *claims(readers)}))
 
 
 def _fault(reader: MegatronReader | None, problem: str) -> PluginError:
