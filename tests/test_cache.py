@@ -142,3 +142,17 @@ def test_concurrent_processes_leave_whole_entries(tmp_path):
 def test_latex_builds_symbolically_and_text_from_the_cache(capsys, fmt):
     first = _eval(capsys, "llama-3-8b", "--seq-len", "64", "--format", fmt)
     assert _eval(capsys, "llama-3-8b", "--seq-len", "64", "--format", fmt) == first
+
+
+def test_serving_steps_are_composed_with_the_registry_even_when_the_cache_has_the_model(capsys):
+    """--cached and --logits last are never answered from the cache of fresh forwards."""
+    reg = flopsreg.Registry(load_entry_points=False)
+    model = flopsreg.Model.example("llama-3-8b")
+    _eval(capsys, "llama-3-8b", "--seq-len", "64")  # a fresh forward: now in the cache
+    step = json.loads(_eval(capsys, "llama-3-8b", "--seq-len", "1", "--cached", "4095", "--logits", "last", "--format", "json"))
+    expected = reg.evaluate(model, seq_len=1, cached=4095, logits="last")
+    assert step["forward_flops"] == str(expected.forward)
+    # one decode step after 4095 cached tokens: a fresh forward of 4096 tokens less one of 4095
+    # (the difference holds the logits of exactly one position, the last)
+    whole = reg.evaluate(model, seq_len=4096).forward - reg.evaluate(model, seq_len=4095).forward
+    assert expected.forward == whole
