@@ -163,6 +163,7 @@ def _parser(blocks: Mapping[str, Block]) -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
     p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
+    _document_option(p)
 
     p = sub.add_parser("sweep", help="forward and training FLOPs over many sequence lengths")
     _model_options(p, blocks)
@@ -191,6 +192,7 @@ def _parser(blocks: Mapping[str, Block]) -> argparse.ArgumentParser:
     _model_options(p, blocks)
     _convention_option(p)
     p.add_argument("--format", choices=("text", "latex"), default="text")
+    _document_option(p)
 
     p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
     _model_options(p, blocks)
@@ -230,7 +232,9 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
     if args.command == "formula":
         plan = registry.plan(model, convention=args.convention)
         _warn(plan.warnings)
-        return render.latex(plan) if args.format == "latex" else render.formula_text(plan)
+        _check_document(args)
+        return render.latex(plan, document=args.document) if args.format == "latex" else render.formula_text(plan)
+    _check_document(args)
     if args.per_layer and args.format != "json":
         raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
     result = registry.evaluate(
@@ -246,8 +250,20 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
         text = json.dumps(render.result_json(result), indent=2)
         return _with_layers(text, render.layers_json(result)) if args.per_layer else text
     if args.format == "latex":
-        return result.latex()
+        return result.latex(document=args.document)
     return render.result_text(result)
+
+
+def _document_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--document", action="store_true", help="with --format latex: a complete document for pdflatex, not an amsmath fragment"
+    )
+
+
+def _check_document(args: argparse.Namespace) -> None:
+    """``--document`` belongs to LaTeX output only: refused with any other format."""
+    if args.document and args.format != "latex":
+        raise FlopsregError(f"--document: makes a LaTeX document; add --format latex (got --format {args.format})")
 
 
 def _sweep_output(rows: Iterator[tuple[int, int]], form: str) -> Iterator[str]:

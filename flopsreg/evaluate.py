@@ -148,9 +148,10 @@ class Result:
     def explain(self) -> str:
         return self.selection.explain()
 
-    def latex(self) -> str:
-        """An ``align`` environment: one row per term, per layer kind, and the model total."""
-        return self.selection.render.latex(self.selection, result=self)
+    def latex(self, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
+        """Paste-ready LaTeX: the closed form, this result's totals and FLOPs per token, and a
+        legend; a fragment that needs only amsmath, or with ``document=True`` a whole document."""
+        return self.selection.render.latex(self.selection, result=self, document=document, numbered=numbered, annotate=annotate)
 
     def _repr_latex_(self) -> str:
         return self.latex()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import sympy
 
 from flopsreg.compare import ratio_text
+from flopsreg.latex import latex as paper_latex
 from flopsreg.model import ranges_text
 from flopsreg.pattern import EXACT, FLOPS, Pattern
 
@@ -151,42 +152,9 @@ def _display_terms(
     return shown, terms
 
 
-def latex(plan: ModelSelection, result: Result | None = None) -> str:
-    """The model's closed form as a LaTeX ``align`` environment plus a legend of its symbols."""
-    # flopsreg symbols print as their LaTeX anyway; the table also covers an equal plain sympy
-    # Symbol a plugin used, and gains the per-kind names of produced quantities (P_kind(s)) below.
-    names = plan.symbols.latex_names()
-    used: set[sympy.Symbol] = set()
-    rows: list[str] = []
-
-    def tex(pattern: Pattern, expr: sympy.Expr) -> str:
-        """The pattern's own LaTeX if it gives one, else sympy's rendering of *expr*."""
-        used.update(expr.free_symbols if pattern.latex is None else pattern.formula.free_symbols)
-        return pattern.latex or sympy.latex(expr, symbol_names=names)
-
-    total = []
-    for unit in plan.units:
-        label = _label(unit.name)
-        shown, terms = _display_terms(unit, plan.symbols)
-        for quantity, (pattern, expr) in shown.items():
-            symbol = sympy.Symbol(f"{quantity}__{unit.name}")
-            of_s = "(s)" if any(sym.name == "seq_len" for sym in expr.free_symbols) else ""  # f = 3 is no function of s
-            names[symbol] = f"{plan.symbols[quantity].latex}_{{{label}}}{of_s}"
-            rows.append(f"{names[symbol]} &= {tex(pattern, expr)} && \\text{{{_escape(pattern.name)}}}")
-        for i, (slot, pattern, expr) in enumerate(terms):
-            lhs = f"F_{{{label}}}(s) &= " if i == 0 else r"&\quad + "
-            rows.append(f"{lhs}{tex(pattern, expr)} && \\text{{{_escape(slot)}: {_escape(pattern.name)}}}")
-        total.append(f"{unit.count} \\, F_{{{label}}}(s)" if unit.count != 1 else f"F_{{{label}}}(s)")
-    rows.append(f"F(s) &= {' + '.join(total)} && \\text{{{_escape(plan.model.name)}, forward}}")
-    if result is not None:
-        lengths = _lengths_text(result)
-        rows.append(f"F_{{\\mathrm{{forward}}}} &= {result.forward:,}".replace(",", "{,}") + f" && \\text{{{lengths}}}")
-    legend = [f"\\item ${names.get(sym, sympy.latex(sym))}$: {_escape(_meaning(plan, sym))}" for sym in sorted(used, key=str) if not sym.name.count("__")]
-    body = " \\\\\n".join(rows)
-    return (
-        "\\begin{align}\n" + body + "\n\\end{align}\n"
-        "where\n\\begin{itemize}\n" + "\n".join(legend) + "\n\\end{itemize}\n"
-    )
+def latex(plan: ModelSelection, result: Result | None = None, **options: bool) -> str:
+    """The model's closed form as paste-ready LaTeX; see :func:`flopsreg.latex.latex` for *options*."""
+    return paper_latex(plan, result, **options)
 
 
 def _meaning(plan: ModelSelection, symbol: sympy.Symbol) -> str:
