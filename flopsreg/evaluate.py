@@ -154,7 +154,8 @@ class Result:
         return self.selection.render.latex(self.selection, result=self, document=document, numbered=numbered, annotate=annotate)
 
     def _repr_latex_(self) -> str:
-        return self.latex()
+        """The equations for Jupyter, in what MathJax 3 renders (no tabular, no comments)."""
+        return self.selection.render.mathjax(self.selection, result=self)
 
 
 def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, ...]:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from flopsreg.compose import ModelSelection, UnitSelection
     from flopsreg.evaluate import Result
 
-__all__ = ["latex", "scientific"]
+__all__ = ["latex", "mathjax", "scientific"]
 
 _SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 _NEEDS = "% Needs only \\usepackage{amsmath}."
@@ -100,6 +100,7 @@ class _Writer:
         self.rows: list[str] = []
         self.used: list[sympy.Symbol] = []
         self.numbered_row = -1  # the row that keeps its equation number; none by default
+        self.constants: dict[sympy.Symbol, int] = {}  # constant quantities: legend values
 
     def tex(self, expr: sympy.Expr, pattern: Pattern | None = None) -> str:
         """*pattern*'s own LaTeX if it gives one, else sympy's rendering of *expr*; symbols recorded."""
@@ -286,6 +287,25 @@ def _legend(w: _Writer, constants: dict[sympy.Symbol, int]) -> str:
     return head + "\n".join(rows) + "\n\\end{tabular}\n"
 
 
+def _rows(plan: ModelSelection, result: Result | None, annotate: bool = False) -> _Writer:
+    """The writer with every row of *plan* (and *result*'s totals) written."""
+    w = _Writer(plan, annotate)
+    shared, per_unit = _quantities(plan)
+    w.constants = _definitions(w, shared, per_unit)
+    _layer_rows(w, per_unit)
+    _total_rows(w, per_unit, True)
+    if result is not None:
+        _result_rows(w, result)
+    return w
+
+
+def mathjax(plan: ModelSelection, result: Result | None = None) -> str:
+    """The equations alone as ``$$\\begin{aligned}...$$``: what MathJax 3 renders in Jupyter (no
+    tabular, no comments, no equation numbers)."""
+    rows = _rows(plan, result).rows
+    return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
+
+
 def latex(plan: ModelSelection, result: Result | None = None, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
     """*plan*'s closed form as paste-ready LaTeX (see the module docstring).
 
@@ -293,20 +313,16 @@ def latex(plan: ModelSelection, result: Result | None = None, *, document: bool 
     complete ``article`` for plain ``pdflatex``. ``numbered`` gives the model total ``F(s)`` an
     equation number (the only one); ``annotate`` adds each row's slot and pattern as a comment.
     """
-    w = _Writer(plan, annotate)
-    shared, per_unit = _quantities(plan)
-    constants = _definitions(w, shared, per_unit)
-    _layer_rows(w, per_unit)
-    _total_rows(w, per_unit, numbered)
-    if result is not None:
-        _result_rows(w, result)
+    w = _rows(plan, result, annotate)
+    if not numbered:
+        w.numbered_row = -1
     rows = _lines(w.rows, w.numbered_row)
     what = f"{plan.model.name}: forward FLOPs F(s) of one sequence of s tokens"
     if plan.convention != "exact":
         what += f", counted as the {plan.convention} convention does"
     body = (
         f"% {escape(what)}.\n{_NEEDS}\n"
-        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w, constants)
+        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w, w.constants)
     )
     if not document:
         return body

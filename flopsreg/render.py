@@ -15,6 +15,7 @@ import sympy
 
 from flopsreg.compare import ratio_text
 from flopsreg.latex import latex as paper_latex
+from flopsreg.latex import mathjax
 from flopsreg.model import ranges_text
 from flopsreg.pattern import EXACT, FLOPS, Pattern
 
@@ -32,6 +33,7 @@ __all__ = [
     "formula_text",
     "latex",
     "layers_json",
+    "mathjax",
     "pattern_latex",
     "patterns_json",
     "patterns_text",

@@ -112,3 +112,12 @@ def test_the_document_is_complete(registry):
     text = res.latex(document=True)
     assert text.startswith("\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n")
     assert text.endswith("\\end{document}\n") and "% Needs only \\usepackage{amsmath}." in text
+
+
+def test_the_jupyter_latex_is_in_mathjax_s_subset(registry):
+    res = registry.evaluate(flopsreg.Model.example("llama-4-scout"), seq_len=4096)
+    text = res._repr_latex_()
+    assert text.startswith("$$\\begin{aligned}\n") and text.endswith("\\end{aligned}$$")
+    environments = set(re.findall(r"\\begin\{(\w+)\}", text))
+    assert environments <= {"aligned", "cases", "matrix"}  # MathJax 3 renders these; no itemize, tabular
+    assert "%" not in text and r"\notag" not in text
