@@ -153,6 +153,15 @@ class Result:
         legend; a fragment that needs only amsmath, or with ``document=True`` a whole document."""
         return self.selection.render.latex(self.selection, result=self, document=document, numbered=numbered, annotate=annotate)
 
+    def __repr__(self) -> str:
+        """Short: the model, the lengths and the forward total (the attrs dump is the whole plan)."""
+        lengths = f"seq_len={self.seqlens[0]}" if len(self.seqlens) == 1 else f"seqlens=<{len(self.seqlens)} sequences>"
+        return f"Result(model={self.model.name!r}, {lengths}, batch={self.batch}, convention={self.convention!r}, forward={self.forward})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: totals, FLOPs per layer kind, the closed form and its symbols."""
+        return self.selection.render.result_markdown(self)
+
     def _repr_latex_(self) -> str:
         """The equations for Jupyter, in what MathJax 3 renders (no tabular, no comments)."""
         return self.selection.render.mathjax(self.selection, result=self)

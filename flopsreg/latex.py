@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from flopsreg.compose import ModelSelection, UnitSelection
     from flopsreg.evaluate import Result
 
-__all__ = ["latex", "mathjax", "scientific"]
+__all__ = ["latex", "legend", "mathjax", "scientific"]
 
 _SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 _NEEDS = "% Needs only \\usepackage{amsmath}."
@@ -274,15 +274,25 @@ def _value(plan: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Sym
     return ", ".join(f"{thousands(v)}\\,(\\text{{{escape(', '.join(kinds))}}})" for v, kinds in values.items())
 
 
-def _legend(w: _Writer, constants: dict[sympy.Symbol, int]) -> str:
-    """A table of the symbols in order of appearance: symbol, meaning, value for this model."""
+def _legend_rows(w: _Writer) -> list[tuple[str, str, str]]:
+    """``(LaTeX, meaning, value)`` of each symbol in order of appearance; value ``""`` if none."""
     rows = []
     for symbol in w.used:
         if "__" in symbol.name or symbol.name not in w.plan.symbols:
             continue
         info = w.plan.symbols[symbol.name]
-        value = _value(w.plan, symbol, constants)
-        rows.append(f"${info.latex}$ & {escape(meaning(info.meaning))} & ${value}$ \\\\" if value else f"${info.latex}$ & {escape(meaning(info.meaning))} & \\\\")
+        rows.append((info.latex, meaning(info.meaning), _value(w.plan, symbol, w.constants)))
+    return rows
+
+
+def legend(plan: ModelSelection) -> list[tuple[str, str, str]]:
+    """The symbols of *plan*'s formula in order of appearance: ``(LaTeX, meaning, value)``."""
+    return _legend_rows(_rows(plan, None))
+
+
+def _legend(w: _Writer) -> str:
+    """A table of the symbols in order of appearance: symbol, meaning, value for this model."""
+    rows = [f"${tex}$ & {escape(text)} & " + (f"${value}$ " if value else "") + "\\\\" for tex, text, value in _legend_rows(w)]
     head = "\\noindent where\\par\\smallskip\\noindent\n\\begin{tabular}{@{}l@{\\enspace}p{0.62\\linewidth}@{\\enspace}r@{}}\n"
     return head + "\n".join(rows) + "\n\\end{tabular}\n"
 
@@ -322,7 +332,7 @@ def latex(plan: ModelSelection, result: Result | None = None, *, document: bool 
         what += f", counted as the {plan.convention} convention does"
     body = (
         f"% {escape(what)}.\n{_NEEDS}\n"
-        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w, w.constants)
+        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w)
     )
     if not document:
         return body

@@ -16,6 +16,7 @@ import sympy
 from flopsreg.compare import ratio_text
 from flopsreg.latex import latex as paper_latex
 from flopsreg.latex import mathjax
+from flopsreg.notebook import comparison_markdown, registry_markdown, result_markdown, selection_markdown
 from flopsreg.model import ranges_text
 from flopsreg.pattern import EXACT, FLOPS, Pattern
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "compare_json",
     "compare_text",
+    "comparison_markdown",
     "explain_text",
     "formula_text",
     "latex",
@@ -37,8 +39,11 @@ __all__ = [
     "pattern_latex",
     "patterns_json",
     "patterns_text",
+    "registry_markdown",
     "result_json",
+    "result_markdown",
     "result_text",
+    "selection_markdown",
 ]
 
 
@@ -79,7 +84,7 @@ def patterns_json(registry: PluginRegistry) -> list[dict[str, Any]]:
 
 def pattern_latex(pattern: Pattern) -> str:
     """*pattern*'s formula in LaTeX: its own, if it gives one, else sympy's with the symbols' names."""
-    return pattern.latex or sympy.latex(pattern.formula)
+    return pattern.formula_latex
 
 
 def patterns_text(registry: PluginRegistry) -> str:
@@ -121,18 +126,6 @@ def explain_text(plan: ModelSelection) -> str:
 # -- formulas ---------------------------------------------------------------------------------
 
 
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}"}
-
-
-def _escape(text: str) -> str:
-    """*text* made safe for LaTeX text mode."""
-    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
-
-
-def _label(name: str) -> str:
-    return r"\mathrm{" + _escape(name) + "}"
-
-
 def _display_terms(
     unit: UnitSelection, symbols: SymbolTable
 ) -> tuple[dict[str, tuple[Pattern, sympy.Expr]], list[tuple[str, Pattern, sympy.Expr]]]:
@@ -157,10 +150,6 @@ def _display_terms(
 def latex(plan: ModelSelection, result: Result | None = None, **options: bool) -> str:
     """The model's closed form as paste-ready LaTeX; see :func:`flopsreg.latex.latex` for *options*."""
     return paper_latex(plan, result, **options)
-
-
-def _meaning(plan: ModelSelection, symbol: sympy.Symbol) -> str:
-    return plan.symbols[symbol.name].meaning
 
 
 def formula_text(plan: ModelSelection) -> str:
