@@ -1,4 +1,4 @@
-"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, convert.
+"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, plot, convert.
 
 Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
 plugins) go to stderr and do not change the exit status.
@@ -109,8 +109,9 @@ def _param(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"expected NAME=INTEGER, got {text!r}") from None
 
 
-def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, Block]) -> None:
-    p.add_argument("model", metavar="MODEL", help="a .toml model file, a config.json, or a bundled example name")
+def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, Block], *, several: bool = False) -> None:
+    what = "a .toml model file, a config.json, or a bundled example name"
+    p.add_argument("model", metavar="MODEL", nargs="+" if several else None, help=what + (" (one or more)" if several else ""))
     p.add_argument(
         "--param",
         type=_param,
@@ -194,6 +195,20 @@ def _parser(blocks: Mapping[str, Block]) -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "latex"), default="text")
     _document_option(p)
 
+    p = sub.add_parser("plot", help='FLOPs against context length, as a PNG, SVG or PDF (pip install "flopsreg[plot]")')
+    _model_options(p, blocks, several=True)
+    p.add_argument("--seq-len", required=True, metavar="START:STOP[:STEP] | S1,S2,...", help="context lengths; STOP is included")
+    p.add_argument(
+        "--convention",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="one model: plot these conventions against exact (repeatable); several models: count all with it",
+    )
+    p.add_argument("--per-token", action="store_true", help="FLOPs per token instead of per sequence")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png, FILE.svg or FILE.pdf")
+
     p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
     _model_options(p, blocks)
     p.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
@@ -206,11 +221,9 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
         if args.format == "json":
             return json.dumps(render.patterns_json(registry), indent=2)
         return render.patterns_text(registry)
-    asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
-    model = load_model_arg(args.model, blocks=asked, registry=registry)
-    for name, value in args.param:
-        model, places = model.with_param(name, value)
-        _note(f"--param {name}={value} set in {', '.join(places)}")
+    if args.command == "plot":
+        return _plot(args, [_load(args, spec, registry) for spec in args.model], registry)
+    model = _load(args, args.model, registry)
     if args.command == "convert":
         text = model.to_toml()
         if args.output is None:
@@ -252,6 +265,37 @@ def _run(args: argparse.Namespace, registry: Registry) -> str | Iterable[str]:
     if args.format == "latex":
         return result.latex(document=args.document)
     return render.result_text(result)
+
+
+def _load(args: argparse.Namespace, spec: str, registry: Registry) -> Model:
+    """The model *spec* names, with the blocks and ``--param`` values the command line asks for."""
+    asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
+    model = load_model_arg(spec, blocks=asked, registry=registry)
+    for name, value in args.param:
+        model, places = model.with_param(name, value)
+        _note(f"--param {name}={value} set in {', '.join(places)}")
+    return model
+
+
+def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> str:
+    """``flopsreg plot``: one model stacked by slot, or its conventions against exact, or several
+    models on one axis; writes the file and says so."""
+    from flopsreg import plot  # matplotlib loads for this command only
+
+    plot.output_format(args.output)  # refused before any work
+    if len(models) > 1:
+        if len(args.convention) > 1:
+            raise FlopsregError(f"--convention: with several models give at most one (got {', '.join(args.convention)})")
+        convention = args.convention[0] if args.convention else "exact"
+        figure = plot.models(models, args.seq_len, registry=registry, convention=convention, per_token=args.per_token, batch=args.batch)
+    elif args.convention:
+        if args.per_token or args.batch != 1:
+            option = "--per-token" if args.per_token else f"--batch {args.batch}"
+            raise FlopsregError(f"{option}: the ratios of conventions to exact do not depend on it; drop it or --convention")
+        figure = plot.conventions(models[0], args.seq_len, names=args.convention, registry=registry)
+    else:
+        figure = plot.by_slot(models[0], args.seq_len, registry=registry, per_token=args.per_token, batch=args.batch)
+    return f"wrote {plot.save(figure, args.output)}"
 
 
 def _document_option(parser: argparse.ArgumentParser) -> None:
