@@ -60,12 +60,13 @@ def scientific(value: int | Fraction, digits: int = 4) -> str:
 
 
 def meaning(text: str) -> str:
-    """A symbol's meaning as a paper gives it: parentheses naming config keys (``a_b``) dropped,
+    """A symbol's meaning as a paper gives it: parentheses naming config keys (``a_b``, ``a.b``) dropped,
     then up to the first ``;`` (after which plugins give technical notes)."""
-    return re.sub(r" ?\([^()]*_[^()]*\)", "", text).split(";", 1)[0].strip()
+    return re.sub(r" ?\([^()]*(?:_|\w\.\w)[^()]*\)", "", text).split(";", 1)[0].strip()
 
 
 _MAX_WIDTH = 26  # visible characters of a term's LaTeX that fit one column of a two-column article
+_MERGED_WIDTH = 22  # the same for several short terms joined on one row (more operators and spaces)
 
 
 def _width(text: str) -> int:
@@ -84,6 +85,11 @@ def _top_level_split(text: str, separator: str) -> list[str]:
             continue
         i += 1
     return parts + [text[start:]]
+
+
+def _continued(text: str) -> str:
+    """A continuation row's right side: ``\\quad + text``, or ``\\quad - ...`` for a negative term."""
+    return r"\quad - " + text[1:].lstrip() if text.startswith("-") else r"\quad + " + text
 
 
 def _name(unit: UnitSelection) -> str:
@@ -110,22 +116,22 @@ class _Writer:
         self.used += [sym for _, _, sym in sorted(found, key=lambda item: (item[0], item[1]))]
         return text
 
-    def rows_of(self, lhs: str, relation: str, expr: sympy.Expr, pattern: Pattern | None = None, note: str = "") -> None:
-        """*expr* as one or more rows: a pattern's where-clause (after ``,\\ ``) on a row of its own,
-        a term too wide for a column split over its summands, the outer factors distributed."""
+    def rows_of(self, lhs: str, expr: sympy.Expr, pattern: Pattern | None = None, note: str = "") -> None:
+        """*expr* as one or more rows, ``lhs = ...`` or, without *lhs*, continuing a sum: a
+        pattern's where-clause (after ``,\\ ``) on a row of its own, a term too wide for a column
+        split over its summands, the outer factors distributed."""
         text = self.tex(expr, pattern)
         if pattern is not None and pattern.latex:
             parts = _top_level_split(text, r",\ ")
-            self.row(lhs, f"{relation} {parts[0]}" + ("," if len(parts) > 1 else ""), note)
+            self.row(lhs, (f"= {parts[0]}" if lhs else _continued(parts[0])) + ("," if len(parts) > 1 else ""), note)
             for part in parts[1:]:
                 self.row("", r"\qquad " + part)
             return
         summands = sympy.expand(expr, deep=False).as_ordered_terms() if _width(text) > _MAX_WIDTH else [expr]
-        if len(summands) == 1:
-            self.row(lhs, f"{relation} {text}", note)
-            return
-        for i, summand in enumerate(summands):
-            self.row(lhs if i == 0 else "", (f"{relation} " if i == 0 else r"\quad + ") + self.tex(summand), note if i == 0 else "")
+        texts = [text] if len(summands) == 1 else [self.tex(summand) for summand in summands]
+        for i, part in enumerate(texts):
+            first = i == 0 and lhs
+            self.row(lhs if first else "", f"= {part}" if first else _continued(part), note if i == 0 else "")
 
     def _position(self, text: str, symbol: sympy.Symbol) -> int:
         name = self.names.get(symbol, sympy.latex(symbol))
@@ -133,7 +139,14 @@ class _Writer:
         return match.start() if match else len(text)
 
     def row(self, lhs: str, rhs: str, note: str = "") -> None:
-        """Add ``lhs &rhs``: *rhs* starts with its relation (``= ...``) or, continuing, ``\\quad + ...``."""
+        """Add ``lhs &rhs``: *rhs* starts with its relation (``= ...``) or, continuing, ``\\quad + ...``;
+        a continuation joins the row above while both fit the column together."""
+        if not lhs and rhs.startswith((r"\quad + ", r"\quad - ")) and self.rows:
+            code, _, comment = self.rows[-1].partition(" % ")
+            if _width(code.split("&", 1)[1] + rhs) <= _MERGED_WIDTH:
+                notes = "; ".join(n for n in (comment, note) if n)
+                self.rows[-1] = f"{code} {rhs.removeprefix(chr(92) + 'quad ')}" + (f" % {notes}" if self.annotate and notes else "")
+                return
         comment = f" % {note}" if self.annotate and note else ""
         self.rows.append(f"{lhs} &{rhs}{comment}".lstrip())
 
@@ -182,7 +195,7 @@ def _definitions(w: _Writer, shared: dict[str, sympy.Expr], per_unit: dict[tuple
             continue
         lhs = plan.symbols[quantity].latex + _of_s(expr)
         w.names[symbol] = lhs
-        w.rows_of(lhs, "=", expr, patterns[quantity], patterns[quantity].name)
+        w.rows_of(lhs, expr, patterns[quantity], patterns[quantity].name)
         w.used.append(symbol)
     for unit in plan.units:
         for sel in unit.selections:
@@ -191,7 +204,7 @@ def _definitions(w: _Writer, shared: dict[str, sympy.Expr], per_unit: dict[tuple
                 continue
             expr = unit.quantities[sel.pattern.produces]
             w.names[symbol] = f"{plan.symbols[sel.pattern.produces].latex}_{{{_name(unit)}}}{_of_s(expr)}"
-            w.rows_of(w.names[symbol], "=", expr, sel.pattern, sel.pattern.name)
+            w.rows_of(w.names[symbol], expr, sel.pattern, sel.pattern.name)
     return constants
 
 
@@ -209,7 +222,7 @@ def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> No
     ] if full else []
     common = common if len(common) > 1 else []
     for i, (slot, pattern, expr) in enumerate(common):
-        w.rows_of(r"F_{\mathrm{common}}(s)" if i == 0 else "", "=" if i == 0 else r"\quad +", expr, note=f"{slot}: {pattern.name}")
+        w.rows_of(r"F_{\mathrm{common}}(s)" if i == 0 else "", expr, note=f"{slot}: {pattern.name}")
     for unit in w.plan.kinds:
         lhs = f"F_{{{_name(unit)}}}(s)"
         if like[unit.name] is not None:
@@ -218,27 +231,43 @@ def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> No
             text = w.tex(delta)
             w.row(lhs, f"= F_{{{_name_of(w.plan, like[unit.name])}}}(s)", "same patterns as " + like[unit.name])
             if delta != 0:
-                w.row("", r"\quad " + ("- " + text[1:].lstrip() if text.startswith("-") else "+ " + text))
+                w.row("", _continued(text))
             continue
         own = [term for term in terms[unit.name] if term not in common]
         if common:
             w.row(lhs, r"= F_{\mathrm{common}}(s)")
         for i, (slot, pattern, expr) in enumerate(own):
             first = i == 0 and not common
-            w.rows_of(lhs if first else "", "=" if first else r"\quad +", expr, note=f"{slot}: {pattern.name}")
+            w.rows_of(lhs if first else "", expr, note=f"{slot}: {pattern.name}")
 
 
 def _name_of(plan: ModelSelection, kind: str) -> str:
     return _name(plan.kind(kind))
 
 
+def _block_rows(w: _Writer) -> None:
+    """``F_{block}(s)``: the FLOPs of a block of extra layers (e.g. prediction modules) as the sum
+    of the layer-kind functions above, when its layers are of decoder kinds (else the symbol and
+    its meaning in the legend say what it is)."""
+    kinds = {unit.name: unit for unit in w.plan.kinds}
+    for block, names in w.plan.model.plan.blocks.items():
+        info = w.plan.symbols.get(f"{block}_block")  # the name symbols.block_flops gives it
+        if info is None or not set(names) <= set(kinds):
+            continue
+        counts = {name: names.count(name) for name in dict.fromkeys(names)}
+        parts = [f"{c}\\,F_{{{_name(kinds[n])}}}(s)" if c != 1 else f"F_{{{_name(kinds[n])}}}(s)" for n, c in counts.items()]
+        w.names[info.symbol] = f"{info.latex}(s)"
+        w.row(w.names[info.symbol], "= " + " + ".join(parts))
+
+
 def _total_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol], numbered: bool) -> None:
     """``F(s)``: the kinds times their layer counts plus the model-level terms, one summand per row."""
     plan = w.plan
-    summands = [(f"{unit.count}\\,F_{{{_name(unit)}}}(s)" if unit.count != 1 else f"F_{{{_name(unit)}}}(s)", "") for unit in plan.kinds]
-    summands += [(w.tex(expr), f"{slot}: {pattern.name}") for slot, pattern, expr in _terms(plan, plan.head, per_unit)]
-    for i, (text, note) in enumerate(summands):
-        w.row("F(s)" if i == 0 else "", ("= " if i == 0 else r"\quad + ") + text, note)
+    for i, unit in enumerate(plan.kinds):
+        text = f"{unit.count}\\,F_{{{_name(unit)}}}(s)" if unit.count != 1 else f"F_{{{_name(unit)}}}(s)"
+        w.row("" if i else "F(s)", _continued(text) if i else f"= {text}")
+    for i, (slot, pattern, expr) in enumerate(_terms(plan, plan.head, per_unit)):
+        w.rows_of("" if plan.kinds or i else "F(s)", expr, note=f"{slot}: {pattern.name}")
     if numbered:
         w.numbered_row = len(w.rows) - 1
 
@@ -303,6 +332,7 @@ def _rows(plan: ModelSelection, result: Result | None, annotate: bool = False) -
     shared, per_unit = _quantities(plan)
     w.constants = _definitions(w, shared, per_unit)
     _layer_rows(w, per_unit)
+    _block_rows(w)
     _total_rows(w, per_unit, True)
     if result is not None:
         _result_rows(w, result)

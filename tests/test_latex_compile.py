@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
+from flopsreg.latex import escape
 
 ROOT = Path(__file__).resolve().parent.parent
 PDFLATEX = shutil.which("pdflatex")
@@ -28,7 +29,8 @@ if PDFLATEX is None and not REQUIRED:
 def _models() -> list[tuple[str, flopsreg.Model]]:
     examples = [(path.stem, flopsreg.Model.example(path.stem)) for path in sorted((ROOT / "examples").glob("*.toml"))]
     configs = [(f"hf/{path.stem}", flopsreg.Model.from_hf_config(path)) for path in sorted((ROOT / "tests" / "data" / "hf").glob("*.json"))]
-    return examples + configs
+    with_blocks = [("hf/deepseek-v3 with its prediction module", flopsreg.Model.from_hf_config(ROOT / "tests" / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"]))]
+    return examples + configs + with_blocks
 
 
 def _compile(tmp_path: Path, source: str) -> str:
@@ -55,16 +57,30 @@ def _overfull(log: str, source: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("options", ["", "[twocolumn]"], ids=["article", "twocolumn-article"])
-def test_every_model_compiles_and_fits_the_column(tmp_path, options):
-    registry = flopsreg.Registry.default()
-    parts = []
+def _fragments(registry: flopsreg.Registry) -> list[tuple[str, str]]:
+    """``(title, LaTeX)``: each model's result at 4096 tokens and its formula under every
+    convention that can count it (Megatron-LM's needs a padded vocabulary most models lack)."""
+    fragments = []
     for name, model in _models():
-        parts.append(f"\\section*{{{name}}}\n")
-        parts.append(registry.evaluate(model, seq_len=4096).latex())
-        parts.append(registry.select(model).render.latex(registry.select(model)))  # formula, no totals
-    source = f"\\documentclass{options}{{article}}\n\\usepackage{{amsmath}}\n\\begin{{document}}\n" + "".join(parts) + "\\end{document}\n"
-    assert _overfull(_compile(tmp_path, source), source) == []
+        fragments.append((name, registry.evaluate(model, seq_len=4096).latex()))
+        for convention in ["exact", *registry.conventions]:
+            try:
+                plan = registry.select(model, convention=convention)
+            except flopsreg.FlopsregError:
+                continue
+            fragments.append((f"{name} ({convention})", plan.render.latex(plan)))
+    return fragments
+
+
+@pytest.mark.parametrize("options", ["", "[twocolumn]"], ids=["article", "twocolumn-article"])
+def test_every_model_compiles_fits_the_column_and_one_page(tmp_path, options):
+    fragments = _fragments(flopsreg.Registry.default())
+    body = "".join(f"\\clearpage\n\\section*{{{escape(title)}}}\n{latex}" for title, latex in fragments)
+    source = f"\\documentclass{options}{{article}}\n\\usepackage{{amsmath}}\n\\begin{{document}}\n{body}\\end{{document}}\n"
+    log = _compile(tmp_path, source)
+    assert _overfull(log, source) == []
+    pages = int(re.search(r"Output written on doc\.pdf \((\d+) pages?", log).group(1))
+    assert pages == len(fragments)  # each fragment starts a page and none spills onto another
 
 
 def test_the_document_form_compiles_on_its_own(tmp_path):

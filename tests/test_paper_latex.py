@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -121,3 +122,10 @@ def test_the_jupyter_latex_is_in_mathjax_s_subset(registry):
     environments = set(re.findall(r"\\begin\{(\w+)\}", text))
     assert environments <= {"aligned", "cases", "matrix"}  # MathJax 3 renders these; no itemize, tabular
     assert "%" not in text and r"\notag" not in text
+
+
+def test_a_block_of_extra_layers_is_the_sum_of_its_kinds(registry):
+    model = flopsreg.Model.from_hf_config(Path(__file__).parent / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"])
+    text = _align(registry.select(model).render.latex(registry.select(model)))
+    assert r"F_{\mathrm{mtp}}(s) &= F_{\mathrm{moe}}(s) \notag \\" in text
+    assert r"&\quad + F_{\mathrm{mtp}}(s) + D_{\mathrm{mtp}}" in text
