@@ -1,11 +1,12 @@
 """Paste-ready LaTeX of a composed model: a fragment that needs only ``amsmath``, or a document.
 
-Terms are printed per pattern, one ``align`` row each, in the order the slots are declared (the
-forward pass, for the built-in slots), because sympy reorders sums when the model is one
-expression. A quantity that is the same in every layer kind keeps its plain symbol (``P``,
-``f``); one that differs is written per kind (``P_{local}(s)``), and a kind that differs from an
-earlier one only in such quantities is written as that difference. The legend is a table of the
-symbols in order of appearance with their meaning and their value for this model.
+Terms are printed per pattern, in ``align`` rows sized for one column of a two-column article
+(wide terms split, short ones sharing a row), in the order the slots are declared (the forward
+pass, for the built-in slots), because sympy reorders sums when the model is one expression. A
+quantity that is the same in every layer kind keeps its plain symbol (``P``, ``f``); one that
+differs is written per kind (``P_{local}(s)``), and a kind that has the same patterns as an
+earlier one is written as the difference. The legend is a table of the symbols in order of
+appearance with their meaning and their value for this model.
 """
 
 from __future__ import annotations
@@ -286,7 +287,7 @@ def _result_rows(w: _Writer, result: Result) -> None:
     tokens = result.batch * sum(result.seqlens)
     w.row(lhs, r"\approx " + scientific(result.forward))
     w.row("", "= " + thousands(result.forward))
-    per_token = f"{lhs}/{thousands(tokens)}" if len(counts) == 1 and not batch else f"({lhs})/{thousands(tokens)}"
+    per_token = f"({lhs})/{thousands(tokens)}" if " + " in lhs and not batch else f"{lhs}/{thousands(tokens)}"  # a bare sum needs them
     w.row(per_token, r"\approx " + scientific(Fraction(result.forward, tokens)) + r"\ \text{per token}")
 
 

@@ -105,7 +105,9 @@ def test_totals_in_scientific_notation_exact_and_per_token(registry):
     text = _align(res.latex())
     assert rf"2\,F(4096) &\approx {scientific(forward)} \notag \\" in text
     assert "&= " + f"{forward:,}".replace(",", "{,}") in text
-    assert rf"&\approx {scientific(Fraction(forward, 2 * 4096))}\ \text{{per token}}" in text
+    assert rf"2\,F(4096)/8{{,}}192 &\approx {scientific(Fraction(forward, 2 * 4096))}\ \text{{per token}}" in text
+    packed = _align(registry.evaluate(flopsreg.Model.example("gemma-3-4b"), seqlens=[100, 2000]).latex())
+    assert rf"(F(100) + F(2000))/2{{,}}100 &\approx {scientific(Fraction(gemma_forward(100) + gemma_forward(2000), 2100))}" in packed
 
 
 def test_the_document_is_complete(registry):
