@@ -41,6 +41,14 @@ class Registry(PluginRegistry):
         super().__init__(plugins, builtins=builtins, load_entry_points=load_entry_points)
         self._evaluator = Evaluator(self, render)
 
+    def __repr__(self) -> str:
+        """Short: how many patterns and slots, and the conventions."""
+        return f"Registry(patterns={len(self.patterns)}, slots={len(self.slots)}, conventions={list(self.conventions)!r})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: every pattern with its slot, flags, precedence and formula."""
+        return render.registry_markdown(self)
+
     @classmethod
     def default(cls) -> Registry:
         """The built-in plugins plus every installed plugin."""

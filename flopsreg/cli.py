@@ -1,4 +1,5 @@
-"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, convert, cache.
+"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, plot, convert,
+generate, mfu, peaks, cache.
 
 ``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
 models when they can (see :mod:`flopsreg.cache`): no plugin is loaded and sympy is not imported.
@@ -118,8 +119,9 @@ def _param(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(f"expected NAME=INTEGER, got {text!r}") from None
 
 
-def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, str]) -> None:
-    p.add_argument("model", metavar="MODEL", help="a .toml model file, a config.json, or a bundled example name")
+def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, str], *, several: bool = False) -> None:
+    what = "a .toml model file, a config.json, or a bundled example name"
+    p.add_argument("model", metavar="MODEL", nargs="+" if several else None, help=what + (" (one or more)" if several else ""))
     p.add_argument(
         "--param",
         type=_param,
@@ -177,6 +179,7 @@ def _parser(blocks: Mapping[str, str]) -> argparse.ArgumentParser:
                    help="logits on every position (training, default) or the last (serving)")
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
     p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
+    _document_option(p)
 
     p = sub.add_parser("generate", help="prefill of a prompt and decode steps: per phase and per token")
     _model_options(p, blocks)
@@ -228,6 +231,21 @@ def _parser(blocks: Mapping[str, str]) -> argparse.ArgumentParser:
     _model_options(p, blocks)
     _convention_option(p)
     p.add_argument("--format", choices=("text", "latex"), default="text")
+    _document_option(p)
+
+    p = sub.add_parser("plot", help='FLOPs against context length, as a PNG, SVG or PDF (pip install "flopsreg[plot]")')
+    _model_options(p, blocks, several=True)
+    p.add_argument("--seq-len", required=True, metavar="START:STOP[:STEP] | S1,S2,...", help="context lengths; STOP is included")
+    p.add_argument(
+        "--convention",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="one model: plot these conventions against exact (repeatable); several models: count all with it",
+    )
+    p.add_argument("--per-token", action="store_true", help="FLOPs per token instead of per sequence")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png, FILE.svg or FILE.pdf")
 
     p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
     _model_options(p, blocks)
@@ -291,12 +309,9 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         return json.dumps(render.peaks_json(PEAKS), indent=2) if args.format == "json" else render.peaks_text(PEAKS)
     if args.no_cache:
         session.cache = None
-    asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
-    # a config.json is read by the plugins' readers: only then is the registry needed to read a model
-    model = load_model_arg(args.model, blocks=asked, registry=session.registry if _is_hf_config(args.model) else None)
-    for name, value in args.param:
-        model, places = model.with_param(name, value)
-        _note(f"--param {name}={value} set in {', '.join(places)}")
+    if args.command == "plot":
+        return _plot(args, [_load(args, spec, session) for spec in args.model], session.registry)
+    model = _load(args, args.model, session)
     if args.command == "convert":
         text = model.to_toml()
         if args.output is None:
@@ -318,7 +333,8 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "formula":
         plan = session.registry.plan(model, convention=args.convention)
         _warn(plan.warnings)
-        return render.latex(plan) if args.format == "latex" else render.formula_text(plan)
+        _check_document(args)
+        return render.latex(plan, document=args.document) if args.format == "latex" else render.formula_text(plan)
     if args.command == "generate":
         gen = session.registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
         _warn(gen.prefill.warnings)
@@ -334,6 +350,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         if args.format == "json":
             return json.dumps(render.utilisation_json(result, *utilisation), indent=2)
         return render.utilisation_text(result, *utilisation)
+    _check_document(args)
     if args.per_layer and args.format != "json":
         raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
     cached = args.cached[0] if len(args.cached) == 1 else args.cached
@@ -345,7 +362,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         text = json.dumps(render.result_json(result), indent=2)
         return _with_layers(text, render.layers_json(result)) if args.per_layer else text
     if args.format == "latex":
-        return result.latex()
+        return result.latex(document=args.document)
     return render.result_text(result)
 
 
@@ -360,6 +377,50 @@ def _number(option: str, text: str | None) -> Fraction | None:
     if value <= 0:
         raise FlopsregError(f"{option}: {text!r}: expected a number > 0")
     return value
+
+
+def _load(args: argparse.Namespace, spec: str, session: _Session) -> Model:
+    """The model *spec* names, with the blocks and ``--param`` values the command line asks for."""
+    asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
+    # a config.json is read by the plugins' readers: only then is the registry needed to read a model
+    model = load_model_arg(spec, blocks=asked, registry=session.registry if _is_hf_config(spec) else None)
+    for name, value in args.param:
+        model, places = model.with_param(name, value)
+        _note(f"--param {name}={value} set in {', '.join(places)}")
+    return model
+
+
+def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> str:
+    """``flopsreg plot``: one model stacked by slot, or its conventions against exact, or several
+    models on one axis; writes the file and says so."""
+    from flopsreg import plot  # matplotlib loads for this command only
+
+    plot.output_format(args.output)  # refused before any work
+    if len(models) > 1:
+        if len(args.convention) > 1:
+            raise FlopsregError(f"--convention: with several models give at most one (got {', '.join(args.convention)})")
+        convention = args.convention[0] if args.convention else "exact"
+        figure = plot.models(models, args.seq_len, registry=registry, convention=convention, per_token=args.per_token, batch=args.batch)
+    elif args.convention:
+        if args.per_token or args.batch != 1:
+            option = "--per-token" if args.per_token else f"--batch {args.batch}"
+            raise FlopsregError(f"{option}: the ratios of conventions to exact do not depend on it; drop it or --convention")
+        figure = plot.conventions(models[0], args.seq_len, names=args.convention, registry=registry)
+    else:
+        figure = plot.by_slot(models[0], args.seq_len, registry=registry, per_token=args.per_token, batch=args.batch)
+    return f"wrote {plot.save(figure, args.output)}"
+
+
+def _document_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--document", action="store_true", help="with --format latex: a complete document for pdflatex, not an amsmath fragment"
+    )
+
+
+def _check_document(args: argparse.Namespace) -> None:
+    """``--document`` belongs to LaTeX output only: refused with any other format."""
+    if args.document and args.format != "latex":
+        raise FlopsregError(f"--document: makes a LaTeX document; add --format latex (got --format {args.format})")
 
 
 def _sweep_output(rows: Iterator[tuple[int, int]], form: str) -> Iterator[str]:

@@ -80,6 +80,14 @@ class Comparison:
     def to_dict(self) -> dict[str, Any]:
         return self.exact.selection.render.compare_json(self)
 
+    def __repr__(self) -> str:
+        """Short: the model and the conventions compared."""
+        return f"Comparison(model={self.exact.model.name!r}, conventions={[t.convention for t in self.totals]!r})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: each convention against exact, and why they differ."""
+        return self.exact.selection.render.comparison_markdown(self)
+
 
 def compare(
     registry: Registry,

@@ -177,6 +177,18 @@ class ModelSelection:
     def kind(self, name: str) -> KindSelection:
         return next(unit for unit in self.kinds if unit.name == name)
 
+    def __repr__(self) -> str:
+        """Short: the model, the convention and the layer kinds."""
+        return f"ModelSelection(model={self.model.name!r}, convention={self.convention!r}, kinds={[k.name for k in self.kinds]!r})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: the closed form, its symbols and the pattern of each slot."""
+        return self.render.selection_markdown(self)
+
+    def _repr_latex_(self) -> str:
+        """Jupyter's LaTeX view: the equations, in what MathJax 3 renders."""
+        return self.render.mathjax(self)
+
     def explain(self) -> str:
         """The selection trace: one line per slot and layer kind, with the reason."""
         return self.render.explain_text(self)

@@ -206,12 +206,23 @@ class Result:
     def explain(self) -> str:
         return self.selection.explain()
 
-    def latex(self) -> str:
-        """An ``align`` environment: one row per term, per layer kind, and the model total."""
-        return self.selection.render.latex(self.selection, result=self)
+    def latex(self, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
+        """Paste-ready LaTeX: the closed form, this result's totals and FLOPs per token, and a
+        legend; a fragment that needs only amsmath, or with ``document=True`` a whole document."""
+        return self.selection.render.latex(self.selection, result=self, document=document, numbered=numbered, annotate=annotate)
+
+    def __repr__(self) -> str:
+        """Short: the model, the lengths and the forward total (the attrs dump is the whole plan)."""
+        lengths = f"seq_len={self.seqlens[0]}" if len(self.seqlens) == 1 else f"seqlens=<{len(self.seqlens)} sequences>"
+        return f"Result(model={self.model.name!r}, {lengths}, batch={self.batch}, convention={self.convention!r}, forward={self.forward})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: totals, FLOPs per layer kind, the closed form and its symbols."""
+        return self.selection.render.result_markdown(self)
 
     def _repr_latex_(self) -> str:
-        return self.latex()
+        """The equations for Jupyter, in what MathJax 3 renders (no tabular, no comments)."""
+        return self.selection.render.mathjax(self.selection, result=self)
 
 
 def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, ...]:

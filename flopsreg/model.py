@@ -363,6 +363,23 @@ class Model:
         if unused:
             raise ModelError(f"kinds.{unused[0]} is defined but the plan never uses it")
 
+    def __repr__(self) -> str:
+        """Short: name, layer count and the layers of each kind (the attrs dump is the whole plan)."""
+        counts = {kind: sum(len(r) for r in self.plan.indices(kind)) for kind in self.plan.kinds()}
+        return f"Model(name={self.name!r}, layers={self.plan.layers}, kinds={counts!r})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: the model-wide flags and parameters, then one table row per layer kind."""
+        def cells(flags: Iterable[str], params: Mapping[str, int]) -> str:
+            shown = [f"`{flag}`" for flag in sorted(flags)] + [f"{name} = {value:,}" for name, value in params.items()]
+            return ", ".join(shown) or "-"
+
+        rows = [f"| {kind} | {ranges_text(self.plan.indices(kind))} | {cells(self.kinds[kind].flags, self.kinds[kind].params)} |" for kind in self.plan.kinds()]
+        return (
+            f"**{self.name}**: {self.plan.layers} layers; model-wide: {cells(self.flags, self.params)}\n\n"
+            "| kind | layers | flags and parameters |\n|---|---|---|\n" + "\n".join(rows)
+        )
+
     def merged(self, kind: str) -> tuple[frozenset[str], FrozenMap[int]]:
         """The flags and parameters of a layer of *kind*: the model's, with the kind's on top."""
         return self.flags | self.kinds[kind].flags, FrozenMap({**self.params, **self.kinds[kind].params})

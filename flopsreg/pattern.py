@@ -233,6 +233,27 @@ class Pattern:
             _fail(self, "latex", value, f"math-mode LaTeX with balanced braces, \\left/\\right and \\begin/\\end, no $ ({fault})")
 
     @property
+    def formula_latex(self) -> str:
+        """Its formula in LaTeX: its own :attr:`latex` if it gives one, else sympy's rendering."""
+        return self.latex or sympy.latex(self.formula)
+
+    def __repr__(self) -> str:
+        """Short: what identifies the pattern (the attrs dump holds the whole formula)."""
+        return f"Pattern(name={self.name!r}, slot={self.slot!r}, flags={sorted(self.flags)!r}, precedence={self.precedence})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: name, slot, flags, formula (MathJax) and source."""
+        flags = ", ".join(f"`{flag}`" for flag in sorted(self.flags)) or "none (the slot's default)"
+        return (
+            f"**{self.name}** fills `{self.slot}` (flags: {flags}; precedence {self.precedence})\n\n"
+            f"$${self.formula_latex}$$\n\n{self.summary}\n\nSource: {self.reference}"
+        )
+
+    def _repr_latex_(self) -> str:
+        """Jupyter's LaTeX view: the formula alone, display math."""
+        return f"$${self.formula_latex}$$"
+
+    @property
     def quantities(self) -> dict[str, sympy.Expr]:
         """Every quantity this pattern defines: its formula under ``produces``, then ``provides``."""
         return {self.produces: self.formula, **self.provides}

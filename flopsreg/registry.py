@@ -388,8 +388,9 @@ class PluginRegistry:
 
     @functools.cached_property
     def slots(self) -> dict[str, Slot]:
-        """Every declared slot by name."""
-        return self._declarations("slots")
+        """Every declared slot by name, in declaration order: the forward pass, for the built-ins
+        (the LaTeX prints terms in this order)."""
+        return {name: item for name, (item, _) in self._declared["slots"].items()}
 
     @functools.cached_property
     def blocks(self) -> dict[str, Block]:

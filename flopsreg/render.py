@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "compare_json",
     "compare_text",
+    "comparison_markdown",
     "explain_text",
     "formula_text",
     "generation_json",
@@ -43,11 +44,15 @@ __all__ = [
     "utilisation_text",
     "latex",
     "layers_json",
+    "mathjax",
     "pattern_latex",
     "patterns_json",
     "patterns_text",
+    "registry_markdown",
     "result_json",
+    "result_markdown",
     "result_text",
+    "selection_markdown",
 ]
 
 
@@ -88,9 +93,7 @@ def patterns_json(registry: PluginRegistry) -> list[dict[str, Any]]:
 
 def pattern_latex(pattern: Pattern) -> str:
     """*pattern*'s formula in LaTeX: its own, if it gives one, else sympy's with the symbols' names."""
-    import sympy
-
-    return pattern.latex or sympy.latex(pattern.formula)
+    return pattern.formula_latex
 
 
 def patterns_text(registry: PluginRegistry) -> str:
@@ -134,18 +137,6 @@ def explain_text(plan: ModelSelection) -> str:
 # -- formulas ---------------------------------------------------------------------------------
 
 
-_LATEX_SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}"}
-
-
-def _escape(text: str) -> str:
-    """*text* made safe for LaTeX text mode."""
-    return "".join(_LATEX_SPECIALS.get(char, char) for char in text)
-
-
-def _label(name: str) -> str:
-    return r"\mathrm{" + _escape(name) + "}"
-
-
 def _display_terms(
     unit: UnitSelection, symbols: SymbolTable
 ) -> tuple[dict[str, tuple[Pattern, sympy.Expr]], list[tuple[str, Pattern, sympy.Expr]]]:
@@ -171,61 +162,46 @@ def _display_terms(
     return shown, terms
 
 
-def latex(plan: ModelSelection, result: Result | None = None) -> str:
-    """The model's closed form as a LaTeX ``align`` environment plus a legend of its symbols."""
-    import sympy
+def latex(plan: ModelSelection, result: Result | None = None, **options: bool) -> str:
+    """The model's closed form as paste-ready LaTeX; see :func:`flopsreg.latex.latex` for *options*."""
+    from flopsreg.latex import latex as paper_latex  # sympy: only for the renderers that need it
 
-    # flopsreg symbols print as their LaTeX anyway; the table also covers an equal plain sympy
-    # Symbol a plugin used, and gains the per-kind names of produced quantities (P_kind(s)) below.
-    names = plan.symbols.latex_names()
-    used: set[sympy.Symbol] = set()
-    rows: list[str] = []
-
-    def tex(pattern: Pattern, expr: sympy.Expr) -> str:
-        """The pattern's own LaTeX if it gives one, else sympy's rendering of *expr*."""
-        used.update(expr.free_symbols if pattern.latex is None else pattern.formula.free_symbols)
-        return pattern.latex or sympy.latex(expr, symbol_names=names)
-
-    total = []
-    for unit in plan.units:
-        label = _label(unit.name)
-        shown, terms = _display_terms(unit, plan.symbols)
-        for quantity, (pattern, expr) in shown.items():
-            symbol = sympy.Symbol(f"{quantity}__{unit.name}")
-            of_s = "(s)" if any(sym.name == "seq_len" for sym in expr.free_symbols) else ""  # f = 3 is no function of s
-            names[symbol] = f"{plan.symbols[quantity].latex}_{{{label}}}{of_s}"
-            rows.append(f"{names[symbol]} &= {tex(pattern, expr)} && \\text{{{_escape(pattern.name)}}}")
-        for i, (slot, pattern, expr) in enumerate(terms):
-            lhs = f"F_{{{label}}}(s) &= " if i == 0 else r"&\quad + "
-            rows.append(f"{lhs}{tex(pattern, expr)} && \\text{{{_escape(slot)}: {_escape(pattern.name)}}}")
-        total.append(f"{unit.count} \\, F_{{{label}}}(s)" if unit.count != 1 else f"F_{{{label}}}(s)")
-    rows.append(f"F(s) &= {' + '.join(total)} && \\text{{{_escape(plan.model.name)}, forward}}")
-    if result is not None and result.serving:
-        rows.append(_serving_row(plan, result))
-        used.add(plan.symbols["cached"].symbol)
-    if result is not None:
-        lengths = _lengths_text(result)
-        rows.append(f"F_{{\\mathrm{{forward}}}} &= {result.forward:,}".replace(",", "{,}") + f" && \\text{{{lengths}}}")
-    legend = [f"\\item ${names.get(sym, sympy.latex(sym))}$: {_escape(_meaning(plan, sym))}" for sym in sorted(used, key=str) if not sym.name.count("__")]
-    body = " \\\\\n".join(rows)
-    return (
-        "\\begin{align}\n" + body + "\n\\end{align}\n"
-        "where\n\\begin{itemize}\n" + "\n".join(legend) + "\n\\end{itemize}\n"
-    )
+    return paper_latex(plan, result, **options)
 
 
-def _serving_row(plan: ModelSelection, result: Result) -> str:
-    """The cached step in terms of F: s new tokens after c cached ones (query-local masks), less
-    the per-position slots' work on all but the last position when only its logits are computed."""
-    row = r"F(s \mid c) &= F(c + s) - F(c)"
-    if result.logits == "all":
-        return row + r" && \text{$s$ new tokens after $c$ cached}"
-    slots = sorted({slot for unit in plan.units for slot in unit.per_position if slot in unit.terms})
-    return row + rf" - (s - 1)\,F_{{1}} && \text{{$F_{{1}}$: {_escape(', '.join(slots))} at one position}}"
+def mathjax(plan: ModelSelection, result: Result | None = None) -> str:
+    """The equations in what MathJax 3 renders, for notebooks (see :func:`flopsreg.latex.mathjax`)."""
+    from flopsreg.latex import mathjax as render_mathjax
+
+    return render_mathjax(plan, result)
 
 
-def _meaning(plan: ModelSelection, symbol: sympy.Symbol) -> str:
-    return plan.symbols[symbol.name].meaning
+def result_markdown(result: Result) -> str:
+    """A notebook's Markdown display of a result (see :mod:`flopsreg.notebook`)."""
+    from flopsreg import notebook
+
+    return notebook.result_markdown(result)
+
+
+def selection_markdown(plan: ModelSelection) -> str:
+    """A notebook's Markdown display of a selection."""
+    from flopsreg import notebook
+
+    return notebook.selection_markdown(plan)
+
+
+def registry_markdown(registry: PluginRegistry) -> str:
+    """A notebook's Markdown display of a registry."""
+    from flopsreg import notebook
+
+    return notebook.registry_markdown(registry)
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    """A notebook's Markdown display of a comparison."""
+    from flopsreg import notebook
+
+    return notebook.comparison_markdown(comparison)
 
 
 def formula_text(plan: ModelSelection) -> str:

@@ -141,7 +141,7 @@ class SymbolTable(Mapping[str, SymbolInfo]):
 SHARED: dict[str, SymbolInfo] = {
     info.name: info
     for info in (
-        SymbolInfo(name="seq_len", latex="s", meaning="tokens in one sequence (the new ones, after a cached prefix)", kind="sequence"),
+        SymbolInfo(name="seq_len", latex="s", meaning="tokens in one sequence; after a cached prefix, the new ones", kind="sequence"),
         SymbolInfo(
             name="cached", latex="c", meaning="tokens already in the KV cache before the new ones", kind="sequence", minimum=0
         ),

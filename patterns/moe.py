@@ -7,7 +7,7 @@ from flopsreg.symbols import h, s
 EXPERTS = Param(name="experts", latex="E", meaning="routed experts per MoE layer (n_routed_experts, num_local_experts)")
 TOP_K = Param(name="top_k", latex="k", meaning="routed experts each token goes through (num_experts_per_tok)")
 EXPERT_HIDDEN = Param(
-    name="expert_hidden", latex=r"F_{\mathrm{e}}", meaning="inner width of one routed expert (moe_intermediate_size)"
+    name="expert_hidden", latex=r"d_{\mathrm{e}}", meaning="inner width of one routed expert (moe_intermediate_size)"
 )
 E, k, F_e = EXPERTS.symbol, TOP_K.symbol, EXPERT_HIDDEN.symbol
 

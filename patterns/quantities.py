@@ -10,7 +10,7 @@ from flopsreg import Quantity, hookimpl
 PAIRS = Quantity(
     name="pairs",
     latex="P",
-    meaning="attended (query, key) pairs of one sequence, from the attention.mask slot",
+    meaning="attended (query, key) pairs of one sequence; from the attention.mask slot",
     # Every built-in mask is query-local: after c cached tokens the s new queries see exactly the
     # keys they would see in one pass over c + s tokens, so their pairs are F(c + s) - F(c).
     cached="difference",
@@ -18,12 +18,12 @@ PAIRS = Quantity(
 QK_DIM = Quantity(
     name="qk_dim",
     latex=r"d_{qk}",
-    meaning="per-head query/key width of the attention core, from attention.projection",
+    meaning="per-head query/key width of the attention core; from attention.projection",
 )
 V_DIM = Quantity(
     name="v_dim",
     latex=r"d_{v}",
-    meaning="per-head value width of the attention core, from attention.projection",
+    meaning="per-head value width of the attention core; from attention.projection",
 )
 FFN_MATRICES = Quantity(
     name="ffn_matrices",

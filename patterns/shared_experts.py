@@ -6,7 +6,7 @@ from flopsreg.symbols import h, s
 
 SHARED_HIDDEN = Param(
     name="shared_hidden",
-    latex=r"F_{\mathrm{sh}}",
+    latex=r"d_{\mathrm{sh}}",
     meaning="total inner width of the shared experts (n_shared_experts x moe_intermediate_size)",
 )
 
