@@ -323,7 +323,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         return f"wrote {args.output}"
     if args.command == "sweep":
         rows = iter_sweep(session.plan(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
-        return _sweep_output(rows, args.format)
+        return _sweep_output(rows, args.format, args.batch)
     if args.command == "compare":
         comparison = session.registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
         _warn(comparison.exact.warnings)
@@ -423,13 +423,21 @@ def _check_document(args: argparse.Namespace) -> None:
         raise FlopsregError(f"--document: makes a LaTeX document; add --format latex (got --format {args.format})")
 
 
-def _sweep_output(rows: Iterator[tuple[int, int]], form: str) -> Iterator[str]:
-    """Sweep rows as CSV, a JSON array or JSON lines, one line at a time."""
+def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
+    """Sweep rows as CSV, a JSON array or JSON lines, one line at a time, with FLOPs per token
+    (exact: an integer or a fraction ``n/d``) beside the totals."""
+    from fractions import Fraction
+
+    def row(n: int, f: int) -> tuple[int, int, int, Fraction, Fraction]:
+        per_token = Fraction(f, batch * n)
+        return n, f, 3 * f, per_token, 3 * per_token
+
     if form == "csv":
-        yield "seq_len,forward_flops,training_flops"
-        yield from (f"{n},{f},{3 * f}" for n, f in rows)
+        yield "seq_len,forward_flops,training_flops,forward_per_token,training_per_token"
+        yield from (",".join(map(str, row(n, f))) for n, f in rows)
         return
-    lines = (json.dumps({"seq_len": n, "forward_flops": str(f), "training_flops": str(3 * f)}) for n, f in rows)
+    keys = ("seq_len", "forward_flops", "training_flops", "forward_per_token", "training_per_token")
+    lines = (json.dumps({key: value if key == "seq_len" else str(value) for key, value in zip(keys, row(n, f))}) for n, f in rows)
     if form == "jsonl":
         yield from lines
         return

@@ -9,6 +9,7 @@ exit status 0.
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 import os
 import subprocess
 import sys
@@ -419,10 +420,14 @@ def test_sweep_streams_into_head_and_exits_at_once():
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "seq_len,forward_flops,training_flops" and [line.split(",")[0] for line in lines[1:]] == ["1", "2"]
+    assert lines[0] == "seq_len,forward_flops,training_flops,forward_per_token,training_per_token"
+    assert [line.split(",")[0] for line in lines[1:]] == ["1", "2"]
 
 
 def test_sweep_json_lines(capsys):
     assert main(["sweep", "gemma-3-4b", "--seq-len", "8:10", "--format", "jsonl"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert rows == [{"seq_len": s, "forward_flops": str(gemma_forward(s)), "training_flops": str(3 * gemma_forward(s))} for s in (8, 9, 10)]
+    assert [{key: row[key] for key in ("seq_len", "forward_flops", "training_flops")} for row in rows] == [
+        {"seq_len": s, "forward_flops": str(gemma_forward(s)), "training_flops": str(3 * gemma_forward(s))} for s in (8, 9, 10)
+    ]
+    assert [row["forward_per_token"] for row in rows] == [str(Fraction(gemma_forward(s), s)) for s in (8, 9, 10)]

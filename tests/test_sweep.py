@@ -1,6 +1,7 @@
 """Sweeps and the compiled fast path agree with the uncompiled sympy evaluation, exactly."""
 
 import json
+from fractions import Fraction
 
 import numpy
 import pytest
@@ -65,13 +66,24 @@ def test_sweep_rejects_bad_lengths_and_dtypes(registry):
 def test_cli_sweep_csv_and_json(capsys):
     assert main(["sweep", "gemma-3-4b", "--seq-len", "1024:4096:1024"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "seq_len,forward_flops,training_flops"
+    assert lines[0] == "seq_len,forward_flops,training_flops,forward_per_token,training_per_token"
     assert [int(line.split(",")[0]) for line in lines[1:]] == [1024, 2048, 3072, 4096]  # stop included
-    seq, forward, training = (int(x) for x in lines[-1].split(","))
-    assert training == 3 * forward == 98_999_344_300_032  # anchors 10.3 at 4096
+    seq, forward, training, forward_per_token, training_per_token = lines[-1].split(",")
+    assert int(training) == 3 * int(forward) == 98_999_344_300_032  # anchors 10.3 at 4096
+    # 32,999,781,433,344 / 4096 tokens, exact: 8,056,587,264 (the anchor divides evenly)
+    assert (forward_per_token, training_per_token) == ("8056587264", str(3 * 8056587264))
     assert main(["sweep", "gemma-3-4b", "--seq-len", "4096,100", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert rows[0] == {"seq_len": 4096, "forward_flops": "32999781433344", "training_flops": "98999344300032"}
+    assert rows[0] == {
+        "seq_len": 4096,
+        "forward_flops": "32999781433344",
+        "training_flops": "98999344300032",
+        "forward_per_token": "8056587264",
+        "training_per_token": "24169761792",
+    }
+    assert main(["sweep", "gemma-3-4b", "--seq-len", "3", "--batch", "2"]) == 0
+    three = capsys.readouterr().out.strip().splitlines()[1].split(",")
+    assert three[3] == str(Fraction(int(three[1]), 2 * 3))  # a fraction n/d where tokens do not divide
     assert main(["sweep", "gemma-3-4b", "--seq-len", "10:1:0"]) == 2
     assert "expected START:STOP[:STEP]" in capsys.readouterr().err
 
