@@ -649,6 +649,24 @@ def test_a_provider_that_breaks_an_earlier_plugins_formula_is_the_one_skipped():
     assert "uses_pairs" in {p.name for p in reg.patterns}
 
 
+def test_builtins_pass_the_trial_evaluations_the_registry_skips_for_them(registry):
+    """The registry trusts the built-ins' formulas at start-up; here they face the same checks a
+    third-party plugin's face at load: exact on the grid, and whole FLOPs in every composition."""
+    from flopsreg.checks import check_compositions, check_exact
+
+    owner = {p.name: registry.plugin_of(p) for p in registry.patterns}
+    for pattern in registry.patterns:
+        check_exact(owner[pattern.name], pattern)
+    check_compositions("built-ins", list(registry.patterns), [], set(registry.conventions), owner, frozenset(registry.quantities))
+
+
+def test_a_built_in_style_fault_is_still_caught_for_a_third_party_plugin():
+    """The trust is for flopsreg.patterns only: the same inexact formula from a plugin is refused."""
+    pattern = mask_pattern("float_mask", formula=sympy.Float(0.5) * s**2)
+    _, error = load_skipping(module_plugin("floaty", flopsreg_register_patterns=hook_returning(pattern)))
+    assert "formula contains 0.5" in str(error)
+
+
 def test_builtins_pass_every_load_time_check(registry):
     """No built-in is skipped: no tie, no flagless pattern needing more than every model has, all exact."""
     assert registry.errors == ()
