@@ -442,24 +442,25 @@ def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int) -> Ite
         yield from lines
         return
     yield "["
-    previous = next(lines)
-    for line in lines:
-        yield f"  {previous},"
-        previous = line
-    yield f"  {previous}"
+    yield from _items(lines, "  ")
     yield "]"
 
 
 def _with_layers(text: str, layers: Iterator[dict]) -> Iterator[str]:
     """The eval JSON object *text* with a ``layers`` list added last, one layer per line."""
     yield text[: text.rindex("}")].rstrip() + ',\n  "layers": ['
-    previous = next(layers, None)
-    for layer in layers:
-        yield f"    {json.dumps(previous)},"
-        previous = layer
-    if previous is not None:
-        yield f"    {json.dumps(previous)}"
+    yield from _items(map(json.dumps, layers), "    ")
     yield "  ]\n}"
+
+
+def _items(lines: Iterator[str], indent: str) -> Iterator[str]:
+    """The items of a JSON array, one per line as they come: a comma after all but the last."""
+    previous = next(lines, None)
+    for line in lines:
+        yield f"{indent}{previous},"
+        previous = line
+    if previous is not None:
+        yield f"{indent}{previous}"
 
 
 def _warn(messages: Sequence[str]) -> None:

@@ -26,7 +26,17 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
     from flopsreg.compose import ModelSelection, UnitSelection
     from flopsreg.registry import PluginRegistry
 
-__all__ = ["LOGITS_MODES", "Evaluator", "LayerResult", "RECOMPUTE", "Result", "evaluate", "positive_int", "sequence_lengths"]
+__all__ = [
+    "LOGITS_MODES",
+    "Evaluator",
+    "LayerResult",
+    "RECOMPUTE",
+    "Result",
+    "evaluate",
+    "length_list",
+    "positive_int",
+    "sequence_lengths",
+]
 
 LOGITS_MODES = ("all", "last")  # every position (training), or the last one of each sequence (serving)
 
@@ -230,11 +240,16 @@ def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, .
         raise ModelError("give exactly one of seq_len (every sequence alike) or seqlens (one packed row)")
     if seqlens is None:
         return (positive_int("seq_len", seq_len, "a sequence length"),)
-    if isinstance(seqlens, (str, bytes)) or not isinstance(seqlens, Iterable):
-        raise ModelError(f"seqlens = {seqlens!r}: expected a list of sequence lengths")
-    lengths = tuple(sequence_lengths("seqlens", seqlens))
+    return tuple(length_list("seqlens", seqlens, "a list of sequence lengths"))
+
+
+def length_list(field: str, values: Any, expected: str) -> list[int]:
+    """*values* (a list, tuple or array; not a string) as sequence lengths, at least one."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise ModelError(f"{field} = {values!r:.60}: expected {expected}")
+    lengths = list(sequence_lengths(field, values))
     if not lengths:
-        raise ModelError("seqlens: empty; give at least one sequence length")
+        raise ModelError(f"{field}: empty; give at least one sequence length")
     return lengths
 
 

@@ -269,6 +269,17 @@ def ranges_json(layers: tuple[range, ...]) -> list[dict[str, int]]:
     return [{"first": r.start, "last": r[-1], "step": r.step} for r in layers]
 
 
+def _batch_fields(result: Result) -> dict[str, Any]:
+    """What every JSON view of a result starts with: the model and the batch it counted."""
+    return {
+        "model": result.model.name,
+        "seqlens": list(result.seqlens),
+        "batch": result.batch,
+        "convention": result.convention,
+        "recompute": result.recompute,
+    }
+
+
 def result_json(result: Result) -> dict[str, Any]:
     """The JSON contract: exact totals as decimal strings, plus float conveniences.
 
@@ -288,11 +299,7 @@ def result_json(result: Result) -> dict[str, Any]:
     ]
     head = result.selection.head
     return {
-        "model": result.model.name,
-        "seqlens": list(result.seqlens),
-        "batch": result.batch,
-        "convention": result.convention,
-        "recompute": result.recompute,
+        **_batch_fields(result),
         "forward_flops": str(result.forward),
         "training_flops": str(result.training),
         "forward_flops_float": float(result.forward),
@@ -460,11 +467,7 @@ def _utilisation_fields(u: Utilisation) -> dict[str, Any]:
 def utilisation_json(result: Result, mfu: Utilisation, hfu: Utilisation) -> dict[str, Any]:
     """MFU and HFU as decimal fraction strings and floats, with the exact FLOPs."""
     return {
-        "model": result.model.name,
-        "seqlens": list(result.seqlens),
-        "batch": result.batch,
-        "convention": result.convention,
-        "recompute": result.recompute,
+        **_batch_fields(result),
         "devices": mfu.devices,
         "peak_flops": str(mfu.peak),
         "step_time": str(mfu.seconds),

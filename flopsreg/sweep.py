@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from flopsreg.evaluate import positive_int, sequence_lengths
+from flopsreg.evaluate import length_list, positive_int
 from flopsreg.errors import ModelError
 
 if TYPE_CHECKING:
@@ -29,12 +29,7 @@ def _checked(seq_len: Iterable[int]) -> range | list[int]:
         if min(seq_len[0], seq_len[-1]) < 1:
             raise ModelError(f"seq_len: {seq_len.start}..{seq_len[-1]} includes lengths below 1")
         return seq_len
-    if isinstance(seq_len, (str, bytes)) or not isinstance(seq_len, Iterable):
-        raise ModelError(f"seq_len = {seq_len!r:.60}: expected sequence lengths (a range, list or array of integers)")
-    lengths = list(sequence_lengths("seq_len", seq_len))
-    if not lengths:
-        raise ModelError("seq_len: empty; give at least one sequence length")
-    return lengths
+    return length_list("seq_len", seq_len, "sequence lengths (a range, list or array of integers)")
 
 
 def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None) -> Any:
