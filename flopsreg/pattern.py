@@ -177,6 +177,11 @@ class Pattern:
             symbols' LaTeX names; the renderers print it instead of sympy's rendering of
             ``formula``. Checked for balanced braces, ``\\left``/``\\right`` and
             ``\\begin``/``\\end``. None: sympy's rendering, with every symbol's LaTeX name.
+        weights: the parameters (weight elements) the unit it counts holds, once per layer
+            (``scope="layer"``) or per model, as a closed form in the same symbols; 0 for a
+            rule that holds none (a mask). What ``Registry.parameters`` adds up.
+        active_weights: the part of ``weights`` one token uses (routed experts at top-k);
+            None: all of ``weights``.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -200,6 +205,10 @@ class Pattern:
     )
     scope: str = attrs.field(default="layer", validator=_check(lambda v: v in SCOPES, "'layer' or 'model'"))
     latex: str | None = attrs.field(default=None)
+    weights: sympy.Expr = attrs.field(default=0, converter=_expr, validator=_check(_is_expr, _FORMULA))
+    active_weights: sympy.Expr | None = attrs.field(
+        default=None, converter=_expr, validator=_check(lambda v: v is None or _is_expr(v), f"None or {_FORMULA}")
+    )
 
     @flags.validator
     def _check_flags(self, attribute: attrs.Attribute, value: Any) -> None:
