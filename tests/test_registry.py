@@ -660,6 +660,16 @@ def test_builtins_pass_the_trial_evaluations_the_registry_skips_for_them(registr
     check_compositions("built-ins", list(registry.patterns), [], set(registry.conventions), owner, frozenset(registry.quantities))
 
 
+def test_builtins_pass_the_hook_name_check_the_registry_skips_for_them(registry):
+    """Every built-in hook is spelt as a hookspec and decorated, as a third-party plugin's must be."""
+    for module in flopsreg.registry.builtin_plugins():
+        registry._check_hook_names(module.__name__, module)
+    misspelt = types.ModuleType("flopsreg.patterns.misspelt")
+    misspelt.flopsreg_register_pattern = flopsreg.hookimpl(lambda: [])
+    with pytest.raises(flopsreg.PluginError, match="unknown hook 'flopsreg_register_pattern'.*flopsreg_register_patterns"):
+        registry._check_hook_names(misspelt.__name__, misspelt)
+
+
 def test_a_built_in_style_fault_is_still_caught_for_a_third_party_plugin():
     """The trust is for flopsreg.patterns only: the same inexact formula from a plugin is refused."""
     pattern = mask_pattern("float_mask", formula=sympy.Float(0.5) * s**2)

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import argparse
 import functools
+import marshal
+import operator
 import types
+from collections.abc import Callable
 from typing import Any
 
+import attrs
 import sympy
 
 from flopsreg.compose import ModelSelection
@@ -24,6 +28,10 @@ __all__ = ["default_registry", "linear_and_quadratic", "megatron_model", "megatr
 
 _PLANS_KEPT = 64  # distinct (registry, convention, argument values): bounded, oldest dropped first
 _plans: dict[tuple[Any, ...], ModelSelection] = {}
+# The last plan per (registry, convention) with the values it was read from: a repeated call
+# compares one encoding of them instead of hashing every value.
+_recent: dict[tuple[Any, str], _Snapshot] = {}
+_MARSHAL_FORMAT = 2  # the newest format without back-references, whose bytes depend on refcounts
 _PLAIN_NAMESPACES = (argparse.Namespace, types.SimpleNamespace)
 
 
@@ -40,11 +48,20 @@ def megatron_model(args: Any, registry: Registry) -> Model:
 
 def megatron_plan(args: Any, registry: Registry, convention: str) -> ModelSelection:
     """The plan of *args* under *convention*, reused while the arguments the readers read keep their values."""
-    key: tuple[Any, ...] | None = _argument_values(args, registry, convention)
+    recent = _recent.get((registry, convention))
+    if recent is not None and type(args) in _PLAIN_NAMESPACES:  # the training-loop call, checked in C
+        namespace = args.__dict__
+        try:
+            if recent.absent.isdisjoint(namespace) and marshal.dumps(recent.present(namespace), _MARSHAL_FORMAT) == recent.encoded:
+                return recent.plan  # the same values, of the same types, as last time
+        except (KeyError, ValueError):  # an argument deleted, or a value marshal cannot encode
+            pass
+    values = _argument_values(args, registry)
+    key: tuple[Any, ...] | None = (registry, convention, values, tuple(map(type, values)))  # 1, 1.0, True differ
     try:
-        plan = _plans.get(key)  # hashes the key once
+        plan = _plans.get(key)
     except TypeError:  # a list among the values (layer patterns, windows): as typed tuples, if hashable
-        key = (registry, convention, tuple(map(_frozen, key[2])))
+        key = (registry, convention, tuple(map(_frozen, values)))
         try:
             plan = _plans.get(key)
         except TypeError:
@@ -55,6 +72,11 @@ def megatron_plan(args: Any, registry: Registry, convention: str) -> ModelSelect
             if len(_plans) >= _PLANS_KEPT:
                 del _plans[next(iter(_plans))]
             _plans[key] = plan
+    snapshot = _Snapshot.of(args, _read_names(registry), plan)
+    if snapshot is not None:
+        if len(_recent) >= _PLANS_KEPT:
+            _recent.clear()
+        _recent[registry, convention] = snapshot
     return plan
 
 
@@ -63,14 +85,41 @@ def _read_names(registry: Registry) -> tuple[str, ...]:
     return read_arguments(registry)
 
 
-def _argument_values(args: Any, registry: Registry, convention: str) -> tuple[Any, ...]:
-    """Every value the readers may read, with their types (so 1, 1.0 and True differ)."""
+def _argument_values(args: Any, registry: Registry) -> tuple[Any, ...]:
+    """Every value the readers may read (None where an argument is missing)."""
     names = _read_names(registry)
     if type(args) in _PLAIN_NAMESPACES:  # the usual case, read straight from the instance dict
-        values = tuple(map(args.__dict__.get, names))
-    else:
-        values = tuple(getattr(args, name, None) for name in names)
-    return (registry, convention, values, tuple(map(type, values)))
+        return tuple(map(args.__dict__.get, names))
+    return tuple(getattr(args, name, None) for name in names)
+
+
+@attrs.frozen
+class _Snapshot:
+    """The values a plan was read from, in a form a repeated call checks in a few C calls.
+
+    ``marshal`` (format 2, which has no back-references) encodes a value with its exact type,
+    so 1, 1.0 and True differ, and refuses any other type (then there is no snapshot).
+    """
+
+    present: Callable[[dict[str, Any]], Any]  # reads the arguments the namespace had
+    absent: frozenset[str]  # the arguments it did not have
+    encoded: bytes
+    plan: ModelSelection
+
+    @classmethod
+    def of(cls, args: Any, names: tuple[str, ...], plan: ModelSelection) -> _Snapshot | None:
+        """The snapshot of a plain namespace's values, or None where one cannot be taken."""
+        if type(args) not in _PLAIN_NAMESPACES:
+            return None
+        present = tuple(name for name in names if name in args.__dict__)
+        if not present:
+            return None
+        getter = operator.itemgetter(*present)
+        try:
+            encoded = marshal.dumps(getter(args.__dict__), _MARSHAL_FORMAT)
+        except ValueError:  # a value of another type (numpy, enum, ...): read every call
+            return None
+        return cls(getter, frozenset(names) - set(present), encoded, plan)
 
 
 def _frozen(value: Any) -> Any:

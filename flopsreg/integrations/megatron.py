@@ -42,7 +42,8 @@ def num_floating_point_operations(
     registry = registry or default_registry()
     plan = megatron_plan(args, registry, convention)
     seq_length = getattr(args, "seq_length", None)
-    batch_size = _whole_number("batch_size", batch_size)
+    if type(batch_size) is not int:
+        batch_size = _whole_number("batch_size", batch_size)
     if batch_size < 1:
         raise ModelError(f"batch_size = {batch_size}: expected an integer >= 1 (sequences per global batch)")
     if seqlen_squared_sum_in_batch is None and total_real_tokens_in_batch is None:

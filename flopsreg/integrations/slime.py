@@ -18,6 +18,8 @@ from flopsreg.pattern import EXACT
 
 __all__ = ["calculate_fwd_flops"]
 
+_INT_ONLY = {int}
+
 
 def calculate_fwd_flops(
     seqlens: Sequence[int], args: Any, *, convention: str = EXACT, registry: Registry | None = None
@@ -26,6 +28,6 @@ def calculate_fwd_flops(
     registry = registry or default_registry()
     plan = megatron_plan(args, registry, convention)
     lengths = list(seqlens)
-    if lengths and all(type(n) is int and n >= 1 for n in lengths):  # the training-loop case: no Result to build
-        return sum(map(plan.forward, lengths))
+    if lengths and set(map(type, lengths)) == _INT_ONLY and min(lengths) >= 1:  # the training-loop case
+        return sum(map(plan.forward, lengths))  # no Result to build
     return evaluate(plan, None, lengths).forward
