@@ -175,6 +175,29 @@ def test_repeated_calls_reuse_the_plan_and_a_changed_argument_is_read_afresh():
         num_floating_point_operations(args, 2, convention="megatron", registry=registry)
 
 
+def test_the_repeated_call_fast_path_sees_a_type_change_an_added_and_a_deleted_argument():
+    """The last call's values are compared with their types: an equal value of another type, an
+    argument that appears (it was absent) or disappears is read afresh, never served stale."""
+    registry = flopsreg.Registry(load_entry_points=False)
+    args = llama3_8b_args()
+    per_sequence = 4096 * PER_TOKEN + 4096**2 * CORE_PER_SQUARED_TOKEN
+    for _ in range(2):  # the second call takes the fast path
+        assert num_floating_point_operations(args, 1, convention="megatron", registry=registry) == per_sequence
+    args.num_layers = 32.0  # equal to 32, but a float: the reader refuses it
+    with pytest.raises(flopsreg.ModelError, match="args.num_layers"):
+        num_floating_point_operations(args, 1, convention="megatron", registry=registry)
+    args.num_layers = 32
+    assert num_floating_point_operations(args, 1, convention="megatron", registry=registry) == per_sequence
+    args.attention_output_gate = True  # absent before: Megatron-LM then counts the gate's h x n_h*d matmul
+    gated = per_sequence + 4096 * 6 * 32 * 4096 * 4096
+    assert num_floating_point_operations(args, 1, convention="megatron", registry=registry) == gated
+    del args.attention_output_gate
+    assert num_floating_point_operations(args, 1, convention="megatron", registry=registry) == per_sequence
+    del args.num_layers  # present before: now missing, so the reader says so
+    with pytest.raises(flopsreg.ModelError, match="num_layers"):
+        num_floating_point_operations(args, 1, convention="megatron", registry=registry)
+
+
 def test_an_unhashable_argument_value_is_read_every_call():
     from flopsreg.integrations._shared import megatron_plan
 
