@@ -8,17 +8,19 @@ hands the renderers to the plans it makes, so that no lower module imports a hig
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
-from flopsreg.compare import Comparison, compare
 from flopsreg.compose import ModelSelection
 from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
 from flopsreg.pattern import EXACT
 from flopsreg.registry import PluginRegistry
-from flopsreg.serving import Generation, generate
 from flopsreg.sweep import sweep
+
+if TYPE_CHECKING:  # imported where used: an evaluation needs neither
+    from flopsreg.compare import Comparison
+    from flopsreg.serving import Generation
 
 __all__ = ["Registry"]
 
@@ -96,6 +98,8 @@ class Registry(PluginRegistry):
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
         (logits at the last position) and the decode steps, per phase and per token."""
+        from flopsreg.serving import generate
+
         return generate(self._evaluator.select(model, convention), prompt, new_tokens, batch)
 
     def sweep(
@@ -126,4 +130,6 @@ class Registry(PluginRegistry):
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them."""
+        from flopsreg.compare import compare
+
         return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions)

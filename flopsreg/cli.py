@@ -27,7 +27,6 @@ from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.examples_index import example_names, example_path
 from flopsreg.model import Model
 from flopsreg.evaluate import LOGITS_MODES
-from flopsreg.peaks import PEAKS
 from flopsreg.sweep import iter_sweep, parse_lengths
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
@@ -96,6 +95,29 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
+class _Commands(argparse._SubParsersAction):
+    """The subcommands, each command's options added only when it is the one run (or for --help):
+    the others' dozens of ``add_argument`` calls would be a few percent of every start."""
+
+    def __init__(self, *args: Any, wanted: str | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._wanted = wanted
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:  # type: ignore[override]
+        parser = super().add_parser(name, **kwargs)
+        return parser if self._wanted in (None, name) else _Unused()
+
+
+class _Unused:
+    """Where the options of a command that is not being run go: nowhere."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Unused:
+        return self
+
+
 class _Version(argparse.Action):
     """``--version``: the installed distribution's version, looked up only when asked for."""
 
@@ -154,11 +176,14 @@ def _convention_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--convention", default="exact", metavar="NAME", help="exact (default), megatron, slime, ...")
 
 
-def _parser(blocks: Mapping[str, str]) -> argparse.ArgumentParser:
-    """The command line; *blocks* are the registry's declared blocks (name: meaning), each with its --NAME option."""
+def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; *blocks* are the registry's declared blocks (name: meaning), each with its
+    --NAME option. Given the *command* being run, only its options are added."""
     parser = _Parser(prog="flopsreg", description="Exact FLOPs of transformer models.")
     parser.add_argument("--version", action=_Version, help="show flopsreg's version and exit")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser, action=_Commands, wanted=command
+    )
 
     p = sub.add_parser("patterns", help="list the registered patterns")
     p.add_argument("--format", choices=("text", "json"), default="text")
@@ -306,6 +331,8 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             return json.dumps(render.patterns_json(session.registry), indent=2)
         return render.patterns_text(session.registry)
     if args.command == "peaks":
+        from flopsreg.peaks import PEAKS
+
         return json.dumps(render.peaks_json(PEAKS), indent=2) if args.format == "json" else render.peaks_text(PEAKS)
     if args.no_cache:
         session.cache = None
@@ -491,7 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             _warn(info["warnings"])
             blocks = info["blocks"]
-        args = _parser(blocks).parse_args(argv)
+        command = next((a for a in argv if not a.startswith("-")), None)  # options come after it
+        args = _parser(blocks, command).parse_args(argv)
         output = _run(args, _Session(cache, registry))
         if isinstance(output, str):
             print(output)

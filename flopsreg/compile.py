@@ -103,9 +103,10 @@ def compile_exact(expression: sympy.Expr) -> CompiledFormula:
     )
     others = ", ".join(["_name", "_values", *(f"{arg}=None" for arg in argnames)])
     source += f"\ndef _sweep({others}):\n{sweeps or '    pass'}\n"
-    namespace = run_source(source, str(expression))
+    text = str(expression)  # printing a large sum sorts its terms: once
+    namespace = run_source(source, text)
     return CompiledFormula(  # type: ignore[arg-type]
-        str(expression), argnames, source, namespace["_formula"], namespace["_sweep"], expression=expression
+        text, argnames, source, namespace["_formula"], namespace["_sweep"], expression=expression
     )
 
 

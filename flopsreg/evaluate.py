@@ -18,12 +18,12 @@ import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import IndexedView, Model
-from flopsreg.utilisation import Utilisation, utilisation
 
 if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
     import sympy
 
     from flopsreg.compose import ModelSelection, UnitSelection
+    from flopsreg.utilisation import Utilisation
     from flopsreg.registry import PluginRegistry
 
 __all__ = [
@@ -189,6 +189,8 @@ class Result:
         ``"h100-sxm-bf16"``); ``tokens_per_second`` (per device) may replace ``step_time``.
         """
         flops = self.forward if self.serving else TRAINING_PASSES * self.forward
+        from flopsreg.utilisation import utilisation  # only for MFU
+
         return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second)
 
     def hfu(
@@ -201,6 +203,8 @@ class Result:
     ) -> Utilisation:
         """Hardware FLOPs utilisation: as :meth:`mfu`, counting recomputed forward work too."""
         flops = self.forward if self.serving else self.training
+        from flopsreg.utilisation import utilisation  # only for MFU
+
         return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second)
 
     @property

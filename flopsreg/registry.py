@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.metadata
+import importlib.machinery
 import inspect
 import os
 import pkgutil
+import re
+import sys
 import types
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,8 +45,9 @@ from flopsreg.symbols import SHARED, SymbolInfo, SymbolTable
 __all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins", "default_plugins"]
 
 ENTRY_POINT_GROUP = "flopsreg"
+_HOOK_PREFIX = f"{hookspecs.PROJECT}_"
 _HOOK_NAMES = frozenset(
-    name for name in dir(hookspecs) if name.startswith("flopsreg_") and callable(getattr(hookspecs, name))
+    name for name in dir(hookspecs) if name.startswith(_HOOK_PREFIX) and callable(getattr(hookspecs, name))
 )
 # The declaration hooks of the first pass, and the type each returns.
 _DECLARATIONS = {
@@ -82,6 +85,49 @@ class Contribution:
     patterns: tuple[Pattern, ...] = ()
 
 
+def may_declare_entry_points(group: str) -> bool:
+    """Whether any distribution on ``sys.path`` may declare entry points of *group*.
+
+    A look at each ``*.dist-info``/``*.egg-info`` folder's ``entry_points.txt``; anything it cannot
+    read this way (a zip or egg file on the path, a custom finder) answers True, and
+    :mod:`importlib.metadata` then decides. False lets a start skip importing it.
+    """
+    header = re.compile(rf"^\s*\[\s*{re.escape(group)}\s*\]", re.MULTILINE)
+    if any(hasattr(finder, "find_distributions") and finder is not importlib.machinery.PathFinder for finder in sys.meta_path):
+        return True  # another finder of distributions: only importlib.metadata knows what it finds
+    for entry in sys.path:
+        folder = entry or os.curdir
+        try:
+            names = os.listdir(folder)
+        except NotADirectoryError:  # a zip or an egg file: importlib.metadata reads those
+            return True
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                try:
+                    with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8", errors="replace") as file:
+                        if header.search(file.read()):
+                            return True
+                except OSError:
+                    continue
+    return False
+
+
+class _Manager(pluggy.PluginManager):
+    """pluggy's manager, looking in a built-in plugin only at names spelt as hooks.
+
+    pluggy inspects every attribute of a plugin for a hookimpl marker (a tenth of loading the
+    built-ins); the built-ins name their hooks as the hookspecs do, which the suite checks, while
+    any other plugin is inspected in full (it may give ``specname``).
+    """
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if is_builtin(plugin) and not name.startswith(_HOOK_PREFIX):
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
 class PluginRegistry:
     """Every loaded plugin's patterns and declarations, validated.
 
@@ -99,7 +145,7 @@ class PluginRegistry:
         builtins: bool = True,
         load_entry_points: bool = True,
     ) -> None:
-        self._pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self._pm = _Manager(hookspecs.PROJECT)
         self._pm.add_hookspecs(hookspecs)
         self._errors: list[PluginError] = []
         self._loaded: dict[str, Contribution] = {}  # plugin name -> what it contributed, in load order
@@ -141,6 +187,10 @@ class PluginRegistry:
     # -- loading -------------------------------------------------------------------------------
 
     def _entry_point_plugins(self) -> list[tuple[str, Any]]:
+        if not may_declare_entry_points(ENTRY_POINT_GROUP):
+            return []
+        import importlib.metadata  # a tenth of a cold start: only where some distribution may declare the group
+
         loaded = []
         for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = ep.dist.name if ep.dist else "?"
@@ -254,7 +304,7 @@ class PluginRegistry:
 
     def _check_hook_names(self, name: str, plugin: Any) -> None:
         for attr in dir(plugin):
-            opts = self._pm.parse_hookimpl_opts(plugin, attr)
+            opts = pluggy.PluginManager.parse_hookimpl_opts(self._pm, plugin, attr)  # every attribute
             marked = opts is not None
             hook = (opts or {}).get("specname") or attr
             if marked and hook not in _HOOK_NAMES:
@@ -289,6 +339,7 @@ class PluginRegistry:
     def _check_patterns(self, name: str, patterns: Sequence[Pattern]) -> None:
         staged: dict[str, tuple[Param, str]] = {}
         seen: dict[str, str] = {}
+        declared = {scope: self._declared_symbols(scope) for scope in {p.scope for p in patterns}}
         for pattern in patterns:
             owner = self._owner.get(pattern.name) or seen.get(pattern.name)
             if owner is not None:
@@ -307,7 +358,7 @@ class PluginRegistry:
                     )
                 staged.setdefault(param.name, (param, pattern.name))
             self._check_references_of(name, pattern)
-            check_symbols(name, pattern, self._declared_symbols(pattern.scope))
+            check_symbols(name, pattern, declared[pattern.scope])
 
     def _check_references_of(self, plugin: str, pattern: Pattern) -> None:
         """The slot a pattern fills and the quantities it produces are declared, in its scope."""
@@ -347,11 +398,12 @@ class PluginRegistry:
             patterns = list(self._all_patterns())
             conventions = set(self.conventions)
             quantities = frozenset(self.quantities)
+            declared = {scope: self._declared_symbols(scope) for scope in {p.scope for p in patterns}}
             for name, contribution in self._loaded.items():
                 try:
                     for pattern in contribution.patterns:
                         self._check_references_of(name, pattern)
-                        check_symbols(name, pattern, self._declared_symbols(pattern.scope))
+                        check_symbols(name, pattern, declared[pattern.scope])
                         problem = unprovided(pattern, patterns, conventions, quantities)
                         if problem:
                             raise PluginError(name, problem)

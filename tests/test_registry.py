@@ -400,6 +400,7 @@ def _fake_entry_points(monkeypatch, *entry_points, calls=None):
         return list(entry_points)
 
     monkeypatch.setattr("importlib.metadata.entry_points", entry_points_)
+    monkeypatch.setattr("flopsreg.registry.may_declare_entry_points", lambda group: True)  # as if installed
 
 
 def test_entry_point_failing_to_import_is_reported_and_the_next_one_loads(monkeypatch):
@@ -662,8 +663,12 @@ def test_builtins_pass_the_trial_evaluations_the_registry_skips_for_them(registr
 
 def test_builtins_pass_the_hook_name_check_the_registry_skips_for_them(registry):
     """Every built-in hook is spelt as a hookspec and decorated, as a third-party plugin's must be."""
+    import pluggy
+
     for module in flopsreg.registry.builtin_plugins():
         registry._check_hook_names(module.__name__, module)
+        marked = [a for a in dir(module) if pluggy.PluginManager.parse_hookimpl_opts(registry._pm, module, a) is not None]
+        assert all(a.startswith("flopsreg_") for a in marked), (module.__name__, marked)  # the manager looks only there
     misspelt = types.ModuleType("flopsreg.patterns.misspelt")
     misspelt.flopsreg_register_pattern = flopsreg.hookimpl(lambda: [])
     with pytest.raises(flopsreg.PluginError, match="unknown hook 'flopsreg_register_pattern'.*flopsreg_register_patterns"):
@@ -809,3 +814,37 @@ def test_session_ignores_installed_plugins_unless_the_variable_is_unset(tmp_path
     assert names(dict(os.environ)) == "[]"
     without = {k: v for k, v in os.environ.items() if k != "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD"}
     assert names(without) == "['fake_mask']"
+
+
+def test_the_entry_point_pre_scan_skips_importlib_metadata_only_when_no_distribution_declares_the_group(tmp_path, monkeypatch):
+    """A start imports importlib.metadata only where a distribution may declare flopsreg plugins:
+    a dist-info with a [flopsreg] section, anything on sys.path it cannot list, or another finder."""
+    import sys
+
+    from flopsreg.registry import may_declare_entry_points
+
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path)])
+    monkeypatch.setattr(sys, "meta_path", [m for m in sys.meta_path if not hasattr(m, "find_distributions") or m.__name__ == "PathFinder"])
+    other = tmp_path / "other-1.0.dist-info"
+    other.mkdir()
+    (other / "entry_points.txt").write_text("[console_scripts]\nother = other:main\n# [flopsreg] in a comment\n")
+    assert not may_declare_entry_points("flopsreg")
+    assert may_declare_entry_points("console_scripts")
+    mine = tmp_path / "mine-2.0.egg-info"
+    mine.mkdir()
+    (mine / "entry_points.txt").write_text("[ flopsreg ]\nmine = mine\n")
+    assert may_declare_entry_points("flopsreg")
+    (mine / "entry_points.txt").unlink()
+    assert not may_declare_entry_points("flopsreg")
+    (tmp_path / "plugins.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path / "plugins.zip")])
+    assert may_declare_entry_points("flopsreg")  # a zip on the path: importlib.metadata decides
+
+    class Finder:
+        @staticmethod
+        def find_distributions(context=None):
+            return iter(())
+
+    monkeypatch.setattr(sys, "path", [str(tmp_path)])
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
+    assert may_declare_entry_points("flopsreg")
