@@ -15,6 +15,7 @@ from flopsreg.compare import Comparison, compare
 from flopsreg.compose import ModelSelection
 from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
+from flopsreg.parameters import Parameters, count_parameters
 from flopsreg.pattern import EXACT
 from flopsreg.registry import PluginRegistry
 from flopsreg.serving import Generation, generate
@@ -90,6 +91,11 @@ class Registry(PluginRegistry):
         only, as serving does; the default ``"all"`` is training's.
         """
         return evaluate(self._evaluator.select(model, convention), seq_len, seqlens, batch, recompute, cached, logits)
+
+    def parameters(self, model: Model) -> Parameters:
+        """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
+        embedding and head included, a tied matrix once), the part a token uses, and by layer kind."""
+        return count_parameters(self, self._evaluator.select(model, EXACT))
 
     def generate(
         self, model: Model, *, prompt: int, new_tokens: int, batch: int = 1, convention: str = EXACT
