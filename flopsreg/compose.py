@@ -487,8 +487,11 @@ def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelectio
     """
     conventions = set(registry.conventions)
 
+    holding = [p for p in registry.patterns if holds_weights_only(p)]  # their parameters size weights: used
+
     def used(unit: UnitSelection) -> set[str]:
         names = _symbol_names(unit.expression)
+        names |= {name for p in holding if p.scope == unit.scope and p.flags <= unit.flags for name in p.param_names}
         for sel in unit.selections:
             names |= sel.pattern.param_names
             if sel.pattern.flags & conventions:

@@ -2,7 +2,8 @@
 
 Norms hold a scale vector and do no matmul (elementwise work is not counted), so these
 patterns hold weights only: ``Registry.parameters`` adds them up, FLOPs are unchanged. The
-built-in families use RMSNorm (one scale of the normalised width, no bias).
+Hugging Face families use RMSNorm (one scale of the normalised width); with the flag
+``norm_bias`` every norm is a LayerNorm with a bias as well (Megatron-LM's default).
 """
 
 from flopsreg import Pattern, hookimpl
@@ -52,6 +53,50 @@ FINAL_NORM = Pattern(
 )
 
 
+_LAYERNORM = "Ba et al. 2016, 'Layer Normalization' (scale and bias); Megatron-LM --normalization LayerNorm"
+DECODER_LAYERNORMS = Pattern(
+    name="decoder_layernorms",
+    slot="norms",
+    flags={"norms", "norm_bias"},
+    precedence=15,
+    formula=0,
+    weights=4 * h,
+    summary="two LayerNorms of width h per layer, each a scale and a bias (no FLOPs counted)",
+    reference=_LAYERNORM,
+)
+SANDWICH_LAYERNORMS = Pattern(
+    name="sandwich_layernorms",
+    slot="norms",
+    flags={"norms", "sandwich_norms", "norm_bias"},
+    precedence=30,
+    formula=0,
+    weights=8 * h,
+    summary="four LayerNorms of width h per layer, each a scale and a bias (no FLOPs counted)",
+    reference=_LAYERNORM,
+)
+QK_LAYERNORM = Pattern(
+    name="qk_layernorm",
+    slot="attention.qk_norm",
+    flags={"qk_norm", "norm_bias"},
+    precedence=20,
+    formula=0,
+    weights=4 * d_qk,
+    summary="a LayerNorm of the head width on queries and one on keys, scale and bias (Megatron-LM --qk-layernorm)",
+    reference=_LAYERNORM,
+)
+FINAL_LAYERNORM = Pattern(
+    name="final_layernorm",
+    slot="final_norm",
+    flags={"norms", "norm_bias"},
+    precedence=20,
+    scope="model",
+    formula=0,
+    weights=2 * h,
+    summary="the LayerNorm of width h after the last decoder layer: scale and bias (no FLOPs counted)",
+    reference=_LAYERNORM,
+)
+
+
 @hookimpl
 def flopsreg_register_patterns():
-    return [DECODER_NORMS, SANDWICH_NORMS, QK_NORM, FINAL_NORM]
+    return [DECODER_NORMS, DECODER_LAYERNORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, QK_NORM, QK_LAYERNORM, FINAL_NORM, FINAL_LAYERNORM]

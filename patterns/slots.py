@@ -25,6 +25,7 @@ SLOTS = [
     Slot(name="head", scope="model", summary="the logits head", per_position=True),
     Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),
     Slot(name="embedding", scope="model", summary="the input token embedding (weights only, a gather)"),
+    Slot(name="position_embedding", scope="model", summary="a learned position embedding (weights only, a gather)"),
     Slot(name="norms", scope="layer", summary="the norms of a decoder layer (weights only, no matmul)"),
     Slot(name="attention.qk_norm", scope="layer", summary="per-head norms of queries and keys (weights only)"),
     Slot(name="attention.bias", scope="layer", summary="biases of the attention projections (weights only)"),

@@ -303,3 +303,77 @@ def test_the_docs_show_what_flopsreg_params_prints(capsys):
     shown = text.split("$ flopsreg params llama-3-8b\n", 1)[1].split("```", 1)[0]
     assert main(["params", "llama-3-8b", "--no-cache"]) == 0
     assert capsys.readouterr().out == shown
+
+
+# -- Megatron-LM arguments -----------------------------------------------------------------------
+
+
+def megatron(**overrides) -> flopsreg.Model:
+    """Llama-3-8B as a Megatron-LM run's namespace (RoPE, RMSNorm, no biases, untied) holds it."""
+    base = dict(
+        hidden_size=4096, num_layers=32, num_attention_heads=32, group_query_attention=True, num_query_groups=8,
+        kv_channels=128, ffn_hidden_size=14336, swiglu=True, vocab_size=128256, padded_vocab_size=128256,
+        multi_latent_attention=False, num_experts=None, normalization="RMSNorm", qk_layernorm=False,
+        add_bias_linear=False, add_qkv_bias=False, untie_embeddings_and_output_weights=True, position_embedding_type="rope",
+    )
+    return flopsreg.Model.from_megatron_args(types.SimpleNamespace(**{**base, **overrides}))
+
+
+def test_a_megatron_run_of_llama_3_8b_counts_as_transformers(registry):
+    assert registry.parameters(megatron()).total == RECORD["models"]["llama-3-8b"]["total"]
+
+
+def test_megatron_defaults_layernorm_biases_tied_learned_positions_by_hand(registry):
+    """Megatron-LM's argparse defaults: LayerNorm, add_bias_linear, tied embeddings, learned positions."""
+    h, layers, heads, kv, d, ffn, vocab, positions = 4096, 32, 32, 8, 128, 14336, 128256, 8192
+    model = megatron(
+        normalization="LayerNorm", add_bias_linear=True, untie_embeddings_and_output_weights=False,
+        position_embedding_type="learned_absolute", max_position_embeddings=positions,
+    )
+    per_layer = (
+        2 * h * heads * d + 2 * h * kv * d + 3 * h * ffn  # matrices, as Llama
+        + (heads + 2 * kv) * d + h  # linear_qkv and linear_proj biases
+        + 2 * ffn + h  # linear_fc1 (gate and up, 2F) and linear_fc2 biases
+        + 2 * 2 * h  # two LayerNorms, scale and bias
+    )
+    counts = registry.parameters(model)
+    assert counts.total == layers * per_layer + vocab * h + 2 * h + positions * h  # tied: V x h once; final LayerNorm
+    assert (counts.embedding, counts.head) == (vocab * h, 0)
+    for length in (1, 4096):  # weights only: FLOPs as without them
+        assert registry.evaluate(model, seq_len=length).forward == registry.evaluate(megatron(), seq_len=length).forward
+
+
+def test_megatron_qkv_bias_and_qk_layernorm(registry):
+    counts = registry.parameters(megatron(add_qkv_bias=True, qk_layernorm=True, normalization="LayerNorm"))
+    # per layer: q, k, v biases; q and k LayerNorms of the head width (scale, bias); the bias the two
+    # LayerNorms add to the RMSNorms' scales. Then the final LayerNorm's bias.
+    assert counts.total - registry.parameters(megatron()).total == 32 * ((32 + 2 * 8) * 128 + 2 * 2 * 128 + 2 * 4096) + 4096
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (dict(normalization="rmsnorm"), r"args.normalization = 'rmsnorm': expected one of 'RMSNorm', 'LayerNorm'"),
+        (dict(position_embedding_type="learned_absolute"), r"args.max_position_embeddings: missing"),
+        (dict(position_embedding_type="alibi"), r"args.position_embedding_type = 'alibi'"),
+        (dict(add_bias_linear=1), r"args.add_bias_linear = 1: expected True or False"),
+        (
+            dict(add_bias_linear=True, multi_latent_attention=True, group_query_attention=False, kv_lora_rank=32,
+                 qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128, q_lora_rank=None),
+            r"args.add_bias_linear = True: the biases of MLA's projections are not counted",
+        ),
+        (
+            dict(add_bias_linear=True, num_experts=8, moe_router_topk=2, moe_shared_expert_intermediate_size=1024),
+            r"args.add_bias_linear = True: the biases of shared experts are not counted",
+        ),
+    ],
+)
+def test_megatron_weight_arguments_are_read_strictly(overrides, message):
+    with pytest.raises(flopsreg.ModelError, match=message):
+        megatron(**overrides)
+
+
+def test_megatron_moe_with_biases_holds_expert_biases(registry):
+    counts = registry.parameters(megatron(add_bias_linear=True, num_experts=8, moe_router_topk=2))
+    (bias,) = [s for s in counts.shares if s.slot == "mlp.bias"]
+    assert (bias.pattern, bias.weights, bias.active) == ("expert_bias", 8 * (2 * 14336 + 4096), 2 * (2 * 14336 + 4096))
