@@ -111,7 +111,7 @@ class Parameters:
             *(f"  block {name}: {value:,} (not in the total)" for name, value in self.blocks.items()),
         ]
         for share in self.shares:
-            times = f" x {share.layers}" if share.where != "model" else ""
+            times = f" x {share.layers}" if share.where != MODEL else ""
             active = f" (active {share.active:,})" if share.active != share.weights else ""
             lines.append(f"  {share.where:<14} {share.slot:<20} {share.pattern:<20} {share.weights:>16,}{times}{active}")
         return "\n".join(lines)
@@ -136,6 +136,7 @@ class Parameters:
 
 
 _FIELDS = attrs.fields(Parameters)
+MODEL = "model"  # Share.where of the model-level slots
 
 
 def _weights(registry: PluginRegistry, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str) -> list[tuple[SlotSelection, int, int]]:
@@ -163,10 +164,12 @@ def _weights(registry: PluginRegistry, selections: Iterable[SlotSelection], para
     return found
 
 
-def _shares(registry: PluginRegistry, scope: str, flags: frozenset[str], params: Mapping[str, int], where: str, label: str, layers: int, block: str | None) -> list[Share]:
-    selections = select(registry, scope, flags, where)
+def _shares(
+    registry: PluginRegistry, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str, label: str, layers: int, blocks: Mapping[str, str | None]
+) -> list[Share]:
+    """The :class:`Share` of every selection holding weights; *blocks* maps a pattern to the block it counts."""
     return [
-        Share(where=label, block=block, layers=layers, slot=sel.slot, pattern=sel.pattern.name, weights=weights, active=active)
+        Share(where=label, block=blocks.get(sel.pattern.name), layers=layers, slot=sel.slot, pattern=sel.pattern.name, weights=weights, active=active)
         for sel, weights, active in _weights(registry, selections, params, where)
     ]
 
@@ -176,40 +179,33 @@ def count_parameters(registry: PluginRegistry, plan: ModelSelection) -> Paramete
     model = plan.model
     shares: list[Share] = []
     for unit in plan.kinds:
-        shares += _shares(registry, "layer", unit.flags, unit.params, unit.where, unit.name, unit.count, None)
-    structure = {block.layers.name: len(model.plan.blocks.get(block.name, ())) for block in registry.blocks.values()}
-    model_selections = select(registry, "model", plan.head.flags, MODEL_LEVEL)
-    params = {**model.params, **structure}
-    blocks: dict[str, int] = {}
-    for block in registry.blocks.values():
-        if block.name not in model.plan.blocks:
-            continue
+        shares += _shares(registry, select(registry, "layer", unit.flags, unit.where), unit.params, unit.where, unit.name, unit.count, {})
+    for block in registry.blocks.values():  # the layers of each block, e.g. MTP: not in the total
         for layer in model.block(block.name):
             where = f"{block.name} layer {layer.index} (kind {layer.kind!r})"
-            shares += _shares(registry, "layer", layer.flags, layer.params, where, f"{block.name}.{layer.kind}", 1, block.name)
-    owners = {}  # model-level pattern -> the block its formula counts, if any
-    for sel in model_selections:
-        used = sel.pattern.formula.free_symbols
-        owners[sel.pattern.name] = next((b.name for b in registry.blocks.values() if {b.flops, b.layers} & used), None)
-    for sel, weights, active in _weights(registry, model_selections, params, MODEL_LEVEL):
-        shares.append(Share(where="model", block=owners[sel.pattern.name], layers=1, slot=sel.slot, pattern=sel.pattern.name, weights=weights, active=active))
+            selections = select(registry, "layer", layer.flags, where)
+            shares += _shares(registry, selections, layer.params, where, f"{block.name}.{layer.kind}", 1, {sel.pattern.name: block.name for sel in selections})
+    selections = select(registry, "model", plan.head.flags, MODEL_LEVEL)
+    # A model-level pattern whose formula counts a block's layers holds that block's own weights.
+    owners = {sel.pattern.name: b.name for sel in selections for b in registry.blocks.values() if {b.flops, b.layers} & sel.pattern.formula.free_symbols}
+    structure = {block.layers.name: len(model.plan.blocks.get(block.name, ())) for block in registry.blocks.values()}
+    shares += _shares(registry, selections, {**model.params, **structure}, MODEL_LEVEL, MODEL, 1, owners)
+    blocks: dict[str, int] = {}
     for share in shares:
         if share.block is not None:
             blocks[share.block] = blocks.get(share.block, 0) + share.total
     main = [share for share in shares if share.block is None]
-    head_sels = [sel for sel in model_selections if registry.slots[sel.slot].per_position]
-    vocabulary = set().union(*(sel.pattern.param_names for sel in head_sels)) if head_sels else set()
-    embedding_patterns = {
-        sel.pattern.name for sel in model_selections
-        if holds_weights_only(sel.pattern) and sel.pattern.param_names & vocabulary
-    }
-    head_slots = {sel.slot for sel in head_sels}
+    heads = [sel for sel in selections if registry.slots[sel.slot].per_position]
+    vocabulary = frozenset().union(*(sel.pattern.param_names for sel in heads))
+    # The embedding: model-level weights without work over the head's parameters (its vocabulary).
+    embedding = {sel.pattern.name for sel in selections if holds_weights_only(sel.pattern) and sel.pattern.param_names & vocabulary}
+    at_model = [share for share in main if share.where == MODEL]
     return Parameters(
         model=model.name,
         total=sum(share.total for share in main),
         active=sum(share.active * share.layers for share in main),
-        embedding=sum(s.total for s in main if s.where == "model" and s.pattern in embedding_patterns),
-        head=sum(s.total for s in main if s.where == "model" and s.slot in head_slots),
+        embedding=sum(share.total for share in at_model if share.pattern in embedding),
+        head=sum(share.total for share in at_model if share.slot in {sel.slot for sel in heads}),
         blocks=blocks,
         shares=tuple(shares),
     )
