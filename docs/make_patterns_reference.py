@@ -61,6 +61,10 @@ def render(registry: flopsreg.Registry) -> str:
             lines += ["", "$$", pattern_latex(p), "$$"]
             for quantity, expr in p.provides.items():
                 lines += ["", f"provides `{quantity}` = ${sympy.latex(expr)}$"]
+            per = "per layer" if p.scope == "layer" else "per model"
+            lines += ["", f"holds ${sympy.latex(p.weights)}$ weights {per}"]
+            if p.active_weights is not None:
+                lines[-1] += f", of which ${sympy.latex(p.active_weights)}$ per token"
             lines += ["", f"Reference: {p.reference}"]
     return "\n".join(lines) + "\n"
 

@@ -14,6 +14,7 @@ from flopsreg import render
 from flopsreg.compose import ModelSelection
 from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
+from flopsreg.parameters import Parameters, count_parameters
 from flopsreg.pattern import EXACT
 from flopsreg.registry import PluginRegistry
 from flopsreg.sweep import sweep
@@ -30,7 +31,7 @@ class Registry(PluginRegistry):
 
     >>> reg = Registry.default()
     >>> [p.name for p in reg.patterns if p.slot == "attention.mask"]
-    ['megatron_causal', 'slime_causal', 'chunked', 'sliding_window', 'full_causal']
+    ['megatron_causal', 'nanogpt_square', 'slime_causal', 'chunked', 'sliding_window', 'full_causal']
 
     Args:
         plugins: extra plugin objects (modules, classes or instances with hookimpls).
@@ -92,6 +93,11 @@ class Registry(PluginRegistry):
         only, as serving does; the default ``"all"`` is training's.
         """
         return evaluate(self._evaluator.select(model, convention), seq_len, seqlens, batch, recompute, cached, logits)
+
+    def parameters(self, model: Model) -> Parameters:
+        """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
+        embedding and head included, a tied matrix once), the part a token uses, and by layer kind."""
+        return count_parameters(self, self._evaluator.select(model, EXACT))
 
     def generate(
         self, model: Model, *, prompt: int, new_tokens: int, batch: int = 1, convention: str = EXACT

@@ -1,6 +1,6 @@
 """Load-time checks of what plugins contribute: symbols, exactness, ties, flagless use, and
 whether every FLOPs formula stays a whole number with every set of patterns that can apply
-together. Each raises :class:`~flopsreg.errors.PluginError` naming the plugin to skip.
+together; the weights a pattern holds are whole and non-negative. Each raises :class:`~flopsreg.errors.PluginError` naming the plugin to skip.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def check_symbols(plugin: str, pattern: Pattern, declared: Mapping[sympy.Symbol,
     the pattern's parameters; *declared* maps each declared symbol to what it is."""
     allowed = {**declared, **{p.symbol: "a parameter of this pattern" for p in pattern.params}}
     allowed_names = {sym.name for sym in allowed}
-    expressions = list(pattern.quantities.values()) + [c.condition for c in pattern.constraints]
+    expressions = list(pattern.quantities.values()) + [c.condition for c in pattern.constraints] + list(_weight_forms(pattern).values())
     for expr in expressions:
         for symbol in sorted(expr.free_symbols, key=str):
             if symbol in allowed:
@@ -82,6 +82,14 @@ def _uses(consumer: Pattern, pool: Sequence[Pattern], quantities: frozenset[str]
             name for p in pool if frontier & p.quantities.keys() for name in _names_in(p, constraints=False)
         } & quantities - used
     return frozenset(used)
+
+
+def _weight_forms(pattern: Pattern) -> dict[str, sympy.Expr]:
+    """``weights`` and, when given, ``active_weights``."""
+    forms = {"weights": pattern.weights}
+    if pattern.active_weights is not None:
+        forms["active_weights"] = pattern.active_weights
+    return forms
 
 
 def _labelled(pattern: Pattern) -> dict[str, sympy.Expr]:
@@ -147,7 +155,8 @@ def _shown(point: Mapping[str, Any]) -> str:
 
 
 def check_exact(plugin: str, pattern: Pattern) -> None:
-    """Every formula is built from integers and rationals and is a finite rational on the trial grid."""
+    """Every formula is built from integers and rationals and is a finite rational on the trial grid;
+    the weights are whole, non-negative, and the active ones no more than all."""
     fault = _inexact(pattern)
     if fault is not None:
         raise PluginError(plugin, f"pattern {pattern.name!r}: {fault}")
@@ -172,6 +181,30 @@ def _inexact(pattern: Pattern) -> str | None:
             value = _value(expr, dict(point), {})
             if not isinstance(value, (int, Fraction)):
                 return f"{label} is not a finite rational number at {_shown(point)}: {value}"
+    return _weights_fault(pattern)
+
+
+def _weights_fault(pattern: Pattern) -> str | None:
+    """Why the weights of *pattern* are not a whole number >= 0 somewhere on the trial grid (with
+    the quantities they use as free values), or why the active ones exceed all; else None."""
+    forms = _weight_forms(pattern)
+    for label, expr in forms.items():
+        atom = _inexact_atom(expr)
+        if atom is not None:
+            return f"{label} contains {atom}, which has no exact rational value; use integers and sympy.Rational"
+        try:
+            trial_function(expr)
+        except PatternError as exc:
+            return f"{label}: {exc}"
+    names = {sym.name for expr in forms.values() for sym in expr.free_symbols}
+    names |= {n for c in pattern.constraints for n in _condition_names(c.condition)}
+    for point in _trial_points([pattern], names):
+        values = {label: _value(expr, dict(point), {}) for label, expr in forms.items()}
+        for label, value in values.items():
+            if not (isinstance(value, (int, Fraction)) and value == int(value) and value >= 0):
+                return f"{label} is not a whole number >= 0 at {_shown(point)}: {value}"
+        if values.get("active_weights", 0) > values["weights"]:
+            return f"active_weights ({values['active_weights']}) exceed weights ({values['weights']}) at {_shown(point)}"
     return None
 
 

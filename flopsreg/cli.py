@@ -1,5 +1,5 @@
 """The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, plot, convert,
-generate, mfu, peaks, cache.
+generate, mfu, peaks, params, cache.
 
 ``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
 models when they can (see :mod:`flopsreg.cache`): no plugin is loaded and sympy is not imported.
@@ -226,6 +226,10 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--peak", required=True, metavar="NAME|FLOPS", help="FLOP/s per device, or a name from flopsreg peaks")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
+    p = sub.add_parser("params", help="exact parameter counts: total, active per token, by layer kind and slot")
+    _model_options(p, blocks)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
     p = sub.add_parser("peaks", help="the accelerators' dense peak FLOP/s, with sources")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -355,6 +359,10 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         comparison = session.registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
         _warn(comparison.exact.warnings)
         return json.dumps(comparison.to_dict(), indent=2) if args.format == "json" else comparison.to_text()
+    if args.command == "params":
+        _warn(session.registry.plan(model).warnings)
+        counts = session.registry.parameters(model)
+        return json.dumps(counts.to_dict(), indent=2) if args.format == "json" else counts.text()
     if args.command == "explain":
         return session.registry.plan(model, convention=args.convention).explain()
     if args.command == "formula":

@@ -27,7 +27,7 @@ from flopsreg.symbols import SHARED, SymbolTable, cached, s
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry
 
-__all__ = ["KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "compose"]
+__all__ = ["KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "compose", "holds_weights_only"]
 
 
 @attrs.frozen(eq=False)
@@ -442,8 +442,11 @@ def _plan_unit(
 def _needed(selections: list[SlotSelection]) -> list[SlotSelection]:
     """FLOPs-producing selections, and those producing a quantity one of them uses (transitively).
 
-    A layer without an MLP has no use for the MLP's matmul count, so that slot is not reported.
+    A layer without an MLP has no use for the MLP's matmul count, so that slot is not reported;
+    nor is a pattern that only holds weights (a norm, a bias: FLOPs 0, weights not 0), which
+    ``Registry.parameters`` counts and FLOPs do not.
     """
+    selections = [sel for sel in selections if not holds_weights_only(sel.pattern)]
     needed: set[str] = set()
     frontier = [sel.pattern.formula for sel in selections if sel.pattern.produces == FLOPS]
     providers = {q: sel for sel in selections for q in sel.pattern.quantities if q != FLOPS}
@@ -453,6 +456,11 @@ def _needed(selections: list[SlotSelection]) -> list[SlotSelection]:
             frontier.extend(providers[name].pattern.quantities.values())
     kept = {id(providers[q]) for q in needed}
     return [sel for sel in selections if sel.pattern.produces == FLOPS or id(sel) in kept]
+
+
+def holds_weights_only(pattern: Pattern) -> bool:
+    """A pattern that does no work but holds weights (a norm, a bias, an embedding lookup)."""
+    return pattern.produces == FLOPS and pattern.formula == 0 and pattern.weights != 0
 
 
 def _check_params(registry: PluginRegistry, unit: UnitSelection, where: str) -> None:
@@ -479,8 +487,11 @@ def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelectio
     """
     conventions = set(registry.conventions)
 
+    holding = [p for p in registry.patterns if holds_weights_only(p)]  # their parameters size weights: used
+
     def used(unit: UnitSelection) -> set[str]:
         names = _symbol_names(unit.expression)
+        names |= {name for p in holding if p.scope == unit.scope and p.flags <= unit.flags for name in p.param_names}
         for sel in unit.selections:
             names |= sel.pattern.param_names
             if sel.pattern.flags & conventions:

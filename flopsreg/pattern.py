@@ -178,10 +178,13 @@ class Pattern:
             ``formula``. Checked for balanced braces, ``\\left``/``\\right`` and
             ``\\begin``/``\\end``. None: sympy's rendering, with every symbol's LaTeX name.
         weights: the parameters (weight elements) the unit it counts holds, once per layer
-            (``scope="layer"``) or per model, as a closed form in the same symbols; 0 for a
-            rule that holds none (a mask). What ``Registry.parameters`` adds up.
+            (``scope="layer"``) or per model, as a closed form in the same symbols (quantities
+            such as ``f`` included), as transformers' ``sum(p.numel())`` counts them, biases
+            included; 0 for a rule that holds none (a mask, a quantity). What
+            ``Registry.parameters`` adds up. A pattern with ``formula`` 0 and ``weights`` not 0
+            (a norm, a bias, the embedding) only holds weights: it is never a FLOPs term.
         active_weights: the part of ``weights`` one token uses (routed experts at top-k);
-            None: all of ``weights``.
+            None: all of ``weights``. Checked at load: whole, >= 0 and at most ``weights``.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from flopsreg import Pattern
-from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
+from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, MOE, TOP_K
 from flopsreg.patterns.quantities import f
 from flopsreg.symbols import h, s
 
@@ -37,10 +37,14 @@ def routerless_moe(convention: str, source: str) -> Pattern:
         slot="mlp",
         flags={convention, "moe"},
         precedence=PRECEDENCE,
-        params=(TOP_K, EXPERT_HIDDEN),
+        params=(EXPERTS, TOP_K, EXPERT_HIDDEN),
+        constraints=MOE.constraints,  # top_k <= experts, as for the exact rule
         formula=2 * s * TOP_K.symbol * h * EXPERT_HIDDEN.symbol * f,
         summary="top-k routed experts; the router matmul hidden -> experts is not counted",
         reference=source,
+        # What the rule counts: the experts, not the router (which the model still holds).
+        weights=EXPERTS.symbol * f * h * EXPERT_HIDDEN.symbol,
+        active_weights=TOP_K.symbol * f * h * EXPERT_HIDDEN.symbol,
     )
 
 

@@ -1,6 +1,10 @@
 """What several built-in Hugging Face family readers share (private: not a plugin)."""
 
+from collections.abc import Mapping
+
+from flopsreg.patterns.embedding import TIED_LOGITS
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
+from flopsreg.patterns.norms import DECODER_NORMS
 from flopsreg.readers.fields import Fields
 
 GATED_LM = frozenset({"gated", "lm_head"})  # every built-in family: gated MLPs and a logits head
@@ -19,3 +23,17 @@ def alternating(c: Fields, layers: int) -> list[str]:
     """``layer_types`` if given, else HF's default for Gemma 2 and GPT-OSS: layer i slides iff (i + 1) % 2 != 0."""
     given = c.layer_types(layers, (SLIDING, FULL))
     return given or [SLIDING if (i + 1) % 2 != 0 else FULL for i in range(layers)]
+
+
+def weight_flags(c: Fields, *, tied: bool, biases: Mapping[str, bool] = {}, extra: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The flags of the weights that do no matmul: RMSNorms (``norms``), ``tied_embeddings``
+    from tie_word_embeddings (the config class's default *tied* when absent), and each bias flag
+    in *biases* whose config key of the same name is true (its class default when absent).
+
+    They change parameter counts only, never FLOPs; *extra* adds a family's own (qk_norm, sinks).
+    """
+    flags = set(DECODER_NORMS.flags | extra)
+    if c.bool("tie_word_embeddings", default=tied):
+        flags |= TIED_LOGITS.flags
+    flags |= {key for key, default in biases.items() if c.bool(key, default=default)}
+    return frozenset(flags)

@@ -12,6 +12,7 @@ ATTENTION_OUTPUT_GATE = Pattern(
     formula=2 * s * h * n_h * d_v,
     summary="an elementwise sigmoid gate on each head's output, projected hidden -> heads x v width",
     reference="Qiu et al. 2025, 'Gated Attention for Large Language Models' (arXiv:2505.06708); Megatron-LM attention_output_gate",
+    weights=h * n_h * d_v,
 )
 
 

@@ -41,6 +41,7 @@ PATTERNS = [
         flags={"slime"},
         precedence=PRECEDENCE,
         formula=2 * s * h * h,
+        weights=h * h,
         summary="output projection as 2 s h^2, as if heads x v width were always hidden",
         reference=SOURCE,
     ),
@@ -65,6 +66,7 @@ PATTERNS = [
         precedence=PRECEDENCE,
         params=(QUERY_GROUPS, HEAD_DIM),
         formula=2 * s * h * 2 * QUERY_GROUPS.symbol * HEAD_DIM.symbol,
+        weights=2 * h * QUERY_GROUPS.symbol * HEAD_DIM.symbol,
         provides={"qk_dim": HEAD_DIM.symbol, "v_dim": HEAD_DIM.symbol},
         summary="k/v projection 4 s h g d with g = args.num_query_groups as given, even when "
         "group_query_attention is off (Megatron's default 1 on MHA runs)",
@@ -78,6 +80,7 @@ PATTERNS = [
         scope="model",
         params=(UNPADDED_VOCAB,),
         formula=2 * s * h * UNPADDED_VOCAB.symbol,
+        weights=h * UNPADDED_VOCAB.symbol,
         summary="logits over args.vocab_size, without the padding rows the output layer runs",
         reference=SOURCE,
     ),

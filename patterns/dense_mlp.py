@@ -15,6 +15,7 @@ DENSE_MLP = Pattern(
     formula=2 * s * h * FFN_HIDDEN.symbol * f,
     summary="f matmuls of hidden x F per token (f = 2 plain, 3 gated)",
     reference="Vaswani et al. 2017, 'Attention Is All You Need', position-wise FFN",
+    weights=f * h * FFN_HIDDEN.symbol,
 )
 
 

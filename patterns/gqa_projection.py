@@ -29,6 +29,7 @@ GQA_PROJECTION = Pattern(
     ),
     summary="K and V: hidden -> kv_heads x head_dim each; the core then uses head_dim for q, k and v",
     reference="Ainslie et al. 2023, 'GQA' (arXiv:2305.13245); Shazeer 2019, 'Fast Transformer Decoding' (MQA)",
+    weights=2 * h * n_kv * d_h,
 )
 
 

@@ -2,7 +2,7 @@
 experts after the first dense layers, and the multi-token-prediction layers the config declares."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.declare import HFReader
@@ -41,7 +41,14 @@ def deepseek(c: Fields) -> Decoder:
         "v_head_dim": c.int("v_head_dim"),
         "vocab": c.int("vocab_size"),
     }
-    flags = set(silu_gated(c)) | {"mla"}
+    for key in ("attention_bias", "mlp_bias"):
+        # DeepseekV2/V3Config default both to false; the biases they add (q_a_proj, kv_a_proj and
+        # o_proj; every MLP) are not modelled, so a true value is refused rather than miscounted.
+        if c.bool(key, default=False):
+            raise c.error(key, " = true: the biases it adds to DeepSeek's MLA and MLPs are not counted by flopsreg; expected false")
+    # tie_word_embeddings false by default. DeepseekV3's e_score_correction_bias is a buffer in
+    # transformers, not a parameter: not counted, as sum(p.numel()) does not count it.
+    flags = set(silu_gated(c) | weight_flags(c, tied=False)) | {"mla"}
     if q_lora is not None:
         params["q_lora_rank"] = q_lora
         flags.add("q_lora")

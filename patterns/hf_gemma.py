@@ -2,9 +2,10 @@
 interleaved sliding and full layers, GeGLU MLP, head_dim default 256."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import GATED_LM, alternating
+from flopsreg.patterns._hf_common import GATED_LM, alternating, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
+from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.readers.decoder import Decoder
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
@@ -18,7 +19,8 @@ def gemma2(c: Fields) -> Decoder:
     return Decoder(
         # transformers models/gemma2/configuration_gemma2.py: head_dim defaults to 256.
         params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, class_default=256)), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        # Gemma2Config: tie_word_embeddings true, attention_bias false by default; four norms per layer.
+        flags=GATED_LM | weight_flags(c, tied=True, biases={"attention_bias": False}, extra=SANDWICH_NORMS.flags),
         attention=attention,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
@@ -47,7 +49,10 @@ def gemma3_text(c: Fields) -> Decoder:
             **gqa_params(c, heads=heads, kv_heads=kv_heads, head_dim=head_dim_of(c, hidden, heads, class_default=256)),
             "vocab": c.int_or_default("vocab_size", 262208),
         },
-        flags=GATED_LM,
+        # Gemma3TextConfig: tie_word_embeddings true, attention_bias false by default; four norms
+        # per layer and q_norm, k_norm of head_dim.
+        flags=GATED_LM
+        | weight_flags(c, tied=True, biases={"attention_bias": False}, extra=SANDWICH_NORMS.flags | QK_NORM.flags),
         attention=attention,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},

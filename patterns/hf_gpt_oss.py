@@ -1,11 +1,16 @@
 """Hugging Face reader of ``gpt_oss`` (GptOssConfig): even layers slide, every layer is MoE."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import GATED_LM, alternating
+from flopsreg.patterns._hf_common import GATED_LM, alternating, weight_flags
 from flopsreg.declare import HFReader
+from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
+from flopsreg.patterns.biases import EXPERT_BIAS, ROUTER_BIAS
 from flopsreg.readers.decoder import Decoder
-from flopsreg.patterns.moe import moe_mlp
+from flopsreg.patterns.moe import MOE, moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+
+
+_ALWAYS = ATTENTION_SINKS.flags | (EXPERT_BIAS.flags | ROUTER_BIAS.flags) - MOE.flags
 
 
 def gpt_oss(c: Fields) -> Decoder:
@@ -19,7 +24,9 @@ def gpt_oss(c: Fields) -> Decoder:
     return Decoder(
         # transformers models/gpt_oss/configuration_gpt_oss.py: head_dim defaults to 64.
         params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, class_default=64)), "vocab": c.int("vocab_size")},
-        flags=GATED_LM,
+        # GptOssConfig: attention_bias true, tie_word_embeddings false by default; every expert and
+        # the router have biases, every layer a sink per head.
+        flags=GATED_LM | weight_flags(c, tied=False, biases={"attention_bias": True}, extra=_ALWAYS),
         attention=attention,
         mlps=["moe"] * layers,
         mlp_kinds={"moe": moe},

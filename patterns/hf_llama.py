@@ -1,7 +1,7 @@
 """Hugging Face reader of ``llama`` (LlamaConfig): full causal attention, SwiGLU MLP in every layer."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.declare import HFReader
 from flopsreg.readers.decoder import Decoder
@@ -14,7 +14,8 @@ def llama(c: Fields) -> Decoder:
     layers = c.int("num_hidden_layers")
     return Decoder(
         params={**gqa_params(c), "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        # LlamaConfig: tie_word_embeddings, attention_bias and mlp_bias default to false.
+        flags=silu_gated(c) | weight_flags(c, tied=False, biases={"attention_bias": False, "mlp_bias": False}),
         attention=[FULL] * layers,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},

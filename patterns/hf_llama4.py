@@ -2,7 +2,7 @@
 layers, full NoPE layers; MoE layers with one shared expert."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import CHUNKS, FULL
 from flopsreg.declare import HFReader
 from flopsreg.readers.decoder import Decoder
@@ -65,7 +65,9 @@ def llama4_text(c: Fields) -> Decoder:
     return Decoder(
         # transformers models/llama4/configuration_llama4.py: Llama4TextConfig.head_dim = 128.
         params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, class_default=128)), "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        # Llama4TextConfig: tie_word_embeddings and attention_bias false by default; the q/k norm
+        # (use_qk_norm) is an L2 norm without weights; the router has no bias.
+        flags=silu_gated(c) | weight_flags(c, tied=False, biases={"attention_bias": False}),
         attention=attention,
         mlps=mlps,
         mlp_kinds=kinds,

@@ -2,7 +2,7 @@
 keys unless it is null; Mixtral routes every layer to experts."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
 from flopsreg.readers.decoder import Decoder
@@ -24,7 +24,8 @@ def mistral(c: Fields) -> Decoder:
     attention = _attention(c, layers, "MistralConfig would default it to 4096")
     return Decoder(
         params={**gqa_params(c), "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        # MistralConfig: tie_word_embeddings false by default; no biases (bias=False in the code).
+        flags=silu_gated(c) | weight_flags(c, tied=False),
         attention=attention,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
@@ -38,7 +39,8 @@ def mixtral(c: Fields) -> Decoder:
     moe = moe_mlp(c.int("num_local_experts"), c.int("num_experts_per_tok"), c.int("intermediate_size"))
     return Decoder(
         params={**gqa_params(c), "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        # MixtralConfig: tie_word_embeddings false by default; no biases, router without bias.
+        flags=silu_gated(c) | weight_flags(c, tied=False),
         attention=attention,
         mlps=["moe"] * layers,
         mlp_kinds={"moe": moe},

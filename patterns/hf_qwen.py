@@ -2,9 +2,11 @@
 ``use_sliding_window`` and ``max_window_layers`` (or ``layer_types``)."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
+from flopsreg.patterns.biases import QKV_BIAS
+from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
@@ -23,13 +25,13 @@ def _attention(c: Fields, layers: int) -> list[str]:
     return [SLIDING if i >= first else FULL for i in range(layers)]
 
 
-def _qwen(c: Fields, head_dim_default: int | None) -> Decoder:
+def _qwen(c: Fields, head_dim_default: int | None, weights: frozenset[str]) -> Decoder:
     layers = c.int("num_hidden_layers")
     attention = _attention(c, layers)
     hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
     return Decoder(
         params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, head_dim_default)), "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        flags=silu_gated(c) | weights,
         attention=attention,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
@@ -38,13 +40,15 @@ def _qwen(c: Fields, head_dim_default: int | None) -> Decoder:
 
 def qwen2(c: Fields) -> Decoder:
     """Qwen2Config: Llama-like; sliding layers per use_sliding_window / max_window_layers."""
-    return _qwen(c, None)
+    # Qwen2Attention: q/k/v_proj always have biases, o_proj none; tie_word_embeddings false by default.
+    return _qwen(c, None, weight_flags(c, tied=False, extra=QKV_BIAS.flags))
 
 
 def qwen3(c: Fields) -> Decoder:
     """Qwen3Config: as Qwen2, with head_dim defaulting to 128 (Qwen3Config.head_dim)."""
     # transformers models/qwen3/configuration_qwen3.py: head_dim: int = 128.
-    return _qwen(c, 128)
+    # Qwen3Attention: q_norm and k_norm of head_dim; attention_bias and tie_word_embeddings false by default.
+    return _qwen(c, 128, weight_flags(c, tied=False, biases={"attention_bias": False}, extra=QK_NORM.flags))
 
 
 @hookimpl

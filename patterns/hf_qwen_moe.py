@@ -2,9 +2,10 @@
 and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
+from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder, layers_with
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
@@ -40,7 +41,7 @@ def _attention(c: Fields, layers: int) -> list[str]:
     return [FULL] * layers
 
 
-def _qwen_moe(c: Fields, *, shared: bool) -> Decoder:
+def _qwen_moe(c: Fields, *, shared: bool, weights: frozenset[str]) -> Decoder:
     layers = c.int("num_hidden_layers")
     attention = _attention(c, layers)
     mlps = _mlps(c, layers)
@@ -61,7 +62,7 @@ def _qwen_moe(c: Fields, *, shared: bool) -> Decoder:
         )
     return Decoder(
         params={**gqa_params(c), "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        flags=silu_gated(c) | weights,
         attention=attention,
         mlps=mlps,
         mlp_kinds=kinds,
@@ -70,12 +71,15 @@ def _qwen_moe(c: Fields, *, shared: bool) -> Decoder:
 
 def qwen2_moe(c: Fields) -> Decoder:
     """Qwen2MoeConfig: sparse layers per decoder_sparse_step; one gated shared expert per MoE layer."""
-    return _qwen_moe(c, shared=True)
+    # Qwen2MoeConfig: qkv_bias true and tie_word_embeddings false by default; the router has no bias.
+    return _qwen_moe(c, shared=True, weights=weight_flags(c, tied=False, biases={"qkv_bias": True}))
 
 
 def qwen3_moe(c: Fields) -> Decoder:
     """Qwen3MoeConfig: sparse layers per decoder_sparse_step; no shared expert."""
-    return _qwen_moe(c, shared=False)
+    # Qwen3MoeConfig: q_norm and k_norm of head_dim; attention_bias and tie_word_embeddings false by default.
+    weights = weight_flags(c, tied=False, biases={"attention_bias": False}, extra=QK_NORM.flags)
+    return _qwen_moe(c, shared=False, weights=weights)
 
 
 @hookimpl

@@ -16,6 +16,8 @@ LOGITS = Pattern(
     formula=2 * s * h * VOCAB.symbol,
     summary="hidden -> V per position; the embedding lookup is a gather and costs 0",
     reference="Radford et al. 2019 (GPT-2, tied embeddings); Narayanan et al. 2021, appendix (2 B s h V)",
+    # The output matrix; the input embedding is its own weight-only pattern (tied: held once).
+    weights=h * VOCAB.symbol,
 )
 
 

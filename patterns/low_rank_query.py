@@ -16,6 +16,8 @@ LOW_RANK_QUERY = Pattern(
     formula=2 * s * (h * r_q + r_q * n_h * d_qk),
     summary="Q through a latent: hidden -> q_lora_rank -> heads x qk width (DeepSeek q_lora_rank)",
     reference="DeepSeek-AI 2024, 'DeepSeek-V2' (arXiv:2405.04434), section 2.1",
+    # q_a_proj, the q_a_layernorm of the latent (r_q scales), q_b_proj.
+    weights=h * r_q + r_q + r_q * n_h * d_qk,
 )
 
 

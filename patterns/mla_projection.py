@@ -26,6 +26,8 @@ MLA_PROJECTION = Pattern(
     provides={"qk_dim": d_nope + d_rope, "v_dim": d_vh},
     summary="K and V through a low-rank latent: hidden -> r_kv + d_rope, r_kv -> heads x (d_nope + d_v)",
     reference="DeepSeek-AI 2024, 'DeepSeek-V2' (arXiv:2405.04434), section 2.1 (as run, not absorbed)",
+    # kv_a_proj_with_mqa, the kv_a_layernorm of the latent (r_kv scales), kv_b_proj.
+    weights=h * (r_kv + d_rope) + r_kv + r_kv * n_h * (d_nope + d_vh),
 )
 
 

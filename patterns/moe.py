@@ -22,6 +22,9 @@ MOE = Pattern(
     constraints=(Constraint(condition=k <= E, message="top_k must not exceed experts"),),
     summary="router hidden -> E, then k routed experts of width F_e per token",
     reference="Shazeer et al. 2017, 'Outrageously Large Neural Networks' (top-k gating); Fedus et al. 2021, Switch Transformer",
+    # All E experts are held, k are used per token; the router h x E is both.
+    weights=h * E + E * f * h * F_e,
+    active_weights=h * E + k * f * h * F_e,
 )
 
 

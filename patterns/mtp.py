@@ -29,6 +29,9 @@ MTP = Pattern(
     ),
     summary="per MTP depth: eh projection 2h -> h, one decoder layer (plan.mtp) and the shared logits head",
     reference="DeepSeek-AI 2024, 'DeepSeek-V3 Technical Report' (arXiv:2412.19437), section 2.2",
+    # Per depth: the eh projection and its three norms (enorm, hnorm, shared_head.norm); the
+    # embedding and head are the main model's (shared), the decoder layer is the block's own.
+    weights=mtp_layers * (2 * h * h + 3 * h),
 )
 
 

@@ -11,6 +11,7 @@ OUTPUT_PROJECTION = Pattern(
     formula=2 * s * n_h * d_v * h,
     summary="O: heads x v width -> hidden",
     reference="Vaswani et al. 2017, 'Attention Is All You Need'",
+    weights=n_h * d_v * h,
 )
 
 

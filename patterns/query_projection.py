@@ -11,6 +11,7 @@ QUERY_PROJECTION = Pattern(
     formula=2 * s * h * n_h * d_qk,
     summary="Q: hidden -> heads x qk width in one matmul",
     reference="Vaswani et al. 2017, 'Attention Is All You Need'",
+    weights=h * n_h * d_qk,
 )
 
 

@@ -11,6 +11,7 @@ SHARED_EXPERT_GATE = Pattern(
     formula=2 * s * h,
     summary="a sigmoid gate hidden -> 1 per token on the shared expert output",
     reference="Qwen team 2024, Qwen1.5-MoE / Qwen2-MoE (Hugging Face Qwen2MoeSparseMoeBlock.shared_expert_gate)",
+    weights=h,
 )
 
 

@@ -19,6 +19,7 @@ SHARED_EXPERTS = Pattern(
     formula=2 * s * h * SHARED_HIDDEN.symbol * f,
     summary="f matmuls of hidden x F_sh per token, besides the routed experts",
     reference="Dai et al. 2024, 'DeepSeekMoE' (arXiv:2401.06066), shared expert isolation",
+    weights=f * h * SHARED_HIDDEN.symbol,
 )
 
 

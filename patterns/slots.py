@@ -1,6 +1,7 @@
 """The slots of the built-in patterns, declared like any plugin's: the places in a decoder
 layer (and in the model) that exactly one pattern fills, and which ones selective activation
-recomputation repeats."""
+recomputation repeats. The last ones hold weights and do no matmul (norms, biases, sinks, the
+embedding): ``Registry.parameters`` counts them, FLOPs never see them."""
 
 from flopsreg import Slot, hookimpl
 
@@ -23,6 +24,15 @@ SLOTS = [
     Slot(name="mlp.shared_gate", scope="layer", summary="a gate on the shared experts"),
     Slot(name="head", scope="model", summary="the logits head", per_position=True),
     Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),
+    Slot(name="embedding", scope="model", summary="the input token embedding (weights only, a gather)"),
+    Slot(name="position_embedding", scope="model", summary="a learned position embedding (weights only, a gather)"),
+    Slot(name="norms", scope="layer", summary="the norms of a decoder layer (weights only, no matmul)"),
+    Slot(name="attention.qk_norm", scope="layer", summary="per-head norms of queries and keys (weights only)"),
+    Slot(name="attention.bias", scope="layer", summary="biases of the attention projections (weights only)"),
+    Slot(name="attention.sinks", scope="layer", summary="learned per-head sink logits (weights only)"),
+    Slot(name="mlp.bias", scope="layer", summary="biases of the MLP or of every routed expert (weights only)"),
+    Slot(name="mlp.router_bias", scope="layer", summary="a bias on the router's logits (weights only)"),
+    Slot(name="final_norm", scope="model", summary="the norm after the last decoder layer (weights only)"),
 ]
 
 

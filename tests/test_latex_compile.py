@@ -29,7 +29,7 @@ if PDFLATEX is None and not REQUIRED:
 def _models() -> list[tuple[str, flopsreg.Model]]:
     examples = [(path.stem, flopsreg.Model.example(path.stem)) for path in sorted((ROOT / "examples").glob("*.toml"))]
     configs = [(f"hf/{path.stem}", flopsreg.Model.from_hf_config(path)) for path in sorted((ROOT / "tests" / "data" / "hf").glob("*.json"))]
-    with_blocks = [("hf/deepseek-v3 with its prediction module", flopsreg.Model.from_hf_config(ROOT / "tests" / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"]))]
+    with_blocks = [("hf/deepseek-v3 + MTP", flopsreg.Model.from_hf_config(ROOT / "tests" / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"]))]
     return examples + configs + with_blocks
 
 

@@ -236,7 +236,7 @@ def test_claims_give_each_argument_to_its_highest_precedence():
 
 def test_the_built_in_readers_do_not_tie(registry):
     winners = claims(registry.megatron_readers.values())
-    assert set(registry.megatron_readers) == {"attention", "mlp", "mtp", "unsupported", "vocabulary", "window"}
+    assert set(registry.megatron_readers) == {"attention", "mlp", "mtp", "unsupported", "vocabulary", "weights", "window"}
     assert winners["moe_latent_size"].precedence == 0 and winners["swiglu"].precedence == 10
 
 

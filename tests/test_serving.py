@@ -11,6 +11,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import attrs
 import pytest
 import sympy
 
@@ -91,13 +92,19 @@ def test_count_prefix_pairs_counts_the_new_queries_against_every_key():
 
 
 def _models():
-    models = [(name, flopsreg.Model.example(name), ("exact", "slime")) for name in example_names()]
-    models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime")))
+    models = [(name, flopsreg.Model.example(name), ("exact", "slime", "nanogpt")) for name in example_names()]
+    models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt")))
+    models.append(("qwen2.5-7b", flopsreg.Model.from_hf_config(HF / "qwen2.5-7b.json"), ("exact", "nanogpt")))  # qkv biases
+    # LayerNorms (scale and bias) and linear biases, as a Megatron-LM run's defaults make them
+    layernorm = llama3_8b_args(normalization="LayerNorm", qk_layernorm=True, add_bias_linear=True, untie_embeddings_and_output_weights=True)
+    models.append(("megatron-layernorm", flopsreg.Model.from_megatron_args(layernorm), ("exact", "nanogpt")))
+    gemma = flopsreg.Model.example("gemma-3-4b")
+    models.append(("gemma-layernorm", attrs.evolve(gemma, flags=gemma.flags | {"norm_bias"}), ("exact", "nanogpt")))
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),
                        ("mha", llama3_8b_args(group_query_attention=False, num_query_groups=1))):
-        models.append((f"megatron-{name}", flopsreg.Model.from_megatron_args(args), ("exact", "megatron", "slime")))
+        models.append((f"megatron-{name}", flopsreg.Model.from_megatron_args(args), ("exact", "megatron", "slime", "nanogpt")))
     return models
 
 
@@ -116,7 +123,10 @@ def test_a_cached_forward_is_the_difference_of_two_forwards(registry, name, mode
 
 
 def test_the_identity_models_cover_every_registered_pattern(registry):
-    used = set()
+    """Every pattern that counts FLOPs; those that only hold weights never fill a FLOPs slot."""
+    from flopsreg.compose import holds_weights_only
+
+    used = {p.name for p in registry.patterns if holds_weights_only(p)}
     for _, model, conventions in MODELS:
         for convention in conventions:
             used |= {p for unit in registry.select(model, convention=convention).units for p in unit.patterns.values()}

@@ -1,0 +1,80 @@
+"""Bias vectors of projections, MLPs, experts and routers: weights only.
+
+A bias add is elementwise (not counted), so these patterns hold weights and no FLOPs. Each is
+chosen by an explicit flag that a reader sets from the config (``attention_bias``, ``qkv_bias``,
+``mlp_bias``, ...), never guessed from a parameter.
+"""
+
+from flopsreg import Pattern, hookimpl
+from flopsreg.patterns.gqa_projection import KV_HEADS
+from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, MOE, TOP_K
+from flopsreg.patterns.dense_mlp import FFN_HIDDEN
+from flopsreg.patterns.quantities import d_qk, d_v, f
+from flopsreg.symbols import h, n_h
+
+n_kv, E, k, F_e = KV_HEADS.symbol, EXPERTS.symbol, TOP_K.symbol, EXPERT_HIDDEN.symbol
+_QKV = n_h * d_qk + n_kv * (d_qk + d_v)
+
+QKV_BIAS = Pattern(
+    name="qkv_bias",
+    slot="attention.bias",
+    flags={"qkv_bias"},
+    precedence=10,
+    params=(KV_HEADS,),
+    formula=0,
+    weights=_QKV,
+    summary="biases of the query, key and value projections, none on the output (Qwen2)",
+    reference="Hugging Face Qwen2Attention (q/k/v_proj bias=True, o_proj bias=False); Qwen2MoeConfig.qkv_bias",
+)
+ATTENTION_BIAS = Pattern(
+    name="attention_bias",
+    slot="attention.bias",
+    flags={"attention_bias"},
+    precedence=20,
+    params=(KV_HEADS,),
+    formula=0,
+    weights=_QKV + h,
+    summary="biases of the query, key, value and output projections (attention_bias = true)",
+    reference="Hugging Face LlamaConfig.attention_bias (q/k/v/o_proj bias); GPT-OSS",
+)
+MLP_BIAS = Pattern(
+    name="mlp_bias",
+    slot="mlp.bias",
+    flags={"mlp", "mlp_bias"},
+    precedence=10,
+    params=(FFN_HIDDEN,),
+    formula=0,
+    # One bias of width F per up (and gate) matrix, one of width h on the down projection.
+    weights=(f - 1) * FFN_HIDDEN.symbol + h,
+    summary="biases of a dense MLP: F per up/gate matrix, h on the down projection (mlp_bias = true)",
+    reference="Hugging Face LlamaConfig.mlp_bias (gate/up/down_proj bias)",
+)
+EXPERT_BIAS = Pattern(
+    name="expert_bias",
+    slot="mlp.bias",
+    flags={"moe", "expert_bias"},
+    precedence=20,
+    params=(EXPERTS, TOP_K, EXPERT_HIDDEN),
+    constraints=MOE.constraints,
+    formula=0,
+    weights=E * ((f - 1) * F_e + h),
+    active_weights=k * ((f - 1) * F_e + h),
+    summary="biases of every routed expert: F_e per up/gate matrix, h on the down projection (GPT-OSS)",
+    reference="Hugging Face GptOssExperts (gate_up_proj_bias, down_proj_bias)",
+)
+ROUTER_BIAS = Pattern(
+    name="router_bias",
+    slot="mlp.router_bias",
+    flags={"moe", "router_bias"},
+    precedence=10,
+    params=(EXPERTS,),
+    formula=0,
+    weights=E,
+    summary="a bias of E on the router's logits (GPT-OSS router.bias)",
+    reference="Hugging Face GptOssTopKRouter (bias of num_local_experts)",
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [QKV_BIAS, ATTENTION_BIAS, MLP_BIAS, EXPERT_BIAS, ROUTER_BIAS]

@@ -1,0 +1,102 @@
+"""Normalisation weights: per-layer norms, per-head query/key norms and the final norm.
+
+Norms hold a scale vector and do no matmul (elementwise work is not counted), so these
+patterns hold weights only: ``Registry.parameters`` adds them up, FLOPs are unchanged. The
+Hugging Face families use RMSNorm (one scale of the normalised width); with the flag
+``norm_bias`` every norm is a LayerNorm with a bias as well (Megatron-LM's default).
+"""
+
+from flopsreg import Pattern, hookimpl
+from flopsreg.patterns.quantities import d_qk
+from flopsreg.symbols import h
+
+DECODER_NORMS = Pattern(
+    name="decoder_norms",
+    slot="norms",
+    flags={"norms"},
+    precedence=10,
+    formula=0,
+    weights=2 * h,
+    summary="two RMSNorms of width h per layer, before attention and before the MLP (no FLOPs counted)",
+    reference="Zhang and Sennrich 2019, RMSNorm; Hugging Face input_layernorm, post_attention_layernorm",
+)
+SANDWICH_NORMS = Pattern(
+    name="sandwich_norms",
+    slot="norms",
+    flags={"norms", "sandwich_norms"},
+    precedence=20,
+    formula=0,
+    weights=4 * h,
+    summary="four RMSNorms of width h per layer: before and after attention and the MLP (Gemma 2, Gemma 3)",
+    reference="Gemma Team 2024, 'Gemma 2' (arXiv:2408.00118); Hugging Face pre/post_feedforward_layernorm",
+)
+QK_NORM = Pattern(
+    name="qk_norm",
+    slot="attention.qk_norm",
+    flags={"qk_norm"},
+    precedence=10,
+    formula=0,
+    weights=2 * d_qk,
+    summary="an RMSNorm of the head width on queries and one on keys, shared by all heads (no FLOPs counted)",
+    reference="Dehghani et al. 2023, 'Scaling Vision Transformers to 22B' (QK-norm); Hugging Face q_norm, k_norm (Qwen3, Gemma 3)",
+)
+FINAL_NORM = Pattern(
+    name="final_norm",
+    slot="final_norm",
+    flags={"norms"},
+    precedence=10,
+    scope="model",
+    formula=0,
+    weights=h,
+    summary="the RMSNorm of width h after the last decoder layer (no FLOPs counted)",
+    reference="Hugging Face model.norm of every decoder-only family",
+)
+
+
+_LAYERNORM = "Ba et al. 2016, 'Layer Normalization' (scale and bias); Megatron-LM --normalization LayerNorm"
+DECODER_LAYERNORMS = Pattern(
+    name="decoder_layernorms",
+    slot="norms",
+    flags={"norms", "norm_bias"},
+    precedence=15,
+    formula=0,
+    weights=4 * h,
+    summary="two LayerNorms of width h per layer, each a scale and a bias (no FLOPs counted)",
+    reference=_LAYERNORM,
+)
+SANDWICH_LAYERNORMS = Pattern(
+    name="sandwich_layernorms",
+    slot="norms",
+    flags={"norms", "sandwich_norms", "norm_bias"},
+    precedence=30,
+    formula=0,
+    weights=8 * h,
+    summary="four LayerNorms of width h per layer, each a scale and a bias (no FLOPs counted)",
+    reference=_LAYERNORM,
+)
+QK_LAYERNORM = Pattern(
+    name="qk_layernorm",
+    slot="attention.qk_norm",
+    flags={"qk_norm", "norm_bias"},
+    precedence=20,
+    formula=0,
+    weights=4 * d_qk,
+    summary="a LayerNorm of the head width on queries and one on keys, scale and bias (Megatron-LM --qk-layernorm)",
+    reference=_LAYERNORM,
+)
+FINAL_LAYERNORM = Pattern(
+    name="final_layernorm",
+    slot="final_norm",
+    flags={"norms", "norm_bias"},
+    precedence=20,
+    scope="model",
+    formula=0,
+    weights=2 * h,
+    summary="the LayerNorm of width h after the last decoder layer: scale and bias (no FLOPs counted)",
+    reference=_LAYERNORM,
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [DECODER_NORMS, DECODER_LAYERNORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, QK_NORM, QK_LAYERNORM, FINAL_NORM, FINAL_LAYERNORM]
