@@ -51,6 +51,9 @@ class HFReader:
             transformers' ``per_layer_config`` (``{"05": {"head_dim": 512}}``), and the parameter
             each sets on those layers: ``{"head_dim": "head_dim"}``. Any other attribute there is
             refused by name: a reader that does not know it would count the layer wrongly.
+        flags: model-wide flags every model read under this ``model_type`` gets, e.g. the family
+            flag that conventions of model-type-dispatching systems select by. A wrapper's own
+            flags are given, not its text_config reader's: the wrapper is the type such a system sees.
     """
 
     name: str = attrs.field(validator=_text)
@@ -59,6 +62,7 @@ class HFReader:
     text_config: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
     aliases: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
     per_layer: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
+    flags: frozenset[str] = attrs.field(default=(), converter=frozenset)
 
     def __attrs_post_init__(self) -> None:
         if (self.read is None) == (self.text_config is None):

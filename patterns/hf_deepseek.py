@@ -70,12 +70,14 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="deepseek_v2",
+            flags={"hf_deepseek_v2"},
             read=deepseek,
             summary="DeepseekV2Config (e.g. DeepSeek-V2-Lite, q_lora_rank null): MLA, MoE after first_k_dense_replace",
             aliases={"num_experts": "n_routed_experts"},
         ),
         HFReader(
             name="deepseek_v3",
+            flags={"hf_deepseek_v3"},
             read=deepseek,
             summary="DeepseekV3Config: MLA, MoE after first_k_dense_replace, MTP layers as the mtp block",
             aliases={"num_local_experts": "n_routed_experts"},

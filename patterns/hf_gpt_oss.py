@@ -31,6 +31,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="gpt_oss",
+            flags={"hf_gpt_oss"},
             read=gpt_oss,
             summary="GptOssConfig: even layers slide, MoE in every layer",
             aliases={"num_experts": "num_local_experts"},

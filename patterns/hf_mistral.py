@@ -48,9 +48,10 @@ def mixtral(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="mistral", read=mistral, summary="MistralConfig: sliding_window on every layer (null: none)"),
+        HFReader(name="mistral", flags={"hf_mistral"}, read=mistral, summary="MistralConfig: sliding_window on every layer (null: none)"),
         HFReader(
             name="mixtral",
+            flags={"hf_mixtral"},
             read=mixtral,
             summary="MixtralConfig: Mistral attention, MoE in every layer",
             aliases={"num_experts": "num_local_experts"},

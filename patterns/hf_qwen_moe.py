@@ -83,12 +83,14 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="qwen2_moe",
+            flags={"hf_qwen2_moe"},
             read=qwen2_moe,
             summary="Qwen2MoeConfig: MoE per decoder_sparse_step, one gated shared expert",
             aliases=ALIASES,
         ),
         HFReader(
             name="qwen3_moe",
+            flags={"hf_qwen3_moe"},
             read=qwen3_moe,
             summary="Qwen3MoeConfig: MoE per decoder_sparse_step, no shared expert",
             aliases=ALIASES,
