@@ -46,7 +46,13 @@ def _as_bridge(pattern: Pattern, **changes: object) -> Pattern:
     """A megatron convention pattern under this convention's flag: the rule Bridge mirrors."""
     flags = (pattern.flags - {convention_megatron.MEGATRON.name}) | {NAME}
     name = NAME + pattern.name.removeprefix(convention_megatron.MEGATRON.name)
-    return attrs.evolve(pattern, name=name, flags=flags, reference=SOURCE, **changes)
+    summary = f"Megatron-Bridge, as Megatron-LM: {changes.pop('summary', pattern.summary)}"
+    return attrs.evolve(pattern, name=name, flags=flags, reference=SOURCE, summary=summary, **changes)
+
+
+def _bridge_says(pattern: Pattern) -> Pattern:
+    """A shared convention rule, its summary saying that it is Bridge's."""
+    return attrs.evolve(pattern, summary=f"Megatron-Bridge: {pattern.summary}")
 
 
 def _by_name(name: str) -> Pattern:
@@ -92,8 +98,8 @@ PATTERNS = [
         )
         for index, model_type in enumerate(EVERY_LAYER_SLIDES)
     ),
-    routerless_moe(NAME, SOURCE),
-    not_counted(NAME, "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE),
+    _bridge_says(routerless_moe(NAME, SOURCE)),
+    _bridge_says(not_counted(NAME, "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE)),
     _as_bridge(_by_name("megatron_low_rank_query")),
     _as_bridge(_by_name("megatron_mla_projection")),
     _as_bridge(_by_name("megatron_mla_output_gate")),

@@ -12,6 +12,7 @@ included). ``qwen2_moe`` and ``qwen3_moe`` count every layer as MoE and leave ou
 A model type verl has no estimator for gets 0 from verl: the convention refuses it, naming that.
 """
 
+import attrs
 import sympy
 
 from flopsreg import Convention, Pattern, hookimpl
@@ -58,7 +59,11 @@ VERL = Convention(
 W = WINDOW.symbol
 
 PATTERNS = [
-    half_square_causal("verl", SOURCE),
+    attrs.evolve(
+        half_square_causal("verl", SOURCE),
+        summary="verl: causal s^2/2 pairs on every layer but the gemma3_text and gpt_oss sliding ones "
+        "(Mistral's and Qwen2's windows ignored)",
+    ),
     Pattern(
         name="verl_ffn",
         slot="mlp.activation",
@@ -69,7 +74,7 @@ PATTERNS = [
         summary="verl: 3 FFN matmuls in every estimator flopsreg maps (SwiGLU/GeGLU written into each)",
         reference=SOURCE,
     ),
-    not_counted("verl", "mtp", "mtp", {"mtp"}, "multi-token prediction (num_nextn_predict_layers)", SOURCE, scope="model"),
+    not_counted("verl", "mtp", "mtp", {"mtp"}, "verl: multi-token prediction (num_nextn_predict_layers)", SOURCE, scope="model"),
     Pattern(
         name="verl_unknown_family",
         slot="head",
