@@ -9,7 +9,8 @@ for sliding ones. ``window_attn_skip_freq`` picks them, and the Gemma 2 and Gemm
 it unset, so every layer of a Gemma model slides in Bridge's count (family flags ``hf_gemma2``,
 ``hf_gemma3_text``, ``hf_gemma3``; the model-level ``window`` is that window). The GPT-OSS bridge
 hard-codes ``window_attn_skip_freq = 2``: even layers slide, as Hugging Face's default
-``layer_types`` has it. Logits are over the model's ``vocab``: what Bridge's
+``layer_types`` has it. The model types flopsreg reads that no Bridge bridge imports (Mixtral,
+Qwen2-MoE, Llama 4) are refused. Logits are over the model's ``vocab``: what Bridge's
 ``calculate_padded_vocab_size`` gives at tensor-parallel size 1 for a Hugging Face import (the
 drop-in gives the padded size of the run).
 """
@@ -30,6 +31,7 @@ SOURCE = (
     "(NVIDIA-NeMo/Megatron-Bridge 067f987d, 2026-08-22)"
 )
 EVERY_LAYER_SLIDES = ("gemma2", "gemma3_text", "gemma3")  # their bridges set window_size, not window_attn_skip_freq
+NO_BRIDGE = ("mixtral", "qwen2_moe", "llama4", "llama4_text")  # model types flopsreg reads that no Bridge bridge imports
 
 MEGATRON_BRIDGE = Convention(
     name=NAME,
@@ -97,6 +99,23 @@ PATTERNS = [
             reference=SOURCE,
         )
         for index, model_type in enumerate(EVERY_LAYER_SLIDES)
+    ),
+    *(
+        Pattern(
+            name=f"{NAME}_{model_type}_unsupported",
+            slot="head",
+            flags={NAME, f"hf_{model_type}"},
+            precedence=PRECEDENCE + 10 + index,
+            scope="model",
+            formula=0,
+            summary=f"Megatron-Bridge: no bridge for model_type {model_type}",
+            reference=SOURCE,
+            refusal=(
+                f"Megatron-Bridge has no bridge for model_type {model_type!r} (none registered at 067f987d): it "
+                "cannot import or train the model, so it never counts it"
+            ),
+        )
+        for index, model_type in enumerate(NO_BRIDGE)
     ),
     _bridge_says(routerless_moe(NAME, SOURCE)),
     _bridge_says(not_counted(NAME, "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE)),

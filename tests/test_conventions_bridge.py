@@ -187,13 +187,25 @@ def test_branches_flopsreg_does_not_count_are_refused(field, value):
         num_floating_point_operations(cfg, 1)
 
 
+def _training_or_refusal(registry, model):
+    try:
+        return registry.evaluate(model, seq_len=4096, convention="megatron_bridge").training
+    except flopsreg.ModelError as error:
+        return str(error)
+
+
 def test_examples_and_their_configs_agree_under_megatron_bridge(registry):
     for path in sorted((Path(__file__).parent.parent / "examples").glob("*.toml")):
         config = HF / f"{path.stem}.json"
         if config.exists():
-            ours = registry.evaluate(flopsreg.Model.from_toml(path), seq_len=4096, convention="megatron_bridge")
-            theirs = registry.evaluate(flopsreg.Model.from_hf_config(config), seq_len=4096, convention="megatron_bridge")
-            assert ours.training == theirs.training, path.stem
+            ours = _training_or_refusal(registry, flopsreg.Model.from_toml(path))
+            assert ours == _training_or_refusal(registry, flopsreg.Model.from_hf_config(config)), path.stem
+
+
+@pytest.mark.parametrize(("name", "model_type"), [("mixtral-8x7b", "mixtral"), ("llama-4-scout", "llama4"), ("qwen2-moe", "qwen2_moe")])
+def test_model_types_no_bridge_imports_are_refused(registry, name, model_type):
+    with pytest.raises(flopsreg.ModelError, match=rf"Megatron-Bridge has no bridge for model_type '{model_type}' .*never counts it"):
+        registry.evaluate(flopsreg.Model.from_hf_config(HF / f"{name}.json"), seq_len=4096, convention="megatron_bridge")
 
 
 def test_gemma_hf_configs_slide_every_layer_too(registry):

@@ -20,6 +20,7 @@ from flopsreg.cli import main
 from flopsreg.compile import compile_exact
 from flopsreg.examples_index import example_names
 from flopsreg.patterns.chunked import CHUNKED
+from flopsreg.patterns.convention_megatron_bridge import NO_BRIDGE
 from flopsreg.patterns.convention_verl import ESTIMATORS
 from flopsreg.patterns.full_causal import FULL_CAUSAL
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
@@ -96,14 +97,19 @@ def _verl(model):
     return ("verl",) if any(f"hf_{t}" in model.flags for t in ESTIMATORS) else ()
 
 
+def _bridge(model):
+    """("megatron_bridge",) unless no Megatron-Bridge bridge imports the model's family (it refuses)."""
+    return () if any(f"hf_{t}" in model.flags for t in NO_BRIDGE) else ("megatron_bridge",)
+
+
 def _models():
-    models = [(name, model, ("exact", "slime", "megatron_bridge", *_verl(model))) for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
+    models = [(name, model, ("exact", "slime", *_bridge(model), *_verl(model))) for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
     models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "megatron_bridge", "verl")))
     gemma3_text = {**json.loads((HF / "gemma-3-4b.json").read_text())["text_config"], "model_type": "gemma3_text"}
     for name, config in (("gemma-2-9b", HF / "gemma-2-9b.json"), ("gemma3-text", gemma3_text),
                          ("qwen2-moe", HF / "qwen2-moe.json"), ("qwen2.5-7b", HF / "qwen2.5-7b.json")):
         model = flopsreg.Model.from_hf_config(config)
-        models.append((name, model, ("exact", "megatron_bridge", *_verl(model))))
+        models.append((name, model, ("exact", *_bridge(model), *_verl(model))))
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

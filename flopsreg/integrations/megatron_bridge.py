@@ -85,7 +85,7 @@ def megatron_arguments(model: Any, convention: str) -> dict[str, Any]:
         )
     args = {name: getattr(model, name, None) for name in SAME}
     args |= {megatron: getattr(model, bridge, None) for megatron, bridge in RENAMED.items()}
-    args["group_query_attention"] = model.num_query_groups is not None
+    args["group_query_attention"] = args["num_query_groups"] is not None
     args["swiglu"] = bool(args["gated_linear_unit"]) and getattr(getattr(model, "activation_func", None), "__name__", "") == "silu"
     window = getattr(model, "window_size", None)
     args["window_size"] = (window - 1, 0) if type(window) is int else window  # an int is W keys (Gemma 3)
