@@ -21,6 +21,7 @@ import sympy
 from flopsreg import Convention, Pattern, hookimpl
 from flopsreg.patterns import convention_megatron
 from flopsreg.patterns._convention_rules import PRECEDENCE, not_counted, routerless_moe
+from flopsreg.patterns._hf_common import family
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.symbols import s
@@ -89,7 +90,7 @@ PATTERNS = [
         Pattern(
             name=f"{NAME}_{model_type}_every_layer_slides",
             slot="attention.mask",
-            flags={NAME, f"hf_{model_type}"},
+            flags={NAME, family(model_type)},
             precedence=PRECEDENCE + 10 + index,
             produces="pairs",
             params=(WINDOW,),
@@ -104,7 +105,7 @@ PATTERNS = [
         Pattern(
             name=f"{NAME}_{model_type}_unsupported",
             slot="head",
-            flags={NAME, f"hf_{model_type}"},
+            flags={NAME, family(model_type)},
             precedence=PRECEDENCE + 10 + index,
             scope="model",
             formula=0,

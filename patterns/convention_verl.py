@@ -17,6 +17,7 @@ import sympy
 
 from flopsreg import Convention, Pattern, hookimpl
 from flopsreg.patterns._convention_rules import PRECEDENCE, half_square_causal, not_counted
+from flopsreg.patterns._hf_common import family
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.symbols import h, s
@@ -38,11 +39,6 @@ ESTIMATORS = {
 UNSUPPORTED = ("mixtral", "gemma2", "gemma3", "deepseek_v2", "llama4_text", "llama4")  # read by flopsreg, not by verl
 SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
 QWEN_MOE = ("qwen2_moe", "qwen3_moe")
-
-
-def family(model_type: str) -> str:
-    """The flag the Hugging Face reader of *model_type* sets on its models."""
-    return f"hf_{model_type}"
 
 
 def family_precedence(model_type: str) -> int:

@@ -1,7 +1,7 @@
 """Hugging Face reader of ``gpt_oss`` (GptOssConfig): even layers slide, every layer is MoE."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import GATED_LM, alternating
+from flopsreg.patterns._hf_common import GATED_LM, alternating, family
 from flopsreg.declare import HFReader
 from flopsreg.readers.decoder import Decoder
 from flopsreg.patterns.moe import moe_mlp
@@ -31,7 +31,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="gpt_oss",
-            flags={"hf_gpt_oss"},
+            flags={family("gpt_oss")},
             read=gpt_oss,
             summary="GptOssConfig: even layers slide, MoE in every layer",
             aliases={"num_experts": "num_local_experts"},

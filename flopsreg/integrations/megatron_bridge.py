@@ -34,6 +34,8 @@ from flopsreg.errors import ModelError
 from flopsreg.evaluate import TRAINING_PASSES
 from flopsreg.integrations._shared import default_registry, keep_plan, megatron_model, packed_forward, whole_number
 from flopsreg.pattern import EXACT
+from flopsreg.patterns._hf_common import family
+from flopsreg.patterns.sliding_window import WINDOW
 
 __all__ = ["num_floating_point_operations"]
 
@@ -117,7 +119,7 @@ def bridge_plan(model: Any, registry: Registry, convention: str) -> ModelSelecti
         read = megatron_model(types.SimpleNamespace(**args), registry)
         if gemma3:  # Bridge's formula counts every layer as sliding, over this window
             read = attrs.evolve(
-                read, flags=read.flags | {"hf_gemma3_text"}, params={**read.params, "window": args["window_size"][0] + 1}
+                read, flags=read.flags | {family("gemma3_text")}, params={**read.params, WINDOW.name: args["window_size"][0] + 1}
             )
         return registry.plan(read, convention=convention)
 
