@@ -357,3 +357,9 @@ def test_a_reader_s_flags_mark_its_models_and_a_wrapper_gives_its_own():
     assert "hf_gemma3_text" in alone.flags and "hf_gemma3" not in alone.flags
     wrapped = flopsreg.Model.from_hf_config(path("gemma-3-4b"))
     assert "hf_gemma3_text" not in wrapped.flags
+
+
+@pytest.mark.parametrize("flags", ["hf_x", [""], ["Hf"]])
+def test_reader_flags_are_flag_names(flags):
+    with pytest.raises(ValueError, match=r"HFReader.flags = .*: expected a collection of lower_snake_case flag names"):
+        HFReader(name="x", read=read_tinyformer, summary="s", flags=flags)
