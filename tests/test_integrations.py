@@ -264,3 +264,16 @@ def test_bridge_drop_in_signature_and_units():
     assert bridge_flops(cfg) == bridge_flops(cfg, 1) == 197_631_846_383_616  # exact training FLOPs, one sequence
     # Bridge: Megatron-LM's count (anchors 10.1) with its padded vocabulary, here 128256 at TP 1
     assert bridge_flops(cfg, batch_size=512, convention="megatron_bridge") == 512 * 197_628_625_158_144
+
+
+def test_verl_and_bridge_drop_ins_reuse_one_plan_per_config():
+    """A training loop calls them every step: the model is read and planned once per config."""
+    from flopsreg.integrations.megatron_bridge import bridge_plan
+    from flopsreg.integrations.verl import FlopsCounter
+    from test_conventions_bridge import LLAMA_3_8B
+
+    assert FlopsCounter(dict(LLAMA2_7B), device_name="CPU")._plan is FlopsCounter(AttributeConfig(LLAMA2_7B), device_name="CPU")._plan
+    registry = flopsreg.Registry.default()
+    first = bridge_plan(LLAMA_3_8B, registry, "megatron_bridge")
+    assert bridge_plan(SimpleNamespace(**vars(LLAMA_3_8B)), registry, "megatron_bridge") is first
+    assert bridge_plan(SimpleNamespace(**{**vars(LLAMA_3_8B), "num_layers": 16}), registry, "megatron_bridge") is not first
