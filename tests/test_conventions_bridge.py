@@ -173,8 +173,13 @@ def test_packed_statistics(registry):
     model = flopsreg.Model.example("llama-3-8b")
     per_sequence = registry.evaluate(model, seqlens=[1000, 3096], convention="megatron_bridge").training
     assert num_floating_point_operations(cfg, 2, 4096, 1000**2 + 3096**2, convention="megatron_bridge") == per_sequence
+    mistral = SimpleNamespace(model=MISTRAL_7B)
+    # Bridge's dense path passes the statistics of equal sequences: counted at that length, windows and all
+    s = 32768
+    equal = num_floating_point_operations(mistral, 2, 2 * s, 2 * s**2, convention="megatron_bridge")
+    assert equal == 2 * bridge_training(MISTRAL_7B, s)
     with pytest.raises(flopsreg.ModelError, match=r"sliding-window or chunked layers"):
-        num_floating_point_operations(SimpleNamespace(model=MISTRAL_7B), 2, 8192, 2 * 4096**2, convention="megatron_bridge")
+        num_floating_point_operations(mistral, 2, 8192, 4096**2 + 2 * 2048**2, convention="megatron_bridge")
 
 
 @pytest.mark.parametrize(

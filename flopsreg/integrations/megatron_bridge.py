@@ -146,9 +146,11 @@ def num_floating_point_operations(
 ) -> int:
     """Training FLOPs (forward + backward) of one global batch of *batch_size* sequences.
 
-    Without the packed statistics every sequence has ``cfg.model.seq_length`` tokens. With them
-    (Bridge's THD path), token-linear terms use *seqlen_sum* and attention uses
-    *seqlen_squared_sum*; that determines the count only without sliding-window layers.
+    Without the statistics every sequence has ``cfg.model.seq_length`` tokens. With them, as
+    Bridge's training loop passes them, token-linear terms use *seqlen_sum* and attention uses
+    *seqlen_squared_sum*. Sequences of one length (``seqlen_squared_sum * batch_size ==
+    seqlen_sum ** 2``, the dense path) are counted at that length; packed ones of different
+    lengths only where no layer slides, since those two sums do not determine a window's pairs.
     """
     registry = registry or default_registry()
     if num_vision_patches or cross_seqlen_sum or cross_seqlen_product_sum:
@@ -169,4 +171,6 @@ def num_floating_point_operations(
         squares = tokens * tokens // batch_size
     else:
         squares = whole_number("seqlen_squared_sum", seqlen_squared_sum)
+    if tokens % batch_size == 0 and squares * batch_size == tokens * tokens:  # every sequence tokens / batch long
+        return TRAINING_PASSES * batch_size * plan.forward(tokens // batch_size)
     return TRAINING_PASSES * packed_forward(plan, tokens, squares, ("seqlen_sum", "seqlen_squared_sum"))
