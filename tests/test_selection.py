@@ -305,3 +305,10 @@ def test_a_selected_refusal_pattern_refuses_the_plan_in_one_line():
 def test_a_refusal_must_be_a_line_of_text():
     with pytest.raises(flopsreg.PatternError, match=r"refusal = '  ': expected None or the one line"):
         flopsreg.Pattern(name="p", slot="mlp", precedence=1, formula=0, summary="s", reference="r", refusal="  ")
+
+
+def test_patterns_json_shows_the_refusal():
+    from flopsreg.render import patterns_json
+
+    rows = {row["name"]: row for row in patterns_json(flopsreg.Registry(plugins=[Refuses], load_entry_points=False))}
+    assert rows["no_odd_mlp"]["refusal"] == "odd MLPs cannot be counted here" and rows["full_causal"]["refusal"] is None
