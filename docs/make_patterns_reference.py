@@ -58,6 +58,9 @@ def render(registry: flopsreg.Registry) -> str:
                 lines.append(f"- parameter `{param.name}` (${param.latex}$, >= {param.minimum}): {param.meaning}")
             for constraint in p.constraints:
                 lines.append(f"- requires: {constraint.message}")
+            if p.refusal is not None:  # no formula to show: the plan is refused where it wins
+                lines += [f"- refuses the model: {p.refusal}", "", f"Reference: {p.reference}"]
+                continue
             lines += ["", "$$", pattern_latex(p), "$$"]
             for quantity, expr in p.provides.items():
                 lines += ["", f"provides `{quantity}` = ${sympy.latex(expr)}$"]

@@ -30,8 +30,8 @@ class Registry(PluginRegistry):
     """All loaded plugins, and the entry point to evaluation.
 
     >>> reg = Registry.default()
-    >>> [p.name for p in reg.patterns if p.slot == "attention.mask"]
-    ['megatron_causal', 'nanogpt_square', 'slime_causal', 'chunked', 'sliding_window', 'full_causal']
+    >>> [p.name for p in reg.patterns if p.slot == "attention.mask" and not p.flags & set(reg.conventions)]
+    ['chunked', 'sliding_window', 'full_causal']
 
     Args:
         plugins: extra plugin objects (modules, classes or instances with hookimpls).

@@ -388,6 +388,9 @@ def _plan_unit(
 ) -> UnitSelection:
     where = MODEL_LEVEL if layers is None else _kind_where(name, layers)
     selections = select(registry, unit_type.scope, flags, where)
+    for sel in selections:
+        if sel.pattern.refusal is not None:  # the rule that won says this model cannot be counted so
+            raise ModelError(f"{where}, slot {sel.slot}: {sel.pattern.refusal} (pattern {sel.pattern.name!r})")
     quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})
     source: dict[str, str] = {}
     for sel in selections:
@@ -502,7 +505,8 @@ def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelectio
         return [p for p in registry.patterns if name in p.param_names]
 
     def hint(name: str) -> str:
-        shown = ", ".join(f"{p.name} (flags: {', '.join(sorted(p.flags)) or 'none'})" for p in users(name))
+        reachable = [p for p in users(name) if not (p.flags & conventions) - model.flags]  # under this convention
+        shown = ", ".join(f"{p.name} (flags: {', '.join(sorted(p.flags)) or 'none'})" for p in reachable)
         return f"; it is used by {shown}" if shown else ""
 
     def other_conventions_only(name: str) -> bool:

@@ -31,6 +31,13 @@ def _field_names(instance: Any, attribute: attrs.Attribute, value: Mapping[str, 
             )
 
 
+def _flag_names(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if isinstance(value, str) or not all(isinstance(flag, str) and flag.isidentifier() and flag.islower() for flag in value):
+        raise ValueError(
+            f"{type(instance).__name__}.{attribute.name} = {value!r}: expected a collection of lower_snake_case flag names"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class HFReader:
     """Reads the ``config.json`` of one Hugging Face ``model_type``.
@@ -51,6 +58,9 @@ class HFReader:
             transformers' ``per_layer_config`` (``{"05": {"head_dim": 512}}``), and the parameter
             each sets on those layers: ``{"head_dim": "head_dim"}``. Any other attribute there is
             refused by name: a reader that does not know it would count the layer wrongly.
+        flags: model-wide flags every model read under this ``model_type`` gets, e.g. the family
+            flag that conventions of model-type-dispatching systems select by. A wrapper's own
+            flags are given, not its text_config reader's: the wrapper is the type such a system sees.
     """
 
     name: str = attrs.field(validator=_text)
@@ -59,6 +69,7 @@ class HFReader:
     text_config: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
     aliases: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
     per_layer: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
+    flags: frozenset[str] = attrs.field(default=(), converter=lambda v: v if isinstance(v, str) else frozenset(v), validator=_flag_names)
 
     def __attrs_post_init__(self) -> None:
         if (self.read is None) == (self.text_config is None):

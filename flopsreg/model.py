@@ -416,7 +416,7 @@ class Model:
 
         >>> m = Model.example("gemma-3-4b")
         >>> m.with_param("window", 512)[1]
-        ('kinds.local.params',)
+        ('params', 'kinds.local.params')
         """
         value = check_int(f"param {name}", value)
         kinds = {k: kind for k, kind in self.kinds.items() if name in kind.params}

@@ -185,6 +185,9 @@ class Pattern:
             (a norm, a bias, the embedding) only holds weights: it is never a FLOPs term.
         active_weights: the part of ``weights`` one token uses (routed experts at top-k);
             None: all of ``weights``. Checked at load: whole, >= 0 and at most ``weights``.
+        refusal: None, or the one line a plan is refused with when this pattern wins its slot:
+            how a convention says that the system it reproduces does not count such a model
+            (its formula is then never used; write 0).
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -211,6 +214,9 @@ class Pattern:
     weights: sympy.Expr = attrs.field(default=0, converter=_expr, validator=_check(_is_expr, _FORMULA))
     active_weights: sympy.Expr | None = attrs.field(
         default=None, converter=_expr, validator=_check(lambda v: v is None or _is_expr(v), f"None or {_FORMULA}")
+    )
+    refusal: str | None = attrs.field(
+        default=None, validator=_check(lambda v: v is None or _is_text(v), "None or the one line the plan is refused with")
     )
 
     @flags.validator

@@ -85,6 +85,7 @@ def patterns_json(registry: PluginRegistry) -> list[dict[str, Any]]:
             "latex": pattern_latex(p),
             "summary": p.summary,
             "reference": p.reference,
+            "refusal": p.refusal,  # null, or the line a plan is refused with where the pattern wins
             "plugin": registry.plugin_of(p),
         }
         for p in registry.patterns

@@ -2,13 +2,19 @@
 interleaved sliding and full layers, GeGLU MLP, head_dim default 256."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import GATED_LM, alternating, weight_flags
+from flopsreg.patterns._hf_common import GATED_LM, alternating, family, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
+from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.declare import HFReader
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.readers.decoder import Decoder
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+
+
+def _model_window(c: Fields, attention: list[str]) -> dict[str, int]:
+    """The sliding layers' window, model-wide too: Megatron-Bridge counts every Gemma layer with it."""
+    return {WINDOW.name: c.int("sliding_window")} if SLIDING in attention else {}
 
 
 def gemma2(c: Fields) -> Decoder:
@@ -18,7 +24,11 @@ def gemma2(c: Fields) -> Decoder:
     hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
     return Decoder(
         # transformers models/gemma2/configuration_gemma2.py: head_dim defaults to 256.
-        params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, class_default=256)), "vocab": c.int("vocab_size")},
+        params={
+            **gqa_params(c, head_dim=head_dim_of(c, hidden, heads, class_default=256)),
+            "vocab": c.int("vocab_size"),
+            **_model_window(c, attention),
+        },
         # Gemma2Config: tie_word_embeddings true, attention_bias false by default; four norms per layer.
         flags=GATED_LM | weight_flags(c, tied=True, biases={"attention_bias": False}, extra=SANDWICH_NORMS.flags),
         attention=attention,
@@ -48,6 +58,7 @@ def gemma3_text(c: Fields) -> Decoder:
         params={
             **gqa_params(c, heads=heads, kv_heads=kv_heads, head_dim=head_dim_of(c, hidden, heads, class_default=256)),
             "vocab": c.int_or_default("vocab_size", 262208),
+            **_model_window(c, attention),
         },
         # Gemma3TextConfig: tie_word_embeddings true, attention_bias false by default; four norms
         # per layer and q_norm, k_norm of head_dim.
@@ -62,7 +73,7 @@ def gemma3_text(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="gemma2", read=gemma2, summary="Gemma2Config: even layers slide, GeGLU MLP"),
-        HFReader(name="gemma3_text", read=gemma3_text, summary="Gemma3TextConfig: 5 sliding layers to 1 full by default"),
-        HFReader(name="gemma3", text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config"),
+        HFReader(name="gemma2", flags={family("gemma2")}, read=gemma2, summary="Gemma2Config: even layers slide, GeGLU MLP"),
+        HFReader(name="gemma3_text", flags={family("gemma3_text")}, read=gemma3_text, summary="Gemma3TextConfig: 5 sliding layers to 1 full by default"),
+        HFReader(name="gemma3", flags={family("gemma3")}, text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config"),
     ]

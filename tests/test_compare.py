@@ -21,10 +21,13 @@ def gemma(registry):
 def test_totals_and_ratios(registry, gemma):
     comparison = registry.compare(gemma, seq_len=S)
     names = [t.convention for t in comparison.totals]
-    assert names == ["exact", "megatron", "nanogpt", "slime"]
+    assert names == ["exact", *registry.conventions]
     exact = comparison.totals[0]
     assert exact.result.training == 98_999_344_300_032  # anchors 10.3
     for total in comparison.totals:
+        if total.result is None:  # a convention that refuses this model (verl: no gemma3 estimator)
+            assert total.error
+            continue
         assert total.ratio(exact.result) == flopsreg.compare.Fraction(total.result.forward, exact.result.forward)
 
 

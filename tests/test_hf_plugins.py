@@ -347,3 +347,19 @@ def test_a_built_in_family_refuses_per_layer_config_it_does_not_read():
     cfg["per_layer_config"] = {"05": {"head_dim": 256}}
     with pytest.raises(flopsreg.ModelError, match=r"per_layer_config\['05'\]\.head_dim: not read per layer by the llama reader"):
         flopsreg.Model.from_hf_config(cfg)
+
+
+def test_a_reader_s_flags_mark_its_models_and_a_wrapper_gives_its_own():
+    """HFReader.flags: the model_type as the config states it (the family flag verl dispatches on)."""
+    text = json.loads(path("gemma-3-4b").read_text())["text_config"]
+    assert "hf_gemma3" in flopsreg.Model.from_hf_config(path("gemma-3-4b")).flags
+    alone = flopsreg.Model.from_hf_config({**text, "model_type": "gemma3_text"})
+    assert "hf_gemma3_text" in alone.flags and "hf_gemma3" not in alone.flags
+    wrapped = flopsreg.Model.from_hf_config(path("gemma-3-4b"))
+    assert "hf_gemma3_text" not in wrapped.flags
+
+
+@pytest.mark.parametrize("flags", ["hf_x", [""], ["Hf"]])
+def test_reader_flags_are_flag_names(flags):
+    with pytest.raises(ValueError, match=r"HFReader.flags = .*: expected a collection of lower_snake_case flag names"):
+        HFReader(name="x", read=read_tinyformer, summary="s", flags=flags)

@@ -1,5 +1,7 @@
-"""Drop-ins with Megatron-LM's and slime's signatures; expected numbers derived by hand."""
+"""Drop-ins with Megatron-LM's, slime's, verl's and Megatron-Bridge's signatures; expected numbers derived by hand."""
 
+import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -7,6 +9,8 @@ import pytest
 import flopsreg
 from flopsreg.integrations.megatron import num_floating_point_operations
 from flopsreg.integrations.slime import calculate_fwd_flops
+
+HF = Path(__file__).parent / "data" / "hf"
 
 
 def llama3_8b_args(**overrides):
@@ -207,3 +211,92 @@ def test_an_unhashable_argument_value_is_read_every_call():
     for _ in range(2):
         with pytest.raises(flopsreg.ModelError, match="args.window_size"):
             megatron_plan(args, registry, "exact")
+
+
+# -- verl's FlopsCounter(config).estimate_flops(batch_seqlens, delta_time) -------------------------
+
+LLAMA2_7B = {  # verl's own test config (tests/utils/test_flops_counter.py), a dict as to_dict() gives it
+    "model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+}  # fmt: skip
+# verl's formula, written out: 6 (2 V h + L (4 h^2 + 3 h F)) T + 6 sum(s^2) L h
+LLAMA2_7B_VERL = 6 * (32000 * 4096 * 2 + 32 * (4096 * 4096 * 4 + 4096 * 11008 * 3)) * (512 + 1024 + 2048) + 6 * (
+    512**2 + 1024**2 + 2048**2
+) * 32 * 4096
+
+
+class AttributeConfig:
+    """A config as an object with attributes, as verl's tests build one (and PretrainedConfig is)."""
+
+    def __init__(self, fields):
+        self.__dict__.update(fields)
+
+
+def test_verl_estimate_flops_returns_achieved_and_promised_tflops():
+    from flopsreg.integrations.verl import FlopsCounter
+
+    assert LLAMA2_7B_VERL == 149_226_491_215_872  # what verl's own test expects
+    counter = FlopsCounter(AttributeConfig(LLAMA2_7B), convention="verl", device_name="NVIDIA H100 80GB HBM3")
+    achieved, promised = counter.estimate_flops([512, 1024, 2048], 2.0)
+    assert achieved == LLAMA2_7B_VERL / 2.0 / 1e12 and isinstance(achieved, float)
+    assert promised == 989.5  # flopsreg's H100 SXM dense BF16 (verl's table says 989)
+    assert counter.training_flops([512, 1024, 2048]) == LLAMA2_7B_VERL
+
+
+def test_verl_drop_in_counts_exactly_by_default():
+    from flopsreg.integrations.verl import FlopsCounter
+
+    exact = flopsreg.Registry.default().evaluate(flopsreg.Model.from_hf_config(LLAMA2_7B), seqlens=[512, 1024]).training
+    assert FlopsCounter(LLAMA2_7B, device_name="CPU").training_flops([512, 1024]) == exact
+    assert exact < 149_226_491_215_872  # no embedding matmul, s(s+1)/2 pairs
+
+
+@pytest.mark.parametrize(
+    ("device", "promised"),
+    [("NVIDIA A100-SXM4-80GB", 312.0), ("NVIDIA GB200", 2500.0), ("NVIDIA B200", 2250.0), ("AMD Instinct MI300X", 1307.4),
+     ("NVIDIA H800", float("inf")), ("CPU", float("inf"))],
+)
+def test_verl_promised_peak_from_flopsregs_table_else_inf(device, promised):
+    from flopsreg.integrations.verl import FlopsCounter
+
+    assert FlopsCounter(LLAMA2_7B, device_name=device).estimate_flops([8], 1.0)[1] == promised
+    assert FlopsCounter(LLAMA2_7B, device_name=device, peak="h100-sxm-bf16").estimate_flops([8], 1.0)[1] == 989.5
+
+
+def test_verl_drop_in_refuses_what_it_cannot_count():
+    from flopsreg.integrations.verl import FlopsCounter
+
+    mixtral = json.loads((HF / "mixtral-8x7b.json").read_text())
+    with pytest.raises(flopsreg.ModelError, match=r"model_type 'mixtral': its FlopsCounter returns 0"):
+        FlopsCounter(mixtral, convention="verl")
+    counter = FlopsCounter(LLAMA2_7B, device_name="CPU")
+    with pytest.raises(flopsreg.ModelError, match=r"^delta_time = 0: expected the step time in seconds"):
+        counter.estimate_flops([8], 0)
+    with pytest.raises(flopsreg.ModelError, match=r"^images_seqlens: not counted by flopsreg"):
+        counter.estimate_flops([8], 1.0, images_seqlens=[64])
+
+
+# -- Megatron-Bridge's num_floating_point_operations(cfg, batch_size=1) -------------------------------
+
+
+def test_bridge_drop_in_signature_and_units():
+    from flopsreg.integrations.megatron_bridge import num_floating_point_operations as bridge_flops
+    from test_conventions_bridge import LLAMA_3_8B
+
+    cfg = SimpleNamespace(model=LLAMA_3_8B)
+    assert bridge_flops(cfg) == bridge_flops(cfg, 1) == 197_631_846_383_616  # exact training FLOPs, one sequence
+    # Bridge: Megatron-LM's count (anchors 10.1) with its padded vocabulary, here 128256 at TP 1
+    assert bridge_flops(cfg, batch_size=512, convention="megatron_bridge") == 512 * 197_628_625_158_144
+
+
+def test_verl_and_bridge_drop_ins_reuse_one_plan_per_config():
+    """A training loop calls them every step: the model is read and planned once per config."""
+    from flopsreg.integrations.megatron_bridge import bridge_plan
+    from flopsreg.integrations.verl import FlopsCounter
+    from test_conventions_bridge import LLAMA_3_8B
+
+    assert FlopsCounter(dict(LLAMA2_7B), device_name="CPU")._plan is FlopsCounter(AttributeConfig(LLAMA2_7B), device_name="CPU")._plan
+    registry = flopsreg.Registry.default()
+    first = bridge_plan(LLAMA_3_8B, registry, "megatron_bridge")
+    assert bridge_plan(SimpleNamespace(**vars(LLAMA_3_8B)), registry, "megatron_bridge") is first
+    assert bridge_plan(SimpleNamespace(**{**vars(LLAMA_3_8B), "num_layers": 16}), registry, "megatron_bridge") is not first

@@ -81,8 +81,8 @@ def test_a_layer_kind_called_model_counts_once_per_layer(registry):
 def test_with_param_sets_a_parameter_where_the_model_sets_it(registry):
     gemma = flopsreg.Model.example("gemma-3-4b")
     narrowed, places = gemma.with_param("window", 512)
-    assert places == ("kinds.local.params",)
-    assert narrowed.kinds["local"].params["window"] == 512 and "window" not in narrowed.params
+    assert places == ("params", "kinds.local.params")  # model-wide too: Megatron-Bridge's every-layer window
+    assert narrowed.kinds["local"].params["window"] == 512 and narrowed.params["window"] == 512
     s = 4096
     before, after = registry.evaluate(gemma, seq_len=s), registry.evaluate(narrowed, seq_len=s)
     n, d, local_layers = 8, 256, 29

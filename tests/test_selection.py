@@ -277,3 +277,38 @@ def test_errors_are_value_errors_of_the_flopsreg_family():
     """Callers can catch everything bad-input with FlopsregError (or ValueError)."""
     for cls in (flopsreg.ModelError, flopsreg.SelectionError, flopsreg.PluginError):
         assert issubclass(cls, flopsreg.FlopsregError) and issubclass(cls, ValueError)
+
+
+class Refuses:
+    """A plugin whose pattern refuses the plan where its flag is set (how a convention says 'not counted')."""
+
+    @flopsreg.hookimpl
+    def flopsreg_register_patterns():
+        return [
+            flopsreg.Pattern(
+                name="no_odd_mlp", slot="mlp", flags={"mlp", "odd"}, precedence=99, formula=0,
+                summary="odd MLPs are refused", reference="a test", refusal="odd MLPs cannot be counted here",
+            )
+        ]
+
+
+def test_a_selected_refusal_pattern_refuses_the_plan_in_one_line():
+    reg = flopsreg.Registry(plugins=[Refuses], load_entry_points=False)
+    plain = flopsreg.Model.uniform("plain", layers=2, flags={"mlp"}, ffn_hidden=32, **GQA)
+    assert reg.evaluate(plain, seq_len=8).forward > 0  # not selected: no effect
+    odd = flopsreg.Model.uniform("odd", layers=2, flags={"mlp", "odd"}, ffn_hidden=32, **GQA)
+    with pytest.raises(flopsreg.ModelError) as error:
+        reg.evaluate(odd, seq_len=8)
+    assert str(error.value) == "layers 0-1 (kind 'layer'), slot mlp: odd MLPs cannot be counted here (pattern 'no_odd_mlp')"
+
+
+def test_a_refusal_must_be_a_line_of_text():
+    with pytest.raises(flopsreg.PatternError, match=r"refusal = '  ': expected None or the one line"):
+        flopsreg.Pattern(name="p", slot="mlp", precedence=1, formula=0, summary="s", reference="r", refusal="  ")
+
+
+def test_patterns_json_shows_the_refusal():
+    from flopsreg.render import patterns_json
+
+    rows = {row["name"]: row for row in patterns_json(flopsreg.Registry(plugins=[Refuses], load_entry_points=False))}
+    assert rows["no_odd_mlp"]["refusal"] == "odd MLPs cannot be counted here" and rows["full_causal"]["refusal"] is None

@@ -1,8 +1,9 @@
 """What the drop-ins share: one registry per process, and one model plan per argument set.
 
 Training loops call a drop-in every logging step with the same arguments, so the model read
-from them and its compiled plan are kept, keyed by the values of every argument the Megatron-LM
-readers may read: a repeated call costs a few attribute reads and one compiled-function call.
+from them and its compiled plan are kept, keyed by the values of every argument (or config
+field) the readers may read: a repeated call costs a few attribute reads and one
+compiled-function call.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import argparse
 import functools
 import marshal
+import math
+import numbers
 import operator
 import types
 from collections.abc import Callable
@@ -24,15 +27,17 @@ from flopsreg.model import Model
 from flopsreg.api import Registry
 from flopsreg.readers.megatron import read_arguments
 
-__all__ = ["default_registry", "linear_and_quadratic", "megatron_model", "megatron_plan"]
+__all__ = [
+    "default_registry", "keep_plan", "linear_and_quadratic", "megatron_model", "megatron_plan", "packed_forward", "whole_number",
+]
 
 _PLANS_KEPT = 64  # distinct (registry, convention, argument values): bounded, oldest dropped first
 _plans: dict[tuple[Any, ...], ModelSelection] = {}
+_PLAIN_NAMESPACES = (argparse.Namespace, types.SimpleNamespace)
 # The last plan per (registry, convention) with the values it was read from: a repeated call
 # compares one encoding of them instead of hashing every value.
 _recent: dict[tuple[Any, str], _Snapshot] = {}
 _MARSHAL_FORMAT = 2  # the newest format without back-references, whose bytes depend on refcounts
-_PLAIN_NAMESPACES = (argparse.Namespace, types.SimpleNamespace)
 
 
 @functools.lru_cache(maxsize=1)
@@ -44,6 +49,21 @@ def default_registry() -> Registry:
 def megatron_model(args: Any, registry: Registry) -> Model:
     """The model of a Megatron-LM argument namespace, read by *registry*'s Megatron-LM readers."""
     return Model.from_megatron_args(args, registry=registry)
+
+
+def keep_plan(key: Any, build: Callable[[], ModelSelection]) -> ModelSelection:
+    """The plan kept under *key*, else ``build()``'s, kept (the oldest dropped beyond the bound).
+
+    *key* holds the registry, the convention and every value the reader reads; None: not kept.
+    """
+    plan = None if key is None else _plans.get(key)
+    if plan is None:
+        plan = build()
+        if key is not None:
+            if len(_plans) >= _PLANS_KEPT:
+                del _plans[next(iter(_plans))]
+            _plans[key] = plan
+    return plan
 
 
 def megatron_plan(args: Any, registry: Registry, convention: str) -> ModelSelection:
@@ -59,19 +79,14 @@ def megatron_plan(args: Any, registry: Registry, convention: str) -> ModelSelect
     values = _argument_values(args, registry)
     key: tuple[Any, ...] | None = (registry, convention, values, tuple(map(type, values)))  # 1, 1.0, True differ
     try:
-        plan = _plans.get(key)
+        hash(key)
     except TypeError:  # a list among the values (layer patterns, windows): as typed tuples, if hashable
         key = (registry, convention, tuple(map(_frozen, values)))
         try:
-            plan = _plans.get(key)
+            hash(key)
         except TypeError:
-            key, plan = None, None
-    if plan is None:
-        plan = registry.plan(megatron_model(args, registry), convention=convention)
-        if key is not None:
-            if len(_plans) >= _PLANS_KEPT:
-                del _plans[next(iter(_plans))]
-            _plans[key] = plan
+            key = None
+    plan = keep_plan(key, lambda: registry.plan(megatron_model(args, registry), convention=convention))
     snapshot = _Snapshot.of(args, _read_names(registry), plan)
     if snapshot is not None:
         if len(_recent) >= _PLANS_KEPT:
@@ -147,3 +162,43 @@ def linear_and_quadratic(plan: ModelSelection) -> tuple[sympy.Rational, sympy.Ra
     if poly.degree() > 2 or poly.coeff_monomial(1) != 0:
         raise ModelError(f"{plan.model.name}: FLOPs per sequence {expression} are not of the form a*s + b*s^2")
     return poly.coeff_monomial(s), poly.coeff_monomial(s**2)
+
+
+def packed_forward(plan: ModelSelection, tokens: int, squares: int, names: tuple[str, str]) -> int:
+    """Forward FLOPs of sequences known by their total *tokens* and sum of *squares* only.
+
+    *names* are the caller's names of the two statistics, for the error messages.
+    """
+    tokens_name, squares_name = names
+    if not 0 <= tokens <= squares <= tokens**2:
+        raise ModelError(
+            f"{tokens_name} = {tokens}, {squares_name} = {squares}: real sequences "
+            "of s_i >= 1 tokens have 0 <= sum s_i <= sum s_i^2 <= (sum s_i)^2"
+        )
+    linear, quadratic = linear_and_quadratic(plan)
+    forward = linear * tokens + quadratic * squares
+    if not forward.is_integer:
+        raise ModelError(
+            f"{tokens_name} = {tokens}, {squares_name} = {squares}: the FLOPs "
+            f"{forward} are not an integer, so these statistics cannot come from real sequences"
+        )
+    return int(forward)
+
+
+def whole_number(name: str, value: Any) -> int:
+    """*value* as an exact int: Megatron-LM and Bridge pass batch statistics as whole-number floats.
+
+    Their training loops all-reduce them as tensors and pass ``.item()``; ints and numpy
+    integer or float scalars are accepted too, but only when whole and finite.
+
+    >>> whole_number("total_real_tokens_in_batch", 4096.0)
+    4096
+    """
+    if type(value) is int:  # the common case, checked fast
+        return value
+    if not isinstance(value, bool):
+        if isinstance(value, numbers.Integral):
+            return operator.index(value)
+        if isinstance(value, numbers.Real) and math.isfinite(value) and value == int(value):
+            return int(value)
+    raise ModelError(f"{name} = {value!r}: expected a whole number (an int, or a float with no fractional part)")

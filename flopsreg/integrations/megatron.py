@@ -9,14 +9,11 @@ last digit wherever Megatron's float is exact, and to float precision beyond tha
 
 from __future__ import annotations
 
-import math
-import numbers
-import operator
 from typing import Any
 
 from flopsreg.errors import ModelError
 from flopsreg.evaluate import TRAINING_PASSES, evaluate
-from flopsreg.integrations._shared import default_registry, linear_and_quadratic, megatron_plan
+from flopsreg.integrations._shared import default_registry, megatron_plan, packed_forward, whole_number
 from flopsreg.api import Registry
 from flopsreg.pattern import EXACT
 
@@ -43,7 +40,7 @@ def num_floating_point_operations(
     plan = megatron_plan(args, registry, convention)
     seq_length = getattr(args, "seq_length", None)
     if type(batch_size) is not int:
-        batch_size = _whole_number("batch_size", batch_size)
+        batch_size = whole_number("batch_size", batch_size)
     if batch_size < 1:
         raise ModelError(f"batch_size = {batch_size}: expected an integer >= 1 (sequences per global batch)")
     if seqlen_squared_sum_in_batch is None and total_real_tokens_in_batch is None:
@@ -57,42 +54,11 @@ def num_floating_point_operations(
     tokens = (
         batch_size * seq_length
         if total_real_tokens_in_batch is None
-        else _whole_number("total_real_tokens_in_batch", total_real_tokens_in_batch)
+        else whole_number("total_real_tokens_in_batch", total_real_tokens_in_batch)
     )
     squares = (
         batch_size * seq_length**2
         if seqlen_squared_sum_in_batch is None
-        else _whole_number("seqlen_squared_sum_in_batch", seqlen_squared_sum_in_batch)
+        else whole_number("seqlen_squared_sum_in_batch", seqlen_squared_sum_in_batch)
     )
-    if not 0 <= tokens <= squares <= tokens**2:
-        raise ModelError(
-            f"total_real_tokens_in_batch = {tokens}, seqlen_squared_sum_in_batch = {squares}: real sequences "
-            "of s_i >= 1 tokens have 0 <= sum s_i <= sum s_i^2 <= (sum s_i)^2"
-        )
-    linear, quadratic = linear_and_quadratic(plan)
-    forward = linear * tokens + quadratic * squares
-    if not forward.is_integer:
-        raise ModelError(
-            f"total_real_tokens_in_batch = {tokens}, seqlen_squared_sum_in_batch = {squares}: the FLOPs "
-            f"{forward} are not an integer, so these statistics cannot come from real sequences"
-        )
-    return 3 * int(forward)
-
-
-def _whole_number(name: str, value: Any) -> int:
-    """*value* as an exact int: Megatron-LM passes its batch statistics as whole-number floats.
-
-    Its training loop all-reduces them as float64 tensors and passes ``.item()``; ints and numpy
-    integer or float scalars are accepted too, but only when whole and finite.
-
-    >>> _whole_number("total_real_tokens_in_batch", 4096.0)
-    4096
-    """
-    if type(value) is int:  # the common case, checked fast
-        return value
-    if not isinstance(value, bool):
-        if isinstance(value, numbers.Integral):
-            return operator.index(value)
-        if isinstance(value, numbers.Real) and math.isfinite(value) and value == int(value):
-            return int(value)
-    raise ModelError(f"{name} = {value!r}: expected a whole number (an int, or a float with no fractional part)")
+    return 3 * packed_forward(plan, tokens, squares, ("total_real_tokens_in_batch", "seqlen_squared_sum_in_batch"))

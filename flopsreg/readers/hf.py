@@ -199,6 +199,7 @@ def load_hf_config(
             f"{where}: model_type {fields.model_type}'s reader returned {type(decoder).__name__}, not a "
             "flopsreg.readers.decoder.Decoder"
         )
+    decoder = attrs.evolve(decoder, flags=decoder.flags | claimed.flags)  # the type as the config states it
     decoder = _with_layer_types(decoder, fields, registry.hf_layer_types)
     decoder = _with_per_layer_config(decoder, fields, reader)
     if name is None:

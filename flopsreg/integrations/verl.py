@@ -1,0 +1,140 @@
+"""A drop-in for verl's ``FlopsCounter`` (``verl/utils/flops_counter.py``).
+
+Replace ``from verl.utils.flops_counter import FlopsCounter`` with
+``from flopsreg.integrations.verl import FlopsCounter``: same constructor (the model's Hugging
+Face config), same ``estimate_flops(batch_seqlens, delta_time)`` returning (achieved TFLOP/s,
+promised TFLOP/s per device) as floats. ``convention="verl"`` reproduces verl's own number; the
+default counts exactly. The training FLOPs behind the first value, an exact int, are
+:meth:`FlopsCounter.training_flops`.
+
+The promised figure is the dense BF16 peak of flopsreg's table (:mod:`flopsreg.peaks`, each with
+its datasheet) for the devices verl's table names and flopsreg's has (A100, H100, H200, B200,
+GB200, MI300X, MI355X), found in the device name as verl finds it. For any other device it is
+``inf``, verl's own answer for a device it does not know, so MFU reads 0 rather than a made-up
+figure: pass ``peak=`` (a :mod:`flopsreg.peaks` name or FLOP/s) to set it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from flopsreg.api import Registry
+from flopsreg.compose import ModelSelection
+from flopsreg.errors import ModelError
+from flopsreg.evaluate import evaluate
+from flopsreg.integrations._shared import default_registry, keep_plan
+from flopsreg.model import Model
+from flopsreg.pattern import EXACT
+from flopsreg.peaks import PEAKS, exact_number, peak_flops
+
+__all__ = ["FlopsCounter"]
+
+# verl's device-table keys that flopsreg's peak table has, and that entry (dense BF16).
+VERL_DEVICES = {
+    "GB200": "gb200-bf16",
+    "B200": "b200-bf16",
+    "MI355X": "mi355x-bf16",
+    "MI300X": "mi300x-bf16",
+    "H200": "h200-bf16",
+    "H100": "h100-sxm-bf16",
+    "A100": "a100-sxm-bf16",
+}
+_TERA = 10**12
+
+
+def config_dict(config: Any) -> dict[str, Any]:
+    """The config as the JSON object transformers saves: a dict, a PretrainedConfig or any attribute bag."""
+    if isinstance(config, Mapping):
+        return dict(config)
+    to_dict = getattr(config, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    try:
+        fields = vars(config)
+    except TypeError:
+        raise ModelError(
+            f"config = {config!r:.60}: expected a transformers PretrainedConfig, a dict or an object with attributes"
+        ) from None
+    return {key: value if isinstance(value, (str, int, float, bool, list, type(None))) else config_dict(value)
+            for key, value in fields.items() if not key.startswith("_") or key == "_name_or_path"}
+
+
+def device_peak(device_name: str) -> float:
+    """FLOP/s per device for a device name, matched as verl matches it; inf where flopsreg has no figure."""
+    for key in sorted(VERL_DEVICES, reverse=True):  # verl's order: 'GB200' before 'B200', 'H200' before 'H100'
+        if key in device_name:
+            return float(PEAKS[VERL_DEVICES[key]].flops)
+    return float("inf")
+
+
+def _current_device_name() -> str:
+    """verl's device: the current CUDA device's name where torch and a GPU are there, else "CPU"."""
+    if importlib.util.find_spec("torch") is None:
+        return "CPU"
+    import torch  # an optional dependency: verl runs with torch, flopsreg does not need it
+
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
+
+
+class FlopsCounter:
+    """Counts the FLOPs of a training step of the model whose Hugging Face *config* it is given.
+
+    Args:
+        config: a transformers ``PretrainedConfig``, its ``to_dict()``, or an object whose
+            attributes are the config fields (verl's own tests use one).
+        convention: ``"exact"`` (the default) or a registered convention such as ``"verl"``.
+        registry: the plugins to read and count with; default the built-in and installed ones.
+        peak: the promised FLOP/s per device (a :mod:`flopsreg.peaks` name or a number); default
+            the current device's, as the module docstring says.
+        device_name: the device name to look the peak up by (verl's testing hook); default the
+            current device's.
+    """
+
+    def __init__(
+        self,
+        config: Any,
+        *,
+        convention: str = EXACT,
+        registry: Registry | None = None,
+        peak: str | float | None = None,
+        device_name: str | None = None,
+    ) -> None:
+        self.config = config
+        self.convention = convention
+        self.registry = registry or default_registry()
+        if peak is not None:
+            self.peak = float(peak_flops(peak))
+        else:
+            self.peak = device_peak(device_name if device_name is not None else _current_device_name())
+        self._plan = self._read_plan()  # read now: a config flopsreg cannot count fails here, not mid-training
+
+    def _read_plan(self) -> ModelSelection:
+        data = config_dict(self.config)
+        key = (self.registry, self.convention, json.dumps(data, sort_keys=True, default=repr))
+        return keep_plan(key, lambda: self.registry.plan(Model.from_hf_config(data, registry=self.registry), convention=self.convention))
+
+    def training_flops(self, batch_seqlens: Sequence[int]) -> int:
+        """Exact training FLOPs (forward + backward) of sequences of these valid-token lengths."""
+        lengths = list(batch_seqlens)
+        if lengths and all(type(n) is int and n >= 1 for n in lengths):  # the training-loop case
+            return 3 * sum(map(self._plan.forward, lengths))
+        return evaluate(self._plan, None, lengths).training
+
+    def estimate_flops(self, batch_seqlens: Sequence[int], delta_time: float, **kwargs: Any) -> tuple[float, float]:
+        """(achieved TFLOP/s, promised TFLOP/s per device) for a step of *delta_time* seconds.
+
+        *batch_seqlens* are the valid tokens of each sequence of the step; each attends within
+        itself. verl's extra keywords (``images_seqlens`` for vision towers) are refused when set:
+        flopsreg counts no vision tower.
+        """
+        extra = {name: value for name, value in kwargs.items() if value is not None}
+        if extra:
+            raise ModelError(f"{', '.join(extra)}: not counted by flopsreg (no vision tower); leave unset")
+        seconds = exact_number(delta_time)
+        if seconds is None or seconds <= 0:
+            raise ModelError(f"delta_time = {delta_time!r}: expected the step time in seconds, a number > 0")
+        achieved = float(self.training_flops(batch_seqlens) / seconds / _TERA)
+        return achieved, self.peak / _TERA
