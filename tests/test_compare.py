@@ -21,7 +21,7 @@ def gemma(registry):
 def test_totals_and_ratios(registry, gemma):
     comparison = registry.compare(gemma, seq_len=S)
     names = [t.convention for t in comparison.totals]
-    assert names == ["exact", "megatron", "slime"]
+    assert names == ["exact", "chunked_scan", "megatron", "slime"]
     exact = comparison.totals[0]
     assert exact.result.training == 98_999_344_300_032  # anchors 10.3
     for total in comparison.totals:
