@@ -138,7 +138,7 @@ def read(args, decoder):
             f"args.mtp_num_layers = {decoder.blocks['mtp']}: a hybrid model's MTP layers are the parts of "
             f"args.hybrid_layer_pattern after '/', and {pattern!r} has none"
         )
-    used = {entry for entry in layers + mtp}
+    used = set(layers + mtp)
     if ("ffn", "moe") in used and "moe" not in decoder.mlp_kinds:
         raise ModelError(f"args.hybrid_layer_pattern = {pattern!r}: its 'E' layers need args.num_experts")
     params = dict(decoder.params)
@@ -154,8 +154,7 @@ def read(args, decoder):
     model_flags, attention_kinds = softmax_only_gate(decoder, attention_kinds, {"attention"})
     flags = set(model_flags) | {HYBRID}
     blocks, block_layers = dict(decoder.blocks), dict(decoder.block_layers)
-    blocks.pop("mtp", None)
-    if mtp:
+    if mtp:  # the pattern's depth, as validate_args infers mtp_num_layers from it
         blocks["mtp"], block_layers["mtp"] = len(depths), tuple(mtp)
         params[MTP_DEPTH.name] = len(depths)
         flags.add(LAYERED_MTP)
