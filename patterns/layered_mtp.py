@@ -23,8 +23,9 @@ LAYERED_MTP_PATTERN = Pattern(
     formula=mtp_block + MTP_DEPTH.symbol * (2 * s * 2 * h * h + 2 * s * h * VOCAB.symbol),
     weights=MTP_DEPTH.symbol * 2 * h * h,  # one eh projection per depth; the head is the model's
     summary="per MTP depth: eh projection 2h -> h, that depth's layers (plan.mtp) and the shared logits head",
-    reference="Megatron-LM megatron/core/transformer/multi_token_prediction.py (MultiTokenPredictionLayer: "
-    "eh_proj, then the hybrid stack of the pattern's MTP part)",
+    reference="Megatron-LM megatron/core/models/hybrid/hybrid_layer_specs.py _hybrid_mtp_block_spec and "
+    "megatron/core/transformer/multi_token_prediction.py MultiTokenPredictionLayer (eh_proj 2h -> h, then the "
+    "pattern's MTP part as a nested hybrid stack)",
 )
 
 

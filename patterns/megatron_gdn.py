@@ -85,6 +85,7 @@ def _hybrid(args, decoder):
     listed = [attention for entries in decoder.block_layers.values() for attention, _ in entries]
     if "gdn" not in [*decoder.attention, *listed]:
         return decoder
+    _variant(args)  # None or gdn: Megatron-LM's G layers are gdn unless the variant says gdn2
     widths, kernel = _widths(args)
     kinds = {**decoder.attention_kinds, "gdn": (frozenset({FLAG}), {CONV_KERNEL.name: kernel})}
     return attrs.evolve(decoder, params={**decoder.params, **widths}, attention_kinds=kinds)
@@ -118,10 +119,9 @@ def _mtp_layers(args, decoder, linear: list[bool], period: int | None) -> tuple[
 
 def read(args, decoder):
     """Gated DeltaNet on the layers ``linear_attention_freq`` (or a hybrid pattern's 'G') marks."""
-    variant = _variant(args)
     if HYBRID in decoder.flags:
         return _hybrid(args, decoder)
-    if variant is None:
+    if _variant(args) is None:
         return decoder
     linear, period = _frequency(args, len(decoder.attention))
     widths, kernel = _widths(args)

@@ -365,6 +365,13 @@ def test_hybrid_refusals(overrides, message):
         flopsreg.Model.from_megatron_args(nemotron_h_args(**overrides))
 
 
+def test_a_hybrid_stack_without_g_layers_ignores_the_variant():
+    """gdn2 would shape the 'G' layers; a stack without them runs no Gated DeltaNet at all."""
+    assert evaluate(nemotron_h_args(experimental_attention_variant="gdn2"), seq_len=9).forward == _nemotron_exact(9)
+    with pytest.raises(flopsreg.ModelError, match=r"^args\.experimental_attention_variant = 'gdn2'"):
+        flopsreg.Model.from_megatron_args(nemotron_h_args(experimental_attention_variant="gdn2", hybrid_layer_pattern="MG*E", mtp_num_layers=None))
+
+
 def test_the_deprecated_pattern_name_is_read():
     legacy = nemotron_h_args(hybrid_layer_pattern=None, hybrid_override_pattern=NEMOTRON_PATTERN)
     assert evaluate(legacy, seq_len=9).forward == _nemotron_exact(9)
