@@ -4,7 +4,8 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 (``megatron/training/training.py`` at d98e8a6, 2026-08-22), per token of the forward pass:
 
 * Gated DeltaNet (``transformer_flops`` and ``hybrid_flops``): 2 [h P_in + K (2 H_k d_k + H_v d_v)
-  + 4 H_v d_v^2 + h H_v d_v] with P_in = 2 H_k d_k + 2 H_v d_v + 2 H_v: the exact projections and
+  + 4 H_v d_v^2 + h H_v d_v] with P_in = 2 H_k d_k + 2 H_v d_v + 2 H_v (gdn) or 4 H_k d_k + 3 H_v d_v
+  (gdn2, as ``gated_deltanet2_projection`` counts it): the exact projections and
   output, the convolution over s outputs, and a core of 4 d_v x d_v products per value head
   ("KK^T, VK^T, S(a(I-bKK^T)), and SQ") where the recurrence needs 3 d_k x d_v ones.
 * Mamba2 (``hybrid_flops``): inner width 2h whatever ``mamba_num_heads`` x ``mamba_head_dim``,
@@ -25,6 +26,7 @@ from flopsreg.patterns._convention_rules import not_counted
 from flopsreg.patterns._mixer_common import CONV_KERNEL, K
 from flopsreg.patterns.convention_megatron import PADDED_VOCAB
 from flopsreg.patterns.gated_deltanet import FLAG as GDN, KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
+from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
 from flopsreg.patterns.latent_moe import FLAG as LATENT_EXPERTS, LATENT
 from flopsreg.patterns.layered_mtp import MTP_DEPTH
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2, GROUPS, HEADS, STATE
@@ -91,6 +93,16 @@ GDN_PATTERNS = [
     for slot in ("mixer.conv", "mixer.core")  # its projections and output are the exact ones
 ]
 COUNTED_GDN_PATTERNS = [
+    Pattern(
+        name="megatron_counted_gdn2_projection",
+        slot="mixer.projection",
+        flags={"megatron", COUNTS_GDN, GDN2},
+        precedence=COUNTED_PRECEDENCE + 10,
+        params=GDN_PARAMS,
+        formula=2 * s * h * (4 * H_k * d_k + 3 * H_v * d_v),
+        summary="an MTP layer Megatron-LM classifies as Gated DeltaNet-2: in_proj hidden -> 4 H_k d_k + 3 H_v d_v",
+        reference=GDN_SOURCE,
+    ),
     *(
         Pattern(
             name=f"megatron_counted_gdn_{slot.removeprefix('mixer.')}",

@@ -1,4 +1,4 @@
-"""Megatron-LM's Gated DeltaNet: ``experimental_attention_variant`` gdn and the ``linear_*`` widths.
+"""Megatron-LM's Gated DeltaNet: ``experimental_attention_variant`` gdn / gdn2 and the ``linear_*`` widths.
 
 In a GPT stack ``linear_attention_freq`` N makes 0-based layer i a Gated DeltaNet layer iff
 (i + 1) % N != 0 (every N-th layer keeps softmax attention); a list marks them with 1, one entry
@@ -12,7 +12,7 @@ An MTP layer runs the last decoder layer's mixer, but Megatron-LM's FLOPs functi
 depth j as layer num_layers + j of ``linear_attention_freq``: where that makes it a Gated DeltaNet
 layer behind a softmax-attention last layer (Qwen3-Next's 48 layers with N = 4), the MTP kind
 carries the flag ``megatron_counts_gdn`` for the ``megatron`` convention. ``gdn2`` (channel-wise
-erase and write gates) and ``dsa`` are refused by name.
+erase and write gates) adds the flag ``gated_deltanet2``; ``dsa`` is refused by name.
 """
 
 import attrs
@@ -21,14 +21,12 @@ from flopsreg import ModelError, hookimpl
 from flopsreg.declare import MegatronReader
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.gated_deltanet import FLAG, KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
+from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
 from flopsreg.patterns.megatron_hybrid import HYBRID, softmax_only_gate
 
 COUNTS_GDN = "megatron_counts_gdn"  # kind flag: Megatron-LM's FLOPs function counts this softmax layer as GDN
 ALIASES = {"gated_delta_net": "gdn"}  # Megatron-LM's deprecated spelling
-REFUSED = {
-    "gdn2": "Gated DeltaNet-2 (channel-wise erase and write gates) has no exact pattern yet",
-    "dsa": "DeepSeek sparse attention from Megatron-LM arguments is not supported yet",
-}
+REFUSED = {"dsa": "DeepSeek sparse attention from Megatron-LM arguments is not supported yet"}
 WIDTHS = {
     "linear_num_key_heads": KEY_HEADS.name,
     "linear_num_value_heads": VALUE_HEADS.name,
@@ -38,14 +36,21 @@ WIDTHS = {
 
 
 def _variant(args) -> str | None:
-    """``gdn`` or None; ``gdn2`` and ``dsa`` refused by name."""
+    """``gdn``, ``gdn2`` or None; ``dsa`` refused by name."""
     value = args.get("experimental_attention_variant")
     variant = ALIASES.get(value, value)
     if variant in REFUSED:
         raise ModelError(f"args.experimental_attention_variant = {value!r}: {REFUSED[variant]}")
-    if variant not in (None, "gdn"):
-        raise ModelError(f"args.experimental_attention_variant = {value!r}: expected 'gdn' (or 'gated_delta_net')")
+    if variant not in (None, "gdn", "gdn2"):
+        raise ModelError(
+            f"args.experimental_attention_variant = {value!r}: expected 'gdn' (or 'gated_delta_net') or 'gdn2'"
+        )
     return variant
+
+
+def _flags(variant: str | None) -> frozenset[str]:
+    """A Gated DeltaNet layer's flags: GDN-2's channel-wise gates with ``gdn2``."""
+    return frozenset({FLAG, GDN2} if variant == "gdn2" else {FLAG})
 
 
 def _widths(args) -> tuple[dict[str, int], int]:
@@ -85,13 +90,13 @@ def _hybrid(args, decoder):
     listed = [attention for entries in decoder.block_layers.values() for attention, _ in entries]
     if "gdn" not in [*decoder.attention, *listed]:
         return decoder
-    _variant(args)  # None or gdn: Megatron-LM's G layers are gdn unless the variant says gdn2
+    flags = _flags(_variant(args))  # Megatron-LM's G layers are gdn unless the variant says gdn2
     widths, kernel = _widths(args)
-    kinds = {**decoder.attention_kinds, "gdn": (frozenset({FLAG}), {CONV_KERNEL.name: kernel})}
+    kinds = {**decoder.attention_kinds, "gdn": (flags, {CONV_KERNEL.name: kernel})}
     return attrs.evolve(decoder, params={**decoder.params, **widths}, attention_kinds=kinds)
 
 
-def _mtp_layers(args, decoder, linear: list[bool], period: int | None) -> tuple[dict, dict]:
+def _mtp_layers(args, decoder, linear: list[bool], period: int | None, gdn: frozenset[str]) -> tuple[dict, dict]:
     """The block layers and extra attention kinds: an MTP depth Megatron-LM counts as Gated DeltaNet
     behind a softmax last layer gets that layer's kind with the flag ``megatron_counts_gdn``."""
     depth = decoder.blocks.get("mtp", 0)
@@ -109,7 +114,8 @@ def _mtp_layers(args, decoder, linear: list[bool], period: int | None) -> tuple[
         last = decoder.attention[-1]
         flags, params = decoder.attention_kinds[last]
         name = f"{last}_as_gdn"
-        return {**decoder.block_layers, "mtp": ((name, decoder.mlps[-1]),)}, {name: (frozenset(flags) | {COUNTS_GDN}, params)}
+        counted_as = {COUNTS_GDN} | (gdn - {FLAG})  # and GDN-2's projection, where the variant is gdn2
+        return {**decoder.block_layers, "mtp": ((name, decoder.mlps[-1]),)}, {name: (frozenset(flags) | counted_as, params)}
     raise ModelError(
         f"args.mtp_num_layers = {depth}: Megatron-LM's FLOPs function counts these MTP depths as layers "
         f"{len(linear)}..{len(linear) + depth - 1} of args.linear_attention_freq = {period}, not as the last "
@@ -121,12 +127,13 @@ def read(args, decoder):
     """Gated DeltaNet on the layers ``linear_attention_freq`` (or a hybrid pattern's 'G') marks."""
     if HYBRID in decoder.flags:
         return _hybrid(args, decoder)
-    if _variant(args) is None:
+    variant = _variant(args)
+    if variant is None:
         return decoder
     linear, period = _frequency(args, len(decoder.attention))
     widths, kernel = _widths(args)
-    block_layers, mtp_kinds = _mtp_layers(args, decoder, linear, period)
-    kinds = {**decoder.attention_kinds, **mtp_kinds, "gdn": (frozenset({FLAG}), {})}
+    block_layers, mtp_kinds = _mtp_layers(args, decoder, linear, period, _flags(variant))
+    kinds = {**decoder.attention_kinds, **mtp_kinds, "gdn": (_flags(variant), {})}
     attention = ["gdn" if gdn else kind for gdn, kind in zip(linear, decoder.attention)]
     flags, kinds = softmax_only_gate(decoder, kinds, {name for name in kinds if FLAG not in kinds[name][0]})
     return attrs.evolve(

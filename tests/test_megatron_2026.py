@@ -103,8 +103,8 @@ def test_qwen3_next_drop_in_reads_a_changed_gdn_argument_afresh():
     gdn = 6 * (2048 * (2 * 2048 + 2 * 2048 + 2 * 16) + 4 * (2 * 2048 + 2048) + 4 * 16 * 128**2 + 2048 * 2048) * 37
     per_token = QWEN_PER_TOKEN - QWEN_GDN + gdn
     assert num_floating_point_operations(args, 2, convention="megatron") == 2 * (S * per_token + S**2 * QWEN_CORE)
-    args.experimental_attention_variant = "gdn2"  # read afresh, and refused
-    with pytest.raises(flopsreg.ModelError, match=r"^args\.experimental_attention_variant = 'gdn2'"):
+    args.experimental_attention_variant = "dsa"  # read afresh, and refused
+    with pytest.raises(flopsreg.ModelError, match=r"^args\.experimental_attention_variant = 'dsa'"):
         num_floating_point_operations(args, 2, convention="megatron")
 
 
@@ -158,8 +158,8 @@ def test_a_layer_megatron_counts_as_gdn():
     assert registry.evaluate(model, seq_len=s).forward == full + moe + 2 * s * h * 151936
 
 
-def _counted_as_gdn():
-    full = flopsreg.Model.from_megatron_args(qwen3_next_args())
+def _counted_as_gdn(variant="gdn"):
+    full = flopsreg.Model.from_megatron_args(qwen3_next_args(experimental_attention_variant=variant))
     kind = full.kinds["full_as_gdn"]
     return flopsreg.Model(
         name="counted", source="test", flags=full.flags - {"mtp"}, params=dict(full.params),
@@ -190,6 +190,74 @@ def test_without_a_variant_linear_arguments_are_not_read():
     """Megatron-LM ignores linear_attention_freq and the widths without a GDN variant."""
     model = flopsreg.Model.from_megatron_args(qwen3_next_args(experimental_attention_variant=None))
     assert not any("gated_deltanet" in kind.flags for kind in model.kinds.values())
+
+
+# -- Gated DeltaNet-2 (gdn2): channel-wise decay, erase and write gates ---------------------
+
+
+def test_gdn2_megatron_is_megatron_lms_number():
+    """gdn2's in_proj: P_in = 4 q_dim + 3 v_dim (q, k, v, z, f, b, w); the rest of the GDN term as gdn."""
+    gdn2 = 6 * (2048 * (4 * 2048 + 3 * 4096) + 4 * (2 * 2048 + 4096) + 4 * 32 * 128**2 + 2048 * 4096) * 37
+    res = evaluate(qwen3_next_args(experimental_attention_variant="gdn2"), "megatron")
+    assert res.training == S * (QWEN_PER_TOKEN - QWEN_GDN + gdn2) + S**2 * QWEN_CORE
+
+
+@pytest.mark.parametrize("s", [1, 37, S])
+def test_gdn2_exact(s):
+    """GDN's count with GDN-2's wider in_proj on the 36 Gated DeltaNet layers; the recurrent minimum is GDN's."""
+    wider = 2 * s * 2048 * ((4 * 16 * 128 + 3 * 32 * 128) - (2 * 16 * 128 + 2 * 32 * 128 + 2 * 32))
+    assert evaluate(qwen3_next_args(experimental_attention_variant="gdn2"), seq_len=s).forward == _qwen_exact(s) + 36 * wider
+
+
+def gdn2_recurrence_multiply_adds(s, heads, d_k, d_v):
+    """Literal loop over tokens and state entries: the multiply-adds of S_t = (I - k (b k)^T) D S + k (w v)^T, o = S^T q."""
+    count = 0
+    for _token in range(s):
+        for _head in range(heads):
+            for _i in range(d_k):  # D S and the gates b k, w v are elementwise: not counted
+                for _j in range(d_v):
+                    count += 1  # u_j += (b k)_i S_ij
+                    count += 1  # S_ij += k_i (w v - u)_j, the erase and the write in one rank-1 update
+                    count += 1  # o_j += S_ij q_i
+    return count
+
+
+def gdn2_chunked_flops(s, chunk, heads, d_k, d_v):
+    """torch_chunk_gdn2 step by step: the matmuls of each chunk and its forward substitution."""
+    padded = -(-s // chunk) * chunk
+    flops = 0
+    for _head in range(heads):
+        for _chunk in range(padded // chunk):
+            flops += 2 * chunk * chunk * d_k  # attn = -(E Khat^T), masked
+            for i in range(1, chunk):  # attn[i, :i] = row + (row[:, None] * sub).sum(-2)
+                flops += i * i + i * (i - 1) + i  # multiplies, the sum over i rows, the add of row
+            flops += 2 * chunk * chunk * d_v + 2 * chunk * chunk * d_k  # T Z and T E
+            flops += 2 * chunk * chunk * d_k  # Qtilde_c Khat^T
+            flops += 2 * chunk * d_k * d_v * 2  # (T E) S and Qtilde S
+            flops += 2 * chunk * chunk * d_v  # attn_i u_i
+            flops += 2 * d_k * chunk * d_v  # Kbar^T u_i
+    return flops
+
+
+@pytest.mark.parametrize("s, chunk", [(1, 4), (5, 4), (8, 4), (37, 16), (64, 64), (150, 64)])
+def test_gdn2_cores_against_their_oracles(s, chunk):
+    model = flopsreg.Model.from_megatron_args(qwen3_next_args(
+        experimental_attention_variant="gdn2", num_layers=1, linear_attention_freq=[1], mtp_num_layers=None,
+        linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=3, linear_value_head_dim=5,
+    ))
+    registry = flopsreg.Registry.default()
+    core = registry.evaluate(model, seq_len=s).slot_flops["mixer.core"]
+    assert core == 2 * gdn2_recurrence_multiply_adds(s, 4, 3, 5)
+    chunked = flopsreg.Model.from_toml_string(model.to_toml().replace("[params]", f"[params]\nscan_chunk = {chunk}"))
+    assert registry.evaluate(chunked, seq_len=s, convention="chunked_scan").slot_flops["mixer.core"] == gdn2_chunked_flops(s, chunk, 4, 3, 5)
+
+
+def test_gdn2_layers_and_their_mtp_layer():
+    model = flopsreg.Model.from_megatron_args(qwen3_next_args(experimental_attention_variant="gdn2"))
+    assert model.kinds["gdn"].flags >= {"gated_deltanet", "gated_deltanet2"}
+    assert model.kinds["full_as_gdn"].flags >= {"megatron_counts_gdn", "gated_deltanet2"}
+    slots = flopsreg.Registry.default().select(_counted_as_gdn("gdn2"), convention="megatron").kind("full_as_gdn").patterns
+    assert slots["mixer.projection"] == "megatron_counted_gdn2_projection"
 
 
 # -- Nemotron-H-like hybrid: Megatron-LM's hybrid_flops ---------------------------------------
@@ -319,7 +387,6 @@ def test_compare_shows_the_latent_router():
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"experimental_attention_variant": "gdn2"}, r"args\.experimental_attention_variant = 'gdn2': Gated DeltaNet-2"),
         ({"experimental_attention_variant": "dsa"}, r"args\.experimental_attention_variant = 'dsa': DeepSeek sparse attention"),
         ({"experimental_attention_variant": "mamba"}, r"args\.experimental_attention_variant = 'mamba': expected 'gdn'"),
         ({"linear_attention_freq": None}, r"args\.linear_attention_freq: missing"),
@@ -366,10 +433,10 @@ def test_hybrid_refusals(overrides, message):
 
 
 def test_a_hybrid_stack_without_g_layers_ignores_the_variant():
-    """gdn2 would shape the 'G' layers; a stack without them runs no Gated DeltaNet at all."""
-    assert evaluate(nemotron_h_args(experimental_attention_variant="gdn2"), seq_len=9).forward == _nemotron_exact(9)
-    with pytest.raises(flopsreg.ModelError, match=r"^args\.experimental_attention_variant = 'gdn2'"):
-        flopsreg.Model.from_megatron_args(nemotron_h_args(experimental_attention_variant="gdn2", hybrid_layer_pattern="MG*E", mtp_num_layers=None))
+    """The variant shapes the 'G' layers; a stack without them runs no Gated DeltaNet at all."""
+    assert evaluate(nemotron_h_args(experimental_attention_variant="dsa"), seq_len=9).forward == _nemotron_exact(9)
+    with pytest.raises(flopsreg.ModelError, match=r"^args\.experimental_attention_variant = 'dsa'"):
+        flopsreg.Model.from_megatron_args(nemotron_h_args(experimental_attention_variant="dsa", hybrid_layer_pattern="MG*E", mtp_num_layers=None))
 
 
 def test_the_deprecated_pattern_name_is_read():
@@ -419,4 +486,6 @@ IDENTITY_MODELS = [
         linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16, linear_num_value_heads=32,
     )), ("exact", "megatron")),
     ("megatron-counted-as-gdn", _counted_as_gdn(), ("exact", "megatron")),
+    ("megatron-counted-as-gdn2", _counted_as_gdn("gdn2"), ("exact", "megatron")),
+    ("megatron-gdn2", flopsreg.Model.from_megatron_args(qwen3_next_args(experimental_attention_variant="gdn2")), ("exact", "megatron")),
 ]
