@@ -41,7 +41,7 @@ def qwen3_next_args(**overrides):
     return SimpleNamespace(**{**args, **overrides})
 
 
-NEMOTRON_PATTERN = "MEM*EMEM-M*E|MEMEM*EME/*E/*E"  # 22 layers, two MTP depths of attention + MoE
+NEMOTRON_PATTERN = "MEM*EMEM-M*E|MEMEM*EME/*E/*E"  # 21 layers, two MTP depths of attention + MoE
 
 
 def nemotron_h_args(**overrides):
@@ -262,8 +262,8 @@ def test_gdn2_layers_and_their_mtp_layer():
 
 # -- Nemotron-H-like hybrid: Megatron-LM's hybrid_flops ---------------------------------------
 
-# Main part (22 layers): M 8, E 8, * 3, - 1 ... counted with the MTP part "*E" once per depth (2):
-#   M E M * E M E M - M * E | M E M E M * E M E  -> M 9, E 8, * 3, - 1  (21 symbols + '|')
+# Main part: M E M * E M E M - M * E | M E M E M * E M E -> M 9, E 8, * 3, - 1 (21 layers and a '|');
+# Megatron-LM counts the MTP part "*E" once per depth (2) on top.
 H = 2688
 
 
@@ -318,6 +318,22 @@ def test_nemotron_h_plan():
     assert model.plan.blocks["mtp"] == ("attention_only", "ffn_moe") * 2
     assert model.kinds["mamba_only"].flags == {"mamba2"} and model.kinds["ffn_moe"].flags >= {"moe", "no_attention"}
     assert model.params["mtp_depth"] == 2 and model.params["mamba_heads"] == 64
+
+
+def test_the_pattern_decides_the_mtp_depth_and_the_layer_count():
+    """validate_args infers mtp_num_layers from the '/' parts (and warns on a conflict) and num_layers from the pattern."""
+    assert evaluate(nemotron_h_args(mtp_num_layers=5, num_layers=52), seq_len=9).forward == _nemotron_exact(9)
+
+
+def test_the_drop_in_reads_a_changed_pattern_afresh():
+    args = nemotron_h_args()
+    assert num_floating_point_operations(args, 1, convention="megatron") == 3 * _nemotron_megatron(S)
+    args.hybrid_layer_pattern = NEMOTRON_PATTERN.replace("/*E/*E", "/*E")  # one MTP depth
+    p = 128 * 32 / H
+    attn = 4 * S * H * p * (H + H * 2 / 32) + 2 * S * S * H * p
+    moe = 4 * S * H * 1856 * 6 + 4 * S * H * 3712
+    one_depth = _nemotron_megatron(S) - attn - moe - 2 * S * H * 131072  # one "*E" depth and one logits pass fewer
+    assert num_floating_point_operations(args, 1, convention="megatron") == 3 * one_depth
 
 
 def test_without_mamba_num_heads_the_inner_width_is_twice_hidden():
