@@ -18,7 +18,7 @@ import sympy
 from flopsreg.compile import CompiledFormula, compile_exact
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
 from flopsreg.model import Model, ranges_text, total_length
-from flopsreg.pattern import EXACT, FLOPS, Pattern, Slot
+from flopsreg.pattern import EXACT, FLOPS, Convention, Pattern, Slot
 from flopsreg.prefix import PrefixForms, prefix_forms
 from flopsreg.select import SlotSelection, select
 from flopsreg.symbols import SHARED, SymbolTable, cached, s
@@ -261,10 +261,11 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
             )
         model = attrs.evolve(model, flags=model.flags | {convention})
     quantities = {q.symbol: name for name, q in registry.quantities.items()}
+    per_weight = registry.conventions[convention] if convention != EXACT and registry.conventions[convention].per_weight else None
     kinds = []
     for name in model.plan.kinds():
         flags, params = model.merged(name)
-        kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name)))
+        kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name), per_weight=per_weight))
     structure: dict[str, int] = {}
     blocks: dict[sympy.Symbol, sympy.Expr] = {}
     block_units: dict[sympy.Symbol, list[UnitSelection]] = {}
@@ -273,7 +274,9 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         block_units[block.flops] = []
         for layer in model.block(block.name):
             where = (range(layer.index, layer.index + 1),)
-            unit = _plan_unit(registry, quantities, KindSelection, layer.flags, layer.params, name=layer.kind, layers=where)
+            unit = _plan_unit(
+                registry, quantities, KindSelection, layer.flags, layer.params, name=layer.kind, layers=where, per_weight=per_weight
+            )
             total += unit.expression.xreplace(_values(unit.expression, unit.params))
             block_units[block.flops].append(unit)
         structure[block.layers.name] = len(model.plan.blocks.get(block.name, ()))
@@ -287,6 +290,7 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         name="model",
         engine_quantities=blocks,
         engine_prefix=lambda: _blocks_prefix(block_units),
+        per_weight=per_weight,
     )
     _check_blocks(registry, model, head)
     return ModelSelection(
@@ -385,9 +389,12 @@ def _plan_unit(
     layers: tuple[range, ...] | None = None,
     engine_quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
     engine_prefix: Callable[[], tuple[Mapping[sympy.Symbol, sympy.Expr], str | None]] | None = None,
+    per_weight: Convention | None = None,
 ) -> UnitSelection:
     where = MODEL_LEVEL if layers is None else _kind_where(name, layers)
     selections = select(registry, unit_type.scope, flags, where)
+    if per_weight is not None:
+        selections = [_counted_per_weight(sel, per_weight) for sel in selections]
     for sel in selections:
         if sel.pattern.refusal is not None:  # the rule that won says this model cannot be counted so
             raise ModelError(f"{where}, slot {sel.slot}: {sel.pattern.refusal} (pattern {sel.pattern.name!r})")
@@ -440,6 +447,27 @@ def _plan_unit(
     )
     _check_params(registry, unit, where)
     return unit
+
+
+def _counted_per_weight(selection: SlotSelection, convention: Convention) -> SlotSelection:
+    """*selection* under a per-weight convention: a FLOPs pattern that none of the convention's
+    own patterns replaced counts 2 FLOPs per token per weight it holds (or uses), and nothing else
+    (a tied head holds none: its matrix is the embedding's)."""
+    pattern = selection.pattern
+    if convention.name in pattern.flags or pattern.produces != FLOPS:
+        return selection
+    active = convention.per_weight == "active_weights" and pattern.active_weights is not None
+    held = pattern.active_weights if active else pattern.weights
+    counted = attrs.evolve(
+        pattern,
+        name=f"{convention.name}_{pattern.name}",
+        flags=pattern.flags | {convention.name},
+        formula=2 * s * held,
+        latex=None,
+        summary=f"2 FLOPs per token for each {'active ' if active else ''}weight of {pattern.name} ({convention.name}: {convention.summary})",
+        reference=convention.reference,
+    )
+    return SlotSelection(slot=selection.slot, pattern=counted, applicable=(counted, *selection.applicable))
 
 
 def _needed(selections: list[SlotSelection]) -> list[SlotSelection]:

@@ -28,6 +28,7 @@ EXACT = "exact"  # the default convention: the patterns that no convention flag 
 FLOPS = "flops"  # what a pattern produces when it counts matmuls itself, rather than a quantity
 SCOPES = ("layer", "model")
 CACHED_RULES = ("fixed", "difference")  # how a Quantity extends over a cached prefix
+PER_WEIGHT_RULES = (None, "weights", "active_weights")  # what a per-weight Convention counts
 _FORMULA = "a sympy expression built from flopsreg.symbols and Param.symbol (or an int)"
 
 
@@ -287,11 +288,22 @@ class Convention:
 
     ``evaluate(model, convention=name)`` sets the flag ``name`` everywhere; patterns that
     require it (with precedence above the exact ones) then replace the exact rules.
+
+    ``per_weight`` is the "6N" rule of PaLM-style counts: every selected FLOPs pattern, where
+    no pattern of this convention fills its slot, counts 2 FLOPs per token for each of its
+    ``weights`` (all of them) or ``active_weights`` (what a token uses: routed experts at
+    top-k), whatever its own formula, and a pattern holding none counts nothing; the
+    convention's own patterns add the rest (its attention term). So a plugin's new pattern is
+    counted that way with no convention twin.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
     summary: str = attrs.field(validator=_check(_is_text, "one line saying how it counts"))
     reference: str = attrs.field(validator=_check(_is_text, "the code or paper it reproduces"))
+    per_weight: str | None = attrs.field(
+        default=None,
+        validator=_check(lambda v: v in PER_WEIGHT_RULES, "None, 'weights' or 'active_weights'"),
+    )
 
 
 _LAYER_OR_MODEL = "'layer' (once per layer) or 'model' (once per model)"

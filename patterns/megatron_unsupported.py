@@ -1,8 +1,11 @@
 """Megatron-LM's branches flopsreg has no patterns for yet, refused by name.
 
-The refusals claim their arguments at precedence 0, so a plugin that reads one of them (a
-Gated DeltaNet reader for ``experimental_attention_variant``, say) at any higher precedence
-takes it over, and the others stay refused.
+The refusals claim their arguments at precedence 0, so a plugin that reads one of them at any
+higher precedence takes it over, and the others stay refused. Gated DeltaNet, hybrid stacks and
+latent MoE are read by ``megatron_gdn``, ``megatron_hybrid`` and ``megatron_latent_moe``, which
+refuse the variants they cannot count (``gdn2``, ``dsa``, ``+`` and ``D`` layers) themselves.
+Left here: the deprecated ``mtp_hybrid_override_pattern``, which Megatron-LM's ``validate_args``
+folds into ``hybrid_layer_pattern`` (arguments read before that are refused, not guessed).
 """
 
 from flopsreg import ModelError, hookimpl
@@ -10,11 +13,8 @@ from flopsreg.declare import MegatronReader
 
 # Each refused argument and what it switches on.
 UNSUPPORTED = {
-    "experimental_attention_variant": "linear attention (Gated DeltaNet)",
-    "linear_attention_freq": "linear attention (Gated DeltaNet)",
-    "hybrid_layer_pattern": "hybrid Mamba/attention stacks",
-    "hybrid_override_pattern": "hybrid Mamba/attention stacks",
-    "moe_latent_size": "latent MoE",
+    "mtp_hybrid_override_pattern": "the legacy MTP pattern of hybrid models (validate_args folds it into "
+    "hybrid_layer_pattern after a '/'; pass the arguments after validate_args)",
 }
 
 
@@ -23,10 +23,7 @@ def read(args, decoder):
     for argument, what in UNSUPPORTED.items():
         value = args.get(argument)
         if value:
-            raise ModelError(
-                f"args.{argument} = {value!r}: {what} is not supported yet; it comes with the 2026 "
-                "architectures (Gated DeltaNet, Mamba hybrids, latent MoE), until then this run is refused"
-            )
+            raise ModelError(f"args.{argument} = {value!r}: {what} is not supported; this run is refused")
     return decoder
 
 
@@ -35,7 +32,7 @@ REFUSALS = MegatronReader(
     arguments=tuple(UNSUPPORTED),
     read=read,
     precedence=0,
-    summary="refuses Gated DeltaNet, hybrid Mamba stacks and latent MoE until their patterns exist",
+    summary="refuses the legacy mtp_hybrid_override_pattern (folded into hybrid_layer_pattern by validate_args)",
 )
 
 

@@ -137,7 +137,7 @@ def test_batch_size_below_one_is_refused():
 
 
 def test_drop_ins_read_the_arguments_with_the_readers_of_their_registry():
-    """A plugin reader in the registry passed to a drop-in reads the namespace; without it, refused."""
+    """A plugin reader in the registry passed to a drop-in reads the namespace; without it, the built-in reads it."""
     import types
 
     from flopsreg.declare import MegatronReader
@@ -146,7 +146,7 @@ def test_drop_ins_read_the_arguments_with_the_readers_of_their_registry():
     def flopsreg_register_megatron_readers():
         ignore = MegatronReader(
             name="latent_as_plain", arguments="moe_latent_size", read=lambda args, decoder: decoder,
-            precedence=20, summary="counts a dense run's moe_latent_size as nothing",
+            precedence=30, summary="counts a dense run's moe_latent_size as nothing",
         )
         return [ignore]
 
@@ -156,7 +156,7 @@ def test_drop_ins_read_the_arguments_with_the_readers_of_their_registry():
     latent = llama3_8b_args(moe_latent_size=1024)
     assert num_floating_point_operations(latent, 2, convention="megatron", registry=registry) == 2 * 197_628_625_158_144
     assert calculate_fwd_flops([4096], latent, registry=registry) == calculate_fwd_flops([4096], llama3_8b_args())
-    with pytest.raises(flopsreg.ModelError, match=r"^args\.moe_latent_size = 1024: latent MoE is not supported yet"):
+    with pytest.raises(flopsreg.ModelError, match=r"^args\.moe_latent_size = 1024: latent MoE needs args\.num_experts"):
         num_floating_point_operations(latent, 2)
 
 

@@ -89,7 +89,7 @@ def test_a_single_argument_name_is_one_argument_not_its_letters():
     assert PARALLEL.arguments == ("parallel_attention_mlp",)
 
 
-# -- displacing a built-in refusal -------------------------------------------------------------
+# -- displacing a built-in reader or refusal -------------------------------------------------------------
 
 LATENT = Param(name="moe_latent", latex=r"\ell", meaning="latent width the routed experts run in (Megatron moe_latent_size)")
 LATENT_MOE = Pattern(
@@ -116,15 +116,15 @@ def _latent(args, decoder):
     return attrs.evolve(decoder, mlp_kinds=kinds)
 
 
-# Precedence 20: above the refusal (0) to win moe_latent_size, above the MLP reader (10) to run after it.
-LATENT_READER = reader("latent_moe", "moe_latent_size", _latent, precedence=20)
+# Precedence 30: above the built-in latent MoE reader (20) to win moe_latent_size, and run after the MLP reader (10).
+LATENT_READER = reader("test_latent", "moe_latent_size", _latent, precedence=30)
 
 
 def moe_args(**overrides):
     return args(num_experts=4, moe_router_topk=2, moe_ffn_hidden_size=32, **overrides)
 
 
-def test_a_plugin_displaces_the_refusal_of_moe_latent_size(registry):
+def test_a_plugin_displaces_the_built_in_reader_of_moe_latent_size(registry):
     reg = registry_with(plugin("latent", LATENT_READER, patterns=[LATENT_MOE]))
     model = flopsreg.Model.from_megatron_args(moe_args(moe_latent_size=16), registry=reg)
     assert {"moe", "latent_moe"} <= model.layers[0].flags and model.layers[0].params["moe_latent"] == 16
@@ -141,30 +141,18 @@ def test_a_plugin_displaces_the_refusal_of_moe_latent_size(registry):
 
 def test_the_other_refusals_stay(registry):
     reg = registry_with(plugin("latent", LATENT_READER, patterns=[LATENT_MOE]))
-    with pytest.raises(flopsreg.ModelError, match=r"^args\.hybrid_layer_pattern = 'M\*M\*': hybrid Mamba/attention stacks is not supported yet"):
-        flopsreg.Model.from_megatron_args(moe_args(hybrid_layer_pattern="M*M*"), registry=reg)
+    with pytest.raises(flopsreg.ModelError, match=r"^args\.mtp_hybrid_override_pattern = '\*E': the legacy MTP pattern"):
+        flopsreg.Model.from_megatron_args(moe_args(mtp_hybrid_override_pattern="*E"), registry=reg)
 
 
-@pytest.mark.parametrize(
-    "field, value, what",
-    [
-        ("moe_latent_size", 1024, "latent MoE"),
-        ("experimental_attention_variant", "gated_delta_net", "linear attention \\(Gated DeltaNet\\)"),
-        ("linear_attention_freq", 4, "linear attention \\(Gated DeltaNet\\)"),
-        ("hybrid_override_pattern", "M-M*", "hybrid Mamba/attention stacks"),
-    ],
-)
-def test_the_refusal_names_the_argument_and_its_value(field, value, what):
-    with pytest.raises(flopsreg.ModelError, match=rf"^args\.{field} = {re.escape(repr(value))}: {what} is not supported yet"):
-        flopsreg.Model.from_megatron_args(args(**{field: value}))
+def test_the_refusal_names_the_argument_and_its_value():
+    with pytest.raises(flopsreg.ModelError, match=r"^args\.mtp_hybrid_override_pattern = 'M\*': the legacy MTP pattern .* is not supported"):
+        flopsreg.Model.from_megatron_args(args(mtp_hybrid_override_pattern="M*"))
 
 
-@pytest.mark.parametrize("value", [None, 0, ""])
+@pytest.mark.parametrize("value", [None, ""])
 def test_unset_refused_arguments_are_not_refused(value):
-    assert flopsreg.Model.from_megatron_args(args(moe_latent_size=value, linear_attention_freq=value)).layers
-
-
-# -- order -------------------------------------------------------------------------------------
+    assert flopsreg.Model.from_megatron_args(args(mtp_hybrid_override_pattern=value)).layers
 
 
 def test_a_higher_precedence_reader_runs_after_the_built_ins_and_sees_what_they_read():
@@ -236,8 +224,11 @@ def test_claims_give_each_argument_to_its_highest_precedence():
 
 def test_the_built_in_readers_do_not_tie(registry):
     winners = claims(registry.megatron_readers.values())
-    assert set(registry.megatron_readers) == {"attention", "mlp", "mtp", "unsupported", "vocabulary", "weights", "window"}
-    assert winners["moe_latent_size"].precedence == 0 and winners["swiglu"].precedence == 10
+    assert set(registry.megatron_readers) == {
+        "attention", "gated_delta_net", "hybrid", "latent_moe", "mlp", "mtp", "unsupported", "vocabulary", "weights", "window",
+    }
+    assert winners["moe_latent_size"].precedence == 20 and winners["swiglu"].precedence == 10
+    assert winners["mtp_hybrid_override_pattern"].precedence == 0
 
 
 def test_reading_an_unclaimed_argument_is_a_fault_of_the_reader():

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import attrs
 import pytest
 
 import flopsreg
@@ -105,14 +106,41 @@ def test_gpt_without_bias_has_layernorms_without_bias(registry):
     assert counts.total == 124_439_808 - 12 * (2 * h + 3 * h + h + 4 * h + h) - h  # every bias, LayerNorms' included
 
 
-def test_every_built_in_pattern_holding_weights_has_a_nanogpt_twin(registry):
-    """So a pattern a later change adds cannot keep its exact FLOPs under nanogpt unnoticed."""
-    names = {p.name for p in registry.patterns}
-    conventions = set(registry.conventions)
-    exact = [p for p in registry.patterns if p.weights != 0 and not p.flags & conventions and registry.plugin_of(p).startswith("flopsreg.patterns.")]
-    left_out = {"learned_positions"}  # nanoGPT's get_num_params subtracts wpe (MTP has nanogpt_mtp: not counted)
-    assert sorted(p.name for p in exact if f"nanogpt_{p.name}" not in names) == sorted(left_out)
-    assert any(holds_weights_only(p) for p in exact)
+def test_a_plugin_pattern_holding_weights_is_counted_per_weight_with_no_twin():
+    """nanogpt counts per weight (Convention.per_weight): a pattern another plugin adds, with a
+    formula of its own, counts 2 FLOPs per token per weight it holds; its own formula is not used."""
+    from flopsreg.symbols import h
+
+    class Adapter:
+        @flopsreg.hookimpl
+        def flopsreg_register_slots(self):
+            return [flopsreg.Slot(name="adapter", scope="layer", summary="a low-rank adapter")]
+
+        @flopsreg.hookimpl
+        def flopsreg_register_patterns(self):
+            return [flopsreg.Pattern(
+                name="adapter", slot="adapter", flags={"adapter"}, precedence=10, formula=7 * flopsreg.symbols.s * h,
+                weights=2 * 16 * h, summary="a rank-16 adapter, counted its own way", reference="test",
+            )]
+
+    registry = flopsreg.Registry(plugins=[Adapter()], load_entry_points=False)
+    base = flopsreg.Model.example("llama-3-8b")
+    model = attrs.evolve(base, flags=base.flags | {"adapter"})
+    s, h_value, layers = 4096, 4096, 32
+    exact_difference = registry.evaluate(model, seq_len=s).forward - registry.evaluate(base, seq_len=s).forward
+    assert exact_difference == layers * 7 * s * h_value  # its own formula, exactly
+    nanogpt = registry.evaluate(model, seq_len=s, convention="nanogpt").forward - registry.evaluate(base, seq_len=s, convention="nanogpt").forward
+    assert nanogpt == layers * 2 * s * (2 * 16 * h_value)  # 2 FLOPs per weight per token
+    assert registry.select(model, convention="nanogpt").kinds[0].patterns["adapter"] == "nanogpt_adapter"
+
+
+def test_nanogpt_leaves_out_only_the_learned_positions_and_mtp(registry):
+    """get_num_params subtracts wpe; MTP is no part of nanoGPT's model: both are nanogpt's own (zero) rules."""
+    gpt = gpt_model(GPT2)
+    plan = registry.select(gpt, convention="nanogpt")
+    assert plan.head.patterns["position_embedding"] == "nanogpt_learned_positions"
+    assert any(holds_weights_only(p) for p in registry.patterns)  # norms and biases: counted under nanogpt
+    assert plan.kinds[0].patterns["norms"].startswith("nanogpt_")
 
 
 def test_the_gpt_oss_ratios_docs_conventions_quotes(registry):

@@ -47,6 +47,9 @@ class Decoder:
         blocks: blocks of extra layers the description declares, as ``{block: depth}``: a
             Megatron-LM run's are counted; a Hugging Face config's (which its forward pass does
             not run) only when asked for (``load_hf_config(blocks=...)``).
+        block_layers: the layers of one depth of a block, as ``(attention, mlp)`` entries, where
+            a depth is not one copy of the last decoder layer (a Megatron-LM hybrid pattern's MTP
+            part, ``"*E"``: ``{"mtp": (("full", "none"), ("none", "moe"))}``).
     """
 
     params: Mapping[str, int]
@@ -56,6 +59,7 @@ class Decoder:
     attention_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
     mlp_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
     blocks: Mapping[str, int] = attrs.field(factory=dict)
+    block_layers: Mapping[str, tuple[tuple[str, str], ...]] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         if len(self.attention) != len(self.mlps):
@@ -94,21 +98,24 @@ def _kind_name(attention: str, mlp: str, *, name_attention: bool, name_mlp: bool
 def build_model(
     decoder: Decoder, *, name: str, source: str, blocks: Mapping[str, int] | None = None
 ) -> Model:
-    """Name the layer kinds, compress the plan, and add *blocks*: ``{block: depth}`` copies of the
-    last decoder layer's kind each (a multi-token-prediction module repeats it), whose pattern
-    is switched on by the flag of the block's name.
+    """Name the layer kinds, compress the plan, and add *blocks*: ``{block: depth}`` depths of
+    the block's layers each (``decoder.block_layers``, else one copy of the last decoder
+    layer's kind, as a multi-token-prediction module repeats it), whose pattern is switched on
+    by the flag of the block's name.
 
     Every entry of ``decoder.attention`` must be defined in ``decoder.attention_kinds``. A kind
     is named after what varies: its attention when some layer's attention has flags or differs,
     its MLP when the MLPs differ (or when the attention says nothing), e.g. ``sliding``, ``moe``,
     ``chunked_moe``.
     """
-    used = set(decoder.attention)
+    listed = [entry for entries in decoder.block_layers.values() for entry in entries]
+    attentions = [*decoder.attention, *(attention for attention, _ in listed)]
+    used = set(attentions)
     name_attention = len(used) > 1 or any(decoder.attention_kinds[a][0] for a in used)
-    name_mlp = len(set(decoder.mlps)) > 1 or not name_attention
-    per_layer = []
+    name_mlp = len({*decoder.mlps, *(mlp for _, mlp in listed)}) > 1 or not name_attention
     kinds: dict[str, LayerKind] = {}
-    for attention, mlp in zip(decoder.attention, decoder.mlps):
+
+    def kind_of(attention: str, mlp: str) -> str:
         kind = _kind_name(attention, mlp, name_attention=name_attention, name_mlp=name_mlp)
         if kind not in kinds:
             attention_flags, attention_params = decoder.attention_kinds[attention]
@@ -117,9 +124,15 @@ def build_model(
                 flags=frozenset(attention_flags) | frozenset(mlp_flags),
                 params={**attention_params, **mlp_params},
             )
-        per_layer.append(kind)
+        return kind
+
+    per_layer = [kind_of(attention, mlp) for attention, mlp in zip(decoder.attention, decoder.mlps)]
     first, cycle = shortest_plan(per_layer)
-    extra = {block: (per_layer[-1],) * depth for block, depth in (blocks or {}).items() if depth > 0}
+    extra = {}
+    for block, depth in (blocks or {}).items():
+        if depth > 0:
+            depth_kinds = [kind_of(*entry) for entry in decoder.block_layers.get(block, ())] or [per_layer[-1]]
+            extra[block] = tuple(depth_kinds) * depth
     return Model(
         name=name,
         source=source,

@@ -1,0 +1,84 @@
+"""Kimi Delta Attention (Kimi Linear): q/k/v, per-channel forget gate, beta and output-gate
+projections, short conv, the delta-rule recurrence with a per-channel decay (its recurrent
+minimum, or the chunked scan transformers' torch reference runs) and o_proj; no softmax
+attention in its layers.
+
+Recurrent minimum, per token and head with a d x d state S (d_k = d_v = d):
+the decay S' = Diag(alpha_t) S scales rows (elementwise, d^2 multiplies, no sums: not counted, as
+Gated DeltaNet's scalar decay); the delta rule reads u = S'^T k (d^2 multiply-adds), then
+S = S' + k (beta (v - u))^T (d^2); the readout o = S^T q (d^2). 3 d^2 multiply-adds: 6 d^2 FLOPs.
+"""
+
+from flopsreg import Param, Pattern, hookimpl
+from flopsreg.patterns._mixer_common import VARIANT, PADDED, PADDED_LATEX, SCAN_CHUNK, Q, short_conv, without_attention
+from flopsreg.symbols import h, s
+
+PRECEDENCE = 20  # this mixer's own: see _mixer_common
+FLAG = "kda"
+REFERENCE = "Kimi Team 2025, 'Kimi Linear' (arXiv:2510.26692); transformers 5.24 modeling_kimi_linear.py KimiDeltaAttention"
+
+HEADS = Param(name="kda_heads", latex=r"H_{\mathrm{kda}}", meaning="KDA heads (linear_attn_config.num_heads)")
+HEAD_DIM = Param(name="kda_head_dim", latex=r"d_{\mathrm{kda}}", meaning="KDA head width, keys and values alike (linear_attn_config.head_dim)")
+PARAMS = (HEADS, HEAD_DIM)
+H, d = HEADS.symbol, HEAD_DIM.symbol
+
+PROJECTION = Pattern(
+    name="kda_projection",
+    slot="mixer.projection",
+    flags={FLAG},
+    precedence=PRECEDENCE,
+    params=PARAMS,
+    formula=2 * s * (h * (3 * H * d + 2 * d + H) + 2 * d * H * d),
+    weights=h * (3 * H * d + 2 * d + H) + 2 * d * H * d,
+    latex=r"2 s \left(h (3 H d + 2 d + H) + 2 d H d\right)",
+    summary="q, k, v (H d each); forget gate f_a (hidden -> d) and f_b (d -> H d); beta b_proj (H); output gate g_a, g_b (as f)",
+    reference=REFERENCE,
+)
+CORE = Pattern(
+    name="kda_core",
+    slot="mixer.core",
+    flags={FLAG},
+    precedence=PRECEDENCE,
+    params=PARAMS,
+    formula=6 * s * H * d * d,
+    weights=H * d + H,  # the forget gate's dt_bias (per channel) and A_log (per head)
+    summary="recurrent minimum per token and head: S^T k, the rank-1 delta update and the readout S^T q, d^2 multiply-adds each (the per-channel decay is elementwise)",
+    reference=REFERENCE + "; S_t = (I - beta_t k_t k_t^T) Diag(alpha_t) S_{t-1} + beta_t k_t v_t^T, o_t = S_t^T q_t",
+)
+CHUNKED_CORE = Pattern(
+    name="kda_chunked_core",
+    slot="mixer.core",
+    flags={FLAG, "chunked_scan"},
+    precedence=PRECEDENCE + VARIANT,
+    params=(*PARAMS, SCAN_CHUNK),
+    formula=2 * H * PADDED * (3 * Q * d + 3 * d * d) + 4 * H * PADDED * Q * d + 2 * H * (PADDED / Q) * (Q - 1) * Q * (2 * Q - 1) / 6,
+    weights=H * d + H,
+    latex=r"2 H L (3 Q d + 3 d^{2}) + 4 H L Q d + \frac{H L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
+    summary="chunk_kimi_delta_attention over s padded to chunks of Q: its matmuls, the decay-weighted A_kk and A_qk contractions and the forward substitution",
+    reference="transformers 5.24 modeling_kimi_linear.py chunk_kimi_delta_attention; the A_kk/A_qk mul-sums and the substitution loop are invisible to torch's FlopCounterMode",
+)
+OUTPUT = Pattern(
+    name="kda_output",
+    slot="mixer.output",
+    flags={FLAG},
+    precedence=PRECEDENCE,
+    params=PARAMS,
+    formula=2 * s * H * d * h,
+    weights=H * d * h + d,
+    summary="o_proj: H d -> hidden (the gated RMSNorm before it is elementwise)",
+    reference=REFERENCE,
+)
+
+PATTERNS = [
+    PROJECTION,
+    *short_conv(FLAG, "KDA", 3 * H * d, PARAMS, bias=False, reference=REFERENCE, precedence=PRECEDENCE),
+    CORE,
+    CHUNKED_CORE,
+    OUTPUT,
+    *without_attention(FLAG, "KDA", REFERENCE, PRECEDENCE),
+]
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return PATTERNS

@@ -1,0 +1,136 @@
+"""Independent counts for the linear-attention and SSM mixers (tests only).
+
+Recurrent minima: the recurrence run on numbers, one token at a time, with every multiply-add
+counted where it happens. Chunked forms: the chunked algorithms written out step by step (pad,
+split into chunks, each product with its shapes), every multiply-add counted in loops.
+"""
+
+from __future__ import annotations
+
+import random
+
+
+class Counter:
+    """Multiply-adds, counted one by one."""
+
+    def __init__(self) -> None:
+        self.macs = 0
+
+    def dot(self, a: list[float], b: list[float]) -> float:
+        total = 0.0
+        for x, y in zip(a, b, strict=True):
+            total += x * y
+            self.macs += 1
+        return total
+
+    def product(self, m: int, k: int, n: int) -> None:
+        """An m x k by k x n matrix product, counted entry by entry."""
+        for _ in range(m):
+            for _ in range(n):
+                for _ in range(k):
+                    self.macs += 1
+
+
+def _vector(n: int, rng: random.Random) -> list[float]:
+    return [rng.uniform(-1, 1) for _ in range(n)]
+
+
+def delta_rule_recurrent_macs(s: int, heads: int, d_k: int, d_v: int, *, per_channel_decay: bool) -> int:
+    """Gated DeltaNet (scalar decay) or KDA (per-channel decay), token by token: S is d_k x d_v
+    per head; decay S (elementwise), u = S^T k, S += k (beta (v - u))^T, o = S^T q."""
+    rng = random.Random(0)
+    count = Counter()
+    for _ in range(heads):
+        state = [[0.0] * d_v for _ in range(d_k)]
+        for _ in range(s):
+            q, k, v = _vector(d_k, rng), _vector(d_k, rng), _vector(d_v, rng)
+            beta = rng.uniform(0, 1)
+            decay = _vector(d_k, rng) if per_channel_decay else [rng.uniform(0, 1)] * d_k
+            state = [[decay[i] * x for x in row] for i, row in enumerate(state)]  # elementwise
+            u = [count.dot([state[i][j] for i in range(d_k)], k) for j in range(d_v)]
+            delta = [beta * (v[j] - u[j]) for j in range(d_v)]
+            for i in range(d_k):
+                for j in range(d_v):
+                    state[i][j] += k[i] * delta[j]
+                    count.macs += 1
+            [count.dot([state[i][j] for i in range(d_k)], q) for j in range(d_v)]  # o = S^T q
+    return count.macs
+
+
+def mamba2_recurrent_macs(s: int, heads: int, head_dim: int, state_size: int) -> int:
+    """Mamba2, token by token: per head a head_dim x state state h; h = exp(dt A) h + dt x B^T
+    (elementwise decay, then a rank-1 update), y = h C (+ D x, elementwise)."""
+    rng = random.Random(0)
+    count = Counter()
+    for _ in range(heads):
+        h = [[0.0] * state_size for _ in range(head_dim)]
+        for _ in range(s):
+            x, b, c = _vector(head_dim, rng), _vector(state_size, rng), _vector(state_size, rng)
+            dt, decay = rng.uniform(0, 1), rng.uniform(0, 1)
+            for p in range(head_dim):
+                for n in range(state_size):
+                    h[p][n] = decay * h[p][n] + (dt * x[p]) * b[n]
+                    count.macs += 1
+            [count.dot(h[p], c) for p in range(head_dim)]
+    return count.macs
+
+
+def padded_length(s: int, chunk: int) -> int:
+    """s rounded up to whole chunks, by adding chunks."""
+    length = 0
+    while length < s:
+        length += chunk
+    return length
+
+
+def gdn_chunked_macs(s: int, heads: int, d_k: int, d_v: int, chunk: int) -> tuple[int, int]:
+    """transformers' torch_chunk_gated_delta_rule, step by step: (multiply-adds of its matmuls,
+    multiply-adds of its two unit-lower-triangular solves)."""
+    matmuls, solves = Counter(), Counter()
+    for _ in range(heads):
+        for _ in range(padded_length(s, chunk) // chunk):
+            matmuls.product(chunk, d_k, chunk)  # k_beta @ k^T  (the UT system)
+            matmuls.product(chunk, d_k, chunk)  # q @ k^T       (intra-chunk attention)
+            for width in (d_v, d_k):  # solve_triangular(system, v_beta) and (system, decayed k_beta)
+                for _ in range(width):
+                    for row in range(chunk):
+                        for _ in range(row):  # forward substitution: the unit diagonal needs no division
+                            solves.macs += 1
+            matmuls.product(chunk, d_k, d_v)  # k_cumdecay @ state
+            matmuls.product(chunk, d_k, d_v)  # q @ state
+            matmuls.product(chunk, chunk, d_v)  # intra-chunk attention @ v_new
+            matmuls.product(d_k, chunk, d_v)  # k^T @ v_new (the state update)
+    return matmuls.macs, solves.macs
+
+
+def kda_chunked_macs(s: int, heads: int, d: int, chunk: int) -> tuple[int, int]:
+    """transformers' chunk_kimi_delta_attention, step by step: (multiply-adds of its matmuls,
+    multiply-adds of its mul-sum contractions and forward substitution)."""
+    matmuls, other = Counter(), Counter()
+    for _ in range(heads):
+        for _ in range(padded_length(s, chunk) // chunk):
+            other.product(chunk, d, chunk)  # A_kk: (k_beta * k * decay).sum(-1)
+            for i in range(1, chunk):  # attn[i, :i] += (row[:, None] * sub).sum(-2), sub i x i
+                other.product(1, i, i)
+            matmuls.product(chunk, chunk, d)  # attn @ v_beta
+            matmuls.product(chunk, chunk, d)  # attn @ (k_beta * exp g)
+            matmuls.product(chunk, d, d)  # (q exp g) @ state
+            other.product(chunk, d, chunk)  # A_qk: (q * k * decay).sum(-1)
+            matmuls.product(chunk, d, d)  # k_cumdecay @ state
+            matmuls.product(chunk, chunk, d)  # A_qk @ v_new
+            matmuls.product(d, chunk, d)  # k^T @ v_new
+    return matmuls.macs, other.macs
+
+
+def mamba2_chunked_macs(s: int, heads: int, head_dim: int, state_size: int, chunk: int) -> int:
+    """transformers' Mamba2 torch chunk scan, step by step (every einsum is a counted bmm)."""
+    count = Counter()
+    chunks = padded_length(s, chunk) // chunk
+    for _ in range(heads):
+        for _ in range(chunks):
+            count.product(chunk, state_size, chunk)  # G = C B^T
+            count.product(chunk, chunk, head_dim)  # Y_diag = (G * L) x
+            count.product(head_dim, chunk, state_size)  # chunk states: sum_l B_decay x
+            count.product(chunk, state_size, head_dim)  # C times the chunk's start state
+        count.product(chunks + 1, chunks + 1, head_dim * state_size)  # new_states over all (z, c) chunk pairs
+    return count.macs
