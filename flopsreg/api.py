@@ -38,10 +38,14 @@ class Registry(PluginRegistry):
         builtins: register the built-in plugins of :mod:`flopsreg.patterns` first.
         load_entry_points: then load installed plugins of the entry-point group ``flopsreg``
             (skipped when the environment sets ``FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1``).
+        trust_builtins: skip the load-time checks for the built-ins (the test suite runs them
+            with ``trust_builtins=False``); other plugins are always checked.
     """
 
-    def __init__(self, plugins: Iterable[object] = (), *, builtins: bool = True, load_entry_points: bool = True) -> None:
-        super().__init__(plugins, builtins=builtins, load_entry_points=load_entry_points)
+    def __init__(
+        self, plugins: Iterable[object] = (), *, builtins: bool = True, load_entry_points: bool = True, trust_builtins: bool = True
+    ) -> None:
+        super().__init__(plugins, builtins=builtins, load_entry_points=load_entry_points, trust_builtins=trust_builtins)
         self._evaluator = Evaluator(self, render)
 
     def __repr__(self) -> str:
