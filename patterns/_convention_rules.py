@@ -62,3 +62,26 @@ def not_counted(
         summary=f"{what} is not counted",
         reference=source,
     )
+
+
+# The mixer layers of the 2026 architectures (Gated DeltaNet, KDA, Mamba, short convolutions).
+# A convention whose framework counts every layer as softmax attention refuses them, naming it.
+MIXER_FLAGS = ("gated_deltanet", "kda", "mamba1", "mamba2", "short_conv")
+MIXER_REFUSAL_PRECEDENCE = 10_000  # above every mixer pattern of the mixer.projection slot
+
+
+def refuses_mixers(convention: str, why: str, source: str) -> list[Pattern]:
+    """One refusal per mixer flag: a layer with that mixer cannot be counted *convention*'s way (*why*)."""
+    return [
+        Pattern(
+            name=f"{convention}_{flag}_layers",
+            slot="mixer.projection",
+            flags={convention, flag},
+            precedence=MIXER_REFUSAL_PRECEDENCE,
+            formula=0,
+            summary=f"{convention}: {flag} layers are not counted",
+            reference=source,
+            refusal=f"{why}; this layer has a {flag} mixer, which it never counts: a refusal, not a guess",
+        )
+        for flag in MIXER_FLAGS
+    ]

@@ -13,7 +13,7 @@ discount, windows and chunks ignored) at width ``H Q``, whatever its head dimens
 import sympy
 
 from flopsreg import Convention, Pattern, hookimpl
-from flopsreg.patterns._convention_rules import PRECEDENCE, not_counted
+from flopsreg.patterns._convention_rules import PRECEDENCE, not_counted, refuses_mixers
 from flopsreg.patterns.quantities import pairs
 from flopsreg.symbols import h, n_h, s
 
@@ -52,6 +52,9 @@ PATTERNS = [
     not_counted(
         NANOGPT.name, "learned_positions", "position_embedding", {"learned_positions"}, "the learned position embedding",
         SOURCE, scope="model",
+    ),
+    *refuses_mixers(
+        NANOGPT.name, "nanoGPT's GPT has softmax attention and an MLP in every layer, and its 12 L H Q T term assumes it", SOURCE
     ),
 ]
 

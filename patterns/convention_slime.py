@@ -10,7 +10,7 @@ even when ``group_query_attention`` is off (flag ``megatron_mha``), and the logi
 """
 
 from flopsreg import Convention, Param, Pattern, hookimpl
-from flopsreg.patterns._convention_rules import PRECEDENCE, half_square_causal, not_counted, routerless_moe
+from flopsreg.patterns._convention_rules import PRECEDENCE, half_square_causal, not_counted, refuses_mixers, routerless_moe
 from flopsreg.patterns.gqa_projection import HEAD_DIM
 from flopsreg.symbols import h, s
 
@@ -84,6 +84,7 @@ PATTERNS = [
         summary="logits over args.vocab_size, without the padding rows the output layer runs",
         reference=SOURCE,
     ),
+    *refuses_mixers("slime", "slime's calculate_fwd_flops has no linear-attention or Mamba branch: it counts every layer as softmax attention", SOURCE),
 ]
 
 

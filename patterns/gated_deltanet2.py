@@ -12,7 +12,7 @@ decay are elementwise.
 """
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns._mixer_common import PADDED, PADDED_LATEX, SCAN_CHUNK, VARIANT, Q
+from flopsreg.patterns._mixer_common import CHUNKS, PADDED_LATEX, SCAN_CHUNK, VARIANT, Q
 from flopsreg.patterns.gated_deltanet import FLAG as GATED_DELTANET, KEY_DIM, KEY_HEADS, PARAMS, VALUE_DIM, VALUE_HEADS
 from flopsreg.symbols import h, s
 
@@ -48,14 +48,13 @@ CORE = Pattern(
     summary="recurrent minimum per token and value head: (b k)^T S, the rank-1 update k (w v - u)^T and the readout S^T q, d_k d_v multiply-adds each",
     reference=REFERENCE + "; the recurrence in the GatedDeltaNet2 docstring",
 )
-_chunks = PADDED / Q
 CHUNKED_CORE = Pattern(
     name="gated_deltanet2_chunked_core",
     slot="mixer.core",
     flags={GATED_DELTANET, FLAG, "chunked_scan"},
     precedence=PRECEDENCE + VARIANT,
     params=(KEY_HEADS, VALUE_HEADS, KEY_DIM, VALUE_DIM, SCAN_CHUNK),
-    formula=2 * H_v * PADDED * (3 * Q * d_k + 2 * Q * d_v + 3 * d_k * d_v) + H_v * _chunks * (Q - 1) * Q * (2 * Q - 1) / 3,
+    formula=2 * H_v * CHUNKS * Q * (3 * Q * d_k + 2 * Q * d_v + 3 * d_k * d_v) + H_v * CHUNKS * (Q - 1) * Q * (2 * Q - 1) / 3,
     weights=GATE_WEIGHTS,
     latex=r"2 H_{v} L \left(3 Q d_{k} + 2 Q d_{v} + 3 d_{k} d_{v}\right) + H_{v} \frac{L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
     summary="torch_chunk_gdn2 over s padded to chunks of Q: three Q x Q x d_k and two Q x Q x d_v products and three d_k x d_v ones per chunk, plus its forward substitution",

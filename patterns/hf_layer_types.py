@@ -1,6 +1,8 @@
-"""The Hugging Face ``layer_types`` strings of the built-in families: full, sliding and chunked attention."""
+"""The Hugging Face ``layer_types`` strings of the built-in families: full, sliding and chunked attention;
+and the layer types the readers of the linear-attention / SSM hybrids give their layers."""
 
 from flopsreg import hookimpl
+from flopsreg.patterns import gated_deltanet, kda, mamba1, mamba2, short_conv, token_mixers
 from flopsreg.patterns.chunked import CHUNK, CHUNKED
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.declare import HFLayerType
@@ -28,4 +30,51 @@ FULL, SLIDING, CHUNKS = FULL_ATTENTION.name, SLIDING_ATTENTION.name, CHUNKED_ATT
 
 @hookimpl
 def flopsreg_register_hf_layer_types():
-    return [FULL_ATTENTION, SLIDING_ATTENTION, CHUNKED_ATTENTION]
+    return [FULL_ATTENTION, SLIDING_ATTENTION, CHUNKED_ATTENTION, *MIXER_LAYER_TYPES]
+
+
+# -- the non-attention mixers (issue 10) -----------------------------------------------------
+# A family reader gives these names for its layers (it maps the config's own linear_attention,
+# mamba, conv, moe and mlp strings to them); their flags select the mixer.* patterns and empty
+# the attention.* slots. The mixers' dimensions are model parameters the family reader sets.
+GATED_DELTANET_LAYER = HFLayerType(
+    name="gated_deltanet",
+    flags={gated_deltanet.FLAG},
+    summary="Gated DeltaNet (a linear_attention layer of Qwen3-Next, Qwen3.5, OLMo-Hybrid): no softmax attention",
+)
+KDA_LAYER = HFLayerType(
+    name="kda",
+    flags={kda.FLAG},
+    summary="Kimi Delta Attention (a linear_attention layer of Kimi Linear): no softmax attention",
+)
+MAMBA2_LAYER = HFLayerType(
+    name="mamba2",
+    flags={mamba2.FLAG},
+    kind="mamba",
+    summary="Mamba2 (a linear_attention / mamba layer of Nemotron-H, Granite 4.0-H): no softmax attention",
+)
+MAMBA1_LAYER = HFLayerType(
+    name="mamba1",
+    flags={mamba1.FLAG},
+    summary="Mamba1's selective scan (a mamba layer of Jamba): no softmax attention",
+)
+SHORT_CONV_LAYER = HFLayerType(
+    name="short_conv",
+    flags={short_conv.FLAG},
+    kind="conv",
+    summary="LFM2's gated short convolution (a conv layer): no softmax attention",
+)
+NO_ATTENTION_LAYER = HFLayerType(
+    name="no_attention",
+    flags={token_mixers.NO_ATTENTION},
+    kind="ffn",
+    summary="a layer with only its MLP or MoE (Nemotron-H mlp and moe blocks): no attention at all",
+)
+ATTENTION_MAMBA2_LAYER = HFLayerType(
+    name="attention_mamba2",
+    flags={mamba2.FLAG, token_mixers.PARALLEL_ATTENTION},
+    kind="hybrid",
+    summary="full causal GQA attention and Mamba2 in parallel on the same input (Falcon-H1 hybrid layers)",
+)
+MIXER_LAYER_TYPES = [GATED_DELTANET_LAYER, KDA_LAYER, MAMBA1_LAYER, MAMBA2_LAYER, SHORT_CONV_LAYER, NO_ATTENTION_LAYER, ATTENTION_MAMBA2_LAYER]
+
