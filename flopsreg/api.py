@@ -28,7 +28,7 @@ class Registry(PluginRegistry):
 
     >>> reg = Registry.default()
     >>> [p.name for p in reg.patterns if p.slot == "attention.mask"]
-    ['megatron_causal', 'slime_causal', 'chunked', 'sliding_window', 'full_causal']
+    ['megatron_causal', 'slime_causal', 'dsa_topk', 'chunked', 'sliding_window', 'full_causal']
 
     Args:
         plugins: extra plugin objects (modules, classes or instances with hookimpls).

@@ -314,27 +314,29 @@ def _result_rows(w: _Writer, result: Result) -> None:
     w.row(per_token, r"\approx " + scientific(Fraction(result.forward, tokens)) + r"\ \text{per token}")
 
 
-def _value(plan: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Symbol, int]) -> str:
-    """*symbol*'s value in this model: one number, a number per layer kind, or blank."""
+def _value(plan: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Symbol, int], stacked: bool = False) -> str:
+    """*symbol*'s value in this model: one number, a number per layer kind (one per row of an
+    ``array`` if *stacked*, so a narrow column holds them), or blank."""
     if symbol in constants:
         return thousands(constants[symbol])
     values: dict[int, list[str]] = {}
     for unit in plan.units:
         if symbol.name in unit.params:
             values.setdefault(unit.params[symbol.name], []).append(unit.name)
-    if len(values) == 1:
-        return thousands(next(iter(values)))
-    return ", ".join(f"{thousands(v)}\\,(\\text{{{escape(', '.join(kinds))}}})" for v, kinds in values.items())
+    if len(values) <= 1:
+        return thousands(next(iter(values))) if values else ""
+    parts = [f"{thousands(v)}\\,(\\text{{{escape(', '.join(kinds))}}})" for v, kinds in values.items()]
+    return r"\begin{array}[t]{@{}r@{}}" + r" \\ ".join(parts) + r"\end{array}" if stacked else ", ".join(parts)
 
 
-def _legend_rows(w: _Writer) -> list[tuple[str, str, str]]:
+def _legend_rows(w: _Writer, stacked: bool = False) -> list[tuple[str, str, str]]:
     """``(LaTeX, meaning, value)`` of each symbol in order of appearance; value ``""`` if none."""
     rows = []
     for symbol in w.used:
         if "__" in symbol.name or symbol.name not in w.plan.symbols:
             continue
         info = w.plan.symbols[symbol.name]
-        rows.append((info.latex, meaning(info.meaning), _value(w.plan, symbol, w.constants)))
+        rows.append((info.latex, meaning(info.meaning), _value(w.plan, symbol, w.constants, stacked)))
     return rows
 
 
@@ -345,7 +347,7 @@ def legend(plan: ModelSelection) -> list[tuple[str, str, str]]:
 
 def _legend(w: _Writer) -> str:
     """A table of the symbols in order of appearance: symbol, meaning, value for this model."""
-    rows = [f"${tex}$ & {escape(text)} & " + (f"${value}$ " if value else "") + "\\\\" for tex, text, value in _legend_rows(w)]
+    rows = [f"${tex}$ & {escape(text)} & " + (f"${value}$ " if value else "") + "\\\\" for tex, text, value in _legend_rows(w, stacked=True)]
     head = "\\noindent where\\par\\smallskip\\noindent\n\\begin{tabular}{@{}l@{\\enspace}p{0.62\\linewidth}@{\\enspace}r@{}}\n"
     return head + "\n".join(rows) + "\n\\end{tabular}\n"
 

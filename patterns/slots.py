@@ -15,12 +15,20 @@ SLOTS = [
         # Korthikanti et al. 2022, 'Reducing Activation Recomputation in Large Transformer Models'.
         selective_recompute=True,
     ),
+    Slot(
+        name="attention.topk_indexer",
+        scope="layer",
+        summary="a key selector beside the attention (DSA lightning indexer): its projections and scores",
+    ),
     Slot(name="attention.gate", scope="layer", summary="an output gate on the attention"),
     Slot(name="attention.output", scope="layer", summary="the output projection"),
     Slot(name="mlp", scope="layer", summary="the feed-forward network: dense or mixture of experts"),
     Slot(name="mlp.activation", scope="layer", summary="how many hidden-width matmuls an FFN has: produces ffn_matrices"),
     Slot(name="mlp.shared", scope="layer", summary="shared experts beside the routed ones"),
     Slot(name="mlp.shared_gate", scope="layer", summary="a gate on the shared experts"),
+    Slot(name="mlp.parallel_experts", scope="layer", summary="experts beside the dense MLP, their outputs added (Gemma 4)"),
+    Slot(name="per_layer_input", scope="layer", summary="a layer's per-layer input projected into the residual stream"),
+    Slot(name="per_layer_embedding", scope="model", summary="the projection giving every layer its per-layer input"),
     Slot(name="head", scope="model", summary="the logits head", per_position=True),
     Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),
 ]
