@@ -41,6 +41,21 @@ DSA_INDEXER = Pattern(
     ),
 )
 
+DSA_INDEXER_FROM_HIDDEN = Pattern(
+    name="dsa_indexer_from_hidden",
+    slot="attention.topk_indexer",  # declared in slots.py, in the built-in slot order
+    flags={"dsa_indexer", "indexer_from_hidden"},
+    precedence=20,
+    params=(INDEX_HEADS, INDEX_HEAD_DIM),
+    # Without a query latent (Mistral Large 4): wq_b reads the LayerNorm-ed hidden state.
+    formula=2 * s * (h * n_idx * d_idx + h * d_idx + h * n_idx) + 2 * p_idx * n_idx * (d_idx + 1),
+    provides={INDEX_PAIRS.name: s * (s + 1) / 2},
+    # wq_b, its input LayerNorm (2h), wk, k_norm (2 d_idx), weights_proj, the per-head softmax scale and bias.
+    weights=h * n_idx * d_idx + 2 * h + h * d_idx + 2 * d_idx + h * n_idx + 2 * n_idx,
+    summary="the indexer with its queries from the hidden state (no query latent): wq_b hidden -> heads x width",
+    reference="transformers models/mistral_large4/modeling_mistral_large4.py MistralLarge4TextIndexer",
+)
+
 
 @hookimpl
 def flopsreg_register_quantities():
@@ -49,4 +64,4 @@ def flopsreg_register_quantities():
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [DSA_INDEXER]
+    return [DSA_INDEXER, DSA_INDEXER_FROM_HIDDEN]

@@ -239,3 +239,80 @@ def test_absorbed_flag_on_a_published_config(registry):
     pairs = 2048 * 2049 // 2 + (s - 2048) * 2048
     difference = 61 * 2 * 128 * ((2 * 512 + 64) - (128 + 64 + 128)) * pairs
     assert registry.evaluate(absorbed, seq_len=s).forward - registry.evaluate(model, seq_len=s).forward == difference
+
+
+# --- Mistral Large 4: no query latent, NoPE layers, latent sharing, shared top-k ------------
+
+
+def large4(**changes) -> dict:
+    data = config("mistral-large-4")
+    data["text_config"].update(changes)
+    return data
+
+
+def large4_layer(s, *, rope: bool, own_latent: bool, indexer: bool, dense: bool) -> int:
+    """One Mistral Large 4 layer from the published dimensions, matmul by matmul."""
+    h, heads, r_kv, nope, rope_dim, v = 6144, 64, 512, 64, 64, 128
+    idx_heads, idx_dim, k = 32, 128, 2048
+    topk_pairs = k * (k + 1) // 2 + (s - k) * k
+    causal = s * (s + 1) // 2
+    key_nope = nope if rope else nope + rope_dim  # a NoPE layer's latent gives the whole key
+    kv_a = 2 * s * h * (r_kv + (rope_dim if rope else 0)) if own_latent else 0
+    attention = (
+        2 * s * h * heads * (nope + rope_dim)  # q_proj (no query latent)
+        + kv_a + 2 * s * r_kv * heads * (key_nope + v)  # kv_a_proj_with_mqa, kv_b_proj
+        + 2 * heads * (nope + rope_dim + v) * topk_pairs  # QK^T and PV over the top-k
+        + 2 * s * heads * v * h  # o_proj
+    )
+    index = 2 * s * h * idx_heads * idx_dim + 2 * s * h * idx_dim + 2 * s * h * idx_heads + 2 * causal * idx_heads * (idx_dim + 1)
+    mlp = 3 * 2 * s * h * 24576 if dense else 2 * s * h * 128 + 4 * 3 * 2 * s * h * 6144 + 3 * 2 * s * h * 6144
+    return attention + (index if indexer else 0) + mlp
+
+
+def test_mistral_large_4_published_layout(registry):
+    """72 layers, every 4th NoPE, layer 0 dense, every layer its own latent and indexer."""
+    s = 8192
+    model = flopsreg.Model.from_hf_config(path("mistral-large-4"))
+    expected = sum(
+        large4_layer(s, rope=(i + 1) % 4 != 0, own_latent=True, indexer=True, dense=i == 0) for i in range(72)
+    ) + 2 * s * 6144 * 204800
+    assert registry.evaluate(model, seq_len=s).forward == expected
+
+
+def test_mistral_large_4_sharing_layers(registry):
+    s = 4096
+    sources = list(range(72))
+    sources[2], sources[7] = 1, 3  # layer 2 reuses layer 1's latent (RoPE), layer 7 layer 3's (NoPE)
+    modes = ["full"] * 72
+    modes[5] = "shared"
+    model = flopsreg.Model.from_hf_config(large4(kv_source_layers=sources, indexer_types=modes))
+    flops = [layer.flops for layer in registry.evaluate(model, seq_len=s).layers]
+    assert flops[2] == large4_layer(s, rope=True, own_latent=False, indexer=True, dense=False)
+    assert flops[7] == large4_layer(s, rope=False, own_latent=False, indexer=True, dense=False)
+    assert flops[5] == large4_layer(s, rope=True, own_latent=True, indexer=False, dense=False)
+    assert flops[3] == large4_layer(s, rope=False, own_latent=True, indexer=True, dense=False)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"no_rope_layers": None}, r"no_rope_layers: missing \(which layers are NoPE; MistralLarge4TextConfig would make every 4th layer NoPE"),
+        ({"kv_source_layers": [0, 2] + list(range(2, 72))}, r"kv_source_layers\[1\] = 2: expected an earlier layer that owns its latent"),
+        ({"q_lora_rank": 1536}, r"q_lora_rank: MistralLarge4's attention has no query latent"),
+        ({"mlp_layer_types": ["dense"] * 3}, r"mlp_layer_types = .*expected 'dense' or 'sparse' for each of the 72 layers"),
+    ],
+)
+def test_mistral_large_4_refuses_what_it_cannot_count(changes, message):
+    data = large4(**changes)
+    data["text_config"] = {k: v for k, v in data["text_config"].items() if v is not None}
+    with pytest.raises(flopsreg.ModelError, match=message):
+        flopsreg.Model.from_hf_config(data)
+
+
+def test_mistral_large_4_no_rope_layer_interval(registry):
+    data = large4(no_rope_layer_interval=4)
+    del data["text_config"]["no_rope_layers"]
+    s = 1024
+    assert registry.evaluate(flopsreg.Model.from_hf_config(data), seq_len=s).forward == registry.evaluate(
+        flopsreg.Model.from_hf_config(path("mistral-large-4")), seq_len=s
+    ).forward

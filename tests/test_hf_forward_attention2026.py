@@ -21,7 +21,7 @@ import pytest
 
 import flopsreg
 from flopsreg.compile import compile_exact
-from flopsreg.patterns.dsa_indexer import DSA_INDEXER, p_idx
+from flopsreg.patterns.dsa_indexer import DSA_INDEXER, DSA_INDEXER_FROM_HIDDEN, p_idx
 from flopsreg.symbols import s
 
 RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_attention2026.json").read_text())
@@ -30,6 +30,10 @@ MODELS = sorted(RECORD["models"])
 ATTENTION_SLOTS = ("attention.query", "attention.projection", "attention.core", "attention.output", "attention.topk_indexer")
 MLP_SLOTS = ("mlp", "mlp.shared", "mlp.parallel_experts")
 KV_MODULES = ("k_proj", "v_proj", "kv_a_proj_with_mqa", "kv_b_proj")
+# The key/value projection patterns of this issue (the older ones get their weights elsewhere).
+OWN_PROJECTIONS = (
+    "k_eq_v_projection", "kv_reuse_projection", "mla_latent_reuse_projection",
+)
 
 
 class EagerAttention:
@@ -51,6 +55,11 @@ class EagerAttention:
                 params=DSA_INDEXER.params, formula=DSA_INDEXER.formula.xreplace({p_idx: s**2}),
                 summary="the indexer scores every (query, key) pair, then masks", reference="DeepseekV32Indexer.forward",
             ),
+            flopsreg.Pattern(
+                name="eager_indexer_from_hidden", slot="attention.topk_indexer", flags={"eager", *DSA_INDEXER_FROM_HIDDEN.flags},
+                precedence=1001, params=DSA_INDEXER_FROM_HIDDEN.params, formula=DSA_INDEXER_FROM_HIDDEN.formula.xreplace({p_idx: s**2}),
+                summary="the same with its queries from the hidden state", reference="MistralLarge4TextIndexer.forward",
+            ),
         ]
 
 
@@ -63,6 +72,11 @@ def _model(name: str) -> flopsreg.Model:
     return flopsreg.Model.from_hf_config(RECORD["models"][name]["config"])
 
 
+def _layers(name: str) -> str:
+    """Where the record keeps the decoder layers: ``model.layers`` or, in a multimodal class, ``model.language_model.layers``."""
+    return next(m.removesuffix(".0.self_attn") for m in RECORD["models"][name]["modules"] if m.endswith("layers.0.self_attn"))
+
+
 def _layer_flops(registry, model, convention="exact") -> list[dict[str, int]]:
     plan = registry.plan(model, convention=convention)
     units = {unit.name: unit for unit in plan.kinds}
@@ -72,7 +86,7 @@ def _layer_flops(registry, model, convention="exact") -> list[dict[str, int]]:
 def test_every_case_ran():
     assert all("total" in RECORD["models"][name] for name in MODELS), "a model failed to run when recorded"
     assert {RECORD["models"][name]["config"]["model_type"] for name in MODELS} >= {
-        "deepseek_v32", "glm_moe_dsa", "gemma4_text", "glm4_moe", "minimax_m2", "mistral4", "starcoder2",
+        "deepseek_v32", "glm_moe_dsa", "gemma4_text", "glm4_moe", "minimax_m2", "mistral4", "starcoder2", "mistral_large4",
     }
 
 
@@ -96,7 +110,7 @@ def test_the_whole_forward_equals_flop_counter_mode(eager_registry, name):
 def test_every_layers_attention_projections_indexer_and_mlp(eager_registry, name):
     modules = RECORD["models"][name]["modules"]
     for i, ours in enumerate(_layer_flops(eager_registry, _model(name), "eager")):
-        layer = f"model.layers.{i}"
+        layer = f"{_layers(name)}.{i}"
         assert sum(ours.get(slot, 0) for slot in ATTENTION_SLOTS) == modules[f"{layer}.self_attn"], (name, i)
         assert ours.get("attention.topk_indexer", 0) == modules.get(f"{layer}.self_attn.indexer", 0), (name, i)
         assert ours["attention.projection"] == sum(modules.get(f"{layer}.self_attn.{m}", 0) for m in KV_MODULES), (name, i)
@@ -118,21 +132,21 @@ def _own(name: str, prefix: str) -> int:
     return sum(n for module, n in RECORD["models"][name]["module_parameters"].items() if module == prefix or module.startswith(prefix + "."))
 
 
-@pytest.mark.parametrize("name", ["deepseek_v32", "glm_moe_dsa", "gemma4_features"])
+@pytest.mark.parametrize("name", ["deepseek_v32", "glm_moe_dsa", "gemma4_features", "mistral_large4"])
 def test_the_new_patterns_weights_equal_the_modules_parameters(registry, name):
-    """dsa_indexer, k_eq_v_projection, kv_reuse_projection, parallel_experts, per_layer_input and
-    per_layer_embedding hold exactly the parameters of the transformers modules they count."""
+    """dsa_indexer(_from_hidden), the MLA and K/V projection variants, parallel_experts,
+    per_layer_input and per_layer_embedding hold exactly the parameters of the modules they count."""
     model = _model(name)
     plan = registry.plan(model)
     units = {unit.name: unit for unit in plan.kinds}
     checked = set()
     for layer in model.layers:
-        unit, at = units[layer.kind], f"model.layers.{layer.index}"
+        unit, at = units[layer.kind], f"{_layers(name)}.{layer.index}"
         chosen = {sel.slot: sel.pattern.name for sel in unit.selections}
-        if chosen.get("attention.topk_indexer") == "dsa_indexer":
+        if chosen.get("attention.topk_indexer") in ("dsa_indexer", "dsa_indexer_from_hidden"):
             assert _weights(plan, unit, "attention.topk_indexer", layer.params) == _own(name, f"{at}.self_attn.indexer")
-        if chosen["attention.projection"] in ("k_eq_v_projection", "kv_reuse_projection"):
-            kv = _own(name, f"{at}.self_attn.k_proj") + _own(name, f"{at}.self_attn.v_proj")
+        if chosen["attention.projection"] in OWN_PROJECTIONS:
+            kv = sum(_own(name, f"{at}.self_attn.{m}") for m in KV_MODULES)
             assert _weights(plan, unit, "attention.projection", layer.params) == kv
         if "mlp.parallel_experts" in chosen:
             experts = _own(name, f"{at}.router") + _own(name, f"{at}.experts")
@@ -141,6 +155,8 @@ def test_the_new_patterns_weights_equal_the_modules_parameters(registry, name):
             ple = _own(name, f"{at}.per_layer_input_gate") + _own(name, f"{at}.per_layer_projection")
             assert _weights(plan, unit, "per_layer_input", layer.params) == ple
         checked |= {p for p in chosen.values()}
+    if name == "mistral_large4":
+        assert {"dsa_indexer_from_hidden", "mla_latent_reuse_projection"} <= checked
     if name == "gemma4_features":
         assert {"k_eq_v_projection", "kv_reuse_projection", "parallel_experts", "per_layer_input"} <= checked
         head = {sel.slot: sel for sel in plan.head.selections}["per_layer_embedding"]

@@ -96,8 +96,9 @@ def _models():
     models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime")))
     dsa = flopsreg.Model.from_hf_config(HF / "deepseek-v3.2.json")
     models.append(("deepseek-v3.2 absorbed MLA", attrs.evolve(dsa, flags=dsa.flags | {"mla_absorbed"}), ("exact",)))
-    gemma4 = json.loads((HF.parent / "hf_forward" / "forward_attention2026.json").read_text())["models"]["gemma4_features"]
-    models.append(("gemma4 with every feature", flopsreg.Model.from_hf_config(gemma4["config"]), ("exact",)))
+    recorded = json.loads((HF.parent / "hf_forward" / "forward_attention2026.json").read_text())["models"]
+    models.append(("gemma4 with every feature", flopsreg.Model.from_hf_config(recorded["gemma4_features"]["config"]), ("exact",)))
+    models.append(("mistral-large-4 layer variants", flopsreg.Model.from_hf_config(recorded["mistral_large4"]["config"]), ("exact",)))
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

@@ -76,6 +76,19 @@ CASES: dict[str, dict] = {
         "model_type": "mistral4", **{k: v for k, v in MLA.items() if k != "head_dim"}, "first_k_dense_replace": 0,
         "num_hidden_layers": 2,
     },
+    # NoPE layers 3 and 7; layers 2, 6 and 7 reuse the latent of 1, 5 and 3; shared top-k on 1, 3 and 6.
+    "mistral_large4": {
+        "model_type": "mistral_large4",
+        "text_config": {
+            "model_type": "mistral_large4_text", **{k: v for k, v in DSA.items() if k not in ("q_lora_rank", "head_dim")},
+            "num_hidden_layers": 8, "no_rope_layers": [1, 1, 1, 0, 1, 1, 1, 0], "kv_source_layers": [0, 1, 1, 3, 4, 5, 5, 3],
+            "indexer_types": ["full", "shared", "full", "shared", "full", "full", "shared", "full"],
+        },
+        "vision_config": {
+            "model_type": "pixtral", "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1,
+            "num_attention_heads": 2, "head_dim": 8, "image_size": 32, "patch_size": 16,
+        },
+    },
     "starcoder2": {
         "model_type": "starcoder2", "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
         "intermediate_size": 96, "num_hidden_layers": 2, "vocab_size": 128, "sliding_window": 8, "use_bias": True,
@@ -102,16 +115,20 @@ def _pair_recorder(pairs: list[tuple[int, int]]):
 def measure(config: dict) -> dict:
     model_type = config["model_type"]
     hf_config = transformers.AutoConfig.for_model(model_type, **{k: v for k, v in config.items() if k != "model_type"})
+    text = config.get("text_config", config)
     torch.manual_seed(0)
-    # Mistral4 has a causal-LM class that the Auto mapping does not list (transformers 5.24).
-    causal_lm = transformers.Mistral4ForCausalLM if model_type == "mistral4" else transformers.AutoModelForCausalLM
+    # Classes the causal-LM Auto mapping does not list (transformers 5.24); Mistral Large 4 runs
+    # text-only through its multimodal class (its tiny vision tower does no work).
+    causal_lm = {
+        "mistral4": transformers.Mistral4ForCausalLM, "mistral_large4": transformers.MistralLarge4ForConditionalGeneration,
+    }.get(model_type, transformers.AutoModelForCausalLM)
     build = causal_lm._from_config if causal_lm is not transformers.AutoModelForCausalLM else causal_lm.from_config
     model = build(hf_config, attn_implementation="eager", experts_implementation="eager").eval()
     modeling = importlib.import_module(type(model).__module__)
     pairs: list[tuple[int, int]] = []
     original = modeling.eager_attention_forward
     modeling.eager_attention_forward = _pair_recorder(pairs)(original)
-    ids = torch.randint(0, config["vocab_size"], (1, SEQ_LEN))
+    ids = torch.randint(0, text["vocab_size"], (1, SEQ_LEN))
     counter = FlopCounterMode(display=False)
     try:
         with torch.no_grad(), counter:
