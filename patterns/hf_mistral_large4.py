@@ -76,7 +76,7 @@ def mistral_large4_text(c: Fields) -> Decoder:
         flags = set(DSA_TOPK.flags)
         flags |= DSA_INDEXER_FROM_HIDDEN.flags if modes[i] == "full" else set()
         flags |= KV_REUSE_PROJECTION.flags if sources[i] != i else set()
-        name = "dsa" + ("" if rope[i] else "_nope") + ("_kv_reuse" if sources[i] != i else "") + ("" if modes[i] == "full" else "_shared_topk")
+        name = ("rope" if rope[i] else "nope") + ("_kv_reuse" if sources[i] != i else "") + ("" if modes[i] == "full" else "_shared_topk")
         kinds[name] = (frozenset(flags), {**topk, **widths[rope[i]]})
         attention.append(name)
     mlps = mlp_plan(c, layers)
