@@ -27,6 +27,7 @@ DSA_TOPK = Pattern(
         (K * (K + 1) / 2 + (s - K) * K, True),
     ),
     latex=r"\sum\nolimits_{i=0}^{s-1} \min(i + 1, K)",
+    weights=0,  # a mask holds no parameters (the indexer that picks the keys has its own pattern)
     summary="query i attends to min(i + 1, K) keys chosen by the indexer: sum_i min(i + 1, K) pairs",
     reference=(
         "DeepSeek-AI 2025, 'DeepSeek-V3.2' (DSA); transformers models/deepseek_v32/modeling_deepseek_v32.py "

@@ -35,6 +35,7 @@ MLA_ABSORBED_CORE = Pattern(
     params=(KV_LORA_RANK, QK_ROPE_HEAD_DIM),
     # QK^T over the latent plus the shared rope key (r_kv + d_rope), PV over the latent (r_kv).
     formula=2 * n_h * (2 * r_kv + d_rope) * pairs,
+    weights=0,  # the core multiplies activations only
     summary="QK^T of width r_kv + d_rope and PV of width r_kv per head over the attended pairs (MQA in the latent)",
     reference=_REFERENCE,
 )

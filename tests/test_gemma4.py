@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import flopsreg
-from hf_data import config, path
+from hf_data import path
 from oracles import causal_pairs, window_pairs
 
 
@@ -42,12 +42,6 @@ def test_gemma_4_26b_a4b_runs_its_experts_beside_the_dense_mlp(registry):
     full = gemma4_layer(s, h, 16, 2, 512, causal_pairs(s), 2112, k_eq_v=True) + experts
     model = flopsreg.Model.from_hf_config(path("gemma-4-26b-a4b"))
     assert registry.evaluate(model, seq_len=s).forward == 25 * sliding + 5 * full + 2 * s * h * V
-
-
-def text(**changes) -> dict:
-    data = config("gemma-4-31b")["text_config"]
-    data.update(changes)
-    return {k: v for k, v in data.items() if v is not ...}
 
 
 def small(**changes) -> dict:
