@@ -49,7 +49,7 @@ def render_table(registry: flopsreg.Registry) -> str:
     """The generated block: one row per example and convention."""
     header = " | ".join(f"{label} training FLOPs | / exact" for label, _ in LENGTHS)
     rows = [f"| model | convention | {header} |", "| --- | --- |" + " ---: | ---: |" * len(LENGTHS)]
-    for path in sorted(EXAMPLES.glob("*.toml")):
+    for path in sorted(EXAMPLES.glob("*.toml"), key=lambda path: path.stem):  # by name: deepseek-v3 before deepseek-v3.2
         model = table_model(path)
         exact = [registry.evaluate(model, seq_len=tokens).training for _, tokens in LENGTHS]
         for convention in (EXACT, *registry.conventions):

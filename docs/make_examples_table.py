@@ -37,7 +37,7 @@ def render_table(registry: flopsreg.Registry) -> str:
         "| model | layers | tokens | GFLOP / token | attention share | forward FLOPs (exact) |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for path in sorted(EXAMPLES.glob("*.toml")):
+    for path in sorted(EXAMPLES.glob("*.toml"), key=lambda path: path.stem):  # by name: deepseek-v3 before deepseek-v3.2
         model = flopsreg.Model.from_toml(path)
         for label, tokens in LENGTHS:
             result = registry.evaluate(model, seq_len=tokens)
@@ -59,7 +59,7 @@ def render_serving_table(registry: flopsreg.Registry) -> str:
         "| decode FLOPs (1023 steps) | GFLOP / generated token |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for path in sorted(EXAMPLES.glob("*.toml")):
+    for path in sorted(EXAMPLES.glob("*.toml"), key=lambda path: path.stem):  # by name: deepseek-v3 before deepseek-v3.2
         model = flopsreg.Model.from_toml(path)
         steps = [registry.evaluate(model, seq_len=1, cached=tokens, logits="last").forward for _, tokens in LENGTHS]
         gen = registry.generate(model, prompt=PROMPT, new_tokens=NEW_TOKENS)

@@ -316,25 +316,34 @@ def _result_rows(w: _Writer, result: Result) -> None:
     w.row(per_token, r"\approx " + scientific(Fraction(result.forward, tokens)) + r"\ \text{per token}")
 
 
-def _value(plan: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Symbol, int]) -> str:
-    """*symbol*'s value in this model: one number, a number per layer kind, or blank."""
-    if symbol in constants:
-        return thousands(constants[symbol])
+def _kind_values(plan: ModelSelection, symbol: sympy.Symbol) -> dict[int, list[str]]:
+    """*symbol*'s values in this model, each with the units (layer kinds, model) that set it."""
     values: dict[int, list[str]] = {}
     for unit in plan.units:
         if symbol.name in unit.params:
             values.setdefault(unit.params[symbol.name], []).append(unit.name)
+    return values
+
+
+def _value(plan: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Symbol, int]) -> str:
+    """*symbol*'s value in this model: one number, a number per layer kind, or blank."""
+    if symbol in constants:
+        return thousands(constants[symbol])
+    values = _kind_values(plan, symbol)
     if len(values) == 1:
         return thousands(next(iter(values)))
     return ", ".join(f"{thousands(v)}\\,(\\text{{{escape(', '.join(kinds))}}})" for v, kinds in values.items())
 
 
+def _legend_symbols(w: _Writer) -> list[sympy.Symbol]:
+    """The symbols the legend explains, in order of appearance (not the per-unit display ones)."""
+    return [symbol for symbol in w.used if "__" not in symbol.name and symbol.name in w.plan.symbols]
+
+
 def _legend_rows(w: _Writer) -> list[tuple[str, str, str]]:
     """``(LaTeX, meaning, value)`` of each symbol in order of appearance; value ``""`` if none."""
     rows = []
-    for symbol in w.used:
-        if "__" in symbol.name or symbol.name not in w.plan.symbols:
-            continue
+    for symbol in _legend_symbols(w):
         info = w.plan.symbols[symbol.name]
         rows.append((info.latex, meaning(info.meaning), _value(w.plan, symbol, w.constants)))
     return rows
@@ -346,10 +355,20 @@ def legend(plan: ModelSelection) -> list[tuple[str, str, str]]:
 
 
 def _legend(w: _Writer) -> str:
-    """A table of the symbols in order of appearance: symbol, meaning, value for this model."""
-    rows = [f"${tex}$ & {escape(text)} & " + (f"${value}$ " if value else "") + "\\\\" for tex, text, value in _legend_rows(w)]
-    head = "\\noindent where\\par\\smallskip\\noindent\n\\begin{tabular}{@{}l@{\\enspace}p{0.62\\linewidth}@{\\enspace}r@{}}\n"
-    return head + "\n".join(rows) + "\n\\end{tabular}\n"
+    """A table of the symbols in order of appearance: symbol, meaning, value for this model. A
+    value that differs between layer kinds follows the meaning instead, where the column wraps:
+    ``$256$ (sliding), $512$ (full)``."""
+    rows = []
+    for symbol, (tex, text, value) in zip(_legend_symbols(w), _legend_rows(w)):
+        values = {} if symbol in w.constants else _kind_values(w.plan, symbol)
+        if len(values) > 1:
+            per_kind = ", ".join(f"${thousands(v)}$ ({escape(', '.join(kinds))})" for v, kinds in values.items())
+            rows.append(f"${tex}$ & {escape(text)}: {per_kind} & \\\\")
+        else:
+            rows.append(f"${tex}$ & {escape(text)} & " + (f"${value}$ " if value else "") + "\\\\")
+    # Set small so that a long model (many kinds, per-kind values) keeps its fragment to one page.
+    head = "\\noindent where\\par\\smallskip\\noindent\n{\\small\\begin{tabular}{@{}l@{\\enspace}p{0.62\\linewidth}@{\\enspace}r@{}}\n"
+    return head + "\n".join(rows) + "\n\\end{tabular}}\n"
 
 
 def _rows(plan: ModelSelection, result: Result | None, annotate: bool = False) -> _Writer:

@@ -77,11 +77,11 @@ def refuses_mixers(convention: str, why: str, source: str) -> list[Pattern]:
             name=f"{convention}_{flag}_layers",
             slot="mixer.projection",
             flags={convention, flag},
-            precedence=MIXER_REFUSAL_PRECEDENCE,
+            precedence=MIXER_REFUSAL_PRECEDENCE + i,  # distinct: a layer with two mixers is refused once
             formula=0,
             summary=f"{convention}: {flag} layers are not counted",
             reference=source,
             refusal=f"{why}; this layer has a {flag} mixer, which it never counts: a refusal, not a guess",
         )
-        for flag in MIXER_FLAGS
+        for i, flag in enumerate(MIXER_FLAGS)
     ]

@@ -20,7 +20,7 @@ import sympy
 
 from flopsreg import Convention, Pattern, hookimpl
 from flopsreg.patterns import convention_megatron
-from flopsreg.patterns._convention_rules import PRECEDENCE, not_counted, routerless_moe
+from flopsreg.patterns._convention_rules import PRECEDENCE, not_counted, refuses_mixers, routerless_moe
 from flopsreg.patterns._hf_common import family
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
@@ -129,6 +129,7 @@ PATTERNS = [
         formula=_MEGATRON_MTP.formula.xreplace({convention_megatron.PADDED_VOCAB.symbol: VOCAB.symbol}),
         summary="per MTP depth: its layer, eh norms counted as 3h, eh projection 2h^2, logits again",
     ),
+    *refuses_mixers(NAME, "Megatron-Bridge counts linear-attention and Mamba layers with its own terms (Megatron-LM's), which this convention does not reproduce for a model read from a config", SOURCE),
 ]
 
 

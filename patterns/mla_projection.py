@@ -11,6 +11,7 @@ QK_ROPE_HEAD_DIM = Param(
     name="qk_rope_head_dim",
     latex=r"d_{\mathrm{rope}}",
     meaning="per-head query/key RoPE width; the rope key is shared by all heads",
+    minimum=0,  # 0: a NoPE MLA layer (Mistral Large 4's no_rope_layers), no shared rope key
 )
 V_HEAD_DIM = Param(name="v_head_dim", latex=r"d_{\mathrm{vh}}", meaning="per-head value width of MLA")
 r_kv, d_nope, d_rope, d_vh = (p.symbol for p in (KV_LORA_RANK, QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM, V_HEAD_DIM))

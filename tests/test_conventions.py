@@ -803,3 +803,14 @@ def test_documented_percentages():
         "-14.6%",
     ):
         assert shown in text, shown
+
+
+@pytest.mark.parametrize("convention", ["slime", "nanogpt", "megatron_bridge"])
+@pytest.mark.parametrize(("example", "mixer"), [("qwen3-next-80b-a3b", "gated_deltanet"), ("nemotron-3-nano-30b-a3b", "mamba2"), ("kimi-linear-48b-a3b", "kda")])
+def test_conventions_that_count_every_layer_as_attention_refuse_mixer_layers(registry, convention, example, mixer):
+    """slime, nanoGPT and (for a model read from a config) Megatron-Bridge have no term for a
+    linear-attention or Mamba layer: a refusal naming the mixer, never a count of it as attention."""
+    model = flopsreg.Model.example(example)
+    with pytest.raises(flopsreg.ModelError, match=rf"slot mixer\.projection: .*this layer has a {mixer} mixer, which it never counts"):
+        registry.evaluate(model, seq_len=4096, convention=convention)
+    assert registry.evaluate(model, seq_len=4096).forward > 0  # exact counts it

@@ -310,6 +310,59 @@ def hand_kimi_linear_48b_a3b(s: int) -> dict[str, int]:
     }
 
 
+def _dsa(s: int, *, h, layers, n_h, vocab, r_q, r_kv, d_nope, d_rope, d_v, idx_heads, idx_dim, topk, dense_ffn, first_k_dense) -> dict[str, int]:
+    """DeepSeek-V3.2 / GLM-5: MLA over the top-k pairs plus the lightning indexer on every layer."""
+    topk_pairs = sum(min(q + 1, topk) for q in range(s))  # query q attends to min(q + 1, K) keys
+    mla = (
+        2 * s * h * r_q + 2 * s * r_q * n_h * (d_nope + d_rope)  # q_a_proj, q_b_proj
+        + 2 * s * h * (r_kv + d_rope) + 2 * s * r_kv * n_h * (d_nope + d_v)  # kv_a_proj_with_mqa, kv_b_proj
+        + 2 * n_h * (d_nope + d_rope) * topk_pairs + 2 * n_h * d_v * topk_pairs  # QK^T, PV over the top-k
+        + 2 * s * (n_h * d_v) * h  # o_proj
+    )
+    indexer = (
+        2 * s * r_q * idx_heads * idx_dim  # wq_b: query latent -> index heads
+        + 2 * s * h * idx_dim  # wk: hidden -> one index key
+        + 2 * s * h * idx_heads  # weights_proj: hidden -> one weight per index head
+        + 2 * causal_pairs(s) * idx_heads * (idx_dim + 1)  # scores over every causal pair, head-weighted sum
+    )
+    moe = 2 * s * h * 256 + 8 * swiglu(s, h=h, ffn=2048) + swiglu(s, h=h, ffn=2048)  # router, top-8, 1 shared
+    return {
+        "attention": layers * (mla + indexer),
+        "mlp": first_k_dense * swiglu(s, h=h, ffn=dense_ffn) + (layers - first_k_dense) * moe,
+        "head": 2 * s * h * vocab,
+    }
+
+
+def hand_deepseek_v3_2(s: int) -> dict[str, int]:
+    return _dsa(s, h=7168, layers=61, n_h=128, vocab=129280, r_q=1536, r_kv=512, d_nope=128, d_rope=64, d_v=128,
+                idx_heads=64, idx_dim=128, topk=2048, dense_ffn=18432, first_k_dense=3)
+
+
+def hand_glm_5(s: int) -> dict[str, int]:
+    return _dsa(s, h=6144, layers=78, n_h=64, vocab=154880, r_q=2048, r_kv=512, d_nope=192, d_rope=64, d_v=256,
+                idx_heads=32, idx_dim=128, topk=2048, dense_ffn=12288, first_k_dense=3)
+
+
+def _gemma_4(s: int, *, h, n_h, n_kv, n_kv_global, ffn, layers, moe=None) -> dict[str, int]:
+    """5 sliding layers (head 256, window 1024) to 1 full (head 512, K = V: no v_proj); experts beside the MLP."""
+    sliding = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=256, pairs=window_pairs(s, 1024))
+    full = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv_global, d=512, pairs=causal_pairs(s)) - 2 * s * h * (n_kv_global * 512)
+    experts = 0 if moe is None else 2 * s * h * moe[0] + moe[1] * swiglu(s, h=h, ffn=moe[2])  # router, top-k experts
+    return {
+        "attention": layers * 5 // 6 * sliding + layers // 6 * full,
+        "mlp": layers * (swiglu(s, h=h, ffn=ffn) + experts),
+        "head": 2 * s * h * 262144,  # tied embeddings: lm_head still runs
+    }
+
+
+def hand_gemma_4_31b(s: int) -> dict[str, int]:
+    return _gemma_4(s, h=5376, n_h=32, n_kv=16, n_kv_global=4, ffn=21504, layers=60)
+
+
+def hand_gemma_4_26b_a4b(s: int) -> dict[str, int]:
+    return _gemma_4(s, h=2816, n_h=16, n_kv=8, n_kv_global=2, ffn=2112, layers=30, moe=(128, 8, 704))
+
+
 CASES = [
     ("llama-3-8b", hand_llama_3_8b, 4096),
     ("llama-3.1-70b", hand_llama_3_1_70b, 4096),
@@ -330,6 +383,10 @@ CASES = [
     ("qwen3.5-35b-a3b", hand_qwen3_5_35b_a3b, 4096),
     ("nemotron-3-nano-30b-a3b", hand_nemotron_3_nano_30b_a3b, 4096),
     ("kimi-linear-48b-a3b", hand_kimi_linear_48b_a3b, 4096),
+    ("deepseek-v3.2", hand_deepseek_v3_2, 8192),  # past index_topk: 2048 keys per later query
+    ("glm-5", hand_glm_5, 4096),
+    ("gemma-4-31b", hand_gemma_4_31b, 4096),
+    ("gemma-4-26b-a4b", hand_gemma_4_26b_a4b, 4096),
 ]
 
 

@@ -16,8 +16,12 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NAMES = sorted(path.stem for path in EXAMPLES.glob("*.toml"))
 EXPECTED = {
     "deepseek-v3",
+    "deepseek-v3.2",
     "gemma-3-27b",
     "gemma-3-4b",
+    "gemma-4-26b-a4b",
+    "gemma-4-31b",
+    "glm-5",
     "gpt-oss-120b",
     "gpt-oss-20b",
     "kimi-linear-48b-a3b",

@@ -18,6 +18,7 @@ import sympy
 
 import flopsreg
 import oracles
+from flopsreg.patterns._convention_rules import MIXER_FLAGS
 from flopsreg.cli import main
 from flopsreg.compile import compile_exact
 from flopsreg.examples_index import example_names
@@ -106,8 +107,14 @@ def _bridge(model):
     return () if any(f"hf_{t}" in model.flags for t in NO_BRIDGE) else ("megatron_bridge",)
 
 
+def _attention_only(model):
+    """The conventions that count every layer as softmax attention, where no layer has a mixer (they refuse those)."""
+    mixers = any(set(MIXER_FLAGS) & model.merged(kind)[0] for kind in model.plan.kinds())
+    return () if mixers else ("slime", "nanogpt", *_bridge(model))
+
+
 def _models():
-    models = [(name, model, ("exact", "slime", "nanogpt", *_bridge(model), *_verl(model))) for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
+    models = [(name, model, ("exact", *_attention_only(model), *_verl(model))) for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
     models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt", "megatron_bridge", "verl")))
     gemma3_text = {**json.loads((HF / "gemma-3-4b.json").read_text())["text_config"], "model_type": "gemma3_text"}
     for name, config in (("gemma-2-9b", HF / "gemma-2-9b.json"), ("gemma3-text", gemma3_text),
@@ -123,6 +130,11 @@ def _models():
     models.append(("gpt2", gpt_model(gpt2), ("exact", "nanogpt")))
     gemma = flopsreg.Model.example("gemma-3-4b")
     models.append(("gemma-layernorm", attrs.evolve(gemma, flags=gemma.flags | {"norm_bias"}), ("exact", "nanogpt")))
+    dsa = flopsreg.Model.from_hf_config(HF / "deepseek-v3.2.json")
+    models.append(("deepseek-v3.2 absorbed MLA", attrs.evolve(dsa, flags=dsa.flags | {"mla_absorbed"}), ("exact",)))
+    recorded = json.loads((HF.parent / "hf_forward" / "forward_attention2026.json").read_text())["models"]
+    models.append(("gemma4 with every feature", flopsreg.Model.from_hf_config(recorded["gemma4_features"]["config"]), ("exact",)))
+    models.append(("mistral-large-4 layer variants", flopsreg.Model.from_hf_config(recorded["mistral_large4"]["config"]), ("exact",)))
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

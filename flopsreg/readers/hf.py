@@ -91,27 +91,32 @@ def _fields(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapp
 
 def _with_layer_types(decoder: Decoder, fields: Fields, layer_types: Mapping[str, HFLayerType]) -> Decoder:
     """*decoder* with its ``layer_types`` strings replaced by their declared kinds, flags and
-    parameters, each parameter read from its config field."""
+    parameters, each parameter read from its config field; the kinds the reader defines itself
+    in ``attention_kinds`` (a layer that no ``layer_types`` string describes alone) kept as they are."""
     kinds: dict[str, tuple[frozenset[str], dict[str, int]]] = {}
     named_by: dict[str, str] = {}  # kind -> the layer type that named it
+    own = {entry: decoder.attention_kinds[entry] for entry in decoder.attention if entry in decoder.attention_kinds}
+    named = {}  # entry -> the kind it names
     for entry in dict.fromkeys(decoder.attention):
-        declared = layer_types.get(entry)
-        if declared is None:
+        declared = None if entry in own else layer_types.get(entry)
+        if declared is None and entry not in own:
             raise ModelError(
                 f"{fields.where}: model_type {fields.model_type}'s reader gives layer type {entry!r}, which no "
                 f"plugin declares{did_you_mean(entry, layer_types)} (declare it with flopsreg_register_hf_layer_types)"
             )
-        why = f"layers {layers_with(decoder.attention, entry)} are {entry}"
-        params = {param: fields.int(field, why=why) for param, field in declared.params.items()}
-        other = named_by.setdefault(declared.kind, entry)
+        named[entry] = entry if declared is None else declared.kind
+        other = named_by.setdefault(named[entry], entry)
         if other != entry:
             raise ModelError(
-                f"{fields.where}: layer types {other!r} and {entry!r} both name layer kind {declared.kind!r}; "
+                f"{fields.where}: layer types {other!r} and {entry!r} both name layer kind {named[entry]!r}; "
                 "give one HFLayerType another kind="
             )
-        kinds[declared.kind] = (declared.flags, params)
-    named = [layer_types[entry].kind for entry in decoder.attention]
-    return attrs.evolve(decoder, attention=named, attention_kinds=kinds)
+        if declared is None:
+            kinds[entry] = own[entry]
+            continue
+        why = f"layers {layers_with(decoder.attention, entry)} are {entry}"
+        kinds[declared.kind] = (declared.flags, {param: fields.int(field, why=why) for param, field in declared.params.items()})
+    return attrs.evolve(decoder, attention=[named[entry] for entry in decoder.attention], attention_kinds=kinds)
 
 
 def _with_per_layer_config(decoder: Decoder, fields: Fields, reader: HFReader) -> Decoder:
