@@ -23,6 +23,7 @@ from flopsreg.compile import compile_exact
 from flopsreg.examples_index import example_names
 from flopsreg.patterns.chunked import CHUNKED
 from flopsreg.patterns.convention_megatron_bridge import NO_BRIDGE
+from flopsreg.patterns.convention_torchtitan import MODELS as TORCHTITAN_MODELS
 from flopsreg.patterns.convention_verl import ESTIMATORS
 from flopsreg.patterns.full_causal import FULL_CAUSAL
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
@@ -106,14 +107,21 @@ def _bridge(model):
     return () if any(f"hf_{t}" in model.flags for t in NO_BRIDGE) else ("megatron_bridge",)
 
 
+def _torchtitan(model):
+    """("torchtitan",) where torchtitan has a model for the model's family, else nothing (it refuses)."""
+    return ("torchtitan",) if any(f"hf_{t}" in model.flags for t in TORCHTITAN_MODELS) else ()
+
+
 def _models():
-    models = [(name, model, ("exact", "slime", "nanogpt", *_bridge(model), *_verl(model))) for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
+    models = [(name, model, ("exact", "slime", "nanogpt", *_bridge(model), *_verl(model), *_torchtitan(model)))
+              for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
     models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt", "megatron_bridge", "verl")))
     gemma3_text = {**json.loads((HF / "gemma-3-4b.json").read_text())["text_config"], "model_type": "gemma3_text"}
     for name, config in (("gemma-2-9b", HF / "gemma-2-9b.json"), ("gemma3-text", gemma3_text),
-                         ("qwen2-moe", HF / "qwen2-moe.json"), ("qwen2.5-7b", HF / "qwen2.5-7b.json")):  # qwen2.5: qkv biases
+                         ("qwen2-moe", HF / "qwen2-moe.json"), ("qwen2.5-7b", HF / "qwen2.5-7b.json"),  # qwen2.5: qkv biases
+                         ("deepseek-v2-lite", HF / "deepseek-v2-lite.json")):
         model = flopsreg.Model.from_hf_config(config)
-        models.append((name, model, ("exact", "nanogpt", *_bridge(model), *_verl(model))))
+        models.append((name, model, ("exact", "nanogpt", *_bridge(model), *_verl(model), *_torchtitan(model))))
     # LayerNorms (scale and bias) and linear biases, as a Megatron-LM run's defaults make them
     layernorm = llama3_8b_args(normalization="LayerNorm", qk_layernorm=True, add_bias_linear=True, untie_embeddings_and_output_weights=True)
     models.append(("megatron-layernorm", flopsreg.Model.from_megatron_args(layernorm), ("exact", "nanogpt")))
