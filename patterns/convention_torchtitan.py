@@ -8,9 +8,10 @@ Training FLOPs per token are ``6 N + 6 L n_h d seq_len``: ``N`` every parameter 
 ``top_k / num_experts``, less the input embedding unless it is tied to the head; ``L`` the
 layers with attention, ``n_h`` and ``d`` (the qk plus v head widths) those of layer 0. So every
 layer attends over the full s x s square: no causal discount, GPT-OSS's 128-token windows
-ignored. As formulas: the convention counts per active weight (``Convention.per_weight``), and
-its own patterns give the attention term, drop the embedding and keep the head. Only the
-model types torchtitan has a model for are counted; the others are refused, naming why.
+ignored. Multi-token-prediction layers (deepseek_v3's MTPDecoder) count their weights only. As
+formulas: the convention counts per active weight (``Convention.per_weight``), and its own
+patterns give the attention term, drop the embedding and keep the head. Only the model types
+torchtitan has a model for are counted; the others are refused, naming why.
 """
 
 import sympy
@@ -19,6 +20,7 @@ from flopsreg import Convention, Pattern, hookimpl
 from flopsreg.patterns._convention_rules import PRECEDENCE
 from flopsreg.patterns._hf_common import family
 from flopsreg.patterns.logits import VOCAB
+from flopsreg.patterns.mtp import MTP, MTP_BLOCK, mtp_block, mtp_layers
 from flopsreg.patterns.quantities import d_qk, d_v, pairs
 from flopsreg.symbols import h, n_h, s
 
@@ -52,6 +54,9 @@ def family_precedence(model_type: str) -> int:
     """Above the convention-wide rules, and distinct per type: no two families' rules tie."""
     return PRECEDENCE + 10 + [*MODELS, *NO_MODEL].index(model_type)
 
+
+MTP_PRECEDENCE = PRECEDENCE + 10 + len(MODELS) + len(NO_MODEL)  # above every family's rule
+(MTP_LAYER,) = MTP_BLOCK.layer_flags
 
 TORCHTITAN = Convention(
     name="torchtitan",
@@ -110,14 +115,22 @@ PATTERNS = [
         flags={NAME, "mtp"},
         precedence=PRECEDENCE,
         scope="model",
-        formula=0,
-        summary="torchtitan: multi-token prediction (MTPDecoder) not reproduced",
+        # The MTP layers' parameters are in N; their attention is not in the quadratic term (they are
+        # not in model_config.layers) and their logits reuse lm_head, counted once.
+        formula=mtp_block + mtp_layers * 2 * s * (2 * h * h + 3 * h),
+        weights=MTP.weights,
+        summary="torchtitan (MTPDecoder): per MTP depth 2 FLOPs per token per weight of its layer, eh projection "
+        "2h -> h and three norms; no attention term, no second logits",
         reference=SOURCE,
-        refusal=(
-            "torchtitan's deepseek_v3 MTPDecoder counts the MTP layers' weights at 6 FLOPs per token but gives "
-            "them no attention term and no second logits, which flopsreg does not reproduce yet: evaluate "
-            "without the flag mtp (torchtitan's own flavors train without MTP: num_mtp_layers = 0)"
-        ),
+    ),
+    Pattern(
+        name="torchtitan_mtp_attention",
+        slot="attention.core",
+        flags={NAME, MTP_LAYER},
+        precedence=MTP_PRECEDENCE,
+        formula=0,
+        summary="torchtitan: an MTP layer's attention gets no quadratic term (only model_config.layers are summed)",
+        reference=SOURCE,
     ),
     Pattern(
         name="torchtitan_unknown_family",

@@ -115,7 +115,7 @@ def _torchtitan(model):
 def _models():
     models = [(name, model, ("exact", "slime", "nanogpt", *_bridge(model), *_verl(model), *_torchtitan(model)))
               for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
-    models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt", "megatron_bridge", "verl")))
+    models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt", "megatron_bridge", "verl", "torchtitan")))
     gemma3_text = {**json.loads((HF / "gemma-3-4b.json").read_text())["text_config"], "model_type": "gemma3_text"}
     for name, config in (("gemma-2-9b", HF / "gemma-2-9b.json"), ("gemma3-text", gemma3_text),
                          ("qwen2-moe", HF / "qwen2-moe.json"), ("qwen2.5-7b", HF / "qwen2.5-7b.json"),  # qwen2.5: qkv biases
@@ -157,10 +157,16 @@ def test_the_identity_models_cover_every_registered_pattern(registry):
     """Every pattern that counts FLOPs; those that only hold weights never fill a FLOPs slot."""
     from flopsreg.compose import holds_weights_only
 
+    from flopsreg.select import select
+
     used = {p.name for p in registry.patterns if holds_weights_only(p)}
     for _, model, conventions in MODELS:
         for convention in conventions:
             used |= {p for unit in registry.select(model, convention=convention).units for p in unit.patterns.values()}
+            for block in registry.blocks.values():  # the layers of blocks (MTP), with the flags the block sets
+                for layer in model.block(block.name):
+                    flags = layer.flags | block.layer_flags | ({convention} - {"exact"})
+                    used |= {sel.pattern.name for sel in select(registry, "layer", flags, block.name)}
     refusals = {p.name for p in registry.patterns if p.refusal}  # never in a plan: tested where they refuse
     # the chunked scans and padded convs of the linear mixers count one pass: no cached-prefix form
     assert {p.name for p in registry.patterns if not p.flags & REFERENCE_FLAGS} - refusals - used == set()

@@ -121,16 +121,30 @@ def test_gpt_oss_120b_ignores_its_sliding_windows(registry, seq_len):
         assert round(got / bridge, 2) == 1.96
 
 
-def test_deepseek_v3_mla_moe(registry):
-    h, layers, dense, heads, v, s = 7168, 61, 3, 128, 129280, 4096
+def deepseek_v3_n(mtp: int = 0) -> int:
+    """DeepSeek-V3's N by hand: MLA, 3 dense layers, 58 MoE layers, and *mtp* MTP depths of a MoE layer."""
+    h, layers, dense, heads, v = 7168, 61, 3, 128, 129280
     q_lora, kv_lora, nope, rope, vd, ffn, experts, k, fe = 1536, 512, 128, 64, 128, 18432, 256, 8, 2048
     attention = (h * q_lora + q_lora + q_lora * heads * (nope + rope) + h * (kv_lora + rope) + kv_lora
                  + kv_lora * heads * (nope + vd) + heads * vd * h)
     moe = h * experts + 3 * h * fe + 3 * h * fe * experts * k // experts  # router, shared expert, routed at k/E
-    n = layers * (attention + 2 * h) + dense * 3 * h * ffn + (layers - dense) * moe + h + v * h
-    assert n == recorded_n("deepseek-v3", top_k=k, experts=experts)
-    got = registry.evaluate(flopsreg.Model.example("deepseek-v3"), seq_len=s, convention="torchtitan").training
-    assert got == torchtitan_training(n, layers, heads, nope + rope + vd, s)
+    eh_proj_and_norms = 2 * h * h + 3 * h  # eh_proj, enorm, hnorm, mtp_norm
+    return (layers * (attention + 2 * h) + dense * 3 * h * ffn + (layers - dense) * moe + h + v * h
+            + mtp * (attention + 2 * h + moe + eh_proj_and_norms))
+
+
+def test_deepseek_v3_mla_moe(registry):
+    n = deepseek_v3_n()
+    assert n == recorded_n("deepseek-v3", top_k=8, experts=256)
+    got = registry.evaluate(flopsreg.Model.example("deepseek-v3"), seq_len=4096, convention="torchtitan").training
+    assert got == torchtitan_training(n, 61, 128, 128 + 64 + 128, 4096)
+
+
+def test_mtp_layers_count_their_weights_but_no_attention_and_no_second_logits(registry):
+    """MTPDecoder: the MTP layer's parameters are in N; only model_config.layers get the s^2 term."""
+    model = flopsreg.Model.from_hf_config(hf("deepseek-v3"), blocks=("mtp",))
+    got = registry.evaluate(model, seq_len=4096, convention="torchtitan").training
+    assert got == torchtitan_training(deepseek_v3_n(mtp=1), 61, 128, 320, 4096)
 
 
 def test_deepseek_v2_lite_is_torchtitans_deepseek_v3_16b(registry):
@@ -169,12 +183,6 @@ def test_compare_traces_torchtitans_differences(registry):
     assert reasons[("embedding", "torchtitan_embedding")].startswith("torchtitan: the input embedding is left out")
     assert ("mlp", "torchtitan_moe") not in reasons  # 2 FLOPs per active weight: what the exact MoE counts
     assert ("mlp.bias", "torchtitan_expert_bias") in reasons  # biases, norms and sinks cost 6 per weight
-
-
-def test_mtp_is_refused_not_guessed(registry):
-    model = flopsreg.Model.from_hf_config(hf("deepseek-v3"), blocks=("mtp",))
-    with pytest.raises(flopsreg.ModelError, match="MTPDecoder counts the MTP layers' weights"):
-        registry.evaluate(model, seq_len=4096, convention="torchtitan")
 
 
 def test_the_command_line_takes_the_convention(capsys):
@@ -298,16 +306,20 @@ def test_drop_in_names_the_field_it_cannot_read(config, message):
         get_nparams_and_flops(config, 16)
 
 
-def test_drop_in_refuses_bad_seq_len_and_mtp_under_the_convention():
+def test_drop_in_refuses_a_bad_seq_len():
     with pytest.raises(flopsreg.ModelError, match=r"seq_len = 0: expected an integer >= 1"):
         get_nparams_and_flops(llama3_8b(), 0)
+
+
+def test_drop_in_counts_the_debug_flavors_mtp_layer():
+    """deepseek_v3_debugmodel_mtp: 6 layers (1 dense), 8 experts top 3, 2 shared, one MTP layer copying the last."""
     layers = [block(mla(256, 16, 0, 512, 128, 64, 128), ffn(256, 1024) if i < 1 else None,
                     None if i < 1 else moe(256, 8, 3, 256, shared=512)) for i in range(6)]
-    debug_mtp = DeepSeekV3Model.Config(dim=256, vocab_size=2048, layers=layers, mtp_layers=[layers[-1]])
-    nparams, _ = get_nparams_and_flops(debug_mtp, 2048)  # exact: the MTP layer counted, and its parameters in nparams
-    without, _ = get_nparams_and_flops(DeepSeekV3Model.Config(dim=256, vocab_size=2048, layers=layers), 2048)
-    mtp_layer = (256 * 16 * 192 + 256 * (512 + 64) + 512 + 512 * 16 * 256 + 16 * 128 * 256 + 2 * 256  # MLA, norms
-                 + 256 * 8 + 3 * 256 * 512 + 8 * 3 * 256 * 256 + 2 * 256 * 256 + 3 * 256)  # MoE; eh_proj and 3 norms
-    assert nparams - without == mtp_layer
-    with pytest.raises(flopsreg.ModelError, match="MTPDecoder"):
-        get_nparams_and_flops(debug_mtp, 2048, convention="torchtitan")
+    config = DeepSeekV3Model.Config(dim=256, vocab_size=2048, layers=layers, mtp_layers=[layers[-1]])
+    attention = 256 * 16 * 192 + 256 * (512 + 64) + 512 + 512 * 16 * 256 + 16 * 128 * 256  # wq, wkv_a, kv_norm, wkv_b, wo
+    moe_all, moe_active = 256 * 8 + 3 * 256 * 512 + 8 * 3 * 256 * 256, 256 * 8 + 3 * 256 * 512 + 3 * 3 * 256 * 256
+    mtp_extra = 2 * 256 * 256 + 3 * 256  # eh_proj, enorm, hnorm, mtp_norm
+    nparams = 6 * (attention + 2 * 256) + (3 * 256 * 1024) + 5 * moe_all + 256 + 2 * 2048 * 256 + attention + 2 * 256 + moe_all + mtp_extra
+    n = 6 * (attention + 2 * 256) + 3 * 256 * 1024 + 5 * moe_active + 256 + 2048 * 256 + attention + 2 * 256 + moe_active + mtp_extra
+    assert get_nparams_and_flops(config, 2048, convention="torchtitan") == (nparams, 6 * n + 6 * 6 * 16 * 320 * 2048)
+    assert get_nparams_and_flops(config, 2048)[0] == nparams
