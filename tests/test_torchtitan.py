@@ -300,10 +300,28 @@ def test_drop_in_deepseek_v3_reads_mla_dense_layers_and_shared_experts():
      r"model_config.layers\[1\].attention: .* differs from layers\[0\]"),
     (Llama3Model.Config(dim=64, vocab_size=100, layers=[block(gqa(64, 4, 4, qk_norm=True), ffn(64, 128))]),
      "Llama 3 has no q/k norms"),
+    (Qwen3Model.Config(dim=64, vocab_size=100, layers=[block(gqa(64, 4, 4, 16, qk_norm=True), moe=moe(64, 4, 2, 32, shared=32))]),
+     "Qwen3 MoE layers with shared_experts are not read"),
+    (GptOssModel.Config(dim=64, vocab_size=100, layers=[block(gqa(64, 4, 4, 16, bias=True), ffn(64, 128))]),
+     "every GPT-OSS layer has a moe config"),
+    (DeepSeekV3Model.Config(dim=64, vocab_size=100, layers=[block(mla(64, 4, 0, 32, 16, 8, 16), moe=moe(64, 4, 2, 32)),
+                                                            block(mla(64, 4, 0, 32, 16, 8, 16), ffn(64, 128))]),
+     r"dense layers \[1\] are not the first ones"),
+    (DeepSeekV3Model.Config(dim=64, vocab_size=100, layers=[block(mla(64, 4, 0, 32, 16, 8, 16), moe=moe(64, 4, 2, 32, shared=48))]),
+     "shared_experts width 48 is not a multiple of the experts' 32"),
+    (Llama3Model.Config(dim=64, vocab_size=100, layers=[block(NS(n_heads=4, qkv_linear=NS(), wo=linear(64, 64)), ffn(64, 128))]),
+     r"model_config.layers\[0\].attention.qkv_linear: expected a QKVLinear"),
 ])
 def test_drop_in_names_the_field_it_cannot_read(config, message):
     with pytest.raises(flopsreg.ModelError, match=message):
         get_nparams_and_flops(config, 16)
+
+
+def test_drop_in_reads_a_fused_qkv_projection_as_the_separate_one():
+    fused = gqa(4096, 32, 8)
+    fused.qkv_linear = NS(head_dim=128, n_heads=32, n_kv_heads=8, wqkv=linear(4096, (32 + 2 * 8) * 128))
+    config = Llama3Model.Config(dim=4096, vocab_size=128256, layers=[block(fused, ffn(4096, 14336))] * 32)
+    assert get_nparams_and_flops(config, 4096) == get_nparams_and_flops(llama3_8b(), 4096)
 
 
 def test_drop_in_refuses_a_bad_seq_len():

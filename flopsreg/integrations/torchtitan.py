@@ -78,7 +78,8 @@ def _gqa(layers: list[Any], dim: int) -> dict[str, Any]:
         projections = [name for name in ("wq", "wqkv") if getattr(qkv, name, None) is not None]
         if not projections:
             raise ModelError(f"{where}.qkv_linear: expected a QKVLinear (wq, wkv) or FusedQKVLinear (wqkv) config")
-        biases = {_bias(getattr(qkv, name), f"{where}.qkv_linear.{name}") for name in (*projections, "wkv") if getattr(qkv, name, None) is not None}
+        present = [name for name in (*projections, "wkv") if getattr(qkv, name, None) is not None]
+        biases = {_bias(getattr(qkv, name), f"{where}.qkv_linear.{name}") for name in present}
         biases.add(_bias(_get(attention, where, "wo"), f"{where}.wo"))
         if len(biases) > 1:
             raise ModelError(f"{where}: q/k/v and wo biases differ; a bias on some of them only is not read")
