@@ -304,6 +304,8 @@ def test_drop_in_deepseek_v3_reads_mla_dense_layers_and_shared_experts():
      "Qwen3 MoE layers with shared_experts are not read"),
     (GptOssModel.Config(dim=64, vocab_size=100, layers=[block(gqa(64, 4, 4, 16, bias=True), ffn(64, 128))]),
      "every GPT-OSS layer has a moe config"),
+    (GptOssModel.Config(dim=64, vocab_size=100, layers=[block(gqa(64, 4, 4, 16, bias=True), moe=moe(64, 4, 2, 32))]),
+     r"model_config.layers\[0\].moe.router.gate.bias = False: this model's router has a bias"),
     (DeepSeekV3Model.Config(dim=64, vocab_size=100, layers=[block(mla(64, 4, 0, 32, 16, 8, 16), moe=moe(64, 4, 2, 32)),
                                                             block(mla(64, 4, 0, 32, 16, 8, 16), ffn(64, 128))]),
      r"dense layers \[1\] are not the first ones"),

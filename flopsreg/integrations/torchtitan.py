@@ -104,23 +104,27 @@ def _ffn_hidden(ffn: Any, path: str) -> tuple[int, bool]:
     return _int(w1, f"{path}.w1", "out_features"), _bias(w1, f"{path}.w1")
 
 
-def _moe(moe: Any, path: str) -> tuple[int, int, int, int]:
-    """(experts, top_k, expert hidden, shared hidden) of a MoE config."""
+def _moe(moe: Any, path: str, router_bias: bool) -> tuple[int, int, int, int]:
+    """(experts, top_k, expert hidden, shared hidden) of a MoE config whose router gate has *router_bias*."""
     experts = _int(moe, path, "num_experts")
-    top_k = _int(_get(moe, path, "router"), f"{path}.router", "top_k")
+    router = _get(moe, path, "router")
+    top_k = _int(router, f"{path}.router", "top_k")
+    gate = _get(router, f"{path}.router", "gate")
+    if _bias(gate, f"{path}.router.gate") != router_bias:
+        raise ModelError(f"{path}.router.gate.bias = {not router_bias}: this model's router has {'a' if router_bias else 'no'} bias")
     inner = _get(_get(moe, path, "routed_experts"), f"{path}.routed_experts", "inner_experts")
     hidden = _int(inner, f"{path}.routed_experts.inner_experts", "hidden_dim")
     shared = getattr(moe, "shared_experts", None)
     return experts, top_k, hidden, 0 if shared is None else _ffn_hidden(shared, f"{path}.shared_experts")[0]
 
 
-def _mlps(layers: list[Any]) -> list[tuple[str, Any]]:
+def _mlps(layers: list[Any], router_bias: bool) -> list[tuple[str, Any]]:
     """Each layer's ("dense", (hidden, bias)) or ("moe", (experts, top_k, hidden, shared))."""
     mlps = []
     for i, layer in enumerate(layers):
         path = f"model_config.layers[{i}]"
         if getattr(layer, "moe", None) is not None:
-            mlps.append(("moe", _moe(layer.moe, f"{path}.moe")))
+            mlps.append(("moe", _moe(layer.moe, f"{path}.moe", router_bias)))
         else:
             mlps.append(("dense", _ffn_hidden(_get(layer, path, "feed_forward"), f"{path}.feed_forward")))
     return mlps
@@ -162,7 +166,7 @@ def hf_config(model_config: Any) -> dict[str, Any]:
         "model_type": model_type, "hidden_size": dim, "num_hidden_layers": len(layers),
         "vocab_size": _int(model_config, "model_config", "vocab_size"), "tie_word_embeddings": tied,
     }
-    mlps = _mlps(layers)
+    mlps = _mlps(layers, router_bias=model_type == "gpt_oss")  # only GPT-OSS's router has a bias
     moe = _one(mlps, "moe")
     if model_type == "deepseek_v3":
         config |= _deepseek(layers, mlps, moe, model_config)
