@@ -275,7 +275,8 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         for layer in model.block(block.name):
             where = (range(layer.index, layer.index + 1),)
             unit = _plan_unit(
-                registry, quantities, KindSelection, layer.flags, layer.params, name=layer.kind, layers=where, per_weight=per_weight
+                registry, quantities, KindSelection, layer.flags | block.layer_flags, layer.params, name=layer.kind, layers=where,
+                per_weight=per_weight,
             )
             total += unit.expression.xreplace(_values(unit.expression, unit.params))
             block_units[block.flops].append(unit)

@@ -183,7 +183,7 @@ def count_parameters(registry: PluginRegistry, plan: ModelSelection) -> Paramete
     for block in registry.blocks.values():  # the layers of each block, e.g. MTP: not in the total
         for layer in model.block(block.name):
             where = f"{block.name} layer {layer.index} (kind {layer.kind!r})"
-            selections = select(registry, "layer", layer.flags, where)
+            selections = select(registry, "layer", layer.flags | block.layer_flags, where)
             shares += _shares(registry, selections, layer.params, where, f"{block.name}.{layer.kind}", 1, {sel.pattern.name: block.name for sel in selections})
     selections = select(registry, "model", plan.head.flags, MODEL_LEVEL)
     # A model-level pattern whose formula counts a block's layers holds that block's own weights.

@@ -369,11 +369,19 @@ class Block:
         name: the plan key, e.g. ``"mtp"``.
         latex: the LaTeX of the block's name in symbols, e.g. ``r"\mathrm{mtp}"``.
         meaning: one line saying what the layers are.
+        layer_flags: flags set on the block's layers (beside their kind's) when they are planned,
+            so that a pattern may count a layer differently inside the block, e.g. a convention
+            that leaves out the attention of MTP layers; none by default.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
     latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its name, e.g. '\\mathrm{draft}'"))
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what the layers are"))
+    layer_flags: frozenset[str] = attrs.field(
+        default=(),
+        converter=_names,
+        validator=_check(lambda v: isinstance(v, frozenset) and all(map(_is_name, v)), "a set of lower_snake_case flag names"),
+    )
 
     @property
     def flops(self) -> Symbol:

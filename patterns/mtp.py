@@ -12,6 +12,7 @@ MTP_BLOCK = Block(
     name="mtp",
     latex=r"\mathrm{mtp}",
     meaning="decoder layers inside the multi-token-prediction modules, one per depth (plan.mtp)",
+    layer_flags={"mtp_layer"},  # for conventions that count these layers differently (torchtitan: no attention term)
 )
 mtp_block, mtp_layers = MTP_BLOCK.flops, MTP_BLOCK.layers
 

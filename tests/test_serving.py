@@ -24,6 +24,7 @@ from flopsreg.compile import compile_exact
 from flopsreg.examples_index import example_names
 from flopsreg.patterns.chunked import CHUNKED
 from flopsreg.patterns.convention_megatron_bridge import NO_BRIDGE
+from flopsreg.patterns.convention_torchtitan import MODELS as TORCHTITAN_MODELS
 from flopsreg.patterns.convention_verl import ESTIMATORS
 from flopsreg.patterns.full_causal import FULL_CAUSAL
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
@@ -113,14 +114,21 @@ def _attention_only(model):
     return () if mixers else ("slime", "nanogpt", *_bridge(model))
 
 
+def _torchtitan(model):
+    """("torchtitan",) where torchtitan has a model for the model's family, else nothing (it refuses)."""
+    return ("torchtitan",) if any(f"hf_{t}" in model.flags for t in TORCHTITAN_MODELS) else ()
+
+
 def _models():
-    models = [(name, model, ("exact", *_attention_only(model), *_verl(model))) for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
-    models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt", "megatron_bridge", "verl")))
+    models = [(name, model, ("exact", *_attention_only(model), *_verl(model), *_torchtitan(model)))
+              for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
+    models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt", "megatron_bridge", "verl", "torchtitan")))
     gemma3_text = {**json.loads((HF / "gemma-3-4b.json").read_text())["text_config"], "model_type": "gemma3_text"}
     for name, config in (("gemma-2-9b", HF / "gemma-2-9b.json"), ("gemma3-text", gemma3_text),
-                         ("qwen2-moe", HF / "qwen2-moe.json"), ("qwen2.5-7b", HF / "qwen2.5-7b.json")):  # qwen2.5: qkv biases
+                         ("qwen2-moe", HF / "qwen2-moe.json"), ("qwen2.5-7b", HF / "qwen2.5-7b.json"),  # qwen2.5: qkv biases
+                         ("deepseek-v2-lite", HF / "deepseek-v2-lite.json")):
         model = flopsreg.Model.from_hf_config(config)
-        models.append((name, model, ("exact", "nanogpt", *_bridge(model), *_verl(model))))
+        models.append((name, model, ("exact", "nanogpt", *_bridge(model), *_verl(model), *_torchtitan(model))))
     # LayerNorms (scale and bias) and linear biases, as a Megatron-LM run's defaults make them
     layernorm = llama3_8b_args(normalization="LayerNorm", qk_layernorm=True, add_bias_linear=True, untie_embeddings_and_output_weights=True)
     models.append(("megatron-layernorm", flopsreg.Model.from_megatron_args(layernorm), ("exact", "nanogpt")))
@@ -161,10 +169,16 @@ def test_the_identity_models_cover_every_registered_pattern(registry):
     """Every pattern that counts FLOPs; those that only hold weights never fill a FLOPs slot."""
     from flopsreg.compose import holds_weights_only
 
+    from flopsreg.select import select
+
     used = {p.name for p in registry.patterns if holds_weights_only(p)}
     for _, model, conventions in MODELS:
         for convention in conventions:
             used |= {p for unit in registry.select(model, convention=convention).units for p in unit.patterns.values()}
+            for block in registry.blocks.values():  # the layers of blocks (MTP), with the flags the block sets
+                for layer in model.block(block.name):
+                    flags = layer.flags | block.layer_flags | ({convention} - {"exact"})
+                    used |= {sel.pattern.name for sel in select(registry, "layer", flags, block.name)}
     refusals = {p.name for p in registry.patterns if p.refusal}  # never in a plan: tested where they refuse
     # the chunked scans and padded convs of the linear mixers count one pass: no cached-prefix form
     assert {p.name for p in registry.patterns if not p.flags & REFERENCE_FLAGS} - refusals - used == set()
