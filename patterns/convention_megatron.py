@@ -55,6 +55,8 @@ PATTERNS = [
     ),
     routerless_moe("megatron", SOURCE),
     not_counted("megatron", "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE),
+    # Megatron-LM's main branch has no DSA term: the top-k mask is its s^2/2 causal core, the indexer 0.
+    not_counted("megatron", "dsa_indexer", "attention.topk_indexer", {"dsa_indexer"}, "the DSA lightning indexer", SOURCE),
     Pattern(
         name="megatron_low_rank_query",
         slot="attention.query",

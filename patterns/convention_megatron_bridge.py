@@ -120,6 +120,7 @@ PATTERNS = [
     ),
     _bridge_says(routerless_moe(NAME, SOURCE)),
     _bridge_says(not_counted(NAME, "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE)),
+    _bridge_says(not_counted(NAME, "dsa_indexer", "attention.topk_indexer", {"dsa_indexer"}, "the DSA lightning indexer", SOURCE)),
     _as_bridge(_by_name("megatron_low_rank_query")),
     _as_bridge(_by_name("megatron_mla_projection")),
     _as_bridge(_by_name("megatron_mla_output_gate")),

@@ -59,6 +59,7 @@ PATTERNS = [
     not_counted("slime", "shared_expert_gate", "mlp.shared_gate", {"shared_expert_gate"}, "the shared-expert gate", SOURCE),
     not_counted("slime", "output_gate", "attention.gate", {"output_gate"}, "the attention output gate", SOURCE),
     not_counted("slime", "mtp", "mtp", {"mtp"}, "multi-token prediction", SOURCE, scope="model"),
+    not_counted("slime", "dsa_indexer", "attention.topk_indexer", {"dsa_indexer"}, "the DSA lightning indexer", SOURCE),
     Pattern(
         name="slime_kv_projection",
         slot="attention.projection",

@@ -814,3 +814,18 @@ def test_conventions_that_count_every_layer_as_attention_refuse_mixer_layers(reg
     with pytest.raises(flopsreg.ModelError, match=rf"slot mixer\.projection: .*this layer has a {mixer} mixer, which it never counts"):
         registry.evaluate(model, seq_len=4096, convention=convention)
     assert registry.evaluate(model, seq_len=4096).forward > 0  # exact counts it
+
+
+@pytest.mark.parametrize("convention", ["megatron", "slime", "megatron_bridge"])
+def test_frameworks_without_a_dsa_term_count_no_indexer_and_full_causal_pairs(registry, convention):
+    """Megatron-LM's main branch, slime and Megatron-Bridge know no lightning indexer: DeepSeek-V3.2's
+    top-k layers are their s^2/2 causal core and the indexer costs them nothing."""
+    model, _ = flopsreg.Model.example("deepseek-v3.2").with_param("padded_vocab", 129280)
+    s = 8192
+    result = registry.evaluate(model, seq_len=s, convention=convention)
+    last = result.layers[-1]
+    assert last.patterns["attention.topk_indexer"] == f"{convention}_dsa_indexer"
+    assert result.selection.kind(last.kind).flops(s)["attention.topk_indexer"] == 0
+    exact = registry.evaluate(model, seq_len=s)
+    assert exact.selection.kind(last.kind).flops(s)["attention.topk_indexer"] > 0
+    assert last.patterns["attention.mask"] != exact.layers[-1].patterns["attention.mask"]  # s^2/2, not the top-k pairs
