@@ -9,6 +9,11 @@ Bytecode caches are written first, as any installed package has them (this workp
 PYTHONDONTWRITEBYTECODE=1, which would otherwise recompile flopsreg's modules on every start).
 
     python benchmarks/cli_startup.py [--runs 15]
+    python benchmarks/cli_startup.py --instructions
+
+``--instructions`` runs each command once under valgrind's callgrind and prints the ratios of
+instructions executed instead of wall time: the same on a loaded machine as on a quiet one
+(PYTHONHASHSEED is fixed, as dict order and sympy's assumption order move the count slightly).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import compileall
 import statistics
 import subprocess
 import os
+import re
 import sys
 import tempfile
 import time
@@ -45,16 +51,38 @@ COMMANDS = {
 WARM_TARGET = 0.35  # a cache hit, against import sympy; every other command: 1.5
 
 
+def instructions(command: list[str]) -> int:
+    """Instructions *command* executes, counted by callgrind (valgrind must be installed)."""
+    log = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
+        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
+    ).stderr
+    return int(re.search(r"Collected : (\d+)", log).group(1))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
-    runs = parser.parse_args().runs
+    parser.add_argument("--instructions", action="store_true", help="count instructions (callgrind) instead of timing")
+    options = parser.parse_args()
+    runs = options.runs
     import flopsreg.patterns
 
     for package in (flopsreg, flopsreg.patterns):
         for folder in package.__path__:
             compileall.compile_dir(folder, quiet=1)
     os.environ["FLOPSREG_CACHE_DIR"] = tempfile.mkdtemp(prefix="flopsreg-cache-")  # warm after the first run
+    if options.instructions:
+        for command in COMMANDS.values():  # fills the cache, as the timed runs' first round does
+            subprocess.run(command, check=True, capture_output=True)
+        counts = {name: instructions(command) for name, command in COMMANDS.items()}
+        base = counts["python -c 'import sympy'"]
+        print(f"{'command':<45} {'instructions':>14} {'ratio':>6}")
+        for name, count in counts.items():
+            target = WARM_TARGET if name.endswith("(warm)") else 1.5
+            verdict = "" if name.startswith("python") else f"  target <= {target}: {'ok' if count / base <= target else 'MISSED'}"
+            print(f"{name:<45} {count:14,} {count / base:6.2f}{verdict}")
+        return
     times: dict[str, list[float]] = {name: [] for name in COMMANDS}
     for _ in range(runs):  # interleaved, so load changes hit every command alike
         for name, command in COMMANDS.items():
