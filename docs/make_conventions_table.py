@@ -17,8 +17,8 @@ import attrs
 import flopsreg
 from flopsreg.pattern import EXACT
 
-sys.path.insert(0, str(Path(__file__).parent))  # the docs scripts share docs/_generated.py
-import _generated  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parent))  # the docs scripts share docs/_tables.py
+import _tables  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = Path(__file__).with_name("conventions.md")
@@ -54,23 +54,23 @@ def render_table(registry: flopsreg.Registry) -> str:
             except flopsreg.FlopsregError as error:
                 cells = [f"refused: {_one_line(error)}", ""] + ["", ""] * (len(LENGTHS) - 1)
             else:
-                cells = [cell for count, base in zip(counts, exact) for cell in (f"{count:,}", _generated.fixed(count, base, 4))]
+                cells = [cell for count, base in zip(counts, exact) for cell in (f"{count:,}", _tables.fixed(count, base, 4))]
             rows.append(f"| `{model.name}` | {convention} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
 def rewrite(text: str, registry: flopsreg.Registry) -> str:
     """*text* with the generated table replaced."""
-    return _generated.replace_block(text, render_table(registry), START, END, TARGET)
+    return _tables.replace_block(text, render_table(registry), START, END, TARGET)
 
 
 def is_current(registry: flopsreg.Registry | None = None) -> bool:
     """Whether docs/conventions.md holds the table the current examples and conventions give."""
-    return _generated.is_current(TARGET, rewrite, registry)
+    return _tables.is_current(TARGET, rewrite, registry)
 
 
 def main(argv: list[str]) -> int:
-    return _generated.run(argv, TARGET, rewrite, Path(__file__).name)
+    return _tables.run(argv, TARGET, rewrite, Path(__file__).name)
 
 
 if __name__ == "__main__":

@@ -14,8 +14,8 @@ from pathlib import Path
 import flopsreg
 from flopsreg.pattern import EXACT
 
-sys.path.insert(0, str(Path(__file__).parent))  # the docs scripts share docs/_generated.py
-import _generated  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parent))  # the docs scripts share docs/_tables.py
+import _tables  # noqa: E402
 from make_conventions_table import table_model  # noqa: E402  (the examples with a padded vocabulary)
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,8 +44,8 @@ def render_table(registry: flopsreg.Registry) -> str:
             attention = sum(f for slot, f in result.slot_flops.items() if slot.startswith("attention."))
             rows.append(
                 f"| [`{model.name}`]({model.source}) | {model.plan.layers} | {label} ({tokens:,}) "
-                f"| {_generated.fixed(result.forward, tokens * 10**9, 2)} "
-                f"| {_generated.fixed(100 * attention, result.forward, 1)} % "
+                f"| {_tables.fixed(result.forward, tokens * 10**9, 2)} "
+                f"| {_tables.fixed(100 * attention, result.forward, 1)} % "
                 f"| {result.forward:,} |"
             )
     return "\n".join(rows)
@@ -64,8 +64,8 @@ def render_serving_table(registry: flopsreg.Registry) -> str:
         steps = [registry.evaluate(model, seq_len=1, cached=tokens, logits="last").forward for _, tokens in LENGTHS]
         gen = registry.generate(model, prompt=PROMPT, new_tokens=NEW_TOKENS)
         rows.append(
-            f"| `{model.name}` | " + " | ".join(_generated.fixed(step, 10**9, 2) for step in steps)
-            + f" | {gen.prefill_flops:,} | {gen.decode_flops:,} | {_generated.fixed(gen.total, NEW_TOKENS * 10**9, 2)} |"
+            f"| `{model.name}` | " + " | ".join(_tables.fixed(step, 10**9, 2) for step in steps)
+            + f" | {gen.prefill_flops:,} | {gen.decode_flops:,} | {_tables.fixed(gen.total, NEW_TOKENS * 10**9, 2)} |"
         )
     return "\n".join(rows)
 
@@ -85,27 +85,27 @@ def render_conventions_table(registry: flopsreg.Registry) -> str:
                 except flopsreg.FlopsregError:
                     cells.append("—")
                 else:
-                    cells.append(_generated.fixed(forward, tokens * 10**9, 2))
+                    cells.append(_tables.fixed(forward, tokens * 10**9, 2))
             rows.append(f"| `{model.name}` | {label} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
 def rewrite(text: str, registry: flopsreg.Registry) -> str:
     """*text* with every generated table replaced (each where its markers are; the first must be)."""
-    text = _generated.replace_block(text, render_table(registry), START, END, TARGET)
+    text = _tables.replace_block(text, render_table(registry), START, END, TARGET)
     for start, end, render in ((SERVING_START, SERVING_END, render_serving_table), (CONVENTIONS_START, CONVENTIONS_END, render_conventions_table)):
         if start in text:
-            text = _generated.replace_block(text, render(registry), start, end, TARGET)
+            text = _tables.replace_block(text, render(registry), start, end, TARGET)
     return text
 
 
 def is_current(registry: flopsreg.Registry | None = None) -> bool:
     """Whether docs/examples.md holds the tables the current examples and patterns give."""
-    return _generated.is_current(TARGET, rewrite, registry)
+    return _tables.is_current(TARGET, rewrite, registry)
 
 
 def main(argv: list[str]) -> int:
-    return _generated.run(argv, TARGET, rewrite, Path(__file__).name)
+    return _tables.run(argv, TARGET, rewrite, Path(__file__).name)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def load(name: str):
-    """A docs script as a module (they import docs/_generated.py and each other by name)."""
+    """A docs script as a module (they import docs/_tables.py and each other by name)."""
     sys.path.insert(0, str(DOCS))
     try:
         spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
@@ -29,7 +29,7 @@ def load(name: str):
 
 @pytest.fixture(scope="module")
 def generated():
-    return load("_generated")
+    return load("_tables")
 
 
 @pytest.fixture(scope="module")
