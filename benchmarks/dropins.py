@@ -54,7 +54,14 @@ def megatron_reference(args: SimpleNamespace, batch_size: int) -> float:
 
 
 def megatron_general(args: SimpleNamespace, batch_size: int, squares: float | None = None, tokens: float | None = None) -> float:
-    """Megatron-LM's count as a general function: argument reads and branches on every call."""
+    """Megatron-LM's count as a general function: argument reads and branches on every call,
+    the 2026 ones included (hybrid stacks, Gated DeltaNet, latent MoE: anchors.md 1.1-1.2)."""
+    if getattr(args, "hybrid_layer_pattern", None) or getattr(args, "hybrid_override_pattern", None):
+        raise NotImplementedError("hybrid_flops: not needed for this benchmark's model")
+    if getattr(args, "experimental_attention_variant", None) is not None:
+        raise NotImplementedError("linear attention layers: not needed for this benchmark's model")
+    if getattr(args, "moe_latent_size", None) is not None:
+        raise NotImplementedError("latent MoE: not needed for this benchmark's model")
     h = args.hidden_size
     layers = args.num_layers
     heads = args.num_attention_heads
