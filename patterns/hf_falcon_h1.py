@@ -4,7 +4,7 @@ when set (class default 1024, which overrides ``mamba_expand``), else ``mamba_ex
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import mamba_params
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import ATTENTION_MAMBA2_LAYER
@@ -30,7 +30,7 @@ def falcon_h1(c: Fields) -> Decoder:
     norm = c.bool("mamba_rms_norm", default=False)
     return Decoder(
         params=params,
-        flags=silu_gated(c) | (set() if norm else {NO_NORM}),
+        flags=silu_gated(c) | weight_flags(c, tied=False) | (set() if norm else {NO_NORM}),
         attention=[ATTENTION_MAMBA2_LAYER.name] * layers,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},

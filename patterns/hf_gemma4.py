@@ -5,13 +5,14 @@ keys and values, per-layer embeddings, and experts beside the dense MLP."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import GATED_LM
+from flopsreg.patterns._hf_common import GATED_LM, weight_flags
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.patterns.k_eq_v_projection import K_EQ_V_PROJECTION
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
+from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.per_layer_input import PER_LAYER_INPUT, PLE_DIM, PLE_LAYERS, PLE_VOCAB
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
@@ -80,7 +81,9 @@ def gemma4_text(c: Fields) -> Decoder:
     wide = c.bool("use_double_wide_mlp", default=False)
     mlps = ["dense_wide" if wide and shared else "dense" for shared in reuse]
     mlp_kinds = {"dense": dense_mlp(width), "dense_wide": dense_mlp(2 * width)}
-    flags = set(GATED_LM)
+    # Sandwich norms (three more with the experts), q/k norms of each layer's head width (the
+    # v_norm has no scale); tie_word_embeddings true by default.
+    flags = set(GATED_LM | weight_flags(c, tied=True, extra=SANDWICH_NORMS.flags | QK_NORM.flags))
     if c.bool("enable_moe_block", default=False):
         flags |= PARALLEL_EXPERTS.flags
         params |= {EXPERTS.name: c.int("num_experts"), TOP_K.name: c.int("top_k_experts"), EXPERT_HIDDEN.name: c.int("moe_intermediate_size")}

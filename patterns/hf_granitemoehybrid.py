@@ -4,7 +4,7 @@ MoE of gated experts of width ``intermediate_size`` beside it."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import mamba_params, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, MAMBA2_LAYER
@@ -35,7 +35,7 @@ def granitemoehybrid(c: Fields) -> Decoder:
     else:
         mlp = dense_mlp(shared)
     return Decoder(
-        params=params, flags=silu_gated(c), attention=renamed(types, NAMES),
+        params=params, flags=silu_gated(c) | weight_flags(c, tied=False), attention=renamed(types, NAMES),
         mlps=["moe" if experts > 0 else "dense"] * layers, mlp_kinds={"moe" if experts > 0 else "dense": mlp},
     )
 
