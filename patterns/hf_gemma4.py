@@ -6,6 +6,7 @@ keys and values, per-layer embeddings, and experts beside the dense MLP."""
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
 from flopsreg.patterns._hf_common import GATED_LM, weight_flags
+from flopsreg.patterns._hf_linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
@@ -60,6 +61,7 @@ def gemma4_text(c: Fields) -> Decoder:
     if c.string("use_bidirectional_attention", "") == "all":
         raise c.error("use_bidirectional_attention", " = 'all': bidirectional Gemma 4 attention is not supported")
     layers = c.int("num_hidden_layers")
+    refuse_unless(c, "attention_bias", False, False, "the attention patterns hold no biases")
     types = layer_types(c, layers)
     reuse = reusing(c, types)
     k_eq_v = c.bool("attention_k_eq_v", default=False)  # Gemma4TextConfig default False

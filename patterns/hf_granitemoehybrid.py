@@ -5,7 +5,7 @@ MoE of gated experts of width ``intermediate_size`` beside it."""
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
 from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns._hf_linear import mamba_params, renamed, type_list
+from flopsreg.patterns._hf_linear import mamba_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, MAMBA2_LAYER
 from flopsreg.patterns.moe import moe_mlp
@@ -22,6 +22,7 @@ def granitemoehybrid(c: Fields) -> Decoder:
     if types is None:
         raise c.missing("layer_types", "the config class then makes every layer Mamba2, which no Granite 4.0-H checkpoint is")
     hidden = c.int("hidden_size")
+    refuse_unless(c, "attention_bias", False, False, "the attention patterns hold no biases")
     params = {"hidden": hidden, "vocab": c.int("vocab_size")}
     if "full_attention" in types:
         params.update(gqa_params(c))  # GraniteMoeHybridAttention: getattr(config, "head_dim", h / heads)

@@ -6,6 +6,7 @@ and GLM-5's shared top-k (``indexer_types``)."""
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
 from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns._hf_linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER_FROM_HIDDEN, INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
@@ -59,6 +60,7 @@ def mlp_plan(c: Fields, layers: int) -> list[str]:
 def mistral_large4_text(c: Fields) -> Decoder:
     """MistralLarge4TextConfig: every layer DSA; each layer's rope, latent and indexer from its lists."""
     layers = c.int("num_hidden_layers")
+    refuse_unless(c, "attention_bias", False, False, "the MLA patterns hold no biases")
     if c.given("q_lora_rank"):
         raise c.error("q_lora_rank", ": MistralLarge4's attention has no query latent (q_proj from hidden); remove it")
     given = c.data.get("layer_types")

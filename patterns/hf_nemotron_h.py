@@ -65,6 +65,8 @@ def nemotron_h(c: Fields) -> Decoder:
     """NemotronHConfig: one mixer per block; MoE shared width moe_shared_expert_intermediate_size
     (n_shared_experts is not read by the modeling code), latent experts with moe_latent_size."""
     blocks = _blocks(c)
+    for key in ("attention_bias", "mlp_bias"):
+        refuse_unless(c, key, False, False, "the attention and MLP patterns hold no biases")
     params = {"hidden": c.int("hidden_size"), "vocab": c.int("vocab_size")}
     if "full_attention" in blocks:
         hidden, heads = params["hidden"], c.int("num_attention_heads")

@@ -5,7 +5,7 @@ SwiGLU MLP on every layer; the linear_* widths default as the config class deriv
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
 from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns._hf_linear import gdn_params, renamed, type_list
+from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
@@ -30,6 +30,7 @@ def olmo_hybrid(c: Fields) -> Decoder:
     if "linear_attention" not in types:
         raise c.error("layer_types", ": no linear_attention layer (OlmoHybridConfig requires at least one)")
     hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
+    refuse_unless(c, "attention_bias", False, False, "the attention patterns hold no biases")
     key_heads = c.optional_int("linear_num_key_heads") or heads
     # int(0.75 * hidden_size / linear_num_key_heads), in integers: floor(3 h / (4 H_k)).
     key_dim = c.optional_int("linear_key_head_dim") or 3 * hidden // (4 * key_heads)

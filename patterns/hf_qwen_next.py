@@ -6,7 +6,7 @@ from flopsreg import hookimpl
 from flopsreg.declare import HFReader
 from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.patterns._hf_linear import gdn_params, renamed, type_list
+from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.hf_qwen_moe import _mlps
@@ -45,7 +45,8 @@ def _moe(c: Fields):
 
 def _flags(c: Fields) -> frozenset[str]:
     """Gated attention, two norms per layer, q/k norms of the head width; tie_word_embeddings
-    false by default (Qwen3NextConfig, Qwen3_5TextConfig, Qwen3_5MoeTextConfig)."""
+    false by default (Qwen3NextConfig, Qwen3_5TextConfig, Qwen3_5MoeTextConfig); attention_bias refused."""
+    refuse_unless(c, "attention_bias", False, False, "the gated attention patterns hold no biases")
     return silu_gated(c) | GATED_ATTENTION | weight_flags(c, tied=False, extra=QK_NORM.flags)
 
 
