@@ -58,7 +58,8 @@ def full_layer_params(c: Fields, k_eq_v: bool) -> dict[str, int]:
 
 def gemma4_text(c: Fields) -> Decoder:
     """Gemma4TextConfig: the attention of each layer from its type, head width and sharing; GeGLU MLP."""
-    if c.string("use_bidirectional_attention", "") == "all":
+    # Gemma4TextConfig.use_bidirectional_attention: null (its default), "vision" or "all".
+    if c.given("use_bidirectional_attention") and c.string("use_bidirectional_attention", "") == "all":
         raise c.error("use_bidirectional_attention", " = 'all': bidirectional Gemma 4 attention is not supported")
     layers = c.int("num_hidden_layers")
     refuse_unless(c, "attention_bias", False, False, "the attention patterns hold no biases")

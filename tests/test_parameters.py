@@ -23,6 +23,7 @@ from flopsreg.cli import main
 RECORD = json.loads((Path(__file__).parent / "data" / "hf_params" / "params.json").read_text())
 MODELS = sorted(RECORD["models"])
 HF = Path(__file__).parent / "data" / "hf"
+EXTRA = Path(__file__).parent / "data" / "hf_params" / "configs"  # recorded for their parameters only
 EXAMPLES = [
     "deepseek-v3", "gemma-3-27b", "gemma-3-4b", "gpt-oss-120b", "gpt-oss-20b", "llama-3-8b",
     "llama-3.1-70b", "llama-4-scout", "mistral-7b-v0.1", "mixtral-8x7b", "qwen3-30b-a3b", "qwen3-8b",
@@ -35,7 +36,8 @@ EXAMPLES_2026 = [
 
 
 def hf(name: str, **kwargs) -> flopsreg.Model:
-    return flopsreg.Model.from_hf_config(HF / f"{name}.json", **kwargs)
+    path = HF / f"{name}.json"
+    return flopsreg.Model.from_hf_config(path if path.exists() else EXTRA / f"{name}.json", **kwargs)
 
 
 def recorded(name: str, *suffixes: str) -> int:
@@ -45,7 +47,7 @@ def recorded(name: str, *suffixes: str) -> int:
 
 def test_the_record_names_its_versions_and_the_meta_device():
     assert RECORD["transformers"] == "5.24.0" and RECORD["torch"].startswith("2.13") and RECORD["device"] == "meta"
-    assert set(MODELS) == {p.stem for p in HF.glob("*.json")}
+    assert set(MODELS) == {p.stem for p in (*HF.glob("*.json"), *EXTRA.glob("*.json"))}
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -155,6 +157,20 @@ def test_2026_norms_by_hand(registry):
     star = registry.parameters(hf("starcoder2")).by_slot()
     assert star["norms"] == 30 * 4 * 3072 and star["final_norm"] == 2 * 3072
     assert star["mlp.bias"] == 30 * (12288 + 3072) == recorded("starcoder2", "c_fc.bias", "c_proj.bias")
+
+
+def test_gemma_4_per_layer_embeddings_by_hand(registry):
+    """Gemma4TextConfig defaults: 30 layers of width 2304, per-layer inputs of 256 from a 262144-token table."""
+    h, layers, ple, vocab = 2304, 30, 256, 262144
+    counts = registry.parameters(hf("gemma-4-ple-defaults")).by_slot()
+    # per_layer_input_gate h -> 256, per_layer_projection 256 -> h, post_per_layer_input_norm h.
+    assert counts["per_layer_input"] == layers * (2 * h * ple + h) == recorded(
+        "gemma-4-ple-defaults", "per_layer_input_gate.weight", "per_layer_projection.weight", "post_per_layer_input_norm.weight"
+    )
+    # embed_tokens_per_layer (V x L 256), per_layer_model_projection h -> L 256, per_layer_projection_norm 256.
+    assert counts["per_layer_embedding"] == vocab * layers * ple + h * layers * ple + ple == recorded(
+        "gemma-4-ple-defaults", "embed_tokens_per_layer.weight", "per_layer_model_projection.weight", "per_layer_projection_norm.weight"
+    )
 
 
 def test_dense_breakdown_by_hand_llama_3_8b(registry):

@@ -1,4 +1,6 @@
-"""Count the parameters of every Hugging Face config in tests/data/hf, built at full size.
+"""Count the parameters of every Hugging Face config in tests/data/hf, built at full size, and of
+the configs in tests/data/hf_params/configs (recorded for their parameters only: config-class
+defaults of a variant none of tests/data/hf covers, e.g. Gemma 4's per-layer embeddings).
 
 Each published config is built with transformers' ``AutoModelForCausalLM.from_config`` on
 torch's meta device (no memory is allocated, so DeepSeek-V3 builds in seconds) and the script
@@ -28,7 +30,7 @@ import torch
 import transformers
 
 HERE = Path(__file__).parent
-CONFIGS = HERE.parent / "hf"
+CONFIGS = (HERE.parent / "hf", HERE / "configs")
 _INDEX = re.compile(r"\.\d+\.")
 # text model types AutoConfig does not know, and the type that builds them (KimiK25Config.__post_init__)
 _TEXT_TYPES = {"kimi_k2": "deepseek_v3"}
@@ -75,7 +77,7 @@ def count(model: torch.nn.Module) -> dict:
 
 def main() -> int:
     results = {}
-    for path in sorted(CONFIGS.glob("*.json")):
+    for path in sorted((p for folder in CONFIGS for p in folder.glob("*.json")), key=lambda p: p.name):
         results[path.stem] = count(build(json.loads(path.read_text())))
         print(f"{path.stem}: {results[path.stem]['total']:,} ({results[path.stem]['class']})", file=sys.stderr)
     record = {"torch": torch.__version__, "transformers": transformers.__version__, "device": "meta", "models": results}
