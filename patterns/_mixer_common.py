@@ -32,7 +32,12 @@ PADDED_LATEX = r"L = \left\lceil s/Q \right\rceil Q"
 # where a layer set both flags); its chunked or padded variants add VARIANT.
 NO_ATTENTION_PRECEDENCE = 1000
 VARIANT = 100
-ATTENTION_SLOTS = ("attention.query", "attention.projection", "attention.core", "attention.gate", "attention.output")
+# The weight-only attention slots are among them: a model-wide flag (qk_norm, attention_bias) puts
+# nothing on a layer without softmax attention.
+ATTENTION_SLOTS = (
+    "attention.query", "attention.projection", "attention.core", "attention.gate", "attention.output",
+    "attention.qk_norm", "attention.bias", "attention.sinks",
+)
 
 
 def without_attention(flag: str, mixer: str, reference: str, precedence: int) -> list[Pattern]:

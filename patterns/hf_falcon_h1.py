@@ -4,8 +4,8 @@ when set (class default 1024, which overrides ``mamba_expand``), else ``mamba_ex
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
-from flopsreg.patterns._hf_linear import mamba_params
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns._hf_linear import mamba_params, refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import ATTENTION_MAMBA2_LAYER
 from flopsreg.patterns.mamba2 import NO_NORM
@@ -25,12 +25,14 @@ def _inner(c: Fields, hidden: int) -> int:
 def falcon_h1(c: Fields) -> Decoder:
     """FalconH1Config: every layer "hybrid" (layers_block_type is a property)."""
     layers, hidden = c.int("num_hidden_layers"), c.int("hidden_size")
+    for key in ("attention_bias", "mlp_bias", "projectors_bias"):
+        refuse_unless(c, key, False, False, "the attention and MLP patterns hold no biases")
     params = {**gqa_params(c), **mamba_params(c, _inner(c, hidden)), "vocab": c.int("vocab_size")}
     # mamba_rms_norm (default false): a gated RMSNorm with a weight of the inner width, or none.
     norm = c.bool("mamba_rms_norm", default=False)
     return Decoder(
         params=params,
-        flags=silu_gated(c) | (set() if norm else {NO_NORM}),
+        flags=silu_gated(c) | weight_flags(c, tied=False) | (set() if norm else {NO_NORM}),
         attention=[ATTENTION_MAMBA2_LAYER.name] * layers,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},

@@ -5,13 +5,15 @@ keys and values, per-layer embeddings, and experts beside the dense MLP."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import GATED_LM
+from flopsreg.patterns._hf_common import GATED_LM, weight_flags
+from flopsreg.patterns._hf_linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.patterns.k_eq_v_projection import K_EQ_V_PROJECTION
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
+from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.per_layer_input import PER_LAYER_INPUT, PLE_DIM, PLE_LAYERS, PLE_VOCAB
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
@@ -56,9 +58,11 @@ def full_layer_params(c: Fields, k_eq_v: bool) -> dict[str, int]:
 
 def gemma4_text(c: Fields) -> Decoder:
     """Gemma4TextConfig: the attention of each layer from its type, head width and sharing; GeGLU MLP."""
-    if c.string("use_bidirectional_attention", "") == "all":
+    # Gemma4TextConfig.use_bidirectional_attention: null (its default), "vision" or "all".
+    if c.given("use_bidirectional_attention") and c.string("use_bidirectional_attention", "") == "all":
         raise c.error("use_bidirectional_attention", " = 'all': bidirectional Gemma 4 attention is not supported")
     layers = c.int("num_hidden_layers")
+    refuse_unless(c, "attention_bias", False, False, "the attention patterns hold no biases")
     types = layer_types(c, layers)
     reuse = reusing(c, types)
     k_eq_v = c.bool("attention_k_eq_v", default=False)  # Gemma4TextConfig default False
@@ -80,7 +84,9 @@ def gemma4_text(c: Fields) -> Decoder:
     wide = c.bool("use_double_wide_mlp", default=False)
     mlps = ["dense_wide" if wide and shared else "dense" for shared in reuse]
     mlp_kinds = {"dense": dense_mlp(width), "dense_wide": dense_mlp(2 * width)}
-    flags = set(GATED_LM)
+    # Sandwich norms (three more with the experts), q/k norms of each layer's head width (the
+    # v_norm has no scale); tie_word_embeddings true by default.
+    flags = set(GATED_LM | weight_flags(c, tied=True, extra=SANDWICH_NORMS.flags | QK_NORM.flags))
     if c.bool("enable_moe_block", default=False):
         flags |= PARALLEL_EXPERTS.flags
         params |= {EXPERTS.name: c.int("num_experts"), TOP_K.name: c.int("top_k_experts"), EXPERT_HIDDEN.name: c.int("moe_intermediate_size")}

@@ -3,11 +3,13 @@ MoE with shared experts from ``first_k_dense_replace`` on, MTP layers as the mtp
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.mtp import MTP_BLOCK
+from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
@@ -29,10 +31,15 @@ def glm4_moe(c: Fields) -> Decoder:
         # Glm4MoeMoE: one shared MLP of moe_intermediate_size * n_shared_experts (default 1).
         shared = c.int_or_default("n_shared_experts", 1, minimum=0) * width
         kinds["moe"] = moe_mlp(c.int("n_routed_experts"), c.int("num_experts_per_tok"), width, shared)
+    # Glm4MoeAttention: attention_bias (default false) biases q/k/v_proj only (o_proj bias=False);
+    # use_qk_norm (default false) adds q/k RMSNorms of head_dim; tie_word_embeddings false by default.
+    extra = (QKV_BIAS.flags if c.bool("attention_bias", default=False) else frozenset()) | (
+        QK_NORM.flags if c.bool("use_qk_norm", default=False) else frozenset()
+    )
     depth = c.optional_int("num_nextn_predict_layers", minimum=0) or 0  # never run by the forward pass
     return Decoder(
         params={**gqa_params(c, head_dim=head_dim), "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        flags=silu_gated(c) | weight_flags(c, tied=False, extra=extra),
         attention=[FULL] * layers,
         mlps=mlps,
         mlp_kinds=kinds,

@@ -4,8 +4,8 @@ MoE of gated experts of width ``intermediate_size`` beside it."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
-from flopsreg.patterns._hf_linear import mamba_params, renamed, type_list
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns._hf_linear import mamba_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, MAMBA2_LAYER
 from flopsreg.patterns.moe import moe_mlp
@@ -22,6 +22,7 @@ def granitemoehybrid(c: Fields) -> Decoder:
     if types is None:
         raise c.missing("layer_types", "the config class then makes every layer Mamba2, which no Granite 4.0-H checkpoint is")
     hidden = c.int("hidden_size")
+    refuse_unless(c, "attention_bias", False, False, "the attention patterns hold no biases")
     params = {"hidden": hidden, "vocab": c.int("vocab_size")}
     if "full_attention" in types:
         params.update(gqa_params(c))  # GraniteMoeHybridAttention: getattr(config, "head_dim", h / heads)
@@ -35,7 +36,7 @@ def granitemoehybrid(c: Fields) -> Decoder:
     else:
         mlp = dense_mlp(shared)
     return Decoder(
-        params=params, flags=silu_gated(c), attention=renamed(types, NAMES),
+        params=params, flags=silu_gated(c) | weight_flags(c, tied=False), attention=renamed(types, NAMES),
         mlps=["moe" if experts > 0 else "dense"] * layers, mlp_kinds={"moe" if experts > 0 else "dense": mlp},
     )
 

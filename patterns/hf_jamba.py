@@ -6,7 +6,7 @@ import math
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -58,7 +58,8 @@ def jamba(c: Fields) -> Decoder:
         kinds["moe"] = moe_mlp(experts, c.int("num_experts_per_tok"), width)
     return Decoder(
         params=params,
-        flags=silu_gated(c),
+        # JambaConfig: tie_word_embeddings false by default; attention and MLPs without biases.
+        flags=silu_gated(c) | weight_flags(c, tied=False),
         attention=[FULL if a else MAMBA1_LAYER.name for a in attention],
         mlps=["moe" if m else "dense" for m in sparse],
         mlp_kinds=kinds,

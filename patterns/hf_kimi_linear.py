@@ -4,8 +4,8 @@ a dense MLP on the first layers and MoE with shared experts on the others."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
-from flopsreg.patterns._hf_linear import TORCH_DELTA_CHUNK, renamed, type_list
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns._hf_linear import TORCH_DELTA_CHUNK, refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, KDA_LAYER
@@ -97,7 +97,9 @@ def kimi_linear(c: Fields) -> Decoder:
         "vocab": c.int("vocab_size"),
         **_kda(c, inner),
     }
-    flags = set(silu_gated(c)) | {"mla"}
+    refuse_unless(c, "attention_bias", False, False, "the MLA and KDA patterns hold no biases")
+    # KimiLinearConfig: tie_word_embeddings false by default; the router's e_score_correction_bias is a buffer.
+    flags = set(silu_gated(c) | weight_flags(c, tied=False)) | {"mla"}
     if q_lora is not None:
         params["q_lora_rank"] = q_lora
         flags.add("q_lora")

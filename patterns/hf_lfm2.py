@@ -4,11 +4,12 @@ adjusts from ``intermediate_size`` when ``block_auto_adjust_ff_dim`` is true."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import GATED_LM
+from flopsreg.patterns._hf_common import GATED_LM, weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, SHORT_CONV_LAYER
+from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params
 
@@ -56,7 +57,9 @@ def lfm2(c: Fields) -> Decoder:
     if "full_attention" in types:
         params.update(gqa_params(c))  # Lfm2Attention: getattr(config, "head_dim", h / heads)
     return Decoder(
-        params=params, flags=GATED_LM | {"swiglu"}, attention=renamed(types, NAMES),
+        # operator_norm and ffn_norm per layer, q/k_layernorm (RMSNorms of the head width), the final
+        # embedding_norm; tie_word_embeddings (or its kwarg tie_embedding) true by default.
+        params=params, flags=GATED_LM | {"swiglu"} | weight_flags(c, tied=True, extra=QK_NORM.flags), attention=renamed(types, NAMES),
         mlps=["dense"] * layers, mlp_kinds={"dense": dense_mlp(_ffn_width(c))},
     )
 
@@ -64,6 +67,6 @@ def lfm2(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="lfm2", read=lfm2, aliases={"block_ff_dim": "intermediate_size"},
+        HFReader(name="lfm2", read=lfm2, aliases={"block_ff_dim": "intermediate_size", "tie_embedding": "tie_word_embeddings"},
                  summary="Lfm2Config: gated short conv / GQA per layer_types or full_attn_idxs, SwiGLU MLPs of the adjusted width"),
     ]

@@ -3,9 +3,10 @@ layer, whose experts have width ``intermediate_size``; no shared expert, no dens
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
+from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params
 
@@ -19,7 +20,9 @@ def minimax_m2(c: Fields) -> Decoder:
     return Decoder(
         # MiniMaxM2Config declares head_dim (default 128); absent means that default.
         params={**gqa_params(c, head_dim=c.int_or_default("head_dim", 128)), "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        # MiniMaxM2Attention: q_norm and k_norm over all heads at once, always; no biases; the
+        # router's e_score_correction_bias is a buffer; tie_word_embeddings false by default.
+        flags=silu_gated(c) | weight_flags(c, tied=False, extra=FULL_WIDTH_QK_NORM.flags),
         attention=[FULL] * layers,
         mlps=["moe"] * layers,
         mlp_kinds={"moe": experts},

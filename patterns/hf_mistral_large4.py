@@ -5,13 +5,15 @@ and GLM-5's shared top-k (``indexer_types``)."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns._hf_linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER_FROM_HIDDEN, INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
 from flopsreg.patterns.hf_glm_moe_dsa import indexer_types
 from flopsreg.patterns.mla_projection import QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
+from flopsreg.patterns.softmax_scaling import ROPE_ALPHA, ROTARY_DIM, SOFTMAX_SCALING
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields
@@ -58,6 +60,7 @@ def mlp_plan(c: Fields, layers: int) -> list[str]:
 def mistral_large4_text(c: Fields) -> Decoder:
     """MistralLarge4TextConfig: every layer DSA; each layer's rope, latent and indexer from its lists."""
     layers = c.int("num_hidden_layers")
+    refuse_unless(c, "attention_bias", False, False, "the MLA patterns hold no biases")
     if c.given("q_lora_rank"):
         raise c.error("q_lora_rank", ": MistralLarge4's attention has no query latent (q_proj from hidden); remove it")
     given = c.data.get("layer_types")
@@ -95,8 +98,14 @@ def mistral_large4_text(c: Fields) -> Decoder:
         INDEX_HEADS.name: c.int("index_n_heads"),
         INDEX_HEAD_DIM.name: c.int("index_head_dim"),
         "vocab": c.int("vocab_size"),
+        # MistralLarge4TextConfig points head_dim at qk_rope_head_dim: the rotary embedding's width.
+        ROTARY_DIM.name: rope_dim,
     }
-    return Decoder(params=params, flags=silu_gated(c) | {"mla"}, attention=attention, attention_kinds=kinds, mlps=mlps, mlp_kinds=mlp_kinds)
+    # Two norms per layer and the final norm; every attention scales its queries by a learned
+    # scale and bias per head; the rotary embedding learns an exponent per frequency (alpha);
+    # tie_word_embeddings false by default. (The indexer's own norms are in its pattern.)
+    flags = weight_flags(c, tied=False, extra=SOFTMAX_SCALING.flags | ROPE_ALPHA.flags)
+    return Decoder(params=params, flags=silu_gated(c) | flags | {"mla"}, attention=attention, attention_kinds=kinds, mlps=mlps, mlp_kinds=mlp_kinds)
 
 
 @hookimpl

@@ -4,6 +4,7 @@ non-gated relu^2 MLP, or a MoE of non-gated experts with a shared MLP, optionall
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
+from flopsreg.patterns._hf_common import weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -11,6 +12,7 @@ from flopsreg.patterns.hf_layer_types import FULL, MAMBA2_LAYER, NO_ATTENTION_LA
 from flopsreg.patterns.latent_moe import FLAG as LATENT_FLAG, LATENT
 from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns.moe import moe_mlp
+from flopsreg.patterns.norms import SINGLE_NORM
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
@@ -63,6 +65,8 @@ def nemotron_h(c: Fields) -> Decoder:
     """NemotronHConfig: one mixer per block; MoE shared width moe_shared_expert_intermediate_size
     (n_shared_experts is not read by the modeling code), latent experts with moe_latent_size."""
     blocks = _blocks(c)
+    for key in ("attention_bias", "mlp_bias"):
+        refuse_unless(c, key, False, False, "the attention and MLP patterns hold no biases")
     params = {"hidden": c.int("hidden_size"), "vocab": c.int("vocab_size")}
     if "full_attention" in blocks:
         hidden, heads = params["hidden"], c.int("num_attention_heads")
@@ -81,9 +85,10 @@ def nemotron_h(c: Fields) -> Decoder:
         if latent is not None:
             flags, moe = flags | {LATENT_FLAG}, {**moe, LATENT.name: latent}
         kinds["moe"] = (flags, moe)
-    # relu^2 MLPs and experts: up and down only (no "gated" flag).
+    # relu^2 MLPs and experts: up and down only (no "gated" flag). One norm per block, the final
+    # norm_f; tie_word_embeddings false by default.
     return Decoder(
-        params=params, flags={"lm_head"}, attention=[MIXER[b] for b in blocks], mlps=[MLP[b] for b in blocks], mlp_kinds=kinds,
+        params=params, flags=weight_flags(c, tied=False, extra=SINGLE_NORM.flags | {"lm_head"}), attention=[MIXER[b] for b in blocks], mlps=[MLP[b] for b in blocks], mlp_kinds=kinds,
     )
 
 

@@ -4,10 +4,11 @@ SwiGLU MLP on every layer; the linear_* widths default as the config class deriv
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
-from flopsreg.patterns._hf_linear import gdn_params, renamed, type_list
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
+from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params
 
@@ -29,6 +30,7 @@ def olmo_hybrid(c: Fields) -> Decoder:
     if "linear_attention" not in types:
         raise c.error("layer_types", ": no linear_attention layer (OlmoHybridConfig requires at least one)")
     hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
+    refuse_unless(c, "attention_bias", False, False, "the attention patterns hold no biases")
     key_heads = c.optional_int("linear_num_key_heads") or heads
     # int(0.75 * hidden_size / linear_num_key_heads), in integers: floor(3 h / (4 H_k)).
     key_dim = c.optional_int("linear_key_head_dim") or 3 * hidden // (4 * key_heads)
@@ -42,7 +44,9 @@ def olmo_hybrid(c: Fields) -> Decoder:
     # OlmoHybridAttention: head_dim = getattr(config, "head_dim", hidden // heads); the class has no field.
     return Decoder(
         params={**gqa_params(c), **params, "vocab": c.int("vocab_size")},
-        flags=silu_gated(c),
+        # Two norms per layer (input and post-attention on linear layers; OLMo's post-attention and
+        # post-feedforward on attention layers); q/k norms over the full projections; no biases.
+        flags=silu_gated(c) | weight_flags(c, tied=False, extra=FULL_WIDTH_QK_NORM.flags),
         attention=renamed(types, NAMES),
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},

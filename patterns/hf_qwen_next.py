@@ -4,8 +4,9 @@
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated
-from flopsreg.patterns._hf_linear import gdn_params, renamed, type_list
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns.norms import QK_NORM
+from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.hf_qwen_moe import _mlps
@@ -42,6 +43,13 @@ def _moe(c: Fields):
     )
 
 
+def _flags(c: Fields) -> frozenset[str]:
+    """Gated attention, two norms per layer, q/k norms of the head width; tie_word_embeddings
+    false by default (Qwen3NextConfig, Qwen3_5TextConfig, Qwen3_5MoeTextConfig); attention_bias refused."""
+    refuse_unless(c, "attention_bias", False, False, "the gated attention patterns hold no biases")
+    return silu_gated(c) | GATED_ATTENTION | weight_flags(c, tied=False, extra=QK_NORM.flags)
+
+
 def qwen3_next(c: Fields) -> Decoder:
     """Qwen3NextConfig: MoE per decoder_sparse_step and mlp_only_layers, as Qwen2-MoE."""
     layers, attention = _layers(c)
@@ -52,14 +60,14 @@ def qwen3_next(c: Fields) -> Decoder:
         kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))
     if "moe" in mlps:
         kinds["moe"] = _moe(c)
-    return Decoder(params=_params(c), flags=silu_gated(c) | GATED_ATTENTION, attention=attention, mlps=mlps, mlp_kinds=kinds)
+    return Decoder(params=_params(c), flags=_flags(c), attention=attention, mlps=mlps, mlp_kinds=kinds)
 
 
 def qwen3_5_text(c: Fields) -> Decoder:
     """Qwen3_5TextConfig: a dense SwiGLU MLP of intermediate_size on every layer."""
     layers, attention = _layers(c)
     return Decoder(
-        params=_params(c), flags=silu_gated(c) | GATED_ATTENTION, attention=attention,
+        params=_params(c), flags=_flags(c), attention=attention,
         mlps=["dense"] * layers, mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 
@@ -68,7 +76,7 @@ def qwen3_5_moe_text(c: Fields) -> Decoder:
     """Qwen3_5MoeTextConfig: a MoE block with a gated shared expert on every layer."""
     layers, attention = _layers(c)
     return Decoder(
-        params=_params(c), flags=silu_gated(c) | GATED_ATTENTION, attention=attention,
+        params=_params(c), flags=_flags(c), attention=attention,
         mlps=["moe"] * layers, mlp_kinds={"moe": _moe(c)},
     )
 

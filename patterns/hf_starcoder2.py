@@ -3,8 +3,11 @@ every layer sliding when ``sliding_window`` is set."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
+from flopsreg.patterns._hf_common import weight_flags
+from flopsreg.patterns.biases import ATTENTION_BIAS, MLP_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
+from flopsreg.patterns.norms import DECODER_LAYERNORMS
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params
 
@@ -14,10 +17,13 @@ def starcoder2(c: Fields) -> Decoder:
     layers = c.int("num_hidden_layers")
     # modeling_starcoder2.py: create_sliding_window_causal_mask iff config.sliding_window is not None.
     attention = [SLIDING if c.given("sliding_window") else FULL] * layers
+    # LayerNorms (scale and bias); use_bias (default true) biases q/k/v/o_proj, c_fc and c_proj;
+    # tie_word_embeddings true by default.
+    biases = ATTENTION_BIAS.flags | MLP_BIAS.flags if c.bool("use_bias", default=True) else frozenset()
     return Decoder(
         params={**gqa_params(c), "vocab": c.int("vocab_size")},
         # Not gated: c_fc then c_proj, 2 matmuls of hidden x intermediate_size (the "gated" flag off).
-        flags={"lm_head"},
+        flags=weight_flags(c, tied=True, extra=DECODER_LAYERNORMS.flags | biases | {"lm_head"}),
         attention=attention,
         mlps=["dense"] * layers,
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},

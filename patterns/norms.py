@@ -7,8 +7,10 @@ Hugging Face families use RMSNorm (one scale of the normalised width); with the 
 """
 
 from flopsreg import Pattern, hookimpl
+from flopsreg.patterns.gqa_projection import KV_HEADS
+from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.quantities import d_qk
-from flopsreg.symbols import h
+from flopsreg.symbols import h, n_h
 
 DECODER_NORMS = Pattern(
     name="decoder_norms",
@@ -30,6 +32,26 @@ SANDWICH_NORMS = Pattern(
     summary="four RMSNorms of width h per layer: before and after attention and the MLP (Gemma 2, Gemma 3)",
     reference="Gemma Team 2024, 'Gemma 2' (arXiv:2408.00118); Hugging Face pre/post_feedforward_layernorm",
 )
+SINGLE_NORM = Pattern(
+    name="single_norm",
+    slot="norms",
+    flags={"norms", "single_norm"},
+    precedence=25,
+    formula=0,
+    weights=h,
+    summary="one RMSNorm of width h per layer, before its one mixer or MLP (Nemotron-H blocks; no FLOPs counted)",
+    reference="Hugging Face NemotronHBlock.norm (modeling_nemotron_h.py)",
+)
+SANDWICH_PARALLEL_NORMS = Pattern(
+    name="sandwich_parallel_norms",
+    slot="norms",
+    flags={"norms", "sandwich_norms", *PARALLEL_EXPERTS.flags},
+    precedence=40,
+    formula=0,
+    weights=7 * h,
+    summary="seven RMSNorms of width h per layer: the four sandwich norms, and before the experts, after them and after the dense MLP (Gemma 4)",
+    reference="Hugging Face Gemma4TextDecoderLayer with enable_moe_block: pre_feedforward_layernorm_2, post_feedforward_layernorm_1 and _2",
+)
 QK_NORM = Pattern(
     name="qk_norm",
     slot="attention.qk_norm",
@@ -39,6 +61,17 @@ QK_NORM = Pattern(
     weights=2 * d_qk,
     summary="an RMSNorm of the head width on queries and one on keys, shared by all heads (no FLOPs counted)",
     reference="Dehghani et al. 2023, 'Scaling Vision Transformers to 22B' (QK-norm); Hugging Face q_norm, k_norm (Qwen3, Gemma 3)",
+)
+FULL_WIDTH_QK_NORM = Pattern(
+    name="full_width_qk_norm",
+    slot="attention.qk_norm",
+    flags={"qk_norm", "full_width_qk_norm"},
+    precedence=30,
+    params=(KV_HEADS,),
+    formula=0,
+    weights=(n_h + KV_HEADS.symbol) * d_qk,
+    summary="an RMSNorm over all query heads at once (n_h d_qk) and one over all key heads (n_kv d_qk), no FLOPs counted",
+    reference="OLMo 2 (arXiv:2501.00656), QK-norm over the full projections; Hugging Face OlmoHybridAttention q_norm, k_norm",
 )
 FINAL_NORM = Pattern(
     name="final_norm",
@@ -99,4 +132,4 @@ FINAL_LAYERNORM = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [DECODER_NORMS, DECODER_LAYERNORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, QK_NORM, QK_LAYERNORM, FINAL_NORM, FINAL_LAYERNORM]
+    return [DECODER_NORMS, DECODER_LAYERNORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM]

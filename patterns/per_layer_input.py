@@ -18,7 +18,8 @@ PER_LAYER_INPUT = Pattern(
     params=(PLE_DIM,),
     # per_layer_input_gate: hidden -> d_ple; per_layer_projection: d_ple -> hidden.
     formula=2 * s * h * p + 2 * s * p * h,
-    weights=2 * h * p,
+    # The two matrices and post_per_layer_input_norm's h scale.
+    weights=2 * h * p + h,
     summary="each layer: gate hidden -> d_ple, times its per-layer input, projected d_ple -> hidden",
     reference=_REFERENCE,
 )

@@ -152,7 +152,7 @@ def test_the_new_patterns_weights_equal_the_modules_parameters(registry, name):
             experts = _own(name, f"{at}.router") + _own(name, f"{at}.experts")
             assert _weights(plan, unit, "mlp.parallel_experts", layer.params) == experts
         if "per_layer_input" in chosen:
-            ple = _own(name, f"{at}.per_layer_input_gate") + _own(name, f"{at}.per_layer_projection")
+            ple = sum(_own(name, f"{at}.{m}") for m in ("per_layer_input_gate", "per_layer_projection", "post_per_layer_input_norm"))
             assert _weights(plan, unit, "per_layer_input", layer.params) == ple
         checked |= {p for p in chosen.values()}
     if name == "mistral_large4":

@@ -23,24 +23,31 @@ from flopsreg.cli import main
 RECORD = json.loads((Path(__file__).parent / "data" / "hf_params" / "params.json").read_text())
 MODELS = sorted(RECORD["models"])
 HF = Path(__file__).parent / "data" / "hf"
+EXTRA = Path(__file__).parent / "data" / "hf_params" / "configs"  # recorded for their parameters only
 EXAMPLES = [
     "deepseek-v3", "gemma-3-27b", "gemma-3-4b", "gpt-oss-120b", "gpt-oss-20b", "llama-3-8b",
     "llama-3.1-70b", "llama-4-scout", "mistral-7b-v0.1", "mixtral-8x7b", "qwen3-30b-a3b", "qwen3-8b",
 ]
+# The 2026 families' bundled examples that have a published config in tests/data/hf.
+EXAMPLES_2026 = [
+    "deepseek-v3.2", "gemma-4-26b-a4b", "gemma-4-31b", "glm-5", "kimi-linear-48b-a3b", "nemotron-3-nano-30b-a3b",
+    "qwen3-next-80b-a3b", "qwen3.5-35b-a3b", "qwen3.5-9b",
+]
 
 
 def hf(name: str, **kwargs) -> flopsreg.Model:
-    return flopsreg.Model.from_hf_config(HF / f"{name}.json", **kwargs)
+    path = HF / f"{name}.json"
+    return flopsreg.Model.from_hf_config(path if path.exists() else EXTRA / f"{name}.json", **kwargs)
 
 
-def recorded(name: str, suffix: str) -> int:
-    """What transformers holds in the parameters whose name ends with *suffix* (0 if none)."""
-    return sum(n for key, n in RECORD["models"][name]["by_name"].items() if key.endswith(suffix))
+def recorded(name: str, *suffixes: str) -> int:
+    """What transformers holds in the parameters whose name ends with one of *suffixes* (0 if none)."""
+    return sum(n for key, n in RECORD["models"][name]["by_name"].items() if key.endswith(suffixes))
 
 
 def test_the_record_names_its_versions_and_the_meta_device():
     assert RECORD["transformers"] == "5.24.0" and RECORD["torch"].startswith("2.13") and RECORD["device"] == "meta"
-    assert set(MODELS) == {p.stem for p in HF.glob("*.json")}
+    assert set(MODELS) == {p.stem for p in (*HF.glob("*.json"), *EXTRA.glob("*.json"))}
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -51,11 +58,11 @@ def test_total_equals_transformers_sum_of_numel(registry, name):
 @pytest.mark.parametrize("name", MODELS)
 def test_embedding_and_head_equal_transformers_embed_tokens_and_lm_head(registry, name):
     counts = registry.parameters(hf(name))
-    assert counts.embedding == recorded(name, "embed_tokens.weight")
+    assert counts.embedding == recorded(name, "embed_tokens.weight", "model.embeddings.weight")  # Nemotron-H: embeddings
     assert counts.head == recorded(name, "lm_head.weight")  # 0 where tied: transformers has no lm_head parameter
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
+@pytest.mark.parametrize("name", EXAMPLES + EXAMPLES_2026)
 def test_bundled_examples_count_as_their_hugging_face_configs(registry, name):
     ours, theirs = registry.parameters(flopsreg.Model.example(name)), registry.parameters(hf(name))
     assert (ours.total, ours.active, ours.embedding, ours.head) == (theirs.total, theirs.active, theirs.embedding, theirs.head)
@@ -100,6 +107,70 @@ def test_published_totals_of_the_moe_examples(registry):
         assert round((p[name].total - p[name].embedding) / 1e6) == millions
     # Llama 4 Scout: 17B active parameters (its 109B total includes the vision encoder, not counted here).
     assert billions(p["llama-4-scout"].active, 0) == 17
+
+
+def test_published_totals_of_the_2026_examples(registry):
+    """Rounded (or cut) as their publishers print them (sources in docs/parameters.md); the
+    multimodal ones are counted as their text decoder, as the publishers' text-model figures are."""
+    p = {name: registry.parameters(flopsreg.Model.example(name)) for name in EXAMPLES_2026}
+    # Gemma 4 model card: 31B dense 30.7B (beside a ~550M vision encoder); 26B A4B 25.2B total, 3.8B active.
+    assert billions(p["gemma-4-31b"].total, 1) == 30.7
+    assert (billions(p["gemma-4-26b-a4b"].total, 1), billions(p["gemma-4-26b-a4b"].active, 1)) == (25.2, 3.8)
+    # Nemotron 3 Nano 30B-A3B model card: 31.6B total, 3.6B active with the embeddings, 3.2B without.
+    nano = p["nemotron-3-nano-30b-a3b"]
+    assert (billions(nano.total, 1), billions(nano.active, 1), billions(nano.active - nano.embedding, 1)) == (31.6, 3.6, 3.2)
+    # Qwen3-Next-80B-A3B model card: 80B total, 3B activated (3.87B here, cut as DeepSeek-V3's 37B).
+    assert (billions(p["qwen3-next-80b-a3b"].total, 0), truncated(p["qwen3-next-80b-a3b"].active, 0)) == (80, 3)
+    # Kimi Linear 48B-A3B (arXiv:2510.26692): 48B total is the count without the embedding and the
+    # head (49.12B with them); 3B activated.
+    kimi = p["kimi-linear-48b-a3b"]
+    assert (billions(kimi.total - kimi.embedding - kimi.head, 0), billions(kimi.active, 0)) == (48, 3)
+    # DeepSeek-V3.2: 671B total, 37B activated as for V3; the indexer adds 0.85B (671.88B, cut) and
+    # the 37B leave the embedding out (37.48B; 38.40B with it).
+    v32 = p["deepseek-v3.2"]
+    assert (truncated(v32.total, 0), billions(v32.active - v32.embedding, 0)) == (671, 37)
+    # GLM-5 technical report (arXiv:2602.15763), table 1: 744B total, 40B activated (40.83B without
+    # the embedding, cut; 41.78B with it).
+    glm = p["glm-5"]
+    assert (billions(glm.total, 0), truncated(glm.active - glm.embedding, 0)) == (744, 40)
+
+
+def test_2026_norms_by_hand(registry):
+    """The weight-only patterns the 2026 readers add, from each config's widths, against the record's names."""
+    # Nemotron 3 Nano: one RMSNorm per block (52 blocks of width 2688) and norm_f.
+    nano = registry.parameters(hf("nemotron-3-nano-30b-a3b")).by_slot()
+    assert nano["norms"] == 52 * 2688 == recorded("nemotron-3-nano-30b-a3b", "layers.*.norm.weight")
+    assert nano["final_norm"] == 2688 == recorded("nemotron-3-nano-30b-a3b", "norm_f.weight")
+    # OLMo-Hybrid: q_norm over all 30 heads x 128 and k_norm over all 30 key heads x 128, on the 8 attention layers only.
+    olmo = registry.parameters(hf("olmo-hybrid-7b-defaults")).by_slot()
+    assert olmo["attention.qk_norm"] == 8 * (30 * 128 + 30 * 128) == recorded("olmo-hybrid-7b-defaults", "q_norm.weight", "k_norm.weight")
+    # MiniMax-M2: the same over 48 query and 8 key heads of 128, on 62 layers.
+    assert registry.parameters(hf("minimax-m2")).by_slot()["attention.qk_norm"] == 62 * (48 + 8) * 128
+    # Gemma 4 26B-A4B: seven norms of 2816 per layer (the sandwich four and three around the experts).
+    gemma = registry.parameters(hf("gemma-4-26b-a4b")).by_slot()
+    assert gemma["norms"] == 30 * 7 * 2816 == recorded("gemma-4-26b-a4b", "layernorm.weight", "layernorm_1.weight", "layernorm_2.weight")
+    # Mistral Large 4: a scale and a bias per head (64) on every layer's queries; alpha per RoPE frequency (64 / 2).
+    large = registry.parameters(hf("mistral-large-4")).by_slot()
+    assert large["attention.softmax_scaling"] == 72 * 2 * 64 == recorded("mistral-large-4", "self_attn.softmax_scaling.scale", "self_attn.softmax_scaling.bias")
+    assert large["rope_scaling"] == 64 // 2 == recorded("mistral-large-4", "rotary_emb.alpha")
+    # StarCoder2: LayerNorms (scale and bias) of 3072 and biases on q/k/v/o and c_fc/c_proj.
+    star = registry.parameters(hf("starcoder2")).by_slot()
+    assert star["norms"] == 30 * 4 * 3072 and star["final_norm"] == 2 * 3072
+    assert star["mlp.bias"] == 30 * (12288 + 3072) == recorded("starcoder2", "c_fc.bias", "c_proj.bias")
+
+
+def test_gemma_4_per_layer_embeddings_by_hand(registry):
+    """Gemma4TextConfig defaults: 30 layers of width 2304, per-layer inputs of 256 from a 262144-token table."""
+    h, layers, ple, vocab = 2304, 30, 256, 262144
+    counts = registry.parameters(hf("gemma-4-ple-defaults")).by_slot()
+    # per_layer_input_gate h -> 256, per_layer_projection 256 -> h, post_per_layer_input_norm h.
+    assert counts["per_layer_input"] == layers * (2 * h * ple + h) == recorded(
+        "gemma-4-ple-defaults", "per_layer_input_gate.weight", "per_layer_projection.weight", "post_per_layer_input_norm.weight"
+    )
+    # embed_tokens_per_layer (V x L 256), per_layer_model_projection h -> L 256, per_layer_projection_norm 256.
+    assert counts["per_layer_embedding"] == vocab * layers * ple + h * layers * ple + ple == recorded(
+        "gemma-4-ple-defaults", "embed_tokens_per_layer.weight", "per_layer_model_projection.weight", "per_layer_projection_norm.weight"
+    )
 
 
 def test_dense_breakdown_by_hand_llama_3_8b(registry):
@@ -229,6 +300,37 @@ def test_a_bias_the_family_reader_does_not_model_is_refused_naming_the_key(regis
     config = json.loads((HF / "deepseek-v3.json").read_text()) | {"attention_bias": True}
     with pytest.raises(flopsreg.ModelError, match=r"attention_bias = true: .*expected false"):
         flopsreg.Model.from_hf_config(config)
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("falcon-h1-defaults", "attention_bias"), ("falcon-h1-defaults", "mlp_bias"), ("falcon-h1-defaults", "projectors_bias"),
+        ("granite-4.0-h-defaults", "attention_bias"), ("kimi-linear-48b-a3b", "attention_bias"),
+        ("olmo-hybrid-7b-defaults", "attention_bias"), ("qwen3-next-80b-a3b", "attention_bias"),
+        ("nemotron-3-nano-30b-a3b", "attention_bias"), ("nemotron-3-nano-30b-a3b", "mlp_bias"),
+    ],
+)
+def test_2026_readers_refuse_the_biases_they_do_not_model(name, key):
+    config = json.loads((HF / f"{name}.json").read_text()) | {key: True}
+    with pytest.raises(flopsreg.ModelError, match=rf"{key} = true: .*only false is supported"):
+        flopsreg.Model.from_hf_config(config)
+
+
+@pytest.mark.parametrize("name", ["mistral-large-4", "gemma-4-31b", "qwen3.5-9b"])
+def test_2026_multimodal_readers_refuse_a_text_config_attention_bias(name):
+    config = json.loads((HF / f"{name}.json").read_text())
+    config["text_config"] = config["text_config"] | {"attention_bias": True}
+    with pytest.raises(flopsreg.ModelError, match=r"text_config\.attention_bias = true"):
+        flopsreg.Model.from_hf_config(config)
+
+
+def test_lfm2_reads_tie_embedding_as_tie_word_embeddings(registry):
+    config = json.loads((HF / "lfm2-defaults.json").read_text())
+    untied = {k: v for k, v in config.items() if k != "tie_word_embeddings"} | {"tie_embedding": False}
+    assert registry.parameters(flopsreg.Model.from_hf_config(untied)).head == 65536 * 2560  # vocab x hidden
+    with pytest.raises(flopsreg.ModelError, match="tie_embedding"):
+        flopsreg.Model.from_hf_config(config | {"tie_embedding": False})
 
 
 def test_weights_needing_an_unset_parameter_name_it(registry):
