@@ -18,6 +18,7 @@ import attrs
 from flopsreg import ModelError, hookimpl
 from flopsreg.declare import MegatronReader
 from flopsreg.patterns.layered_mtp import LAYERED_MTP, MTP_DEPTH
+from flopsreg.patterns.norms import SINGLE_NORM
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2, GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.token_mixers import NO_ATTENTION
@@ -152,7 +153,7 @@ def read(args, decoder):
         "ffn": (frozenset({NO_ATTENTION}), {}),
     }
     model_flags, attention_kinds = softmax_only_gate(decoder, attention_kinds, {"attention"})
-    flags = set(model_flags) | {HYBRID}
+    flags = set(model_flags) | {HYBRID} | SINGLE_NORM.flags  # each hybrid layer has one norm, before its one module
     blocks, block_layers = dict(decoder.blocks), dict(decoder.block_layers)
     if mtp:  # the pattern's depth, as validate_args infers mtp_num_layers from it
         blocks["mtp"], block_layers["mtp"] = len(depths), tuple(mtp)

@@ -97,6 +97,16 @@ DECODER_LAYERNORMS = Pattern(
     summary="two LayerNorms of width h per layer, each a scale and a bias (no FLOPs counted)",
     reference=_LAYERNORM,
 )
+SINGLE_LAYERNORM = Pattern(
+    name="single_layernorm",
+    slot="norms",
+    flags={"norms", "norm_bias", "single_norm"},
+    precedence=35,
+    formula=0,
+    weights=2 * h,
+    summary="one LayerNorm of width h per layer, a scale and a bias, before its one mixer or MLP (no FLOPs counted)",
+    reference=_LAYERNORM + "; one per layer of a Megatron-LM hybrid stack",
+)
 SANDWICH_LAYERNORMS = Pattern(
     name="sandwich_layernorms",
     slot="norms",
@@ -132,4 +142,4 @@ FINAL_LAYERNORM = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [DECODER_NORMS, DECODER_LAYERNORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM]
+    return [DECODER_NORMS, DECODER_LAYERNORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM]

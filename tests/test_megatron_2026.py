@@ -505,3 +505,14 @@ IDENTITY_MODELS = [
     ("megatron-counted-as-gdn2", _counted_as_gdn("gdn2"), ("exact", "megatron")),
     ("megatron-gdn2", flopsreg.Model.from_megatron_args(qwen3_next_args(experimental_attention_variant="gdn2")), ("exact", "megatron")),
 ]
+
+
+@pytest.mark.parametrize(("normalization", "per_norm"), [("RMSNorm", 1), ("LayerNorm", 2)])
+def test_a_hybrid_stack_holds_one_norm_per_layer(normalization, per_norm):
+    """Megatron-LM's hybrid layers (M, *, -, E) each have one norm before their one module, and the
+    stack a final norm: h weights each (RMSNorm), 2h with a LayerNorm's bias."""
+    h, layers = 2688, 21  # NEMOTRON_PATTERN's decoder layers (the MTP part after "/" is a block)
+    model = flopsreg.Model.from_megatron_args(nemotron_h_args(normalization=normalization))
+    counts = flopsreg.Registry(load_entry_points=False).parameters(model).by_slot()
+    assert counts["norms"] == per_norm * h * layers
+    assert counts["final_norm"] == per_norm * h
