@@ -39,6 +39,7 @@ def minimax(c: Fields) -> Decoder:
         raise c.error("shared_intermediate_size", ": transformers' MiniMax has no shared expert (only the remote code adds one); use 0")
     # head_dim: `getattr(config, "head_dim", None) or hidden_size // num_attention_heads` in both attentions.
     params = {**gqa_params(c), "vocab": c.int("vocab_size"), BLOCK.name: c.int_or_default("block_size", BLOCK_SIZE)}
+    # num_local_experts is required (its class default 8 is Mixtral's); num_experts_per_tok defaults to 2, MiniMax's top-2.
     experts = moe_mlp(c.int("num_local_experts"), c.int_or_default("num_experts_per_tok", 2), c.int("intermediate_size"))
     return Decoder(
         params=params,
