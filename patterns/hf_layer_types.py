@@ -3,7 +3,7 @@ attention, DeepSeek sparse attention with its own indexer or a shared top-k, and
 the readers of the linear-attention / SSM hybrids give their layers."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns import gated_deltanet, kda, mamba1, mamba2, short_conv, token_mixers
+from flopsreg.patterns import gated_deltanet, kda, lightning, mamba1, mamba2, short_conv, token_mixers
 from flopsreg.patterns.chunked import CHUNK, CHUNKED
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
@@ -96,5 +96,13 @@ ATTENTION_MAMBA2_LAYER = HFLayerType(
     kind="hybrid",
     summary="full causal GQA attention and Mamba2 in parallel on the same input (Falcon-H1 hybrid layers)",
 )
-MIXER_LAYER_TYPES = [GATED_DELTANET_LAYER, KDA_LAYER, MAMBA1_LAYER, MAMBA2_LAYER, SHORT_CONV_LAYER, NO_ATTENTION_LAYER, ATTENTION_MAMBA2_LAYER]
+LIGHTNING_LAYER = HFLayerType(
+    name="lightning",
+    flags={lightning.FLAG},
+    summary="MiniMax-01's lightning attention (a linear_attention layer of MiniMax-Text-01 / M1): no softmax attention",
+)
+MIXER_LAYER_TYPES = [
+    GATED_DELTANET_LAYER, KDA_LAYER, MAMBA1_LAYER, MAMBA2_LAYER, SHORT_CONV_LAYER, NO_ATTENTION_LAYER, ATTENTION_MAMBA2_LAYER,
+    LIGHTNING_LAYER,
+]
 

@@ -35,6 +35,7 @@ from flopsreg.testing import check_prefix_form, count_prefix_pairs
 from test_conventions import deepseek_v3_args, gemma3_4b_args, llama3_8b_args
 from test_linear_mixers import IDENTITY_MODELS, REFERENCE_FLAGS
 from test_megatron_2026 import IDENTITY_MODELS as MEGATRON_2026_MODELS
+from test_minimax import IDENTITY_MODELS as MINIMAX_MODELS
 
 MAX_NEW = MAX_CACHED = 64
 SIZE = MAX_NEW + MAX_CACHED
@@ -150,7 +151,7 @@ def _models():
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),
                        ("mha", llama3_8b_args(group_query_attention=False, num_query_groups=1))):
         models.append((f"megatron-{name}", flopsreg.Model.from_megatron_args(args), ("exact", "megatron", "slime", "nanogpt", "megatron_bridge")))
-    return models + IDENTITY_MODELS + MEGATRON_2026_MODELS
+    return models + IDENTITY_MODELS + MEGATRON_2026_MODELS + MINIMAX_MODELS
 
 
 MODELS = _models()

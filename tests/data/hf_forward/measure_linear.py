@@ -4,14 +4,16 @@ Each tiny config below keeps its family's structure (layer pattern, mixer, MoE k
 widths. One real forward pass of the transformers implementation runs on the CPU (eager
 attention, eager experts, no kernel package installed, so every hub kernel runs its torch
 fallback: torch_chunk_gated_delta_rule, chunk_kimi_delta_attention, the Mamba2 torch chunk scan, Mamba1's sequential scan,
-the F.conv1d causal conv), under torch's FlopCounterMode, at two sequence lengths. Recorded per
-model: the total, the counted FLOPs of every module (inclusive of its children), and the
+the F.conv1d causal conv; MiniMax's lightning attention runs its own block loop), under torch's FlopCounterMode, at two
+sequence lengths. Recorded per model: the total, the counted FLOPs of every module (inclusive of its children), and the
 parameters of every module (``sum(p.numel())``, recursive) and of the whole model. The result,
 forward_linear.json, is an oracle independent of flopsreg: tests/test_hf_forward_linear.py
 compares flopsreg's counts of the same configs with it.
 
 Needs torch and transformers (not flopsreg dependencies):
     pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_linear.py
+Naming models (``python tests/data/hf_forward/measure_linear.py minimax-tiny``) measures only those and adds
+them to the existing record, leaving the entries recorded before untouched.
 """
 
 from __future__ import annotations
@@ -91,6 +93,12 @@ CONFIGS = {
         "model_type": "lfm2", **GQA, "num_hidden_layers": 4, "intermediate_size": 96, "block_multiple_of": 32,
         "layer_types": ["conv", "conv", "full_attention", "conv"], "conv_L_cache": 3,
     },
+    # Lightning blocks of 16: 37 = 16 + 16 + 5 and 100 = 6 x 16 + 4 tokens, the last block partial.
+    "minimax-tiny": {
+        "model_type": "minimax", **GQA, "head_dim": 16, "num_hidden_layers": 4, "intermediate_size": 32,
+        "num_local_experts": 4, "num_experts_per_tok": 2, "block_size": 16,
+        "layer_types": ["linear_attention", "linear_attention", "full_attention", "linear_attention"],
+    },
 }
 
 
@@ -112,9 +120,14 @@ def measure(config: dict, seq_len: int) -> dict:
     return {"total": int(counter.get_total_flops()), "modules": modules, "parameters": parameters}
 
 
-def main() -> int:
+def main(names: list[str]) -> int:
     results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_lens": list(SEQ_LENS), "models": {}}
+    if names:  # add to the record made with the same versions
+        results = json.loads((HERE / "forward_linear.json").read_text())
+        assert (results["torch"], results["transformers"]) == (torch.__version__, transformers.__version__), "other versions"
     for name, config in CONFIGS.items():
+        if names and name not in names:
+            continue
         try:
             runs = {str(n): measure(config, n) for n in SEQ_LENS}
         except Exception as exc:  # record, so the test knows which models were not measured
@@ -130,4 +143,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))
