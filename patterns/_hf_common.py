@@ -43,3 +43,17 @@ def weight_flags(c: Fields, *, tied: bool, biases: Mapping[str, bool] = {}, extr
         flags |= TIED_LOGITS.flags
     flags |= {key for key, default in biases.items() if c.bool(key, default=default)}
     return frozenset(flags)
+
+
+def mla_params(c: Fields) -> dict[str, int]:
+    """The parameters of DeepSeek-style multi-head latent attention a config gives, with its width
+    and vocabulary. A config's ``head_dim`` (if any) is the rope width, not the head size: never read."""
+    return {
+        "hidden": c.int("hidden_size"),
+        "heads": c.int("num_attention_heads"),
+        "kv_lora_rank": c.int("kv_lora_rank"),
+        "qk_nope_head_dim": c.int("qk_nope_head_dim"),
+        "qk_rope_head_dim": c.int("qk_rope_head_dim"),
+        "v_head_dim": c.int("v_head_dim"),
+        "vocab": c.int("vocab_size"),
+    }

@@ -2,7 +2,7 @@
 experts after the first dense layers, and the multi-token-prediction layers the config declares."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import family, mla_params, silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.declare import HFReader
@@ -31,16 +31,7 @@ def deepseek(c: Fields) -> Decoder:
     if not c.has("n_shared_experts"):
         raise c.missing("n_shared_experts", "null or 0 for none")
     q_lora = c.optional_int("q_lora_rank")
-    params = {
-        "hidden": c.int("hidden_size"),
-        "heads": c.int("num_attention_heads"),
-        # MLA widths; the config's head_dim (if any) is the rope width, not the head size: ignored.
-        "kv_lora_rank": c.int("kv_lora_rank"),
-        "qk_nope_head_dim": c.int("qk_nope_head_dim"),
-        "qk_rope_head_dim": c.int("qk_rope_head_dim"),
-        "v_head_dim": c.int("v_head_dim"),
-        "vocab": c.int("vocab_size"),
-    }
+    params = mla_params(c)
     for key in ("attention_bias", "mlp_bias"):
         # DeepseekV2/V3Config default both to false; the biases they add (q_a_proj, kv_a_proj and
         # o_proj; every MLP) are not modelled, so a true value is refused rather than miscounted.

@@ -4,7 +4,7 @@ a dense MLP on the first layers and MoE with shared experts on the others."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.patterns._hf_common import mla_params, silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import TORCH_DELTA_CHUNK, refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -86,17 +86,7 @@ def kimi_linear(c: Fields) -> Decoder:
     if not c.has("q_lora_rank"):
         raise c.missing("q_lora_rank", "null for a direct q_proj")
     q_lora = c.optional_int("q_lora_rank")
-    params = {
-        "hidden": c.int("hidden_size"),
-        "heads": c.int("num_attention_heads"),
-        # MLA widths; head_dim is set to qk_rope_head_dim by the config class: never read.
-        "kv_lora_rank": c.int("kv_lora_rank"),
-        "qk_nope_head_dim": c.int("qk_nope_head_dim"),
-        "qk_rope_head_dim": c.int("qk_rope_head_dim"),
-        "v_head_dim": c.int("v_head_dim"),
-        "vocab": c.int("vocab_size"),
-        **_kda(c, inner),
-    }
+    params = {**mla_params(c), **_kda(c, inner)}  # head_dim is set to qk_rope_head_dim by the config class
     refuse_unless(c, "attention_bias", False, False, "the MLA and KDA patterns hold no biases")
     # KimiLinearConfig: tie_word_embeddings false by default; the router's e_score_correction_bias is a buffer.
     flags = set(silu_gated(c) | weight_flags(c, tied=False)) | {"mla"}
