@@ -45,10 +45,11 @@ def weight_flags(c: Fields, *, tied: bool, biases: Mapping[str, bool] = {}, extr
     return frozenset(flags)
 
 
-def mla_params(c: Fields) -> dict[str, int]:
-    """The parameters of DeepSeek-style multi-head latent attention a config gives, with its width
-    and vocabulary. A config's ``head_dim`` (if any) is the rope width, not the head size: never read."""
-    return {
+def mla(c: Fields) -> tuple[dict[str, int], frozenset[str]]:
+    """The parameters and flags of DeepSeek-style multi-head latent attention a config gives (with
+    its width and vocabulary): ``q_lora`` where ``q_lora_rank`` is set, a direct q_proj where it is
+    null. A config's ``head_dim`` (if any) is the rope width, not the head size: never read."""
+    params = {
         "hidden": c.int("hidden_size"),
         "heads": c.int("num_attention_heads"),
         "kv_lora_rank": c.int("kv_lora_rank"),
@@ -57,3 +58,7 @@ def mla_params(c: Fields) -> dict[str, int]:
         "v_head_dim": c.int("v_head_dim"),
         "vocab": c.int("vocab_size"),
     }
+    q_lora = c.optional_int("q_lora_rank")
+    if q_lora is None:
+        return params, frozenset({"mla"})
+    return {**params, "q_lora_rank": q_lora}, frozenset({"mla", "q_lora"})

@@ -2,7 +2,7 @@
 experts after the first dense layers, and the multi-token-prediction layers the config declares."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family, mla_params, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import family, mla, silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.declare import HFReader
@@ -30,8 +30,7 @@ def deepseek(c: Fields) -> Decoder:
         raise c.missing("q_lora_rank", "null for a direct q_proj; the config classes default it to 1536")
     if not c.has("n_shared_experts"):
         raise c.missing("n_shared_experts", "null or 0 for none")
-    q_lora = c.optional_int("q_lora_rank")
-    params = mla_params(c)
+    params, mla_flags = mla(c)
     for key in ("attention_bias", "mlp_bias"):
         # DeepseekV2/V3Config default both to false; the biases they add (q_a_proj, kv_a_proj and
         # o_proj; every MLP) are not modelled, so a true value is refused rather than miscounted.
@@ -39,10 +38,7 @@ def deepseek(c: Fields) -> Decoder:
             raise c.error(key, " = true: the biases it adds to DeepSeek's MLA and MLPs are not counted by flopsreg; expected false")
     # tie_word_embeddings false by default. DeepseekV3's e_score_correction_bias is a buffer in
     # transformers, not a parameter: not counted, as sum(p.numel()) does not count it.
-    flags = set(silu_gated(c) | weight_flags(c, tied=False)) | {"mla"}
-    if q_lora is not None:
-        params["q_lora_rank"] = q_lora
-        flags.add("q_lora")
+    flags = silu_gated(c) | weight_flags(c, tied=False) | mla_flags
     kinds = {}
     if "dense" in mlps:
         kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))

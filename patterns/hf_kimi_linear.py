@@ -4,7 +4,7 @@ a dense MLP on the first layers and MoE with shared experts on the others."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import mla_params, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import mla, silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import TORCH_DELTA_CHUNK, refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -85,14 +85,11 @@ def kimi_linear(c: Fields) -> Decoder:
     mlps = _mlps(c, layers)
     if not c.has("q_lora_rank"):
         raise c.missing("q_lora_rank", "null for a direct q_proj")
-    q_lora = c.optional_int("q_lora_rank")
-    params = {**mla_params(c), **_kda(c, inner)}  # head_dim is set to qk_rope_head_dim by the config class
+    attention, mla_flags = mla(c)  # head_dim is set to qk_rope_head_dim by the config class
+    params = {**attention, **_kda(c, inner)}
     refuse_unless(c, "attention_bias", False, False, "the MLA and KDA patterns hold no biases")
     # KimiLinearConfig: tie_word_embeddings false by default; the router's e_score_correction_bias is a buffer.
-    flags = set(silu_gated(c) | weight_flags(c, tied=False)) | {"mla"}
-    if q_lora is not None:
-        params["q_lora_rank"] = q_lora
-        flags.add("q_lora")
+    flags = silu_gated(c) | weight_flags(c, tied=False) | mla_flags
     kinds = {}
     if "dense" in mlps:
         kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))
