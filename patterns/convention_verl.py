@@ -9,6 +9,8 @@ two V x h matmuls whether or not they are tied, 3 FFN matmuls, and no MTP. ``gem
 ``gpt_oss`` count a sliding layer as s min(s, W) positions, i.e. s W / 2 pairs once s > W (half
 of what the window attends); every other type ignores windows (Mistral's ``sliding_window``
 included). ``qwen2_moe`` and ``qwen3_moe`` count every layer as MoE and leave out shared experts.
+``qwen3_5`` and ``qwen3_5_moe`` count the Gated DeltaNet recurrence as 5 d_k d_v H_v per token
+forward (the recurrent minimum is 6).
 A model type verl has no estimator for gets 0 from verl: the convention refuses it, naming that.
 """
 
@@ -18,6 +20,8 @@ import sympy
 from flopsreg import Convention, Pattern, hookimpl
 from flopsreg.patterns._convention_rules import PRECEDENCE, half_square_causal, not_counted
 from flopsreg.patterns._hf_common import family
+from flopsreg.patterns import gated_deltanet
+from flopsreg.patterns.gated_deltanet import H_v, d_k, d_v
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.symbols import h, s
@@ -35,8 +39,17 @@ ESTIMATORS = {
     "deepseek_v3": "_estimate_deepseek_v3_flops",
     "gemma3_text": "_estimate_gemma3_flops",
     "gpt_oss": "_estimate_gpt_oss_flops",
+    "qwen3_5": "_estimate_qwen3_5_flops",
+    "qwen3_5_moe": "_estimate_qwen3_5_flops",
 }
-UNSUPPORTED = ("mixtral", "gemma2", "gemma3", "deepseek_v2", "llama4_text", "llama4")  # read by flopsreg, not by verl
+# Read by flopsreg; verl has no estimator for them (its _estimate_unknown_flops returns 0).
+UNSUPPORTED = (
+    "mixtral", "gemma2", "gemma3", "deepseek_v2", "llama4_text", "llama4",
+    "qwen3_next", "olmo_hybrid", "kimi_linear", "nemotron_h", "falcon_h1", "granitemoehybrid", "jamba", "lfm2",
+    "minimax", "deepseek_v32", "glm_moe_dsa", "mistral_large4", "mistral_large4_text", "kimi_k25", "gemma4",
+    "gemma4_text", "glm4_moe", "mistral4", "minimax_m2", "starcoder2",
+    "qwen3_5_text", "qwen3_5_moe_text",  # verl's qwen3_5 estimator is keyed by the multimodal wrappers' types
+)
 SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
 QWEN_MOE = ("qwen2_moe", "qwen3_moe")
 
@@ -119,6 +132,22 @@ for _type in UNSUPPORTED:
             ),
         )
     )
+# _estimate_qwen3_5_flops: every projection, the conv and the MLPs as their weights (so as exact),
+# and the Gated DeltaNet recurrence as 15 d_k d_v H_v per token for training: 5 forward, where
+# the recurrent minimum is 6.
+PATTERNS.append(
+    Pattern(
+        name="verl_gated_deltanet_core",
+        slot="mixer.core",
+        flags={"verl", gated_deltanet.FLAG},
+        precedence=PRECEDENCE,
+        params=gated_deltanet.CORE.params,
+        formula=5 * s * H_v * d_k * d_v,
+        weights=gated_deltanet.CORE.weights,
+        summary="verl (_compute_qwen3_5_gdn_recurrence_flops): the Gated DeltaNet recurrence as 5 d_k d_v H_v per token forward (15 for training)",
+        reference=SOURCE,
+    )
+)
 for _type in SLIDING:
     PATTERNS.append(
         Pattern(

@@ -235,3 +235,49 @@ def test_examples_and_their_configs_agree_under_verl(registry):
             except flopsreg.ModelError as error:
                 outcomes.append(str(error))
         assert outcomes[0] == outcomes[1], path.stem
+
+
+def verl_qwen3_5(text: dict, seqlens: list[int]) -> int:
+    """verl's _estimate_qwen3_5_flops (1dda039b), written out from its formula: training FLOPs."""
+    h, vocab, layers = text["hidden_size"], text["vocab_size"], text["num_hidden_layers"]
+    heads, kv, d = text["num_attention_heads"], text["num_key_value_heads"], text["head_dim"]
+    if text.get("layer_types"):
+        full = sum(t == "full_attention" for t in text["layer_types"])
+    else:
+        full = sum(not (i + 1) % text.get("full_attention_interval", 4) for i in range(layers))
+    linear = layers - full
+    q, k, v = heads * d, kv * d, kv * d
+    lk = text["linear_num_key_heads"] * text["linear_key_head_dim"]
+    lv = text["linear_num_value_heads"] * text["linear_value_head_dim"]
+    attn_n = h * (2 * q + k + v + q) * full  # q_proj with its gate, k, v, o
+    attn_n += (h * (2 * lk + 3 * lv + 2 * text["linear_num_value_heads"]) + text["linear_conv_kernel_dim"] * (2 * lk + lv)) * linear
+    if "num_experts" in text:
+        mlp_n = (h * text["num_experts"] + 3 * h * text["moe_intermediate_size"] * text["num_experts_per_tok"]
+                 + 3 * h * text["shared_expert_intermediate_size"] + h) * layers
+    else:
+        mlp_n = 3 * h * text["intermediate_size"] * layers
+    tokens = sum(seqlens)
+    dense = 6 * (mlp_n + attn_n + 2 * vocab * h) * tokens
+    attention = 6 * sum(n * n for n in seqlens) * d * heads * full
+    recurrence = 15 * text["linear_key_head_dim"] * text["linear_value_head_dim"] * text["linear_num_value_heads"] * tokens * linear
+    return dense + attention + recurrence
+
+
+@pytest.mark.parametrize("name", ["qwen3.5-9b", "qwen3.5-35b-a3b"])
+@pytest.mark.parametrize("s", [4096, 32768])
+def test_qwen3_5_as_verl_counts_it(registry, name, s):
+    """Dense and MoE Qwen3.5 (Gated DeltaNet in three layers of four): verl's estimator to the digit,
+    from the config.json and from the bundled example."""
+    config = json.loads((HF / f"{name}.json").read_text())
+    expected = verl_qwen3_5(config["text_config"], [s])
+    assert registry.evaluate(flopsreg.Model.from_hf_config(config), seq_len=s, convention="verl").training == expected
+    assert registry.evaluate(flopsreg.Model.example(name), seq_len=s, convention="verl").training == expected
+
+
+def test_text_only_qwen3_5_and_the_other_2026_types_get_verls_zero(registry):
+    """verl keys its Qwen3.5 estimator by the multimodal configs' model_type: a qwen3_5_text config, like
+    Qwen3-Next's or Kimi Linear's, falls to _estimate_unknown_flops."""
+    text = json.loads((HF / "qwen3.5-9b.json").read_text())["text_config"]
+    for model in (flopsreg.Model.from_hf_config(text), flopsreg.Model.example("qwen3-next-80b-a3b"), flopsreg.Model.example("kimi-linear-48b-a3b")):
+        with pytest.raises(flopsreg.ModelError, match=r"verl has no FLOPs estimator for model_type '\w+': its FlopsCounter returns 0"):
+            registry.evaluate(model, seq_len=4096, convention="verl")
