@@ -22,6 +22,11 @@ SLOTS = [
         summary="a key selector beside the attention (DSA lightning indexer): its projections and scores",
     ),
     Slot(
+        name="attention.index_mask",
+        scope="layer",
+        summary="which (query, compressed entry) pairs an indexer scores (DeepSeek-V4 CSA): produces compressed_index_pairs",
+    ),
+    Slot(
         name="attention.compressor",
         scope="layer",
         summary="projections pooling raw keys into compressed key/value entries (DeepSeek-V4 CSA, HCA)",

@@ -56,9 +56,7 @@ CSA_MASK = Pattern(
     produces="pairs",
     params=(WINDOW, CSA_RATE, INDEX_TOPK),
     formula=_WINDOW_PAIRS + entries_kept(m, K),
-    latex=(
-        r"\sum\nolimits_{t<s} \left(\min(t + 1, W) + \min\left(K, \left\lfloor \tfrac{t+1}{m} \right\rfloor\right)\right)"
-    ),
+    latex=r"\sum_{t<s} [\min(t{+}1, W) + \min(K, \lfloor \tfrac{t+1}{m} \rfloor)]",
     weights=0,  # a mask holds no parameters
     summary="query t: the last min(t + 1, W) raw keys plus min(K, floor((t + 1)/m)) compressed entries picked by the indexer",
     reference=_REFERENCE + " (CSACompressor block_bias, Indexer causal_threshold)",
@@ -71,7 +69,7 @@ HCA_MASK = Pattern(
     produces="pairs",
     params=(WINDOW, HCA_RATE),
     formula=_WINDOW_PAIRS + entries_seen(m_h),
-    latex=r"\sum\nolimits_{t<s} \left(\min(t + 1, W) + \left\lfloor \tfrac{t+1}{m'} \right\rfloor\right)",
+    latex=r"\sum_{t<s} [\min(t{+}1, W) + \lfloor \tfrac{t+1}{m'} \rfloor]",
     weights=0,  # a mask holds no parameters
     summary="query t: the last min(t + 1, W) raw keys plus every closed compressed entry, floor((t + 1)/m')",
     reference=_REFERENCE + " (HCACompressor block_bias)",
@@ -111,6 +109,20 @@ COMPRESSED_INDEX_PAIRS = Quantity(
 )
 p_cidx = COMPRESSED_INDEX_PAIRS.symbol
 
+CSA_INDEX_MASK = Pattern(
+    name="csa_index_mask",
+    slot="attention.index_mask",
+    flags={CSA},
+    precedence=10,
+    produces=COMPRESSED_INDEX_PAIRS.name,
+    params=(CSA_RATE,),
+    formula=entries_seen(m),
+    latex=r"\sum_{t<s} \lfloor \tfrac{t+1}{m} \rfloor",
+    weights=0,  # a mask holds no parameters
+    summary="query t scores the floor((t + 1)/m) closed compressed entries: sum_t floor((t + 1)/m) pairs",
+    reference=_REFERENCE + " (Indexer causal_threshold)",
+)
+
 CSA_INDEXER = Pattern(
     name="csa_indexer",
     slot="attention.topk_indexer",
@@ -118,13 +130,12 @@ CSA_INDEXER = Pattern(
     precedence=30,
     params=(Q_LORA_RANK, INDEX_HEADS, INDEX_HEAD_DIM, CSA_RATE),
     # Its own compressor (kv_proj, gate_proj: hidden -> 2 d_idx), q_b_proj from the query latent,
-    # weights_proj hidden -> n_idx; then per scored pair q.k in every head and the head-weighted sum.
+    # weights_proj hidden -> n_idx; then per scored pair (P_cidx, from attention.index_mask) q.k in
+    # every head and the head-weighted sum.
     formula=2 * s * (2 * h * 2 * d_idx + r_q * n_idx * d_idx + h * n_idx) + 2 * p_cidx * n_idx * (d_idx + 1),
-    provides={COMPRESSED_INDEX_PAIRS.name: entries_seen(m)},
     latex=(
         r"2s\,(4 h\,d_{\mathrm{idx}} + r_{\mathrm{q}} n_{\mathrm{idx}} d_{\mathrm{idx}} + h\,n_{\mathrm{idx}})"
-        r" + 2 P_{\mathrm{cidx}} n_{\mathrm{idx}} (d_{\mathrm{idx}} + 1),\ "
-        r"P_{\mathrm{cidx}} = \sum\nolimits_{t<s} \left\lfloor \tfrac{t+1}{m} \right\rfloor"
+        r" + 2 P_{\mathrm{cidx}} n_{\mathrm{idx}} (d_{\mathrm{idx}} + 1)"
     ),
     # kv_proj, gate_proj, position_bias (m x 2 d_idx), kv_norm (d_idx), q_b_proj, weights_proj.
     weights=2 * h * 2 * d_idx + m * 2 * d_idx + d_idx + r_q * n_idx * d_idx + h * n_idx,
@@ -140,4 +151,4 @@ def flopsreg_register_quantities():
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [CSA_MASK, HCA_MASK, CSA_COMPRESSOR, HCA_COMPRESSOR, CSA_INDEXER]
+    return [CSA_MASK, HCA_MASK, CSA_INDEX_MASK, CSA_COMPRESSOR, HCA_COMPRESSOR, CSA_INDEXER]

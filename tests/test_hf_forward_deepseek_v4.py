@@ -73,10 +73,6 @@ def _units(registry, model, convention="exact"):
     return plan, {unit.name: unit for unit in plan.kinds}
 
 
-def test_the_formulas_close_in_with_d_idx_and_n_idx():
-    assert {n_idx, d_idx} <= CSA_INDEXER.formula.free_symbols
-
-
 @pytest.mark.parametrize("name", MODELS)
 def test_pairs_per_layer_equal_what_the_mask_and_the_topk_let_through(registry, name):
     plan, units = _units(registry, _model(name))
