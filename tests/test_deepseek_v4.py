@@ -100,3 +100,17 @@ def test_legacy_compress_ratios_give_the_layer_types_and_the_class_rates():
 
 def test_hash_and_topk_moe_layers_count_the_same():
     assert _read(mlp_layer_types=["moe"] * 4).plan == _read().plan
+
+
+@pytest.mark.parametrize("convention", ["slime", "megatron_bridge", "megatron"])
+def test_frameworks_without_a_compressed_attention_branch_refuse(registry, convention):
+    with pytest.raises(flopsreg.FlopsregError, match="a refusal, not a guess"):
+        registry.evaluate(flopsreg.Model.example("deepseek-v4-flash"), seq_len=4096, convention=convention)
+
+
+def test_the_example_counts_as_its_hugging_face_config(registry):
+    example = flopsreg.Model.example("deepseek-v4-flash")
+    config = flopsreg.Model.from_hf_config(Path(__file__).parent / "data" / "hf" / "deepseek-v4-defaults.json")
+    for s in (1, 4096, 131072):
+        assert registry.evaluate(example, seq_len=s).forward == registry.evaluate(config, seq_len=s).forward
+    assert registry.parameters(example).total == registry.parameters(config).total == 284_325_869_015

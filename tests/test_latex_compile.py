@@ -35,7 +35,7 @@ def _models() -> list[tuple[str, flopsreg.Model]]:
 
 TWO_PAGES = {f"{prefix}kimi-linear-48b-a3b{suffix}" for prefix in ("", "hf/") for suffix in ("", " (chunked_scan)")}
 # DeepSeek-V4: two layer kinds of 12 slots (compressors, the CSA indexer's scores, mHC) and 20 symbols.
-TWO_PAGES |= {f"hf/deepseek-v4-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)")}
+TWO_PAGES |= {f"{name}{suffix}" for name in ("deepseek-v4-flash", "hf/deepseek-v4-defaults") for suffix in ("", " (exact)", " (chunked_scan)")}
 
 
 def _compile(tmp_path: Path, source: str) -> str:

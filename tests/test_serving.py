@@ -19,6 +19,7 @@ import sympy
 import flopsreg
 import oracles
 from flopsreg.patterns._convention_rules import MIXER_FLAGS
+from flopsreg.patterns.compressed_attention_refusals import FLAGS as DEEPSEEK_V4_REFUSED
 from flopsreg.cli import main
 from flopsreg.compile import compile_exact
 from flopsreg.examples_index import example_names
@@ -110,8 +111,11 @@ def _bridge(model):
 
 def _attention_only(model):
     """The conventions that count every layer as softmax attention, where no layer has a mixer (they refuse those)."""
-    mixers = any(set(MIXER_FLAGS) & model.merged(kind)[0] for kind in model.plan.kinds())
-    return () if mixers else ("slime", "nanogpt", *_bridge(model))
+    flags = set().union(*(model.merged(kind)[0] for kind in model.plan.kinds()))
+    if flags & set(MIXER_FLAGS):
+        return ()
+    # slime and Megatron-Bridge refuse DeepSeek-V4's compressed attention and mHC; nanogpt counts them
+    return ("nanogpt",) if flags & set(DEEPSEEK_V4_REFUSED) else ("slime", "nanogpt", *_bridge(model))
 
 
 def _torchtitan(model):
