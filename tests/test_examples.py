@@ -392,6 +392,26 @@ def hand_deepseek_v4_flash(s: int) -> dict[str, int]:
     }
 
 
+def hand_gemma_3n_e4b(s: int) -> dict[str, int]:
+    """4 sliding (512) to 1 full; the last 15 layers reuse K/V; AltUp (4 copies), LAuReL (64), PLE (256)."""
+    h, n_h, n_kv, d, ffn, layers, shared, n, rank, ple, vocab = 2048, 8, 2, 256, 16384, 35, 15, 4, 64, 256, 262400
+    full_layers = layers // 5  # layers 4, 9, ..., 34 are full
+    sliding = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=window_pairs(s, 512))
+    full = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s))
+    kv = 2 * s * h * 2 * n_kv * d  # k_proj, v_proj: absent on the reusing layers
+    attention = (layers - full_layers) * sliding + full_layers * full - shared * kv
+    altup = 2 * (2 * s * h * n) + 2 * s * n * n * n + 2 * s * h * n * n + 2 * s * n * n  # router x2, coefs, mix, correction
+    laurel = 2 * s * h * rank + 2 * s * rank * h
+    per_layer_input = 2 * s * h * ple + 2 * s * ple * h
+    model_level = 2 * s * h * layers * ple + 2 * (n - 1) * 2 * s * h * h  # per_layer_model_projection; AltUp in and out
+    return {
+        "attention": attention,
+        "mlp": layers * swiglu(s, h=h, ffn=ffn),  # GeGLU: the same three matmuls
+        "residual": layers * (altup + laurel + per_layer_input) + model_level,
+        "head": 2 * s * h * vocab,  # tied embeddings: lm_head still runs
+    }
+
+
 CASES = [
     ("llama-3-8b", hand_llama_3_8b, 4096),
     ("llama-3.1-70b", hand_llama_3_1_70b, 4096),
@@ -418,6 +438,7 @@ CASES = [
     ("gemma-4-26b-a4b", hand_gemma_4_26b_a4b, 4096),
     ("deepseek-v4-flash", hand_deepseek_v4_flash, 4096),  # past the window: 128 raw keys per later query
     ("deepseek-v4-flash", hand_deepseek_v4_flash, 8192),  # past index_topk x 4 = 2048 tokens: 512 CSA entries
+    ("gemma-3n-e4b", hand_gemma_3n_e4b, 4096),
 ]
 
 

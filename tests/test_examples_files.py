@@ -20,6 +20,7 @@ EXPECTED = {
     "deepseek-v4-flash",
     "gemma-3-27b",
     "gemma-3-4b",
+    "gemma-3n-e4b",
     "gemma-4-26b-a4b",
     "gemma-4-31b",
     "glm-5",

@@ -19,7 +19,7 @@ import sympy
 import flopsreg
 import oracles
 from flopsreg.patterns._convention_rules import MIXER_FLAGS
-from flopsreg.patterns.compressed_attention_refusals import FLAGS as DEEPSEEK_V4_REFUSED
+from flopsreg.patterns.mixer_refusals import FLAGS as REFUSED_2026
 from flopsreg.cli import main
 from flopsreg.compile import compile_exact
 from flopsreg.examples_index import example_names
@@ -114,8 +114,8 @@ def _attention_only(model):
     flags = set().union(*(model.merged(kind)[0] for kind in model.plan.kinds()))
     if flags & set(MIXER_FLAGS):
         return ()
-    # slime and Megatron-Bridge refuse DeepSeek-V4's compressed attention and mHC; nanogpt counts them
-    return ("nanogpt",) if flags & set(DEEPSEEK_V4_REFUSED) else ("slime", "nanogpt", *_bridge(model))
+    # slime and Megatron-Bridge refuse DeepSeek-V4's and Gemma 3n's layers; nanogpt counts them
+    return ("nanogpt",) if flags & set(REFUSED_2026) else ("slime", "nanogpt", *_bridge(model))
 
 
 def _torchtitan(model):

@@ -1,17 +1,19 @@
-"""Megatron-LM, Megatron-Bridge and slime refuse DeepSeek-V4's layers: none of their formulas has
-a branch for compressed KV entries, their compressors and indexer, or hyper-connections, so
-counting such a layer as softmax attention over causal pairs would be a guess."""
+"""Megatron-LM, Megatron-Bridge and slime refuse DeepSeek-V4's and Gemma 3n's layers: none of
+their formulas has a branch for compressed KV entries (their compressors and indexer),
+hyper-connections, AltUp or LAuReL, so counting such a layer their way would be a guess."""
 
 from flopsreg import Pattern, hookimpl
 from flopsreg.patterns._convention_rules import MIXER_REFUSAL_PRECEDENCE
 from flopsreg.patterns.convention_megatron import SOURCE as MEGATRON_SOURCE
 from flopsreg.patterns.convention_megatron_bridge import NAME as MEGATRON_BRIDGE, SOURCE as BRIDGE_SOURCE
 from flopsreg.patterns.convention_slime import SOURCE as SLIME_SOURCE
+from flopsreg.patterns.altup import ALTUP
 from flopsreg.patterns.hyper_connections import MHC
+from flopsreg.patterns.laurel import LAUREL
 from flopsreg.patterns.window_compression import CSA, HCA
 
-FLAGS = (CSA, HCA, *MHC.flags)  # what such a layer has that the two formulas never count
-_WHY = "has no branch for DeepSeek-V4's compressed attention or hyper-connections (it would count causal softmax attention)"
+FLAGS = (CSA, HCA, *MHC.flags, *ALTUP.flags, *LAUREL.flags)  # what such a layer has that the formulas never count
+_WHY = "has no branch for compressed attention, hyper-connections, AltUp or LAuReL (DeepSeek-V4, Gemma 3n)"
 
 REFUSALS = [
     Pattern(
@@ -19,7 +21,7 @@ REFUSALS = [
         slot="mixer.projection",
         flags={convention, flag},
         # Above the linear-mixer refusals (MIXER_REFUSAL_PRECEDENCE + 0..4), distinct from each other.
-        precedence=MIXER_REFUSAL_PRECEDENCE + 10 + 3 * j + i,
+        precedence=MIXER_REFUSAL_PRECEDENCE + 10 + len(FLAGS) * j + i,
         formula=0,
         summary=f"{convention}: {flag} layers are not counted",
         reference=source,
