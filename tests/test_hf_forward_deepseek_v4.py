@@ -21,7 +21,7 @@ import sympy
 import flopsreg
 from flopsreg.compile import compile_exact
 from flopsreg.patterns.window_compression import CSA_INDEXER, CSA_MASK, HCA_MASK, m, m_h, p_cidx
-from flopsreg.patterns.dsa_indexer import d_idx, n_idx
+from flopsreg.patterns.dsa_indexer import n_idx
 from flopsreg.symbols import s
 
 RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_deepseek_v4.json").read_text())
