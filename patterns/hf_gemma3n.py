@@ -58,15 +58,16 @@ def gemma3n_text(c: Fields) -> Decoder:
     mlps = [f"dense_{width}" if len(set(widths)) > 1 else "dense" for width in widths]
     if not c.has("hidden_size_per_layer_input"):
         raise c.missing("hidden_size_per_layer_input", "Gemma3nTextConfig defaults it to 256; give it")
-    ple = c.int("hidden_size_per_layer_input", minimum=0)
+    # Gemma 3n always builds the per-layer inputs (with 0, empty projections beside a norm that is
+    # still there): only a width >= 1 is counted.
+    ple = c.int("hidden_size_per_layer_input")
     # Four RMSNorms around attention and MLP, q/k norms, tie_word_embeddings (class default true).
     flags = set(GATED_LM | ALTUP.flags | LAUREL.flags | weight_flags(c, tied=True, extra=SANDWICH_NORMS.flags | QK_NORM.flags))
     # Class defaults cited: altup_num_inputs 4, laurel_rank 64 (Gemma3nTextConfig).
     params |= {ALTUP_INPUTS.name: c.int_or_default("altup_num_inputs", 4), LAUREL_RANK.name: c.int_or_default("laurel_rank", 64)}
-    if ple:
-        flags |= PER_LAYER_INPUT_NORMED.flags
-        # vocab_size_per_layer_input only sizes the gathered table: Gemma3nTextConfig default 262144.
-        params |= {PLE_DIM.name: ple, PLE_LAYERS.name: layers, PLE_VOCAB.name: c.int_or_default("vocab_size_per_layer_input", 262144)}
+    flags |= PER_LAYER_INPUT_NORMED.flags
+    # vocab_size_per_layer_input only sizes the gathered table: Gemma3nTextConfig default 262144.
+    params |= {PLE_DIM.name: ple, PLE_LAYERS.name: layers, PLE_VOCAB.name: c.int_or_default("vocab_size_per_layer_input", 262144)}
     return Decoder(
         params=params,
         flags=flags,

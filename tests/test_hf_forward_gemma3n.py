@@ -124,6 +124,7 @@ def test_the_multimodal_wrapper_reads_its_text_config(registry):
     [
         ({"num_kv_shared_layers": None}, "num_kv_shared_layers: missing"),
         ({"hidden_size_per_layer_input": None}, "hidden_size_per_layer_input: missing"),
+        ({"hidden_size_per_layer_input": 0}, "hidden_size_per_layer_input = 0"),
         ({"intermediate_size": [96, 96]}, "intermediate_size: 2 entries but num_hidden_layers = 7"),
         ({"num_kv_shared_layers": 5}, "num_kv_shared_layers = 5"),  # no full layer before the sharing ones
         ({"attention_bias": True}, "attention_bias = true"),
