@@ -363,6 +363,55 @@ def hand_gemma_4_26b_a4b(s: int) -> dict[str, int]:
     return _gemma_4(s, h=2816, n_h=16, n_kv=8, n_kv_global=2, ffn=2112, layers=30, moe=(128, 8, 704))
 
 
+def hand_deepseek_v4_flash(s: int) -> dict[str, int]:
+    """Sliding window + compressed entries on every layer: 23 HCA (2 first, then every 2nd) and 20 CSA layers."""
+    h, n_h, d, r_q, r_o, groups, window, vocab, n = 4096, 64, 512, 1024, 1024, 8, 128, 129280, 4
+    idx_heads, idx_dim, topk, m_csa, m_hca = 64, 128, 512, 4, 128
+    raw = sum(min(t + 1, window) for t in range(s))  # query t: the last min(t + 1, 128) raw keys
+    hca_pairs = raw + sum((t + 1) // m_hca for t in range(s))  # every closed 128-token entry
+    csa_pairs = raw + sum(min(topk, (t + 1) // m_csa) for t in range(s))  # the indexer's top 512 closed entries
+    common = (
+        2 * s * h * r_q + 2 * s * r_q * n_h * d  # q_a_proj, q_b_proj
+        + 2 * s * h * d  # kv_proj: one head, key and value
+        + 2 * s * n_h * d * r_o + 2 * s * groups * r_o * h  # o_a_proj (8 groups of 4096 -> 1024), o_b_proj
+    )
+    hca = common + 2 * n_h * (d + d) * hca_pairs + 2 * (2 * s * h * d)  # core; compressor kv_proj, gate_proj
+    csa = (
+        common + 2 * n_h * (d + d) * csa_pairs
+        + 2 * (2 * s * h * 2 * d)  # compressor kv_proj, gate_proj to two overlapping series
+        + 2 * (2 * s * h * 2 * idx_dim) + 2 * s * r_q * idx_heads * idx_dim + 2 * s * h * idx_heads  # indexer projections
+        + 2 * sum((t + 1) // m_csa for t in range(s)) * idx_heads * (idx_dim + 1)  # its scores, head-weighted sum
+    )
+    moe = 2 * s * h * 256 + 6 * swiglu(s, h=h, ffn=2048) + swiglu(s, h=h, ffn=2048)  # router, top-6, 1 shared
+    mhc = 2 * (2 * s * n * h * (2 + n) * n + 2 * s * n * n * h)  # fn n h -> (2 + n) n and comb^T, twice a layer
+    return {
+        "attention": 23 * hca + 20 * csa,
+        "mlp": 43 * moe,
+        "residual": 43 * mhc + 2 * s * n * h * n,  # and the final hc_head n h -> n
+        "head": 2 * s * h * vocab,
+    }
+
+
+def hand_gemma_3n_e4b(s: int) -> dict[str, int]:
+    """4 sliding (512) to 1 full; the last 15 layers reuse K/V; AltUp (4 copies), LAuReL (64), PLE (256)."""
+    h, n_h, n_kv, d, ffn, layers, shared, n, rank, ple, vocab = 2048, 8, 2, 256, 16384, 35, 15, 4, 64, 256, 262400
+    full_layers = layers // 5  # layers 4, 9, ..., 34 are full
+    sliding = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=window_pairs(s, 512))
+    full = gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s))
+    kv = 2 * s * h * 2 * n_kv * d  # k_proj, v_proj: absent on the reusing layers
+    attention = (layers - full_layers) * sliding + full_layers * full - shared * kv
+    altup = 2 * (2 * s * h * n) + 2 * s * n * n * n + 2 * s * h * n * n + 2 * s * n * n  # router x2, coefs, mix, correction
+    laurel = 2 * s * h * rank + 2 * s * rank * h
+    per_layer_input = 2 * s * h * ple + 2 * s * ple * h
+    model_level = 2 * s * h * layers * ple + 2 * (n - 1) * 2 * s * h * h  # per_layer_model_projection; AltUp in and out
+    return {
+        "attention": attention,
+        "mlp": layers * swiglu(s, h=h, ffn=ffn),  # GeGLU: the same three matmuls
+        "residual": layers * (altup + laurel + per_layer_input) + model_level,
+        "head": 2 * s * h * vocab,  # tied embeddings: lm_head still runs
+    }
+
+
 CASES = [
     ("llama-3-8b", hand_llama_3_8b, 4096),
     ("llama-3.1-70b", hand_llama_3_1_70b, 4096),
@@ -387,6 +436,9 @@ CASES = [
     ("glm-5", hand_glm_5, 4096),
     ("gemma-4-31b", hand_gemma_4_31b, 4096),
     ("gemma-4-26b-a4b", hand_gemma_4_26b_a4b, 4096),
+    ("deepseek-v4-flash", hand_deepseek_v4_flash, 4096),  # past the window: 128 raw keys per later query
+    ("deepseek-v4-flash", hand_deepseek_v4_flash, 8192),  # past index_topk x 4 = 2048 tokens: 512 CSA entries
+    ("gemma-3n-e4b", hand_gemma_3n_e4b, 4096),
 ]
 
 

@@ -17,8 +17,10 @@ NAMES = sorted(path.stem for path in EXAMPLES.glob("*.toml"))
 EXPECTED = {
     "deepseek-v3",
     "deepseek-v3.2",
+    "deepseek-v4-flash",
     "gemma-3-27b",
     "gemma-3-4b",
+    "gemma-3n-e4b",
     "gemma-4-26b-a4b",
     "gemma-4-31b",
     "glm-5",

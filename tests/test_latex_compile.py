@@ -34,6 +34,10 @@ def _models() -> list[tuple[str, flopsreg.Model]]:
 
 
 TWO_PAGES = {f"{prefix}kimi-linear-48b-a3b{suffix}" for prefix in ("", "hf/") for suffix in ("", " (chunked_scan)")}
+# DeepSeek-V4: two layer kinds of 12 slots (compressors, the CSA indexer's scores, mHC) and 20 symbols.
+TWO_PAGES |= {f"{name}{suffix}" for name in ("deepseek-v4-flash", "hf/deepseek-v4-defaults") for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
+# Gemma 3n: four layer kinds (sliding, full, each with and without shared K/V), every 35-layer count and 19 symbols.
+TWO_PAGES |= {f"{name}{suffix}" for name in ("gemma-3n-e4b", "hf/gemma-3n-e4b-defaults") for suffix in ("", " (exact)", " (chunked_scan)")}
 
 
 def _compile(tmp_path: Path, source: str) -> str:

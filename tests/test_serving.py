@@ -19,6 +19,7 @@ import sympy
 import flopsreg
 import oracles
 from flopsreg.patterns._convention_rules import MIXER_FLAGS
+from flopsreg.patterns.mixer_refusals import FLAGS as REFUSED_2026
 from flopsreg.cli import main
 from flopsreg.compile import compile_exact
 from flopsreg.examples_index import example_names
@@ -111,8 +112,11 @@ def _bridge(model):
 
 def _attention_only(model):
     """The conventions that count every layer as softmax attention, where no layer has a mixer (they refuse those)."""
-    mixers = any(set(MIXER_FLAGS) & model.merged(kind)[0] for kind in model.plan.kinds())
-    return () if mixers else ("slime", "nanogpt", *_bridge(model))
+    flags = set().union(*(model.merged(kind)[0] for kind in model.plan.kinds()))
+    if flags & set(MIXER_FLAGS):
+        return ()
+    # slime and Megatron-Bridge refuse DeepSeek-V4's and Gemma 3n's layers; nanogpt counts them
+    return ("nanogpt",) if flags & set(REFUSED_2026) else ("slime", "nanogpt", *_bridge(model))
 
 
 def _torchtitan(model):
@@ -145,6 +149,7 @@ def _models():
     models.append(("deepseek-v3.2 as Megatron-LM counts it", padded, ("megatron",)))
     recorded = json.loads((HF.parent / "hf_forward" / "forward_attention2026.json").read_text())["models"]
     models.append(("gemma4 with every feature", flopsreg.Model.from_hf_config(recorded["gemma4_features"]["config"]), ("exact",)))
+    models.append(("deepseek-v4", flopsreg.Model.from_hf_config(HF / "deepseek-v4-defaults.json"), ("exact",)))
     models.append(("mistral-large-4 layer variants", flopsreg.Model.from_hf_config(recorded["mistral_large4"]["config"]), ("exact",)))
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),

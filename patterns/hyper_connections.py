@@ -1,0 +1,46 @@
+"""Manifold-constrained hyper-connections (mHC, DeepSeek-V4): the residual stream widened to n
+streams of hidden, mixed around each sublayer by weights a linear map of all n h features computes."""
+
+from flopsreg import Param, Pattern, hookimpl
+from flopsreg.symbols import h, s
+
+HC_MULT = Param(name="hc_mult", latex=r"n_{\mathrm{hc}}", meaning="residual streams of the hyper-connections (hc_mult)")
+n = HC_MULT.symbol
+_REFERENCE = (
+    "Xie et al. 2026, mHC; DeepSeek-AI 2026, DeepSeek-V4 (section 2.2); transformers "
+    "models/deepseek_v4/modeling_deepseek_v4.py DeepseekV4HyperConnection, DeepseekV4HyperHead"
+)
+
+MHC = Pattern(
+    name="mhc",
+    slot="residual_mixer",
+    flags={"mhc"},
+    precedence=10,
+    params=(HC_MULT,),
+    # Around attention and around the MLP: fn maps the n h streams to the (2 + n) n mixing
+    # weights (pre, post, comb), then comb^T (n x n) mixes the n streams of width h. Collapsing
+    # with pre, expanding with post and the Sinkhorn iterations are elementwise.
+    formula=2 * (2 * s * n * h * (2 + n) * n + 2 * s * n * n * h),
+    # Per sublayer: fn, its base ((2 + n) n) and the 3 scales.
+    weights=2 * ((2 + n) * n * n * h + (2 + n) * n + 3),
+    summary="two mHC per layer: fn (n h -> (2+n) n weights) and the comb^T n x n mix of the n streams",
+    reference=_REFERENCE,
+)
+MHC_HEAD = Pattern(
+    name="mhc_head",
+    slot="residual_mixer.head",
+    flags={"mhc"},
+    precedence=10,
+    scope="model",
+    params=(HC_MULT,),
+    # hc_fn: n h -> n collapse weights once after the last layer; the weighted sum is elementwise.
+    formula=2 * s * n * h * n,
+    weights=n * n * h + n + 1,
+    summary="after the last layer: hc_fn (n h -> n weights) collapsing the n streams to one",
+    reference=_REFERENCE,
+)
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return [MHC, MHC_HEAD]

@@ -1,0 +1,43 @@
+"""Megatron-LM, Megatron-Bridge and slime refuse DeepSeek-V4's and Gemma 3n's layers: none of
+their formulas has a branch for compressed KV entries (their compressors and indexer),
+hyper-connections, AltUp or LAuReL, so counting such a layer their way would be a guess."""
+
+from flopsreg import Pattern, hookimpl
+from flopsreg.patterns._convention_rules import MIXER_REFUSAL_PRECEDENCE
+from flopsreg.patterns.convention_megatron import SOURCE as MEGATRON_SOURCE
+from flopsreg.patterns.convention_megatron_bridge import NAME as MEGATRON_BRIDGE, SOURCE as BRIDGE_SOURCE
+from flopsreg.patterns.convention_slime import SOURCE as SLIME_SOURCE
+from flopsreg.patterns.altup import ALTUP
+from flopsreg.patterns.hyper_connections import MHC
+from flopsreg.patterns.laurel import LAUREL
+from flopsreg.patterns.window_compression import CSA, HCA
+
+FLAGS = (CSA, HCA, *MHC.flags, *ALTUP.flags, *LAUREL.flags)  # what such a layer has that the formulas never count
+_WHY = "has no branch for compressed attention, hyper-connections, AltUp or LAuReL (DeepSeek-V4, Gemma 3n)"
+
+REFUSALS = [
+    Pattern(
+        name=f"{convention}_{flag}_layers",
+        slot="mixer.projection",
+        flags={convention, flag},
+        # Above the linear-mixer refusals (MIXER_REFUSAL_PRECEDENCE + 0..4), distinct from each other.
+        precedence=MIXER_REFUSAL_PRECEDENCE + 10 + len(FLAGS) * j + i,
+        formula=0,
+        summary=f"{convention}: {flag} layers are not counted",
+        reference=source,
+        refusal=f"{label} {_WHY}; this layer has {flag}: a refusal, not a guess",
+    )
+    for j, (convention, label, source) in enumerate(
+        (
+            ("slime", "slime's calculate_fwd_flops", SLIME_SOURCE),
+            (MEGATRON_BRIDGE, "Megatron-Bridge's FLOPs formula", BRIDGE_SOURCE),
+            ("megatron", "Megatron-LM's num_floating_point_operations", MEGATRON_SOURCE),
+        )
+    )
+    for i, flag in enumerate(FLAGS)
+]
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return REFUSALS
