@@ -1,7 +1,8 @@
 """Compare conventions: each one's totals against exact, and where and why they differ.
 
 Every difference is traced to a slot whose pattern the convention replaced, with that
-pattern's own summary as the reason and the effect on FLOPs as a ratio to exact.
+pattern's own summary as the reason and the effect on FLOPs as a ratio to exact: in the decoder's
+layer kinds, the model-level slots, and the layers of each block (e.g. MTP) a model-level slot counts.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.compose import KindSelection, UnitSelection
+from flopsreg.compose import UnitSelection
 from flopsreg.evaluate import Result
 from flopsreg.model import ranges_text
 from flopsreg.errors import FlopsregError
@@ -57,6 +58,8 @@ class Difference:
     pattern: str
     reason: str
     effects: tuple[tuple[str, Fraction | None], ...]  # (slot, convention / exact FLOPs)
+    block: str | None = None  # for a layer of a block (e.g. "mtp"): its name
+    depths: tuple[int, ...] = ()  # and the layer's place in the block, from 1 (its layers of that kind)
 
     def __str__(self) -> str:
         effects = ", ".join(f"{slot} {ratio_text(r)} exact" for slot, r in self.effects)
@@ -115,16 +118,10 @@ def compare(
 
 def _differences(exact: Result, other: Result) -> list[Difference]:
     found = []
-    # Both plans are of one model: the same kinds in the same order, then the model-level slots.
-    pairs: list[tuple[UnitSelection, UnitSelection]] = [*zip(other.selection.kinds, exact.selection.kinds), (other.selection.head, exact.selection.head)]
-    for unit, base in pairs:
-        ours, theirs = other.unit_flops.get(unit, {}), exact.unit_flops.get(base, {})
+    for unit, base, place in _pairs(exact, other):
+        ours, theirs = other.flops_through(unit), exact.flops_through(base)
         effect = {slot: _ratio(ours.get(slot, 0), theirs.get(slot, 0)) for slot in set(ours) | set(theirs)}
         changed = [sel for sel in unit.selections if base.patterns.get(sel.slot) != sel.pattern.name]
-        if isinstance(unit, KindSelection):
-            where = f"{unit.count} layer{'s' * (unit.count != 1)} (kind {unit.name!r}: {ranges_text(unit.layers)})"
-        else:
-            where = "model-level"
         for sel in changed:  # a rule that differs without changing any number is not reported
             if sel.pattern.produces == FLOPS:
                 slots = [sel.slot]
@@ -141,12 +138,43 @@ def _differences(exact: Result, other: Result) -> list[Difference]:
             found.append(
                 Difference(
                     convention=other.convention,
-                    where=where,
+                    where=place.text,
                     slot=sel.slot,
                     exact_pattern=base.patterns.get(sel.slot, "(none)"),
                     pattern=sel.pattern.name,
                     reason=sel.pattern.summary,
                     effects=effects,
+                    block=place.block,
+                    depths=place.depths,
                 )
             )
     return found
+
+
+@attrs.frozen
+class _Place:
+    """Where a unit sits, for a difference: its text, and for a block layer the block and depths."""
+
+    text: str
+    block: str | None = None
+    depths: tuple[int, ...] = ()
+
+
+def _pairs(exact: Result, other: Result) -> list[tuple[UnitSelection, UnitSelection, _Place]]:
+    """Each unit of *other*'s plan with exact's unit for the same layers: both plans are of one
+    model, so the same kinds in the same order, the model-level slots, then each block's layers."""
+    pairs: list[tuple[UnitSelection, UnitSelection, _Place]] = []
+    for unit, base in zip(other.selection.kinds, exact.selection.kinds):
+        where = f"{unit.count} layer{'s' * (unit.count != 1)} (kind {unit.name!r}: {ranges_text(unit.layers)})"
+        pairs.append((unit, base, _Place(where)))
+    pairs.append((other.selection.head, exact.selection.head, _Place("model-level")))
+    for block, units in other.selection.blocks.items():
+        start = other.model.block(block)[0].index  # depth 1 is the block's first layer
+        for unit, base in zip(units, exact.selection.blocks[block]):
+            depths = tuple(index - start + 1 for layers in unit.layers for index in layers)
+            where = (
+                f"{unit.count} layer{'s' * (unit.count != 1)} of block {block!r} at depth{'s' * (unit.count != 1)} "
+                f"{', '.join(map(str, depths))} (kind {unit.name!r}: {ranges_text(unit.layers)})"
+            )
+            pairs.append((unit, base, _Place(where, block, depths)))
+    return pairs

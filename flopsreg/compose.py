@@ -17,7 +17,7 @@ import sympy
 
 from flopsreg.compile import CompiledFormula, compile_exact
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
-from flopsreg.model import Model, ranges_text, total_length
+from flopsreg.model import FrozenMap, Model, ranges_text, total_length
 from flopsreg.pattern import EXACT, FLOPS, Convention, Pattern, Slot
 from flopsreg.prefix import PrefixForms, prefix_forms
 from flopsreg.select import SlotSelection, select
@@ -165,6 +165,8 @@ class ModelSelection:
     convention: str
     kinds: tuple[KindSelection, ...]
     head: ModelLevelSelection
+    # {block: its layers, one unit per kind, as the head's block quantity sums them}: for compare
+    blocks: Mapping[str, tuple[KindSelection, ...]]
     warnings: tuple[str, ...]
     symbols: SymbolTable = attrs.field(eq=False, repr=False)  # LaTeX and meaning of every symbol
     slots: Mapping[str, Slot] = attrs.field(eq=False, repr=False)  # the registry's slot declarations
@@ -268,20 +270,17 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name), per_weight=per_weight))
     structure: dict[str, int] = {}
     blocks: dict[sympy.Symbol, sympy.Expr] = {}
-    block_units: dict[sympy.Symbol, list[UnitSelection]] = {}
-    for block in registry.blocks.values():  # extra layers, planned like decoder layers, counted by a pattern
-        total = sympy.Integer(0)
-        block_units[block.flops] = []
-        for layer in model.block(block.name):
-            where = (range(layer.index, layer.index + 1),)
-            unit = _plan_unit(
-                registry, quantities, KindSelection, layer.flags | block.layer_flags, layer.params, name=layer.kind, layers=where,
-                per_weight=per_weight,
+    block_units: dict[sympy.Symbol, tuple[KindSelection, ...]] = {}
+    for block in registry.blocks.values():  # extra layers, planned like decoder layers (once per kind), counted by a pattern
+        units = []
+        for kind, where in model.block_kinds(block.name).items():
+            flags, params = model.merged(kind)
+            units.append(
+                _plan_unit(registry, quantities, KindSelection, flags | block.layer_flags, params, name=kind, layers=where, per_weight=per_weight)
             )
-            total += unit.expression.xreplace(_values(unit.expression, unit.params))
-            block_units[block.flops].append(unit)
+        block_units[block.flops] = tuple(units)
+        blocks[block.flops] = sympy.Add(*(unit.count * unit.expression.xreplace(_values(unit.expression, unit.params)) for unit in units))
         structure[block.layers.name] = len(model.plan.blocks.get(block.name, ()))
-        blocks[block.flops] = total
     head = _plan_unit(
         registry,
         quantities,
@@ -299,6 +298,7 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         convention=convention,
         kinds=tuple(kinds),
         head=head,
+        blocks=FrozenMap((block.name, block_units[block.flops]) for block in registry.blocks.values() if block_units[block.flops]),
         warnings=_unused(registry, model, kinds, head),
         symbols=registry.symbols,
         slots=registry.slots,
@@ -306,7 +306,7 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
     )
 
 
-def _blocks_prefix(block_units: Mapping[sympy.Symbol, Sequence[UnitSelection]]) -> tuple[dict[sympy.Symbol, sympy.Expr], str | None]:
+def _blocks_prefix(block_units: Mapping[sympy.Symbol, Sequence[KindSelection]]) -> tuple[dict[sympy.Symbol, sympy.Expr], str | None]:
     """The cached-prefix FLOPs of each block's layers, and the first reason one has none."""
     forms: dict[sympy.Symbol, sympy.Expr] = {}
     for symbol, units in block_units.items():
@@ -315,7 +315,7 @@ def _blocks_prefix(block_units: Mapping[sympy.Symbol, Sequence[UnitSelection]]) 
             if unit.prefix.fault:
                 return {}, unit.prefix.fault
             expr = sympy.Add(*unit.prefix.terms.values())
-            total += expr.xreplace(_values(expr, unit.params))
+            total += unit.count * expr.xreplace(_values(expr, unit.params))
         forms[symbol] = total
     return forms, None
 

@@ -104,7 +104,12 @@ class Result:
 
         Computed on first use, so a caller that needs only the total does not pay for it.
         """
-        return {unit: self._per_length(unit.flops) for unit in self.selection.units}
+        return {unit: self.flops_through(unit) for unit in self.selection.units}
+
+    def flops_through(self, unit: UnitSelection) -> dict[str, int]:
+        """FLOPs per slot for the whole batch through *unit* once: a unit of the plan, or one of
+        the block layers that a model-level slot counts (``selection.blocks``)."""
+        return self._per_length(unit.flops)
 
     @property
     def plan(self) -> ModelSelection:

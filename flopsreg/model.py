@@ -399,6 +399,12 @@ class Model:
         start = self.plan.layers + sum(len(kinds) for block, kinds in self.plan.blocks.items() if block < name)
         return tuple(self._layer(start + i, kind) for i, kind in enumerate(self.plan.blocks.get(name, ())))
 
+    def block_kinds(self, name: str) -> dict[str, tuple[range, ...]]:
+        """The layers of block *name* by kind, as runs of the indices :meth:`block` gives: a
+        block's layers of one kind are alike, so they are planned once, as decoder kinds are."""
+        layers = self.block(name)
+        return {kind: _runs(layer.index for layer in layers if layer.kind == kind) for kind in dict.fromkeys(layer.kind for layer in layers)}
+
     @classmethod
     def uniform(cls, name: str, *, layers: int, flags: Iterable[str] = (), **params: int) -> Model:
         """A model whose layers are all alike, flags and parameters set model-wide."""

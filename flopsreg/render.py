@@ -393,6 +393,8 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
                 "reason": d.reason,
                 "effects": {slot: None if r is None else float(r) for slot, r in d.effects},
                 "text": str(d),
+                "block": d.block,
+                "depths": list(d.depths),
             }
             for d in comparison.differences
         ],
