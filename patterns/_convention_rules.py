@@ -70,18 +70,24 @@ MIXER_FLAGS = ("gated_deltanet", "kda", "mamba1", "mamba2", "short_conv", "light
 MIXER_REFUSAL_PRECEDENCE = 10_000  # above every mixer pattern of the mixer.projection slot
 
 
-def refuses_mixers(convention: str, why: str, source: str) -> list[Pattern]:
-    """One refusal per mixer flag: a layer with that mixer cannot be counted *convention*'s way (*why*)."""
+def refuses_layers(convention: str, flags: Iterable[str], why: str, source: str, *, what: str = "{}", precedence: int = MIXER_REFUSAL_PRECEDENCE) -> list[Pattern]:
+    """One refusal per flag: a layer with it (*what*, e.g. ``"a {} mixer"``) cannot be counted
+    *convention*'s way (*why*); precedences from *precedence* up, distinct, so a layer with two is refused once."""
     return [
         Pattern(
             name=f"{convention}_{flag}_layers",
             slot="mixer.projection",
             flags={convention, flag},
-            precedence=MIXER_REFUSAL_PRECEDENCE + i,  # distinct: a layer with two mixers is refused once
+            precedence=precedence + i,
             formula=0,
             summary=f"{convention}: {flag} layers are not counted",
             reference=source,
-            refusal=f"{why}; this layer has a {flag} mixer, which it never counts: a refusal, not a guess",
+            refusal=f"{why}; this layer has {what.format(flag)}, which it never counts: a refusal, not a guess",
         )
-        for i, flag in enumerate(MIXER_FLAGS)
+        for i, flag in enumerate(flags)
     ]
+
+
+def refuses_mixers(convention: str, why: str, source: str) -> list[Pattern]:
+    """:func:`refuses_layers` for the linear-attention and SSM mixers."""
+    return refuses_layers(convention, MIXER_FLAGS, why, source, what="a {} mixer")

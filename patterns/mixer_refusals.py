@@ -2,8 +2,8 @@
 their formulas has a branch for compressed KV entries (their compressors and indexer),
 hyper-connections, AltUp or LAuReL, so counting such a layer their way would be a guess."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.patterns._convention_rules import MIXER_REFUSAL_PRECEDENCE
+from flopsreg import hookimpl
+from flopsreg.patterns._convention_rules import MIXER_REFUSAL_PRECEDENCE, refuses_layers
 from flopsreg.patterns.convention_megatron import SOURCE as MEGATRON_SOURCE
 from flopsreg.patterns.convention_megatron_bridge import NAME as MEGATRON_BRIDGE, SOURCE as BRIDGE_SOURCE
 from flopsreg.patterns.convention_slime import SOURCE as SLIME_SOURCE
@@ -16,17 +16,7 @@ FLAGS = (CSA, HCA, *MHC.flags, *ALTUP.flags, *LAUREL.flags)  # what such a layer
 _WHY = "has no branch for compressed attention, hyper-connections, AltUp or LAuReL (DeepSeek-V4, Gemma 3n)"
 
 REFUSALS = [
-    Pattern(
-        name=f"{convention}_{flag}_layers",
-        slot="mixer.projection",
-        flags={convention, flag},
-        # Above the linear-mixer refusals (MIXER_REFUSAL_PRECEDENCE + 0..4), distinct from each other.
-        precedence=MIXER_REFUSAL_PRECEDENCE + 10 + len(FLAGS) * j + i,
-        formula=0,
-        summary=f"{convention}: {flag} layers are not counted",
-        reference=source,
-        refusal=f"{label} {_WHY}; this layer has {flag}: a refusal, not a guess",
-    )
+    pattern
     for j, (convention, label, source) in enumerate(
         (
             ("slime", "slime's calculate_fwd_flops", SLIME_SOURCE),
@@ -34,7 +24,10 @@ REFUSALS = [
             ("megatron", "Megatron-LM's num_floating_point_operations", MEGATRON_SOURCE),
         )
     )
-    for i, flag in enumerate(FLAGS)
+    # Above the linear-mixer refusals, distinct from each other.
+    for pattern in refuses_layers(
+        convention, FLAGS, f"{label} {_WHY}", source, precedence=MIXER_REFUSAL_PRECEDENCE + 10 + len(FLAGS) * j
+    )
 ]
 
 
