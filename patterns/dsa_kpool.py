@@ -1,6 +1,11 @@
 """GLM-5.3-Flash's k-pool DSA: the lightning indexer scores pools of index_kpool consecutive keys
 instead of single keys, and each query attends to the tokens of its top index_topk / index_kpool
-complete pools (plus, by default, the incomplete pool it sits in)."""
+complete pools (plus, by default, the incomplete pool it sits in).
+
+Exact here: the indexer scores each query against the complete pools whose last key is causal to
+it, sum_q floor((q + 1)/P) pairs for pools of P keys; transformers' torch path scores all
+floor(s/P) complete pools for every query and masks afterwards, 2 s floor(s/P) heads (width + 1).
+"""
 
 import sympy
 
