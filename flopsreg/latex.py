@@ -128,11 +128,28 @@ class _Writer:
             for part in parts[1:]:
                 self.row("", r"\qquad " + part)
             return
-        summands = sympy.expand(expr, deep=False).as_ordered_terms() if _width(text) > _MAX_WIDTH else [expr]
+        summands = self._split(expr) if _width(text) > _MAX_WIDTH else [expr]
         texts = [text] if len(summands) == 1 else [self.tex(summand) for summand in summands]
         for i, part in enumerate(texts):
             first = i == 0 and lhs
             self.row(lhs if first else "", f"= {part}" if first else _continued(part), note if i == 0 else "")
+
+    def _split(self, expr: sympy.Expr) -> list[sympy.Expr]:
+        """*expr*'s summands, outer factors distributed; a summand twice too wide for a column
+        (a product with a sum, e.g. heads x a count of pools) over the summands of its widest sum."""
+        summands = sympy.expand(expr, deep=False).as_ordered_terms()
+        if len(summands) == 1:
+            return summands
+        return [part for term in summands for part in self._distributed(term)]
+
+    def _distributed(self, term: sympy.Expr) -> list[sympy.Expr]:
+        """*term*, or if it is a product twice too wide for a column, c (x + y + ...) as c x, c y, ..."""
+        sums = [factor for factor in term.args if term.is_Mul and factor.is_Add]
+        if not sums or _width(sympy.latex(term, symbol_names=self.names)) <= 2 * _MAX_WIDTH:
+            return [term]
+        widest = max(sums, key=lambda factor: _width(sympy.latex(factor, symbol_names=self.names)))
+        rest = sympy.Mul(*(factor for factor in term.args if factor is not widest))
+        return [rest * part for part in widest.as_ordered_terms()]
 
     def _position(self, text: str, symbol: sympy.Symbol) -> int:
         name = self.names.get(symbol, sympy.latex(symbol))

@@ -45,19 +45,24 @@ def weight_flags(c: Fields, *, tied: bool, biases: Mapping[str, bool] = {}, extr
     return frozenset(flags)
 
 
-def mla(c: Fields) -> tuple[dict[str, int], frozenset[str]]:
+def mla(c: Fields, *, nope: bool = False) -> tuple[dict[str, int], frozenset[str]]:
     """The parameters and flags of DeepSeek-style multi-head latent attention a config gives (with
     its width and vocabulary): ``q_lora`` where ``q_lora_rank`` is set, a direct q_proj where it is
-    null. A config's ``head_dim`` (if any) is the rope width, not the head size: never read."""
+    null. A config's ``head_dim`` (if any) is the rope width, not the head size: never read.
+    *nope*: the family runs without rotary dimensions, so ``qk_rope_head_dim`` must be 0."""
     params = {
         "hidden": c.int("hidden_size"),
         "heads": c.int("num_attention_heads"),
         "kv_lora_rank": c.int("kv_lora_rank"),
         "qk_nope_head_dim": c.int("qk_nope_head_dim"),
-        "qk_rope_head_dim": c.int("qk_rope_head_dim"),
+        "qk_rope_head_dim": c.int("qk_rope_head_dim", minimum=0),
         "v_head_dim": c.int("v_head_dim"),
         "vocab": c.int("vocab_size"),
     }
+    if params["qk_rope_head_dim"] and nope:
+        raise c.error("qk_rope_head_dim", f" = {params['qk_rope_head_dim']}: model_type {c.model_type} runs MLA without RoPE; expected 0")
+    if not (params["qk_rope_head_dim"] or nope):
+        raise c.error("qk_rope_head_dim", " = 0: expected an integer >= 1")
     q_lora = c.optional_int("q_lora_rank")
     if q_lora is None:
         return params, frozenset({"mla"})

@@ -49,7 +49,7 @@ UNSUPPORTED = (
     "minimax", "deepseek_v32", "glm_moe_dsa", "mistral_large4", "mistral_large4_text", "kimi_k25", "gemma4",
     "gemma4_text", "glm4_moe", "mistral4", "minimax_m2", "starcoder2",
     "qwen3_5_text", "qwen3_5_moe_text",  # verl's qwen3_5 estimator is keyed by the multimodal wrappers' types
-    "deepseek_v4", "gemma3n", "gemma3n_text",
+    "deepseek_v4", "gemma3n", "gemma3n_text", "glm5_next", "glm5_next_text",
 )
 SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
 QWEN_MOE = ("qwen2_moe", "qwen3_moe")

@@ -23,7 +23,7 @@ ALIASES = {
 }
 
 
-def _linear_attn_config(c: Fields) -> Fields | None:
+def linear_attn_config(c: Fields) -> Fields | None:
     value = c.data.get("linear_attn_config")
     if value is None:
         return None
@@ -53,7 +53,7 @@ def _types(c: Fields, inner: Fields | None, layers: int) -> list[str]:
     return ["full_attention" if i and i % 4 == 0 else "linear_attention" for i in range(layers)]
 
 
-def _kda(c: Fields, inner: Fields | None) -> dict[str, int]:
+def kda_params(c: Fields, inner: Fields | None) -> dict[str, int]:
     """linear_attn_config's head_dim, num_heads, short_conv_kernel_size override linear_head_dim,
     linear_num_heads, linear_conv_kernel_dim."""
 
@@ -80,13 +80,13 @@ def _mlps(c: Fields, layers: int) -> list[str]:
 def kimi_linear(c: Fields) -> Decoder:
     """KimiLinearConfig: KDA / MLA per layer_types, dense / MoE per mlp_layer_types."""
     layers = c.int("num_hidden_layers")
-    inner = _linear_attn_config(c)
+    inner = linear_attn_config(c)
     types = _types(c, inner, layers)
     mlps = _mlps(c, layers)
     if not c.has("q_lora_rank"):
         raise c.missing("q_lora_rank", "null for a direct q_proj")
     attention, mla_flags = mla(c)  # head_dim is set to qk_rope_head_dim by the config class
-    params = {**attention, **_kda(c, inner)}
+    params = {**attention, **kda_params(c, inner)}
     refuse_unless(c, "attention_bias", False, False, "the MLA and KDA patterns hold no biases")
     # KimiLinearConfig: tie_word_embeddings false by default; the router's e_score_correction_bias is a buffer.
     flags = silu_gated(c) | weight_flags(c, tied=False) | mla_flags

@@ -39,8 +39,20 @@ MHC_HEAD = Pattern(
     summary="after the last layer: hc_fn (n h -> n weights) collapsing the n streams to one",
     reference=_REFERENCE,
 )
+MHC_MEAN_HEAD = Pattern(
+    name="mhc_mean_head",
+    slot="residual_mixer.head",
+    flags={"mhc", "mhc_mean_head"},
+    precedence=15,
+    scope="model",
+    # GLM-5.3-Flash collapses the n streams with an unweighted mean: elementwise, no weights.
+    formula=0,
+    weights=0,
+    summary="after the last layer: the n streams averaged (GLM-5.3-Flash), no matmul and no weights",
+    reference="transformers models/glm5_next/modeling_glm5_next.py Glm5NextTextHyperHead",
+)
 
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [MHC, MHC_HEAD]
+    return [MHC, MHC_HEAD, MHC_MEAN_HEAD]

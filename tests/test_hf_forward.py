@@ -58,9 +58,9 @@ def test_the_record_covers_every_published_config():
     # (tests/test_hf_forward_attention2026.py); Kimi-K2.x's decoder is DeepSeek-V3's, recorded here.
     newer = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_attention2026.json").read_text())
     newer_types = {entry["config"].get("text_config", entry["config"])["model_type"] for entry in newer["models"].values()} | {"deepseek_v3"}
-    # DeepSeek-V4 and Gemma 3n are recorded in forward_deepseek_v4.json and forward_gemma3n.json
-    # (tests/test_hf_forward_deepseek_v4.py, tests/test_hf_forward_gemma3n.py).
-    newer_types |= {"deepseek_v4", "gemma3n_text"}
+    # DeepSeek-V4, Gemma 3n and GLM-5.3-Flash are recorded in forward_deepseek_v4.json, forward_gemma3n.json
+    # and forward_glm5_next.json (tests/test_hf_forward_deepseek_v4.py, _gemma3n.py, _glm5_next.py).
+    newer_types |= {"deepseek_v4", "gemma3n_text", "glm5_next_text"}
     data = {name: json.loads((Path(__file__).parent / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]

@@ -38,6 +38,10 @@ TWO_PAGES = {f"{prefix}kimi-linear-48b-a3b{suffix}" for prefix in ("", "hf/") fo
 TWO_PAGES |= {f"{name}{suffix}" for name in ("deepseek-v4-flash", "hf/deepseek-v4-defaults") for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
 # Gemma 3n: four layer kinds (sliding, full, each with and without shared K/V), every 35-layer count and 19 symbols.
 TWO_PAGES |= {f"{name}{suffix}" for name in ("gemma-3n-e4b", "hf/gemma-3n-e4b-defaults") for suffix in ("", " (exact)", " (chunked_scan)")}
+# GLM-5.3-Flash: three layer kinds (KDA + dense, KDA + MoE, MLA + k-pool DSA + MoE), mHC, the pool
+# indexer's scores over floor(s/L) pools (a row per summand) and 25 symbols; under chunked_scan a
+# one-column article takes a third page (the bound below is over the whole document).
+TWO_PAGES |= {f"hf/glm-5.3-flash-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)")}
 
 
 def _compile(tmp_path: Path, source: str) -> str:

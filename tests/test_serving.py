@@ -150,6 +150,9 @@ def _models():
     recorded = json.loads((HF.parent / "hf_forward" / "forward_attention2026.json").read_text())["models"]
     models.append(("gemma4 with every feature", flopsreg.Model.from_hf_config(recorded["gemma4_features"]["config"]), ("exact",)))
     models.append(("deepseek-v4", flopsreg.Model.from_hf_config(HF / "deepseek-v4-defaults.json"), ("exact",)))
+    models.append(("glm-5.3-flash", flopsreg.Model.from_hf_config(HF / "glm-5.3-flash-defaults.json"), ("exact",)))
+    glm5_next = json.loads((HF.parent / "hf_forward" / "forward_glm5_next.json").read_text())["models"]
+    models.append(("glm-5.3-flash k-pool without the tail", flopsreg.Model.from_hf_config(glm5_next["glm5_next_default_layout"]["config"]), ("exact",)))
     models.append(("mistral-large-4 layer variants", flopsreg.Model.from_hf_config(recorded["mistral_large4"]["config"]), ("exact",)))
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),

@@ -118,9 +118,11 @@ def measure(config: dict) -> dict:
     text = config.get("text_config", config)
     torch.manual_seed(0)
     # Classes the causal-LM Auto mapping does not list (transformers 5.24); Mistral Large 4 runs
-    # text-only through its multimodal class (its tiny vision tower does no work).
+    # text-only through its multimodal class (its tiny vision tower does no work), as GLM-5.3-Flash
+    # does (measure_glm5_next.py).
     causal_lm = {
         "mistral4": transformers.Mistral4ForCausalLM, "mistral_large4": transformers.MistralLarge4ForConditionalGeneration,
+        "glm5_next": transformers.Glm5NextForConditionalGeneration,
     }.get(model_type, transformers.AutoModelForCausalLM)
     build = causal_lm._from_config if causal_lm is not transformers.AutoModelForCausalLM else causal_lm.from_config
     model = build(hf_config, attn_implementation="eager", experts_implementation="eager").eval()
