@@ -22,7 +22,7 @@ import attrs
 
 from flopsreg import Pattern, hookimpl
 from flopsreg.patterns import gated_deltanet, latent_moe, mamba2
-from flopsreg.patterns._convention_rules import not_counted
+from flopsreg.patterns._convention_rules import not_counted, refuses_layers
 from flopsreg.patterns._mixer_common import CONV_KERNEL, K
 from flopsreg.patterns.convention_megatron import PADDED_VOCAB
 from flopsreg.patterns.gated_deltanet import FLAG as GDN, KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
@@ -175,6 +175,13 @@ HYBRID_PATTERNS = [
 ]
 
 
+# Megatron-LM's function has terms for Gated DeltaNet and Mamba layers only: the other mixers are refused.
+UNCOUNTED_MIXERS = refuses_layers(
+    "megatron", ("kda", "mamba1", "short_conv", "lightning"),
+    "Megatron-LM's num_floating_point_operations has Gated DeltaNet and Mamba terms only", SOURCE, what="a {} mixer",
+)
+
+
 @hookimpl
 def flopsreg_register_patterns():
-    return [*GDN_PATTERNS, *COUNTED_GDN_PATTERNS, *MAMBA_PATTERNS, LATENT_MOE, *HYBRID_PATTERNS]
+    return [*GDN_PATTERNS, *COUNTED_GDN_PATTERNS, *MAMBA_PATTERNS, LATENT_MOE, *HYBRID_PATTERNS, *UNCOUNTED_MIXERS]

@@ -13,7 +13,7 @@ from flopsreg.patterns.laurel import LAUREL
 from flopsreg.patterns.window_compression import CSA, HCA
 
 FLAGS = (CSA, HCA, *MHC.flags, *ALTUP.flags, *LAUREL.flags)  # what such a layer has that the formulas never count
-_WHY = "has no branch for compressed attention, hyper-connections, AltUp or LAuReL (DeepSeek-V4, Gemma 3n)"
+_WHY = "has no branch for compressed attention, hyper-connections, AltUp or LAuReL (DeepSeek-V4, GLM-5.3-Flash, Gemma 3n)"
 
 REFUSALS = [
     pattern

@@ -829,3 +829,11 @@ def test_frameworks_without_a_dsa_term_count_no_indexer_and_full_causal_pairs(re
     exact = registry.evaluate(model, seq_len=s)
     assert exact.selection.kind(last.kind).flops(s)["attention.topk_indexer"] > 0
     assert last.patterns["attention.mask"] != exact.layers[-1].patterns["attention.mask"]  # s^2/2, not the top-k pairs
+
+
+@pytest.mark.parametrize(("example", "mixer"), [("kimi-linear-48b-a3b", "kda")])
+def test_megatron_refuses_the_mixers_it_has_no_term_for(registry, example, mixer):
+    """Megatron-LM counts Gated DeltaNet and Mamba layers its own way and nothing else: a KDA layer is refused."""
+    model, _ = flopsreg.Model.example(example).with_param("padded_vocab", 163840)
+    with pytest.raises(flopsreg.ModelError, match=rf"has Gated DeltaNet and Mamba terms only; this layer has a {mixer} mixer"):
+        registry.evaluate(model, seq_len=4096, convention="megatron")
