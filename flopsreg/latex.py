@@ -167,7 +167,8 @@ def _quantities(plan: ModelSelection) -> tuple[dict[str, sympy.Expr], dict[tuple
 
 
 def _terms(plan: ModelSelection, unit: UnitSelection, per_unit: dict[tuple[str, str], sympy.Symbol]) -> list[tuple[str, Pattern, sympy.Expr]]:
-    """*unit*'s FLOPs terms in slot order, produced quantities kept as symbols, the rest inlined."""
+    """*unit*'s FLOPs terms in slot order, produced quantities kept as symbols, the rest inlined;
+    a slot whose pattern counts nothing (formula 0, e.g. an emptied slot) adds no term."""
     produced = {sel.pattern.produces for sel in unit.selections if sel.pattern.produces != FLOPS}
     inline = {}
     for quantity, expr in unit.quantities.items():
@@ -177,7 +178,8 @@ def _terms(plan: ModelSelection, unit: UnitSelection, per_unit: dict[tuple[str, 
         elif (unit.name, quantity) in per_unit:
             inline[symbol] = per_unit[unit.name, quantity]
     order = {slot: i for i, slot in enumerate(plan.slots)}
-    selections = sorted((sel for sel in unit.selections if sel.pattern.produces == FLOPS), key=lambda sel: order.get(sel.slot, len(order)))
+    counted = (sel for sel in unit.selections if sel.pattern.produces == FLOPS and sel.pattern.formula != 0)
+    selections = sorted(counted, key=lambda sel: order.get(sel.slot, len(order)))
     return [(sel.slot, sel.pattern, sel.pattern.formula.xreplace(inline)) for sel in selections]
 
 

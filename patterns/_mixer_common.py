@@ -13,17 +13,17 @@ from flopsreg.symbols import s
 CONV_KERNEL = Param(
     name="conv_kernel",
     latex="K",
-    meaning="taps of a mixer's short causal depthwise convolution (linear_conv_kernel_dim, conv_kernel, mamba_d_conv)",
+    meaning="short-convolution taps (linear_conv_kernel_dim, conv_kernel, mamba_d_conv)",
 )
 SCAN_CHUNK = Param(
     name="scan_chunk",
     latex="Q",
-    meaning="tokens per chunk of a chunked linear-attention / SSM scan (64 in transformers' GDN and KDA, chunk_size in Mamba2)",
+    meaning="tokens per scan chunk (64 in transformers' GDN and KDA, chunk_size in Mamba2)",
 )
 K, Q = CONV_KERNEL.symbol, SCAN_CHUNK.symbol
 
-PADDED = sympy.floor((s + Q - 1) / Q) * Q
-"""s rounded up to a multiple of the scan chunk Q: the length a chunked scan pads to."""
+CHUNKS = sympy.ceiling(s / Q)
+"""Chunks of Q tokens a chunked scan runs over: s padded to CHUNKS x Q tokens."""
 PADDED_LATEX = r"L = \left\lceil s/Q \right\rceil Q"
 
 # The built-in attention patterns fill attention.* slots at precedences up to 110 (conventions);
@@ -32,7 +32,7 @@ PADDED_LATEX = r"L = \left\lceil s/Q \right\rceil Q"
 # where a layer set both flags); its chunked or padded variants add VARIANT.
 NO_ATTENTION_PRECEDENCE = 1000
 VARIANT = 100
-ATTENTION_SLOTS = ("attention.query", "attention.projection", "attention.core", "attention.output")
+ATTENTION_SLOTS = ("attention.query", "attention.projection", "attention.core", "attention.gate", "attention.output")
 
 
 def without_attention(flag: str, mixer: str, reference: str, precedence: int) -> list[Pattern]:

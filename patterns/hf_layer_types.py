@@ -29,3 +29,51 @@ FULL, SLIDING, CHUNKS = FULL_ATTENTION.name, SLIDING_ATTENTION.name, CHUNKED_ATT
 @hookimpl
 def flopsreg_register_hf_layer_types():
     return [FULL_ATTENTION, SLIDING_ATTENTION, CHUNKED_ATTENTION]
+
+
+# -- the non-attention mixers (issue 10) -----------------------------------------------------
+# A family reader gives these names for its layers (it maps the config's own linear_attention,
+# mamba, conv, moe and mlp strings to them); their flags select the mixer.* patterns and empty
+# the attention.* slots. The mixers' dimensions are model parameters the family reader sets.
+from flopsreg.patterns import gated_deltanet, kda, mamba2, short_conv, token_mixers  # noqa: E402
+
+GATED_DELTANET_LAYER = HFLayerType(
+    name="gated_deltanet",
+    flags={gated_deltanet.FLAG},
+    summary="Gated DeltaNet (a linear_attention layer of Qwen3-Next, Qwen3.5, OLMo-Hybrid): no softmax attention",
+)
+KDA_LAYER = HFLayerType(
+    name="kda",
+    flags={kda.FLAG},
+    summary="Kimi Delta Attention (a linear_attention layer of Kimi Linear): no softmax attention",
+)
+MAMBA2_LAYER = HFLayerType(
+    name="mamba2",
+    flags={mamba2.FLAG},
+    kind="mamba",
+    summary="Mamba2 (a linear_attention / mamba layer of Nemotron-H, Granite 4.0-H): no softmax attention",
+)
+SHORT_CONV_LAYER = HFLayerType(
+    name="short_conv",
+    flags={short_conv.FLAG},
+    kind="conv",
+    summary="LFM2's gated short convolution (a conv layer): no softmax attention",
+)
+NO_ATTENTION_LAYER = HFLayerType(
+    name="no_attention",
+    flags={token_mixers.NO_ATTENTION},
+    kind="ffn",
+    summary="a layer with only its MLP or MoE (Nemotron-H mlp and moe blocks): no attention at all",
+)
+ATTENTION_MAMBA2_LAYER = HFLayerType(
+    name="attention_mamba2",
+    flags={mamba2.FLAG, token_mixers.PARALLEL_ATTENTION},
+    kind="hybrid",
+    summary="full causal GQA attention and Mamba2 in parallel on the same input (Falcon-H1 hybrid layers)",
+)
+MIXER_LAYER_TYPES = [GATED_DELTANET_LAYER, KDA_LAYER, MAMBA2_LAYER, SHORT_CONV_LAYER, NO_ATTENTION_LAYER, ATTENTION_MAMBA2_LAYER]
+
+
+@hookimpl(specname="flopsreg_register_hf_layer_types")
+def register_mixer_layer_types():
+    return MIXER_LAYER_TYPES

@@ -10,15 +10,15 @@ S = S' + k (beta (v - u))^T (d^2); the readout o = S^T q (d^2). 3 d^2 multiply-a
 """
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import VARIANT, PADDED, PADDED_LATEX, SCAN_CHUNK, Q, short_conv, without_attention
+from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv, without_attention
 from flopsreg.symbols import h, s
 
 PRECEDENCE = 20  # this mixer's own: see _mixer_common
 FLAG = "kda"
 REFERENCE = "Kimi Team 2025, 'Kimi Linear' (arXiv:2510.26692); transformers 5.24 modeling_kimi_linear.py KimiDeltaAttention"
 
-HEADS = Param(name="kda_heads", latex=r"H_{\mathrm{kda}}", meaning="KDA heads (linear_attn_config.num_heads)")
-HEAD_DIM = Param(name="kda_head_dim", latex=r"d_{\mathrm{kda}}", meaning="KDA head width, keys and values alike (linear_attn_config.head_dim)")
+HEADS = Param(name="kda_heads", latex="H", meaning="KDA heads (linear_attn_config.num_heads)")
+HEAD_DIM = Param(name="kda_head_dim", latex="d", meaning="KDA head width (keys and values alike; linear_attn_config.head_dim)")
 PARAMS = (HEADS, HEAD_DIM)
 H, d = HEADS.symbol, HEAD_DIM.symbol
 
@@ -51,7 +51,8 @@ CHUNKED_CORE = Pattern(
     flags={FLAG, "chunked_scan"},
     precedence=PRECEDENCE + VARIANT,
     params=(*PARAMS, SCAN_CHUNK),
-    formula=2 * H * PADDED * (3 * Q * d + 3 * d * d) + 4 * H * PADDED * Q * d + 2 * H * (PADDED / Q) * (Q - 1) * Q * (2 * Q - 1) / 6,
+    # per chunk: 5 Q^2 d + 3 Q d^2 multiply-adds (matmuls 3 Q^2 d + 3 Q d^2, mul-sums 2 Q^2 d) and the substitution's (Q - 1) Q (2Q - 1) / 6
+    formula=2 * H * d * Q * (5 * Q + 3 * d) * CHUNKS + H * Q * (Q - 1) * (2 * Q - 1) * CHUNKS / 3,
     weights=H * d + H,
     latex=r"2 H L (3 Q d + 3 d^{2}) + 4 H L Q d + \frac{H L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
     summary="chunk_kimi_delta_attention over s padded to chunks of Q: its matmuls, the decay-weighted A_kk and A_qk contractions and the forward substitution",

@@ -9,7 +9,7 @@ from flopsreg.symbols import h, s
 FLAG = "latent_experts"
 REFERENCE = "NVIDIA 2025, Nemotron 3 (latent MoE); transformers 5.24 modeling_nemotron_h.py NemotronHMoE (fc1_latent_proj, fc2_latent_proj)"
 
-LATENT = Param(name="latent_width", latex=r"d_{\mathrm{lat}}", meaning="width the routed experts of a latent MoE read and write (moe_latent_size)")
+LATENT = Param(name="latent_width", latex=r"d_{\mathrm{lat}}", meaning="latent width the routed experts run on (moe_latent_size)")
 lat = LATENT.symbol
 
 LATENT_PROJECTION = Pattern(

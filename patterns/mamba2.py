@@ -2,10 +2,11 @@
 state-space recurrence (its recurrent minimum, or the chunked SSD scan transformers' torch
 fallback runs) and out_proj; no softmax attention in its layers (unless ``parallel_attention``)."""
 
+import attrs
 import sympy
 
 from flopsreg import Constraint, Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import VARIANT, PADDED, PADDED_LATEX, SCAN_CHUNK, Q, short_conv, without_attention
+from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv, without_attention
 from flopsreg.symbols import h, s
 
 PRECEDENCE = 30  # this mixer's own: see _mixer_common
@@ -13,7 +14,7 @@ FLAG = "mamba2"
 REFERENCE = "Dao & Gu 2024, 'Transformers are SSMs' (arXiv:2405.21060); transformers 5.24 modeling_nemotron_h.py NemotronHMamba2Mixer"
 
 HEADS = Param(name="mamba_heads", latex=r"H_{m}", meaning="Mamba2 heads (mamba_num_heads, mamba_n_heads)")
-HEAD_DIM = Param(name="mamba_head_dim", latex="P", meaning="Mamba2 head width; inner width I = heads x head width (mamba_head_dim, mamba_d_head)")
+HEAD_DIM = Param(name="mamba_head_dim", latex="p", meaning="Mamba2 head width; inner width I = heads x head width (mamba_head_dim, mamba_d_head)")
 STATE = Param(name="mamba_state", latex="N", meaning="Mamba2 state size per head (ssm_state_size, mamba_d_state)")
 GROUPS = Param(name="mamba_groups", latex="G", meaning="Mamba2 groups sharing B and C (n_groups, mamba_n_groups)")
 PARAMS = (HEADS, HEAD_DIM, STATE, GROUPS)
@@ -32,7 +33,7 @@ PROJECTION = Pattern(
     constraints=(GROUPS_DIVIDE,),
     formula=2 * s * h * (2 * I + 2 * G * N + H_m),
     weights=h * (2 * I + 2 * G * N + H_m),
-    latex=r"2 s h \left(2 H_{m} P + 2 G N + H_{m}\right)",
+    latex=r"2 s h \left(2 H_{m} p + 2 G N + H_{m}\right)",
     summary="in_proj: hidden -> gate z and x (I = H_m P each), B and C (G N each), dt (H_m)",
     reference=REFERENCE,
 )
@@ -47,16 +48,16 @@ CORE = Pattern(
     summary="recurrent minimum per token and head: the state update dt x B^T (P N multiply-adds) and the readout h C (P N)",
     reference=REFERENCE + "; h_t = exp(dt_t A) h_{t-1} + dt_t x_t B_t^T, y_t = h_t C_t + D x_t",
 )
-_chunks = PADDED / Q
 CHUNKED_CORE = Pattern(
     name="mamba2_chunked_core",
     slot="mixer.core",
     flags={FLAG, "chunked_scan"},
     precedence=PRECEDENCE + VARIANT,
     params=(HEADS, HEAD_DIM, STATE, SCAN_CHUNK),
-    formula=2 * H_m * (PADDED * Q * (N + P) + 2 * PADDED * P * N + (_chunks + 1) ** 2 * P * N),
+    # per chunk: Q^2 (N + P) + 2 Q P N multiply-adds; (c + 1)^2 P N for the all-pairs inter-chunk einsum
+    formula=2 * H_m * Q**2 * (N + P) * CHUNKS + 4 * H_m * Q * P * N * CHUNKS + 2 * H_m * P * N * (CHUNKS + 1) ** 2,
     weights=3 * H_m,
-    latex=r"2 H_{m} \left(L Q (N + P) + 2 L P N + (L/Q + 1)^{2} P N\right),\ " + PADDED_LATEX,
+    latex=r"2 H_{m} \left(L Q (N + p) + 2 L p N + (L/Q + 1)^{2} p N\right),\ " + PADDED_LATEX,
     summary="torch_chunk_scan over s padded to chunks of Q: C B^T and its product with x per chunk, chunk states, readout, and the all-pairs inter-chunk einsum",
     reference="transformers 5.24 modeling_nemotron_h.py NemotronHMamba2Mixer.torch_forward (segment_sum, the (c+1) x (c+1) inter-chunk einsum)",
 )
@@ -68,9 +69,19 @@ OUTPUT = Pattern(
     params=(HEADS, HEAD_DIM),
     formula=2 * s * I * h,
     weights=I * h + I,  # out_proj, and the gated RMSNorm's weight over the inner width
-    latex=r"2 s H_{m} P h",
+    latex=r"2 s H_{m} p h",
     summary="out_proj: inner width I = H_m P -> hidden (the z-gated RMSNorm before it is elementwise)",
     reference=REFERENCE,
+)
+
+NO_NORM = "mamba2_no_norm"
+OUTPUT_WITHOUT_NORM = attrs.evolve(
+    OUTPUT,
+    name="mamba2_output_without_norm",
+    flags={FLAG, NO_NORM},
+    precedence=PRECEDENCE + VARIANT,
+    weights=I * h,
+    summary="out_proj: inner width I = H_m P -> hidden, with no gated RMSNorm before it (Falcon-H1 mamba_rms_norm false)",
 )
 
 PATTERNS = [
@@ -79,6 +90,7 @@ PATTERNS = [
     CORE,
     CHUNKED_CORE,
     OUTPUT,
+    OUTPUT_WITHOUT_NORM,
     *without_attention(FLAG, "Mamba2", REFERENCE, PRECEDENCE),
 ]
 

@@ -54,7 +54,7 @@ flags = ["no_attention", "moe", "latent_experts", "shared_experts"]
 params = {{ experts = 8, top_k = 2, expert_hidden = 32, latent_width = 16, shared_hidden = 48 }}
 
 [kinds.hybrid]
-flags = ["mamba2", "parallel_attention", "mlp"]
+flags = ["mamba2", "parallel_attention", "mlp", "mamba2_no_norm"]
 params = {{ mamba_heads = 8, mamba_head_dim = 16, mamba_state = 32, mamba_groups = 2, ffn_hidden = 128 }}
 
 [kinds.attention]
