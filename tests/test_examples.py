@@ -205,6 +205,111 @@ def hand_deepseek_v3(s: int) -> dict[str, int]:
     }
 
 
+# -- linear-attention / SSM hybrids (issue 10): the mixers' recurrent minima, token by token ----
+
+
+def gated_deltanet(s: int, *, h: int, hk: int, hv: int, dk: int, dv: int, kernel: int) -> int:
+    """One Gated DeltaNet mixer (Qwen3-Next / Qwen3.5), matmul by matmul, recurrent minimum core."""
+    return (
+        2 * s * h * (2 * hk * dk + hv * dv)  # in_proj_qkv (or the q, k, v part of in_proj_qkvz)
+        + 2 * s * h * (hv * dv)  # in_proj_z: the output gate
+        + 2 * s * h * (2 * hv)  # in_proj_b and in_proj_a: beta and the decay, one per value head
+        + 2 * s * (2 * hk * dk + hv * dv) * kernel  # depthwise causal conv over q, k, v
+        + 3 * 2 * s * hv * dk * dv  # per token and head: S^T k, k (beta delta)^T, S^T q
+        + 2 * s * (hv * dv) * h  # out_proj
+    )
+
+
+def gated_attention(s: int, *, h: int, n_h: int, n_kv: int, d: int, pairs: int) -> int:
+    """Qwen3-Next's gated attention: GQA, and q_proj also outputs a sigmoid gate per head dim."""
+    return gqa_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=pairs) + 2 * s * h * (n_h * d)
+
+
+def qwen_moe(s: int, *, h: int, experts: int, top_k: int, ffn: int, shared: int) -> int:
+    """Qwen's MoE block: router, top-k SwiGLU experts, a SwiGLU shared expert and its gate."""
+    return 2 * s * h * experts + top_k * swiglu(s, h=h, ffn=ffn) + swiglu(s, h=h, ffn=shared) + 2 * s * h * 1
+
+
+def hand_qwen3_next_80b_a3b(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, vocab = 2048, 48, 16, 2, 256, 151936
+    linear, full = 36, 12  # (linear, linear, linear, full) x 12
+    return {
+        "mixer": linear * gated_deltanet(s, h=h, hk=16, hv=32, dk=128, dv=128, kernel=4),
+        "attention": full * gated_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s)),
+        "mlp": layers * qwen_moe(s, h=h, experts=512, top_k=10, ffn=512, shared=512),
+        "head": 2 * s * h * vocab,
+    }
+
+
+def hand_qwen3_5_9b(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, vocab = 4096, 32, 16, 4, 256, 248320
+    return {
+        "mixer": 24 * gated_deltanet(s, h=h, hk=16, hv=32, dk=128, dv=128, kernel=4),
+        "attention": 8 * gated_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s)),
+        "mlp": layers * swiglu(s, h=h, ffn=12288),
+        "head": 2 * s * h * vocab,
+    }
+
+
+def hand_qwen3_5_35b_a3b(s: int) -> dict[str, int]:
+    h, layers, n_h, n_kv, d, vocab = 2048, 40, 16, 2, 256, 248320
+    return {
+        "mixer": 30 * gated_deltanet(s, h=h, hk=16, hv=32, dk=128, dv=128, kernel=4),
+        "attention": 10 * gated_attention(s, h=h, n_h=n_h, n_kv=n_kv, d=d, pairs=causal_pairs(s)),
+        "mlp": layers * qwen_moe(s, h=h, experts=256, top_k=8, ffn=512, shared=512),
+        "head": 2 * s * h * vocab,
+    }
+
+
+def hand_nemotron_3_nano_30b_a3b(s: int) -> dict[str, int]:
+    h, vocab = 2688, 131072
+    heads, p, n, g, kernel = 64, 64, 128, 8, 4
+    inner = heads * p  # mamba_num_heads x mamba_head_dim (expand is not read)
+    mamba = (
+        2 * s * h * (2 * inner + 2 * g * n + heads)  # in_proj: z, x, B, C, dt
+        + 2 * s * (inner + 2 * g * n) * kernel  # depthwise causal conv over x, B, C
+        + 2 * 2 * s * heads * p * n  # per token and head: state update dt x B^T, readout h C
+        + 2 * s * inner * h  # out_proj
+    )
+    relu2 = lambda ffn: 2 * s * h * ffn + 2 * s * ffn * h  # noqa: E731 - up and down, not gated
+    moe = 2 * s * h * 128 + 6 * relu2(1856) + relu2(3712)  # router, 6 routed experts, shared MLP
+    return {
+        "mixer": 23 * mamba,  # 23 M blocks
+        "attention": 6 * gqa_attention(s, h=h, n_h=32, n_kv=2, d=128, pairs=causal_pairs(s)),  # 6 * blocks
+        "mlp": 23 * moe,  # 23 E blocks
+        "head": 2 * s * h * vocab,
+    }
+
+
+def hand_kimi_linear_48b_a3b(s: int) -> dict[str, int]:
+    h, layers, vocab = 2304, 27, 163840
+    heads, d, kernel = 32, 128, 4
+    kda = (
+        2 * s * h * (3 * heads * d)  # q_proj, k_proj, v_proj
+        + 2 * s * (h * d + d * heads * d)  # forget gate f_a_proj, f_b_proj
+        + 2 * s * h * heads  # b_proj: beta
+        + 2 * s * (h * d + d * heads * d)  # output gate g_a_proj, g_b_proj
+        + 2 * s * (3 * heads * d) * kernel  # depthwise causal conv over q, k, v
+        + 3 * 2 * s * heads * d * d  # per token and head: S^T k, the delta update, S^T q
+        + 2 * s * (heads * d) * h  # o_proj
+    )
+    n_h, r_kv, d_nope, d_rope, d_v = 32, 512, 128, 64, 128
+    mla = (
+        2 * s * h * n_h * (d_nope + d_rope)  # q_proj (q_lora_rank null)
+        + 2 * s * h * (r_kv + d_rope)  # kv_a_proj_with_mqa
+        + 2 * s * r_kv * n_h * (d_nope + d_v)  # kv_b_proj
+        + 2 * n_h * (d_nope + d_rope + d_v) * causal_pairs(s)  # QK^T and PV (no RoPE, same widths)
+        + 2 * s * n_h * d_v * h  # o_proj
+    )
+    moe = 2 * s * h * 256 + 8 * swiglu(s, h=h, ffn=1024) + swiglu(s, h=h, ffn=1024)
+    return {
+        "mixer": 20 * kda,
+        "attention": 7 * mla,
+        "mlp": swiglu(s, h=h, ffn=9216) + (layers - 1) * moe,
+        "head": 2 * s * h * vocab,
+    }
+
+
 CASES = [
     ("llama-3-8b", hand_llama_3_8b, 4096),
     ("llama-3.1-70b", hand_llama_3_1_70b, 4096),
@@ -220,6 +325,11 @@ CASES = [
     ("gpt-oss-20b", hand_gpt_oss_20b, 4096),
     ("gpt-oss-120b", hand_gpt_oss_120b, 4096),
     ("deepseek-v3", hand_deepseek_v3, 4096),
+    ("qwen3-next-80b-a3b", hand_qwen3_next_80b_a3b, 4096),
+    ("qwen3.5-9b", hand_qwen3_5_9b, 4096),
+    ("qwen3.5-35b-a3b", hand_qwen3_5_35b_a3b, 4096),
+    ("nemotron-3-nano-30b-a3b", hand_nemotron_3_nano_30b_a3b, 4096),
+    ("kimi-linear-48b-a3b", hand_kimi_linear_48b_a3b, 4096),
 ]
 
 
@@ -232,6 +342,7 @@ def test_example_forward_flops_equal_hand_derivation(registry, name, hand, s):
     attention = sum(flops for slot, flops in slots.items() if slot.startswith("attention."))
     mlp = sum(flops for slot, flops in slots.items() if slot == "mlp" or slot.startswith("mlp."))
     assert result.forward == sum(expected.values())
+    assert sum(flops for slot, flops in slots.items() if slot.startswith("mixer.")) == expected.get("mixer", 0)
     assert (attention, mlp, slots["head"]) == (expected["attention"], expected["mlp"], expected["head"])
 
 

@@ -20,13 +20,18 @@ EXPECTED = {
     "gemma-3-4b",
     "gpt-oss-120b",
     "gpt-oss-20b",
+    "kimi-linear-48b-a3b",
     "llama-3-8b",
     "llama-3.1-70b",
     "llama-4-scout",
     "mistral-7b-v0.1",
     "mixtral-8x7b",
+    "nemotron-3-nano-30b-a3b",
     "qwen3-30b-a3b",
     "qwen3-8b",
+    "qwen3-next-80b-a3b",
+    "qwen3.5-35b-a3b",
+    "qwen3.5-9b",
 }
 
 

@@ -33,7 +33,7 @@ def _models() -> list[tuple[str, flopsreg.Model]]:
     return examples + configs + with_blocks
 
 
-TWO_PAGES = {"hf/kimi-linear-48b-a3b", "hf/kimi-linear-48b-a3b (chunked_scan)"}
+TWO_PAGES = {f"{prefix}kimi-linear-48b-a3b{suffix}" for prefix in ("", "hf/") for suffix in ("", " (chunked_scan)")}
 
 
 def _compile(tmp_path: Path, source: str) -> str:
