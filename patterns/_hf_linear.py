@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
+from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.readers.fields import Fields
 from flopsreg.errors import did_you_mean
@@ -65,3 +66,22 @@ def refuse_unless(c: Fields, field: str, expected: bool, default: bool, why: str
     value = c.bool(field, default=default)
     if value != expected:
         raise c.error(field, f" = {str(value).lower()}: {why}; only {str(expected).lower()} is supported")
+
+
+def mamba_params(c: Fields, inner: int) -> dict[str, int]:
+    """Mamba2 of inner width *inner* from Falcon-H1's and Granite 4.0-H's mamba_* fields;
+    mamba_d_head "auto" is inner / mamba_n_heads."""
+    refuse_unless(c, "mamba_proj_bias", False, False, "in_proj and out_proj biases are not in the mamba2 patterns' weights")
+    refuse_unless(c, "mamba_conv_bias", True, True, "the mamba2 conv patterns hold a bias per channel")
+    heads = c.int("mamba_n_heads")
+    head_dim = inner // heads if c.data.get("mamba_d_head", "auto") == "auto" else c.int("mamba_d_head")
+    if heads * head_dim != inner:
+        raise c.error("mamba_d_head", f" = {head_dim}: mamba_n_heads x mamba_d_head = {heads * head_dim}, but the Mamba2 inner width is {inner}")
+    return {
+        HEADS.name: heads,
+        HEAD_DIM.name: head_dim,
+        STATE.name: c.int("mamba_d_state"),
+        GROUPS.name: c.int("mamba_n_groups"),
+        CONV_KERNEL.name: c.int("mamba_d_conv"),
+        SCAN_CHUNK.name: c.int("mamba_chunk_size"),
+    }

@@ -60,7 +60,7 @@ def short_conv(
     output token, over the s outputs a causal kernel needs (*flag*), or over the s + K - 1 that
     torch's ``F.conv1d(padding=K - 1)`` fallback computes before slicing (*flag* + ``padded_conv``)."""
     weights = channels * K + (channels if bias else 0)
-    held = f"{'weights and bias' if bias else 'weights, no bias'}"
+    held = "weights and a bias" if bias else "weights, no bias"
     return [
         Pattern(
             name=f"{flag}_conv",

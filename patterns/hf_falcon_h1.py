@@ -5,8 +5,8 @@ when set (class default 1024, which overrides ``mamba_expand``), else ``mamba_ex
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
 from flopsreg.patterns._hf_common import silu_gated
+from flopsreg.patterns._hf_linear import mamba_params
 from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.hf_granitemoehybrid import mamba_params
 from flopsreg.patterns.hf_layer_types import ATTENTION_MAMBA2_LAYER
 from flopsreg.patterns.mamba2 import NO_NORM
 from flopsreg.readers.decoder import Decoder

@@ -5,34 +5,14 @@ MoE of gated experts of width ``intermediate_size`` beside it."""
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
 from flopsreg.patterns._hf_common import silu_gated
-from flopsreg.patterns._hf_linear import refuse_unless, renamed, type_list
-from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
+from flopsreg.patterns._hf_linear import mamba_params, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, MAMBA2_LAYER
-from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params
 
 NAMES = {"linear_attention": MAMBA2_LAYER.name, "full_attention": FULL}
-
-
-def mamba_params(c: Fields, inner: int) -> dict[str, int]:
-    """Mamba2 of inner width *inner* from the mamba_* fields; mamba_d_head "auto" is inner / mamba_n_heads."""
-    refuse_unless(c, "mamba_proj_bias", False, False, "in_proj and out_proj biases are not in the mamba2 patterns' weights")
-    refuse_unless(c, "mamba_conv_bias", True, True, "the mamba2 conv patterns hold a bias per channel")
-    heads = c.int("mamba_n_heads")
-    head_dim = inner // heads if c.data.get("mamba_d_head", "auto") == "auto" else c.int("mamba_d_head")
-    if heads * head_dim != inner:
-        raise c.error("mamba_d_head", f" = {head_dim}: mamba_n_heads x mamba_d_head = {heads * head_dim}, but the Mamba2 inner width is {inner}")
-    return {
-        HEADS.name: heads,
-        HEAD_DIM.name: head_dim,
-        STATE.name: c.int("mamba_d_state"),
-        GROUPS.name: c.int("mamba_n_groups"),
-        CONV_KERNEL.name: c.int("mamba_d_conv"),
-        SCAN_CHUNK.name: c.int("mamba_chunk_size"),
-    }
 
 
 def granitemoehybrid(c: Fields) -> Decoder:

@@ -1,6 +1,8 @@
-"""The Hugging Face ``layer_types`` strings of the built-in families: full, sliding and chunked attention."""
+"""The Hugging Face ``layer_types`` strings of the built-in families: full, sliding and chunked attention;
+and the layer types the readers of the linear-attention / SSM hybrids give their layers."""
 
 from flopsreg import hookimpl
+from flopsreg.patterns import gated_deltanet, kda, mamba2, short_conv, token_mixers
 from flopsreg.patterns.chunked import CHUNK, CHUNKED
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.declare import HFLayerType
@@ -35,8 +37,6 @@ def flopsreg_register_hf_layer_types():
 # A family reader gives these names for its layers (it maps the config's own linear_attention,
 # mamba, conv, moe and mlp strings to them); their flags select the mixer.* patterns and empty
 # the attention.* slots. The mixers' dimensions are model parameters the family reader sets.
-from flopsreg.patterns import gated_deltanet, kda, mamba2, short_conv, token_mixers  # noqa: E402
-
 GATED_DELTANET_LAYER = HFLayerType(
     name="gated_deltanet",
     flags={gated_deltanet.FLAG},
