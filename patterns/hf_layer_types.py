@@ -2,7 +2,7 @@
 and the layer types the readers of the linear-attention / SSM hybrids give their layers."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns import gated_deltanet, kda, mamba2, short_conv, token_mixers
+from flopsreg.patterns import gated_deltanet, kda, mamba1, mamba2, short_conv, token_mixers
 from flopsreg.patterns.chunked import CHUNK, CHUNKED
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.declare import HFLayerType
@@ -53,6 +53,11 @@ MAMBA2_LAYER = HFLayerType(
     kind="mamba",
     summary="Mamba2 (a linear_attention / mamba layer of Nemotron-H, Granite 4.0-H): no softmax attention",
 )
+MAMBA1_LAYER = HFLayerType(
+    name="mamba1",
+    flags={mamba1.FLAG},
+    summary="Mamba1's selective scan (a mamba layer of Jamba): no softmax attention",
+)
 SHORT_CONV_LAYER = HFLayerType(
     name="short_conv",
     flags={short_conv.FLAG},
@@ -71,7 +76,7 @@ ATTENTION_MAMBA2_LAYER = HFLayerType(
     kind="hybrid",
     summary="full causal GQA attention and Mamba2 in parallel on the same input (Falcon-H1 hybrid layers)",
 )
-MIXER_LAYER_TYPES = [GATED_DELTANET_LAYER, KDA_LAYER, MAMBA2_LAYER, SHORT_CONV_LAYER, NO_ATTENTION_LAYER, ATTENTION_MAMBA2_LAYER]
+MIXER_LAYER_TYPES = [GATED_DELTANET_LAYER, KDA_LAYER, MAMBA1_LAYER, MAMBA2_LAYER, SHORT_CONV_LAYER, NO_ATTENTION_LAYER, ATTENTION_MAMBA2_LAYER]
 
 
 @hookimpl(specname="flopsreg_register_hf_layer_types")

@@ -134,3 +134,20 @@ def mamba2_chunked_macs(s: int, heads: int, head_dim: int, state_size: int, chun
             count.product(chunk, state_size, head_dim)  # C times the chunk's start state
         count.product(chunks + 1, chunks + 1, head_dim * state_size)  # new_states over all (z, c) chunk pairs
     return count.macs
+
+
+def mamba1_recurrent_macs(s: int, inner: int, state_size: int) -> tuple[int, int]:
+    """Mamba1, token by token: per channel a state of *state_size*; h = exp(dt A) h + (dt B) x
+    (one multiply-add per state entry, the decay elementwise), y = h . C. Returns (update, readout)."""
+    rng = random.Random(0)
+    update, readout = Counter(), Counter()
+    for _ in range(inner):
+        h = [0.0] * state_size
+        for _ in range(s):
+            x, dt, decay = rng.uniform(-1, 1), rng.uniform(0, 1), rng.uniform(0, 1)
+            b, c = _vector(state_size, rng), _vector(state_size, rng)
+            for n in range(state_size):
+                h[n] = decay * h[n] + (dt * b[n]) * x
+                update.macs += 1
+            readout.dot(h, c)
+    return update.macs, readout.macs

@@ -254,3 +254,25 @@ def test_lfm2_needs_its_conv_layers_named_and_adjusts_its_mlp_width():
     assert kinds_of(model) == ["conv", "conv", "full", "conv", "conv", "full"]
     # int(2 x 12288 / 3) = 8192, x 1.0, rounded up to a multiple of 256: 8192
     assert {kind.params["ffn_hidden"] for kind in model.kinds.values()} == {8192}
+
+
+# -- Jamba: periods and offsets, Mamba1 -------------------------------------------------------
+
+
+def test_jamba_layout_and_a_mamba1_layer_by_hand(registry):
+    model = load(config("jamba-defaults"))
+    kinds = kinds_of(model)
+    # attention iff i % 8 == 4, MoE iff i % 2 == 1 (JambaConfig defaults, written in the file)
+    assert kinds[:8] == ["mamba1_dense", "mamba1_moe", "mamba1_dense", "mamba1_moe", "full_dense", "mamba1_moe", "mamba1_dense", "mamba1_moe"]
+    mamba = layer_flops(registry, model, "mamba1_dense", 1)
+    h, inner, rank, n = 4096, 8192, 256, 16  # mamba_expand 2; mamba_dt_rank "auto": ceil(4096 / 16)
+    assert mamba["mixer.projection"] == 2 * (h * 2 * inner + inner * (rank + 2 * n) + rank * inner)
+    assert mamba["mixer.core"] == 4 * inner * n
+    cfg = {**config("jamba-defaults"), "mamba_dt_rank": "auto", "hidden_size": 4000}
+    assert load(cfg).params["mamba_dt_rank"] == 250
+
+
+def test_jamba_refuses_an_offset_beyond_its_period():
+    cfg = {**config("jamba-defaults"), "attn_layer_offset": 8}
+    with pytest.raises(ModelError, match="attn_layer_offset = 8: expected below attn_layer_period = 8"):
+        load(cfg)

@@ -30,8 +30,8 @@ vocab = 100
 conv_kernel = 4
 
 [plan]
-layers = 7
-cycle = ["gdn", "kda", "mamba", "conv", "ffn", "hybrid", "attention"]
+layers = 8
+cycle = ["gdn", "kda", "mamba", "conv", "ffn", "hybrid", "attention", "mamba1"]
 
 [kinds.gdn]
 flags = ["gated_deltanet", "mlp"]
@@ -60,6 +60,10 @@ params = {{ mamba_heads = 8, mamba_head_dim = 16, mamba_state = 32, mamba_groups
 [kinds.attention]
 flags = ["mlp"]
 params = {{ ffn_hidden = 128 }}
+
+[kinds.mamba1]
+flags = ["mamba1", "mlp"]
+params = {{ mamba_inner = 128, mamba_dt_rank = 4, mamba_state = 16, ffn_hidden = 128 }}
 """
 REFERENCE_FLAGS = frozenset({"chunked_scan", "padded_conv"})  # reference-path forms: no cached-prefix form
 
@@ -113,6 +117,12 @@ def test_kda_core_is_the_recurrence_token_by_token(registry, s, heads, d):
 def test_mamba2_core_is_the_recurrence_token_by_token(registry, s, heads, p, n):
     got = compile_exact(registry.pattern("mamba2_core").formula)({"seq_len": s, "mamba_heads": heads, "mamba_head_dim": p, "mamba_state": n})
     assert got == 2 * lo.mamba2_recurrent_macs(s, heads, p, n)
+
+
+@pytest.mark.parametrize(("s", "inner", "n"), [(1, 1, 1), (6, 3, 2), (3, 2, 5)])
+def test_mamba1_core_is_the_recurrence_token_by_token(registry, s, inner, n):
+    got = compile_exact(registry.pattern("mamba1_core").formula)({"seq_len": s, "mamba_inner": inner, "mamba_state": n})
+    assert got == 2 * sum(lo.mamba1_recurrent_macs(s, inner, n))
 
 
 # -- chunked forms against the chunked algorithms written out ---------------------------------
@@ -221,6 +231,17 @@ def test_parallel_attention_runs_beside_the_mamba2_mixer(registry):
     # GQA by hand: q 64 -> 4 x 16, k and v 64 -> 2 x 16 each, 45 causal pairs, o 64 -> 64
     assert hybrid.slot_flops["attention.query"] + hybrid.slot_flops["attention.projection"] == 2 * s * 64 * (64 + 2 * 32)
     assert hybrid.slot_flops["attention.core"] == 2 * 4 * (16 + 16) * (s * (s + 1) // 2)
+
+
+def test_a_mamba1_layer_by_hand(registry):
+    s = 4
+    layer = _slots(registry, mixers_model(), s, "mamba1")
+    inner, rank, n = 128, 4, 16
+    # in_proj 64 -> 2 x 128; x_proj 128 -> 4 + 2 x 16; dt_proj 4 -> 128
+    assert layer.slot_flops["mixer.projection"] == 2 * s * (64 * 256 + inner * (rank + 2 * n) + rank * inner)
+    assert layer.slot_flops["mixer.conv"] == 2 * s * inner * 4
+    assert layer.slot_flops["mixer.core"] == 4 * s * inner * n
+    assert layer.slot_flops["attention.core"] == 0
 
 
 CHUNKED_TOML = MIXERS_TOML.replace("conv_kernel = 4", "conv_kernel = 4\nscan_chunk = 64")

@@ -3,7 +3,7 @@
 Each tiny config below keeps its family's structure (layer pattern, mixer, MoE kind) at small
 widths. One real forward pass of the transformers implementation runs on the CPU (eager
 attention, eager experts, no kernel package installed, so every hub kernel runs its torch
-fallback: torch_chunk_gated_delta_rule, chunk_kimi_delta_attention, the Mamba2 torch chunk scan,
+fallback: torch_chunk_gated_delta_rule, chunk_kimi_delta_attention, the Mamba2 torch chunk scan, Mamba1's sequential scan,
 the F.conv1d causal conv), under torch's FlopCounterMode, at two sequence lengths. Recorded per
 model: the total, the counted FLOPs of every module (inclusive of its children), and the
 parameters of every module (``sum(p.numel())``, recursive) and of the whole model. The result,
@@ -80,6 +80,12 @@ CONFIGS = {
         "model_type": "falcon_h1", **GQA, "num_hidden_layers": 3, "intermediate_size": 96, "mamba_d_ssm": 128,
         "mamba_n_heads": 8, "mamba_d_head": "auto", "mamba_n_groups": 1, "mamba_d_state": 8, "mamba_d_conv": 4,
         "mamba_expand": 2, "mamba_chunk_size": 16, "mamba_rms_norm": False,
+    },
+    "jamba-tiny": {
+        "model_type": "jamba", **GQA, "num_hidden_layers": 4, "intermediate_size": 96, "num_experts": 4,
+        "num_experts_per_tok": 2, "attn_layer_period": 4, "attn_layer_offset": 2, "expert_layer_period": 2,
+        "expert_layer_offset": 1, "mamba_d_state": 8, "mamba_d_conv": 4, "mamba_expand": 2, "mamba_dt_rank": "auto",
+        "use_mamba_kernels": False,
     },
     "lfm2-tiny": {
         "model_type": "lfm2", **GQA, "num_hidden_layers": 4, "intermediate_size": 96, "block_multiple_of": 32,

@@ -1,0 +1,68 @@
+"""Mamba1's selective scan (Jamba): in_proj, short conv, x_proj and dt_proj, the per-channel
+selective recurrence (its recurrent minimum) and out_proj; no softmax attention in its layers.
+
+transformers runs the recurrence as a scan (no chunked form), so the ``chunked_scan`` convention
+counts it at its recurrent minimum too.
+"""
+
+from flopsreg import Param, Pattern, hookimpl
+from flopsreg.patterns._mixer_common import short_conv, without_attention
+from flopsreg.patterns.mamba2 import STATE
+from flopsreg.symbols import h, s
+
+PRECEDENCE = 50  # this mixer's own: see _mixer_common
+FLAG = "mamba1"
+REFERENCE = "Gu & Dao 2023, 'Mamba' (arXiv:2312.00752); transformers 5.24 modeling_jamba.py JambaMambaMixer"
+
+INNER = Param(name="mamba_inner", latex="I", meaning="Mamba1 inner width (mamba_expand x hidden_size)")
+DT_RANK = Param(name="mamba_dt_rank", latex="R", meaning="rank of Mamba1's time-step projection (mamba_dt_rank; auto: ceil(hidden / 16))")
+PARAMS = (INNER, DT_RANK, STATE)
+I, R, N = (p.symbol for p in PARAMS)  # noqa: E741 - the inner width, as the Mamba papers write it
+
+PROJECTION = Pattern(
+    name="mamba1_projection",
+    slot="mixer.projection",
+    flags={FLAG},
+    precedence=PRECEDENCE,
+    params=PARAMS,
+    formula=2 * s * h * 2 * I + 2 * s * I * (R + 2 * N) + 2 * s * R * I,
+    # in_proj, x_proj, dt_proj with its bias, and the RMSNorms of dt, B and C (Jamba)
+    weights=h * 2 * I + I * (R + 2 * N) + R * I + I + R + 2 * N,
+    summary="in_proj hidden -> x and gate z (I each); x_proj I -> dt rank R, B and C (N each); dt_proj R -> I",
+    reference=REFERENCE,
+)
+CORE = Pattern(
+    name="mamba1_core",
+    slot="mixer.core",
+    flags={FLAG},
+    precedence=PRECEDENCE,
+    params=(INNER, STATE),
+    formula=4 * s * I * N,
+    weights=I * N + I,  # A_log per channel and state, D per channel
+    summary="recurrent minimum per token and channel: the state update dt B x (N multiply-adds) and the readout h C (N)",
+    reference=REFERENCE + "; h_t = exp(dt_t A) h_{t-1} + dt_t B_t x_t, y_t = C_t h_t + D x_t",
+)
+OUTPUT = Pattern(
+    name="mamba1_output",
+    slot="mixer.output",
+    flags={FLAG},
+    precedence=PRECEDENCE,
+    params=(INNER,),
+    formula=2 * s * I * h,
+    weights=I * h,
+    summary="out_proj: inner width I -> hidden (the z gate before it is elementwise)",
+    reference=REFERENCE,
+)
+
+PATTERNS = [
+    PROJECTION,
+    *short_conv(FLAG, "Mamba1", I, (INNER,), bias=True, reference=REFERENCE, precedence=PRECEDENCE),
+    CORE,
+    OUTPUT,
+    *without_attention(FLAG, "Mamba1", REFERENCE, PRECEDENCE),
+]
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return PATTERNS
