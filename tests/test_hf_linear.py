@@ -276,3 +276,9 @@ def test_jamba_refuses_an_offset_beyond_its_period():
     cfg = {**config("jamba-defaults"), "attn_layer_offset": 8}
     with pytest.raises(ModelError, match="attn_layer_offset = 8: expected below attn_layer_period = 8"):
         load(cfg)
+
+
+def test_per_layer_config_attributes_are_refused_by_name():
+    cfg = {**config("qwen3-next-80b-a3b"), "per_layer_config": {"03": {"head_dim": 128}}}
+    with pytest.raises(ModelError, match=r"per_layer_config\['03'\]\.head_dim: not read per layer by the qwen3_next reader"):
+        load(cfg)
