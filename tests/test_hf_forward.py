@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import flopsreg
+from eager import eager_registry as make_eager_registry
 from flopsreg.compile import compile_exact
-from flopsreg.symbols import s
 from test_hf_forward_linear import LINEAR_FAMILY_CONFIGS
 
 RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward.json").read_text())
@@ -22,33 +22,10 @@ SEQ_LEN = RECORD["seq_len"]
 MODELS = sorted(RECORD["models"])
 
 
-class EagerAttention:
-    """A convention for implementation FLOPs of eager attention: QK^T and PV over the full
-    s x s rectangle, the mask applied afterwards (what FlopCounterMode sees)."""
-
-    @flopsreg.hookimpl
-    def flopsreg_register_conventions(self):
-        return [flopsreg.Convention(name="eager", summary="full s x s scores", reference="transformers eager attention")]
-
-    @flopsreg.hookimpl
-    def flopsreg_register_patterns(self):
-        return [
-            flopsreg.Pattern(
-                name="eager_rectangle",
-                slot="attention.mask",
-                flags={"eager"},
-                precedence=1000,
-                produces="pairs",
-                formula=s**2,
-                summary="every (query, key) pair is computed, then masked",
-                reference="transformers eager_attention_forward",
-            )
-        ]
-
-
 @pytest.fixture(scope="module")
 def eager_registry():
-    return flopsreg.Registry(plugins=[EagerAttention()], load_entry_points=False)
+    return make_eager_registry()
+
 
 
 def test_the_record_covers_every_published_config():

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
+from eager import eager_registry as make_eager_registry
 from flopsreg.compile import compile_exact
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, DSA_INDEXER_FROM_HIDDEN, p_idx
 from flopsreg.symbols import s
@@ -36,36 +37,21 @@ OWN_PROJECTIONS = (
 )
 
 
-class EagerAttention:
-    """Implementation FLOPs of eager attention and of the HF indexer: every pair of the rectangle."""
-
-    @flopsreg.hookimpl
-    def flopsreg_register_conventions(self):
-        return [flopsreg.Convention(name="eager", summary="full s x s scores", reference="transformers eager attention")]
-
-    @flopsreg.hookimpl
-    def flopsreg_register_patterns(self):
-        return [
-            flopsreg.Pattern(
-                name="eager_rectangle", slot="attention.mask", flags={"eager"}, precedence=1000, produces="pairs",
-                formula=s**2, summary="every (query, key) pair is computed, then masked", reference="eager_attention_forward",
-            ),
-            flopsreg.Pattern(
-                name="eager_indexer", slot="attention.topk_indexer", flags={"eager", "dsa_indexer"}, precedence=1000,
-                params=DSA_INDEXER.params, formula=DSA_INDEXER.formula.xreplace({p_idx: s**2}),
-                summary="the indexer scores every (query, key) pair, then masks", reference="DeepseekV32Indexer.forward",
-            ),
-            flopsreg.Pattern(
-                name="eager_indexer_from_hidden", slot="attention.topk_indexer", flags={"eager", *DSA_INDEXER_FROM_HIDDEN.flags},
-                precedence=1001, params=DSA_INDEXER_FROM_HIDDEN.params, formula=DSA_INDEXER_FROM_HIDDEN.formula.xreplace({p_idx: s**2}),
-                summary="the same with its queries from the hidden state", reference="MistralLarge4TextIndexer.forward",
-            ),
-        ]
-
-
 @pytest.fixture(scope="module")
 def eager_registry():
-    return flopsreg.Registry(plugins=[EagerAttention()], load_entry_points=False)
+    return make_eager_registry(
+        flopsreg.Pattern(
+            name="eager_indexer", slot="attention.topk_indexer", flags={"eager", "dsa_indexer"}, precedence=1000,
+            params=DSA_INDEXER.params, formula=DSA_INDEXER.formula.xreplace({p_idx: s**2}),
+            summary="the indexer scores every (query, key) pair, then masks", reference="DeepseekV32Indexer.forward",
+        ),
+        flopsreg.Pattern(
+            name="eager_indexer_from_hidden", slot="attention.topk_indexer", flags={"eager", *DSA_INDEXER_FROM_HIDDEN.flags},
+            precedence=1001, params=DSA_INDEXER_FROM_HIDDEN.params, formula=DSA_INDEXER_FROM_HIDDEN.formula.xreplace({p_idx: s**2}),
+            summary="the same with its queries from the hidden state", reference="MistralLarge4TextIndexer.forward",
+        ),
+    )
+
 
 
 def _model(name: str) -> flopsreg.Model:

@@ -19,6 +19,7 @@ import pytest
 import sympy
 
 import flopsreg
+from eager import eager_registry as make_eager_registry
 from flopsreg.compile import compile_exact
 from flopsreg.patterns.window_compression import CSA_INDEXER, CSA_MASK, HCA_MASK, m, m_h, p_cidx
 from flopsreg.patterns.dsa_indexer import n_idx
@@ -29,39 +30,27 @@ SEQ_LEN = RECORD["seq_len"]
 MODELS = sorted(RECORD["models"])
 
 
-class EagerAttention:
-    """What transformers' eager path computes: the whole query x (raw keys + entries) rectangle."""
-
-    @flopsreg.hookimpl
-    def flopsreg_register_conventions(self):
-        return [flopsreg.Convention(name="eager", summary="full rectangles", reference="transformers eager attention")]
-
-    @flopsreg.hookimpl
-    def flopsreg_register_patterns(self):
-        def mask(name, flags, precedence, rate, params):
-            return flopsreg.Pattern(
-                name=name, slot="attention.mask", flags={"eager", *flags}, precedence=precedence, produces="pairs",
-                params=params, formula=s * (s + sympy.floor(s / rate)) if rate is not None else s**2,
-                summary="every query with every raw key and every closed entry", reference="eager_attention_forward",
-            )
-
-        return [
-            mask("eager_rectangle", (), 1000, None, ()),
-            mask("eager_csa", CSA_MASK.flags, 1001, m, CSA_MASK.params),
-            mask("eager_hca", HCA_MASK.flags, 1002, m_h, HCA_MASK.params),
-            flopsreg.Pattern(
-                name="eager_csa_indexer", slot="attention.topk_indexer", flags={"eager", *CSA_INDEXER.flags}, precedence=1000,
-                params=CSA_INDEXER.params,
-                # Every closed entry scored; the head-weighted sum unseen by FlopCounterMode.
-                formula=CSA_INDEXER.formula.xreplace({p_cidx: s * sympy.floor(s / m)}) - 2 * s * sympy.floor(s / m) * n_idx,
-                summary="scores every entry, then masks", reference="DeepseekV4IndexerScorer.forward",
-            ),
-        ]
-
-
 @pytest.fixture(scope="module")
 def eager_registry():
-    return flopsreg.Registry(plugins=[EagerAttention()], load_entry_points=False)
+    def mask(name, flags, precedence, rate, params):
+        return flopsreg.Pattern(
+            name=name, slot="attention.mask", flags={"eager", *flags}, precedence=precedence, produces="pairs",
+            params=params, formula=s * (s + sympy.floor(s / rate)),
+            summary="every query with every raw key and every closed entry", reference="eager_attention_forward",
+        )
+
+    return make_eager_registry(
+        mask("eager_csa", CSA_MASK.flags, 1001, m, CSA_MASK.params),
+        mask("eager_hca", HCA_MASK.flags, 1002, m_h, HCA_MASK.params),
+        flopsreg.Pattern(
+            name="eager_csa_indexer", slot="attention.topk_indexer", flags={"eager", *CSA_INDEXER.flags}, precedence=1000,
+            params=CSA_INDEXER.params,
+            # Every closed entry scored; the head-weighted sum unseen by FlopCounterMode.
+            formula=CSA_INDEXER.formula.xreplace({p_cidx: s * sympy.floor(s / m)}) - 2 * s * sympy.floor(s / m) * n_idx,
+            summary="scores every entry, then masks", reference="DeepseekV4IndexerScorer.forward",
+        ),
+    )
+
 
 
 def _model(name: str) -> flopsreg.Model:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 import flopsreg
+from eager import eager_registry as make_eager_registry
 from flopsreg.compile import compile_exact
 from flopsreg.errors import ModelError
-from flopsreg.symbols import s
 
 RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_gemma3n.json").read_text())
 SEQ_LEN = RECORD["seq_len"]
@@ -23,24 +23,10 @@ CASE = RECORD["models"]["gemma3n_text"]
 MODULES, PARAMETERS = CASE["modules"], CASE["module_parameters"]
 
 
-class EagerAttention:
-    @flopsreg.hookimpl
-    def flopsreg_register_conventions(self):
-        return [flopsreg.Convention(name="eager", summary="full s x s scores", reference="transformers eager attention")]
-
-    @flopsreg.hookimpl
-    def flopsreg_register_patterns(self):
-        return [
-            flopsreg.Pattern(
-                name="eager_rectangle", slot="attention.mask", flags={"eager"}, precedence=1000, produces="pairs",
-                formula=s**2, summary="every (query, key) pair is computed, then masked", reference="eager_attention_forward",
-            )
-        ]
-
-
 @pytest.fixture(scope="module")
 def eager_registry():
-    return flopsreg.Registry(plugins=[EagerAttention()], load_entry_points=False)
+    return make_eager_registry()
+
 
 
 def _model(**changes) -> flopsreg.Model:
