@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["HFLayerType", "HFReader", "MegatronReader"]
+__all__ = ["HFLayerType", "HFReader", "MegatronReader", "family_flag"]
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -38,6 +38,13 @@ def _flag_names(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         )
 
 
+def family_flag(model_type: str) -> str:
+    """The flag every model read from a config.json of *model_type* carries (the outermost type,
+    as the config states it): what conventions of systems that dispatch on ``config.model_type``
+    (verl, torchtitan, Megatron-Bridge) select by."""
+    return f"hf_{model_type}"
+
+
 @attrs.frozen(kw_only=True)
 class HFReader:
     """Reads the ``config.json`` of one Hugging Face ``model_type``.
@@ -58,9 +65,10 @@ class HFReader:
             transformers' ``per_layer_config`` (``{"05": {"head_dim": 512}}``), and the parameter
             each sets on those layers: ``{"head_dim": "head_dim"}``. Any other attribute there is
             refused by name: a reader that does not know it would count the layer wrongly.
-        flags: model-wide flags every model read under this ``model_type`` gets, e.g. the family
-            flag that conventions of model-type-dispatching systems select by. A wrapper's own
-            flags are given, not its text_config reader's: the wrapper is the type such a system sees.
+        flags: further model-wide flags every model read under this ``model_type`` gets, beside
+            its family flag (:func:`family_flag`), which every model read from a config.json
+            carries. A wrapper's are given, not its text_config reader's: the wrapper is the type
+            a system that dispatches on ``config.model_type`` sees.
     """
 
     name: str = attrs.field(validator=_text)

@@ -39,7 +39,7 @@ from flopsreg.checks import (
 )
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
 from flopsreg.pattern import EXACT, FLOPS, Block, Convention, Param, Pattern, Quantity, Slot
-from flopsreg.declare import HFLayerType, HFReader, MegatronReader
+from flopsreg.declare import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.symbols import SHARED, SymbolInfo, SymbolTable
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins", "default_plugins"]
@@ -484,8 +484,9 @@ class PluginRegistry:
 
     @functools.cached_property
     def flags(self) -> frozenset[str]:
-        """Every flag some pattern reacts to."""
-        return frozenset().union(*(p.flags for p in self.patterns))
+        """Every flag some pattern reacts to or a Hugging Face reader gives its models (the family flag too)."""
+        readers = self.hf_readers.values()
+        return frozenset().union(*(p.flags for p in self.patterns), *(r.flags for r in readers), map(family_flag, self.hf_readers))
 
     @functools.cached_property
     def symbols(self) -> SymbolTable:

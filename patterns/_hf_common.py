@@ -10,12 +10,6 @@ from flopsreg.readers.fields import Fields
 GATED_LM = frozenset({"gated", "lm_head"})  # every built-in family: gated MLPs and a logits head
 
 
-def family(model_type: str) -> str:
-    """The family flag of a ``model_type``, which its reader gives every model it reads (``HFReader.flags``):
-    what conventions of systems that dispatch on ``config.model_type`` (verl) select by."""
-    return f"hf_{model_type}"
-
-
 def silu_gated(c: Fields) -> frozenset[str]:
     """GATED_LM, plus ``swiglu`` when the gate is SiLU (SwiGLU; the config classes default to it).
 

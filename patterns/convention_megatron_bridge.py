@@ -21,7 +21,7 @@ import sympy
 from flopsreg import Convention, Pattern, hookimpl
 from flopsreg.patterns import convention_megatron
 from flopsreg.patterns._convention_rules import PRECEDENCE, not_counted, refuses_mixers, routerless_moe
-from flopsreg.patterns._hf_common import family
+from flopsreg.declare import family_flag as family
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.symbols import s

@@ -4,7 +4,6 @@ layer with DeepSeek sparse attention and its own lightning indexer."""
 import attrs
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family
 from flopsreg.declare import HFReader
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.hf_deepseek import deepseek
@@ -66,7 +65,7 @@ def deepseek_v32(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="deepseek_v32", flags={family("deepseek_v32")},
+            name="deepseek_v32",
             read=deepseek_v32,
             summary="DeepseekV32Config: MLA with DSA (top-k keys, lightning indexer) on every layer, MoE after first_k_dense_replace",
             aliases={"num_local_experts": "n_routed_experts"},

@@ -6,7 +6,7 @@ from typing import Any
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.window_compression import CSA, CSA_RATE, HCA, HCA_RATE
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
@@ -138,7 +138,7 @@ def deepseek_v4(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="deepseek_v4", flags={family("deepseek_v4")},
+            name="deepseek_v4",
             read=deepseek_v4,
             summary="DeepseekV4Config: sliding, CSA and HCA layers, shared-KV MQA, grouped output, sinks, mHC, MoE on every layer",
             aliases={"num_local_experts": "n_routed_experts", "intermediate_size": "moe_intermediate_size"},

@@ -4,7 +4,7 @@ when set (class default 1024, which overrides ``mamba_expand``), else ``mamba_ex
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import mamba_params, refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import ATTENTION_MAMBA2_LAYER
@@ -42,6 +42,6 @@ def falcon_h1(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="falcon_h1", flags={family("falcon_h1")}, read=falcon_h1,
+        HFReader(name="falcon_h1", read=falcon_h1,
                  summary="FalconH1Config: GQA attention and Mamba2 in parallel on every layer (mamba_d_ssm must be given), gated MLPs"),
     ]

@@ -2,7 +2,7 @@
 interleaved sliding and full layers, GeGLU MLP, head_dim default 256."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import GATED_LM, alternating, family, weight_flags
+from flopsreg.patterns._hf_common import GATED_LM, alternating, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.declare import HFReader
@@ -73,7 +73,7 @@ def gemma3_text(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="gemma2", flags={family("gemma2")}, read=gemma2, summary="Gemma2Config: even layers slide, GeGLU MLP"),
-        HFReader(name="gemma3_text", flags={family("gemma3_text")}, read=gemma3_text, summary="Gemma3TextConfig: 5 sliding layers to 1 full by default"),
-        HFReader(name="gemma3", flags={family("gemma3")}, text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config"),
+        HFReader(name="gemma2", read=gemma2, summary="Gemma2Config: even layers slide, GeGLU MLP"),
+        HFReader(name="gemma3_text", read=gemma3_text, summary="Gemma3TextConfig: 5 sliding layers to 1 full by default"),
+        HFReader(name="gemma3", text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config"),
     ]

@@ -4,7 +4,7 @@ values, AltUp residual copies, a LAuReL branch, per-layer embeddings, per-layer 
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import GATED_LM, family, weight_flags
+from flopsreg.patterns._hf_common import GATED_LM, weight_flags
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.altup import ALTUP, ALTUP_INPUTS
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -81,9 +81,9 @@ def gemma3n_text(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="gemma3n_text", flags={family("gemma3n_text")},
+            name="gemma3n_text",
             read=gemma3n_text,
             summary="Gemma3nTextConfig: sliding and full layers, KV sharing, AltUp, LAuReL, per-layer embeddings and MLP widths",
         ),
-        HFReader(name="gemma3n", flags={family("gemma3n")}, text_config="gemma3n_text", summary="Gemma3nConfig: the decoder is its gemma3n_text text_config"),
+        HFReader(name="gemma3n", text_config="gemma3n_text", summary="Gemma3nConfig: the decoder is its gemma3n_text text_config"),
     ]

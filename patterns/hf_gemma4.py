@@ -5,7 +5,7 @@ keys and values, per-layer embeddings, and experts beside the dense MLP."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import GATED_LM, family, weight_flags
+from flopsreg.patterns._hf_common import GATED_LM, weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
@@ -112,10 +112,10 @@ def gemma4_text(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="gemma4_text", flags={family("gemma4_text")},
+            name="gemma4_text",
             read=gemma4_text,
             summary="Gemma4TextConfig: sliding and full layers of their own head widths, K=V, KV sharing, per-layer embeddings, experts beside the MLP",
             per_layer={"head_dim": HEAD_DIM.name, "num_key_value_heads": KV_HEADS.name},
         ),
-        HFReader(name="gemma4", flags={family("gemma4")}, text_config="gemma4_text", summary="Gemma4Config: the decoder is its gemma4_text text_config"),
+        HFReader(name="gemma4", text_config="gemma4_text", summary="Gemma4Config: the decoder is its gemma4_text text_config"),
     ]

@@ -3,7 +3,7 @@ MoE with shared experts from ``first_k_dense_replace`` on, MTP layers as the mtp
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL
@@ -51,7 +51,7 @@ def glm4_moe(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="glm4_moe", flags={family("glm4_moe")},
+            name="glm4_moe",
             read=glm4_moe,
             summary="Glm4MoeConfig (GLM-4.5/4.6/4.7): GQA, MoE with a shared expert after first_k_dense_replace",
             aliases={"num_local_experts": "n_routed_experts", "num_mtp_layers": "num_nextn_predict_layers"},

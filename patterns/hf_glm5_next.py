@@ -4,7 +4,7 @@ ones, mHC around every sublayer, a dense SwiGLU MLP on the first layers and MoE 
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, mla, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import mla, silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, INDEX_HEAD_DIM, INDEX_HEADS
@@ -118,10 +118,10 @@ def glm5_next_text(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="glm5_next_text", flags={family("glm5_next_text")},
+            name="glm5_next_text",
             read=glm5_next_text,
             summary="Glm5NextTextConfig (GLM-5.3-Flash): KDA / NoPE MLA with k-pool DSA, mHC (mean head), dense then MoE",
             aliases={"num_local_experts": "n_routed_experts"},
         ),
-        HFReader(name="glm5_next", flags={family("glm5_next")}, text_config="glm5_next_text", summary="Glm5NextConfig: the decoder is its text_config"),
+        HFReader(name="glm5_next", text_config="glm5_next_text", summary="Glm5NextConfig: the decoder is its text_config"),
     ]

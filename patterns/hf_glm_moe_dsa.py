@@ -2,7 +2,6 @@
 ``indexer_types`` lets a layer reuse the previous full layer's top-k instead of running an indexer."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family
 from flopsreg.declare import HFReader
 from flopsreg.patterns.hf_deepseek_v32 import dsa
 from flopsreg.readers.decoder import Decoder
@@ -46,7 +45,7 @@ def glm_moe_dsa(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="glm_moe_dsa", flags={family("glm_moe_dsa")},
+            name="glm_moe_dsa",
             read=glm_moe_dsa,
             summary="GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's DSA decoder; indexer_types 'shared' layers reuse a top-k, no indexer",
             aliases={"num_local_experts": "n_routed_experts"},

@@ -1,7 +1,7 @@
 """Hugging Face reader of ``gpt_oss`` (GptOssConfig): even layers slide, every layer is MoE."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import GATED_LM, alternating, family, weight_flags
+from flopsreg.patterns._hf_common import GATED_LM, alternating, weight_flags
 from flopsreg.declare import HFReader
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.biases import EXPERT_BIAS, ROUTER_BIAS
@@ -38,7 +38,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="gpt_oss",
-            flags={family("gpt_oss")},
+           
             read=gpt_oss,
             summary="GptOssConfig: even layers slide, MoE in every layer",
             aliases={"num_experts": "num_local_experts"},

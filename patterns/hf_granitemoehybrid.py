@@ -4,7 +4,7 @@ MoE of gated experts of width ``intermediate_size`` beside it."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import mamba_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, MAMBA2_LAYER
@@ -44,6 +44,6 @@ def granitemoehybrid(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="granitemoehybrid", flags={family("granitemoehybrid")}, read=granitemoehybrid, aliases={"layers_block_type": "layer_types"},
+        HFReader(name="granitemoehybrid", read=granitemoehybrid, aliases={"layers_block_type": "layer_types"},
                  summary="GraniteMoeHybridConfig: Mamba2 / GQA per layer_types, a gated shared MLP and MoE on every layer"),
     ]

@@ -6,7 +6,7 @@ import math
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -69,6 +69,6 @@ def jamba(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="jamba", flags={family("jamba")}, read=jamba,
+        HFReader(name="jamba", read=jamba,
                  summary="JambaConfig: attention / Mamba1 per attn_layer_period, MoE / MLP per expert_layer_period"),
     ]

@@ -2,7 +2,6 @@
 ``text_config``, which the published configs call ``kimi_k2`` (transformers rewrites it)."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family
 from flopsreg.declare import HFReader
 from flopsreg.patterns.hf_deepseek import deepseek
 from flopsreg.readers.decoder import Decoder
@@ -30,7 +29,7 @@ def kimi_k25(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="kimi_k25", flags={family("kimi_k25")},
+            name="kimi_k25",
             read=kimi_k25,
             summary="KimiK25Config (Kimi-K2.5/K2.6): its text_config (deepseek_v3 or kimi_k2) read as DeepSeek-V3",
         ),

@@ -4,7 +4,7 @@ a dense MLP on the first layers and MoE with shared experts on the others."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, mla, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import mla, silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import TORCH_DELTA_CHUNK, refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -103,6 +103,6 @@ def kimi_linear(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="kimi_linear", flags={family("kimi_linear")}, read=kimi_linear, aliases=ALIASES,
+        HFReader(name="kimi_linear", read=kimi_linear, aliases=ALIASES,
                  summary="KimiLinearConfig: KDA / MLA (NoPE) per layer_types or linear_attn_config, MoE with shared experts per mlp_layer_types"),
     ]

@@ -4,7 +4,7 @@ adjusts from ``intermediate_size`` when ``block_auto_adjust_ff_dim`` is true."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import GATED_LM, family, weight_flags
+from flopsreg.patterns._hf_common import GATED_LM, weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -67,6 +67,6 @@ def lfm2(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="lfm2", flags={family("lfm2")}, read=lfm2, aliases={"block_ff_dim": "intermediate_size", "tie_embedding": "tie_word_embeddings"},
+        HFReader(name="lfm2", read=lfm2, aliases={"block_ff_dim": "intermediate_size", "tie_embedding": "tie_word_embeddings"},
                  summary="Lfm2Config: gated short conv / GQA per layer_types or full_attn_idxs, SwiGLU MLPs of the adjusted width"),
     ]

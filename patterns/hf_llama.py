@@ -1,7 +1,7 @@
 """Hugging Face reader of ``llama`` (LlamaConfig): full causal attention, SwiGLU MLP in every layer."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.declare import HFReader
 from flopsreg.readers.decoder import Decoder
@@ -24,4 +24,4 @@ def llama(c: Fields) -> Decoder:
 
 @hookimpl
 def flopsreg_register_hf_readers():
-    return [HFReader(name="llama", flags={family("llama")}, read=llama, summary="LlamaConfig: full causal attention, dense SwiGLU MLPs")]
+    return [HFReader(name="llama", read=llama, summary="LlamaConfig: full causal attention, dense SwiGLU MLPs")]

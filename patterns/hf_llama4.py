@@ -2,7 +2,7 @@
 layers, full NoPE layers; MoE layers with one shared expert."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import CHUNKS, FULL
 from flopsreg.declare import HFReader
 from flopsreg.readers.decoder import Decoder
@@ -77,6 +77,6 @@ def llama4_text(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="llama4_text", flags={family("llama4_text")}, read=llama4_text, summary="Llama4TextConfig: chunked RoPE and full NoPE layers, MoE"),
-        HFReader(name="llama4", flags={family("llama4")}, text_config="llama4_text", summary="Llama4Config: the decoder is its llama4_text text_config"),
+        HFReader(name="llama4_text", read=llama4_text, summary="Llama4TextConfig: chunked RoPE and full NoPE layers, MoE"),
+        HFReader(name="llama4", text_config="llama4_text", summary="Llama4Config: the decoder is its llama4_text text_config"),
     ]

@@ -4,7 +4,7 @@ a Mixtral-style MoE (softmax router, top-k of num_local_experts) on every layer.
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import renamed, type_list
 from flopsreg.patterns.hf_layer_types import FULL, LIGHTNING_LAYER, SLIDING
 from flopsreg.patterns.lightning import BLOCK
@@ -55,7 +55,7 @@ def minimax(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="minimax", flags={family("minimax")},
+            name="minimax",
             read=minimax,
             aliases={"num_experts": "num_local_experts"},
             summary="MiniMaxConfig: lightning attention / GQA per explicit layer_types, Mixtral-style MoE on every layer",

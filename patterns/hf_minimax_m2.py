@@ -3,7 +3,7 @@ layer, whose experts have width ``intermediate_size``; no shared expert, no dens
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
@@ -33,7 +33,7 @@ def minimax_m2(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="minimax_m2", flags={family("minimax_m2")},
+            name="minimax_m2",
             read=minimax_m2,
             summary="MiniMaxM2Config: GQA and MoE (experts of intermediate_size, no shared expert) on every layer",
             aliases={"num_experts": "num_local_experts"},

@@ -2,7 +2,7 @@
 keys unless it is null; Mixtral routes every layer to experts."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
 from flopsreg.readers.decoder import Decoder
@@ -50,10 +50,10 @@ def mixtral(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="mistral", flags={family("mistral")}, read=mistral, summary="MistralConfig: sliding_window on every layer (null: none)"),
+        HFReader(name="mistral", read=mistral, summary="MistralConfig: sliding_window on every layer (null: none)"),
         HFReader(
             name="mixtral",
-            flags={family("mixtral")},
+           
             read=mixtral,
             summary="MixtralConfig: Mistral attention, MoE in every layer",
             aliases={"num_experts": "num_local_experts"},

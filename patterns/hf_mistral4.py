@@ -2,7 +2,6 @@
 Mistral4Config's own defaults (every layer MoE unless first_k_dense_replace says otherwise)."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family
 from flopsreg.declare import HFReader
 from flopsreg.patterns.hf_deepseek import deepseek
 from flopsreg.readers.decoder import Decoder
@@ -25,7 +24,7 @@ def mistral4(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="mistral4", flags={family("mistral4")},
+            name="mistral4",
             read=mistral4,
             summary="Mistral4Config: DeepSeek-V3-style MLA and MoE with shared experts; every layer MoE by default",
             aliases={"num_local_experts": "n_routed_experts"},

@@ -5,7 +5,7 @@ and GLM-5's shared top-k (``indexer_types``)."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER_FROM_HIDDEN, INDEX_HEAD_DIM, INDEX_HEADS
@@ -112,10 +112,10 @@ def mistral_large4_text(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="mistral_large4_text", flags={family("mistral_large4_text")},
+            name="mistral_large4_text",
             read=mistral_large4_text,
             summary="MistralLarge4TextConfig: MLA without q-LoRA, DSA (indexer from hidden), NoPE and latent-sharing layers",
             aliases={"num_local_experts": "n_routed_experts"},
         ),
-        HFReader(name="mistral_large4", flags={family("mistral_large4")}, text_config="mistral_large4_text", summary="MistralLarge4Config: the decoder is its text_config"),
+        HFReader(name="mistral_large4", text_config="mistral_large4_text", summary="MistralLarge4Config: the decoder is its text_config"),
     ]

@@ -4,7 +4,7 @@ non-gated relu^2 MLP, or a MoE of non-gated experts with a shared MLP, optionall
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, weight_flags
+from flopsreg.patterns._hf_common import weight_flags
 from flopsreg.patterns._hf_linear import refuse_unless, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -95,6 +95,6 @@ def nemotron_h(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="nemotron_h", flags={family("nemotron_h")}, read=nemotron_h, aliases=ALIASES,
+        HFReader(name="nemotron_h", read=nemotron_h, aliases=ALIASES,
                  summary="NemotronHConfig: Mamba2 / attention / MLP / MoE blocks per layers_block_type or hybrid_override_pattern, latent MoE"),
     ]

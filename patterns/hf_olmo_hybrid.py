@@ -4,7 +4,7 @@ SwiGLU MLP on every layer; the linear_* widths default as the config class deriv
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
@@ -56,6 +56,6 @@ def olmo_hybrid(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="olmo_hybrid", flags={family("olmo_hybrid")}, read=olmo_hybrid,
+        HFReader(name="olmo_hybrid", read=olmo_hybrid,
                  summary="OlmoHybridConfig: Gated DeltaNet / GQA per layer_types (default i % 4 == 3 full), dense SwiGLU MLPs"),
     ]

@@ -2,7 +2,7 @@
 ``use_sliding_window`` and ``max_window_layers`` (or ``layer_types``)."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
 from flopsreg.patterns.biases import QKV_BIAS
@@ -54,6 +54,6 @@ def qwen3(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="qwen2", flags={family("qwen2")}, read=qwen2, summary="Qwen2Config: sliding layers per use_sliding_window, max_window_layers"),
-        HFReader(name="qwen3", flags={family("qwen3")}, read=qwen3, summary="Qwen3Config: as qwen2, head_dim default 128"),
+        HFReader(name="qwen2", read=qwen2, summary="Qwen2Config: sliding layers per use_sliding_window, max_window_layers"),
+        HFReader(name="qwen3", read=qwen3, summary="Qwen3Config: as qwen2, head_dim default 128"),
     ]

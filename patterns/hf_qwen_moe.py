@@ -2,7 +2,7 @@
 and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
 from flopsreg.patterns.norms import QK_NORM
@@ -87,14 +87,14 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="qwen2_moe",
-            flags={family("qwen2_moe")},
+           
             read=qwen2_moe,
             summary="Qwen2MoeConfig: MoE per decoder_sparse_step, one gated shared expert",
             aliases=ALIASES,
         ),
         HFReader(
             name="qwen3_moe",
-            flags={family("qwen3_moe")},
+           
             read=qwen3_moe,
             summary="Qwen3MoeConfig: MoE per decoder_sparse_step, no shared expert",
             aliases=ALIASES,

@@ -4,7 +4,7 @@
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, silu_gated, weight_flags
+from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -84,13 +84,13 @@ def qwen3_5_moe_text(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="qwen3_next", flags={family("qwen3_next")}, read=qwen3_next,
+        HFReader(name="qwen3_next", read=qwen3_next,
                  summary="Qwen3NextConfig: Gated DeltaNet / gated attention per layer_types, MoE with a gated shared expert"),
-        HFReader(name="qwen3_5_text", flags={family("qwen3_5_text")}, read=qwen3_5_text,
+        HFReader(name="qwen3_5_text", read=qwen3_5_text,
                  summary="Qwen3_5TextConfig: Gated DeltaNet / gated attention per layer_types, dense SwiGLU MLPs"),
-        HFReader(name="qwen3_5", flags={family("qwen3_5")}, text_config="qwen3_5_text", summary="Qwen3_5Config: the qwen3_5_text decoder (vision tower not counted)"),
-        HFReader(name="qwen3_5_moe_text", flags={family("qwen3_5_moe_text")}, read=qwen3_5_moe_text,
+        HFReader(name="qwen3_5", text_config="qwen3_5_text", summary="Qwen3_5Config: the qwen3_5_text decoder (vision tower not counted)"),
+        HFReader(name="qwen3_5_moe_text", read=qwen3_5_moe_text,
                  summary="Qwen3_5MoeTextConfig: Gated DeltaNet / gated attention per layer_types, MoE with a gated shared expert on every layer"),
-        HFReader(name="qwen3_5_moe", flags={family("qwen3_5_moe")}, text_config="qwen3_5_moe_text",
+        HFReader(name="qwen3_5_moe", text_config="qwen3_5_moe_text",
                  summary="Qwen3_5MoeConfig: the qwen3_5_moe_text decoder (vision tower not counted)"),
     ]

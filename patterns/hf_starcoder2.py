@@ -3,7 +3,7 @@ every layer sliding when ``sliding_window`` is set."""
 
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import family, weight_flags
+from flopsreg.patterns._hf_common import weight_flags
 from flopsreg.patterns.biases import ATTENTION_BIAS, MLP_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
@@ -34,7 +34,7 @@ def starcoder2(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="starcoder2", flags={family("starcoder2")},
+            name="starcoder2",
             read=starcoder2,
             summary="Starcoder2Config: GQA, non-gated GELU MLP, sliding_window on every layer when set",
         ),

@@ -111,6 +111,15 @@ def test_a_plugin_wrapper_reads_its_text_config(tiny_registry):
     assert load_hf_config(wrapped, registry=tiny_registry).kinds == load_hf_config(TINY, registry=tiny_registry).kinds
 
 
+def test_a_plugin_readers_models_carry_the_family_flag_of_the_type_the_config_states(tiny_registry):
+    """Every model read from a config.json carries hf_<model_type>, with nothing in the reader:
+    a wrapper's own type, not its text_config's (what a system dispatching on model_type sees)."""
+    assert "hf_tinyformer" in flopsreg.Model.from_hf_config(TINY, registry=tiny_registry).flags
+    wrapped = {"model_type": "tinyformer_vl", "text_config": {k: v for k, v in TINY.items() if k != "model_type"}}
+    flags = load_hf_config(wrapped, registry=tiny_registry).flags
+    assert "hf_tinyformer_vl" in flags and "hf_tinyformer" not in flags
+
+
 def test_the_default_registry_does_not_know_the_plugin():
     with pytest.raises(ModelError) as info:
         load_hf_config(TINY)

@@ -34,7 +34,7 @@ from flopsreg.errors import ModelError
 from flopsreg.evaluate import TRAINING_PASSES
 from flopsreg.integrations._shared import default_registry, keep_plan, megatron_model, packed_forward, whole_number
 from flopsreg.pattern import EXACT
-from flopsreg.patterns._hf_common import family
+from flopsreg.declare import family_flag as family
 from flopsreg.patterns.sliding_window import WINDOW
 
 __all__ = ["num_floating_point_operations"]

@@ -19,7 +19,7 @@ import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model
-from flopsreg.declare import HFLayerType, HFReader
+from flopsreg.declare import HFLayerType, HFReader, family_flag
 from flopsreg.readers.decoder import Decoder, build_model, layers_with
 from flopsreg.readers.files import read_text
 from flopsreg.readers.fields import Fields
@@ -204,7 +204,8 @@ def load_hf_config(
             f"{where}: model_type {fields.model_type}'s reader returned {type(decoder).__name__}, not a "
             "flopsreg.readers.decoder.Decoder"
         )
-    decoder = attrs.evolve(decoder, flags=decoder.flags | claimed.flags)  # the type as the config states it
+    # the type as the config states it (a wrapper's, not its text_config's)
+    decoder = attrs.evolve(decoder, flags=decoder.flags | claimed.flags | {family_flag(claimed.name)})
     decoder = _with_layer_types(decoder, fields, registry.hf_layer_types)
     decoder = _with_per_layer_config(decoder, fields, reader)
     if name is None:
