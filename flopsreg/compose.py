@@ -18,7 +18,7 @@ import sympy
 from flopsreg.compile import CompiledFormula, compile_exact
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
 from flopsreg.model import FrozenMap, Model, ranges_text, total_length
-from flopsreg.pattern import EXACT, FLOPS, Convention, Pattern, Slot
+from flopsreg.pattern import EXACT, FLOPS, Constraint, Convention, Pattern, Slot
 from flopsreg.prefix import PrefixForms, prefix_forms
 from flopsreg.select import SlotSelection, select
 from flopsreg.symbols import SHARED, SymbolTable, cached, s
@@ -343,7 +343,7 @@ def _symbol_names(expr: sympy.Expr) -> set[str]:
     return {sym.name for sym in expr.free_symbols}
 
 
-def _values(expr: sympy.Basic, params: Mapping[str, int]) -> dict[sympy.Symbol, sympy.Integer]:
+def _values(expr: sympy.Basic | Constraint, params: Mapping[str, int]) -> dict[sympy.Symbol, sympy.Integer]:
     """Substitutions for the symbols of *expr* that *params* gives values to."""
     return {sym: sympy.Integer(params[sym.name]) for sym in expr.free_symbols if sym.name in params}
 
@@ -499,15 +499,15 @@ def _check_params(registry: PluginRegistry, unit: UnitSelection, where: str) -> 
     needed = _symbol_names(unit.expression) - {"seq_len", "cached"}
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
-            needed |= {sym.name for sym in constraint.condition.free_symbols}
+            needed |= {sym.name for sym in constraint.free_symbols}
     for name in sorted(needed - set(unit.params)):
         users = [sel.pattern.name for sel in unit.selections if name in sel.pattern.param_names] or ["shared dimension"]
         meaning = registry.symbols[name].meaning if name in registry.symbols else "undeclared"
         raise ModelError(f"{where}: parameter {name!r} ({meaning}) is needed by {', '.join(users)} but not set")
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
-            if not bool(constraint.condition.xreplace(_values(constraint.condition, unit.params))):
-                shown = ", ".join(f"{s.name} = {unit.params[s.name]}" for s in sorted(constraint.condition.free_symbols, key=str))
+            if not constraint.holds(_values(constraint, unit.params)):
+                shown = ", ".join(f"{s.name} = {unit.params[s.name]}" for s in sorted(constraint.free_symbols, key=str))
                 raise ModelError(f"{where}: {shown}: {constraint.message} (pattern {sel.pattern.name})")
 
 
@@ -519,11 +519,14 @@ def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelectio
     """
     conventions = set(registry.conventions)
 
-    holding = [p for p in registry.patterns if holds_weights_only(p)]  # their parameters size weights: used
-
     def used(unit: UnitSelection) -> set[str]:
         names = _symbol_names(unit.expression)
-        names |= {name for p in holding if p.scope == unit.scope and p.flags <= unit.flags for name in p.param_names}
+        # The parameters of applicable weight-only patterns size weights: used. (Flags first: a
+        # pattern's formula is made canonical where it is first read.)
+        names |= {
+            name for p in registry.patterns
+            if p.scope == unit.scope and p.flags <= unit.flags and holds_weights_only(p) for name in p.param_names
+        }
         for sel in unit.selections:
             names |= sel.pattern.param_names
             if sel.pattern.flags & conventions:

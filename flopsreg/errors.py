@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 __all__ = [
@@ -55,5 +54,7 @@ class PluginWarning(UserWarning):
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest candidate, or ``""`` when none is close."""
+    import difflib  # only when a name is wrong
+
     close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""

@@ -10,12 +10,15 @@ declared by plugins too, through the same kind of hook: the engine knows none of
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 import attrs
 import sympy
+from sympy.core.parameters import evaluate as _evaluation, global_parameters
+
 
 from flopsreg.errors import PatternError, did_you_mean
 from flopsreg.symbols import Symbol, block_flops, block_layers, integer_symbol
@@ -30,6 +33,30 @@ SCOPES = ("layer", "model")
 CACHED_RULES = ("fixed", "difference")  # how a Quantity extends over a cached prefix
 PER_WEIGHT_RULES = (None, "weights", "active_weights")  # what a per-weight Convention counts
 _FORMULA = "a sympy expression built from flopsreg.symbols and Param.symbol (or an int)"
+
+
+def canonical(expr: Any) -> Any:
+    """*expr* as sympy builds it with evaluation on: every node rebuilt from its canonical arguments.
+
+    The built-in plugins are imported with sympy's evaluation off (:func:`flopsreg.registry.builtin_plugins`:
+    their formulas are then built without sympy's flattening and assumption queries, a third of a cold
+    start), so a pattern's expressions are made canonical where they are first used, once per pattern.
+    On an expression already built with evaluation on this returns an equal one.
+    """
+    if not isinstance(expr, sympy.Basic):
+        return expr
+    if global_parameters.evaluate:  # entering the context would clear sympy's cache
+        return _rebuilt(expr, {})
+    with _evaluation(True):
+        return _rebuilt(expr, {})
+
+
+def _rebuilt(expr: sympy.Basic, done: dict[sympy.Basic, sympy.Basic]) -> sympy.Basic:
+    if not expr.args:
+        return expr
+    if expr not in done:
+        done[expr] = expr.func(*(_rebuilt(arg, done) for arg in expr.args))
+    return done[expr]
 
 
 def _is_name(value: Any) -> bool:
@@ -50,7 +77,7 @@ def _check(test: Callable[[Any], bool], expected: str) -> Callable[[Any, attrs.A
 
     def validate(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         if not test(value):
-            _fail(instance, attribute.name, value, expected)
+            _fail(instance, attribute.alias, value, expected)
 
     return validate
 
@@ -142,9 +169,27 @@ class Constraint:
     """A condition on parameter values that must hold, with the message shown when it fails."""
 
     message: str = attrs.field(validator=_check(_is_text, "the one line shown when the condition fails"))
-    condition: sympy.Basic = attrs.field()
+    _condition: sympy.Basic = attrs.field(alias="condition")
 
-    @condition.validator
+    @functools.cached_property
+    def condition(self) -> sympy.Basic:
+        """The condition, canonical (:func:`canonical`)."""
+        return canonical(self._condition)
+
+    @property
+    def free_symbols(self) -> set[sympy.Symbol]:
+        """The symbols the condition reads."""
+        return self._condition.free_symbols
+
+    def holds(self, values: Mapping[sympy.Symbol, Any]) -> bool:
+        """Whether the condition holds where each of its symbols has the number *values* gives it.
+
+        Evaluated with the numbers in place, without building the condition's symbolic canonical
+        form first (``Mod`` of two symbols asks sympy's assumptions much more than of two numbers).
+        """
+        return bool(canonical(self._condition.xreplace(values)))
+
+    @_condition.validator
     def _check_condition(self, attribute: attrs.Attribute, value: Any) -> None:
         if isinstance(value, bool) or value in (sympy.true, sympy.false):
             raise PatternError(
@@ -196,12 +241,12 @@ class Pattern:
         validator=_check(lambda v: isinstance(v, str) and bool(_SLOT.fullmatch(v)), "dotted lower_snake_case, e.g. 'attention.indexer'")
     )
     precedence: int = attrs.field(validator=_check(_is_int, "an integer (the highest applicable one wins its slot)"))
-    formula: sympy.Expr = attrs.field(converter=_expr, validator=_check(_is_expr, _FORMULA))
+    _formula: sympy.Expr = attrs.field(alias="formula", converter=_expr, validator=_check(_is_expr, _FORMULA))
     summary: str = attrs.field(validator=_check(_is_text, "one line saying what it counts"))
     reference: str = attrs.field(validator=_check(_is_text, "the paper, model card or code it follows"))
     flags: frozenset[str] = attrs.field(default=(), converter=_names)
     produces: str = attrs.field(default="flops")
-    provides: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_expr_map, hash=False)
+    _provides: Mapping[str, sympy.Expr] = attrs.field(alias="provides", factory=dict, converter=_expr_map, hash=False)
     params: tuple[Param, ...] = attrs.field(
         default=(), converter=_tuple, validator=_check(lambda v: isinstance(v, tuple) and all(isinstance(p, Param) for p in v), "a tuple of flopsreg.Param")
     )
@@ -212,9 +257,9 @@ class Pattern:
     )
     scope: str = attrs.field(default="layer", validator=_check(lambda v: v in SCOPES, "'layer' or 'model'"))
     latex: str | None = attrs.field(default=None)
-    weights: sympy.Expr = attrs.field(default=0, converter=_expr, validator=_check(_is_expr, _FORMULA))
-    active_weights: sympy.Expr | None = attrs.field(
-        default=None, converter=_expr, validator=_check(lambda v: v is None or _is_expr(v), f"None or {_FORMULA}")
+    _weights: sympy.Expr = attrs.field(alias="weights", default=0, converter=_expr, validator=_check(_is_expr, _FORMULA))
+    _active_weights: sympy.Expr | None = attrs.field(
+        alias="active_weights", default=None, converter=_expr, validator=_check(lambda v: v is None or _is_expr(v), f"None or {_FORMULA}")
     )
     refusal: str | None = attrs.field(
         default=None, validator=_check(lambda v: v is None or _is_text(v), "None or the one line the plan is refused with")
@@ -233,7 +278,7 @@ class Pattern:
         if not _is_name(value):
             _fail(self, "produces", value, f"{FLOPS!r} or the name of a registered quantity, e.g. 'pairs'")
 
-    @provides.validator
+    @_provides.validator
     def _check_provides(self, attribute: attrs.Attribute, value: Any) -> None:
         if not isinstance(value, dict):
             _fail(self, "provides", value, "a mapping of quantity name to formula, e.g. {'qk_dim': d}")
@@ -250,6 +295,23 @@ class Pattern:
         fault = None if value is None else _latex_fault(value)
         if fault:
             _fail(self, "latex", value, f"math-mode LaTeX with balanced braces, \\left/\\right and \\begin/\\end, no $ ({fault})")
+
+    # Each expression is stored as the plugin built it and read canonical (see canonical()).
+    @functools.cached_property
+    def formula(self) -> sympy.Expr:
+        return canonical(self._formula)
+
+    @functools.cached_property
+    def provides(self) -> Mapping[str, sympy.Expr]:
+        return {quantity: canonical(expr) for quantity, expr in self._provides.items()}
+
+    @functools.cached_property
+    def weights(self) -> sympy.Expr:
+        return canonical(self._weights)
+
+    @functools.cached_property
+    def active_weights(self) -> sympy.Expr | None:
+        return canonical(self._active_weights)
 
     @property
     def formula_latex(self) -> str:

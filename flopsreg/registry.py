@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 import pluggy
 import sympy
+from sympy.core.parameters import evaluate as sympy_evaluation
 
 from flopsreg import hookspecs
 from flopsreg.checks import (
@@ -62,11 +63,19 @@ _DECLARATIONS = {
 
 
 def builtin_plugins() -> list[types.ModuleType]:
-    """Every module of :mod:`flopsreg.patterns`, imported, in name order."""
+    """Every module of :mod:`flopsreg.patterns`, imported, in name order.
+
+    They are imported with sympy's evaluation off: their formulas are built as written, without
+    sympy's flattening and assumption queries (two thirds of their import), and each pattern's
+    expressions are made canonical where they are first used (:func:`flopsreg.pattern.canonical`).
+    tests/test_lazy_builtins.py checks that this gives every declaration exactly as an import
+    with evaluation on does.
+    """
     import flopsreg.patterns
 
     names = sorted(m.name for m in pkgutil.iter_modules(flopsreg.patterns.__path__) if not m.name.startswith("_"))
-    return [importlib.import_module(f"flopsreg.patterns.{name}") for name in names]
+    with sympy_evaluation(False):
+        return [importlib.import_module(f"flopsreg.patterns.{name}") for name in names]
 
 
 def _plugin_name(plugin: object) -> str:

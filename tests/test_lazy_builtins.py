@@ -1,0 +1,95 @@
+"""The built-in plugins, imported with sympy's evaluation off (as every registry imports them,
+for start-up time), declare exactly what they declare when imported with evaluation on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import sympy
+
+from flopsreg.pattern import canonical
+
+# Run in a fresh interpreter, so that no test has imported a built-in module before: prints every
+# declaration of every built-in module as JSON, sympy expressions as srepr.
+_DUMP = r"""
+import importlib, json, pkgutil, sys, types
+import attrs, sympy
+import flopsreg.patterns
+from flopsreg import hookspecs
+from flopsreg.pattern import Constraint, Pattern, canonical
+from flopsreg.registry import builtin_plugins
+
+def show(value):
+    if isinstance(value, Pattern):
+        return {
+            **{a.alias: show(getattr(value, a.alias)) for a in attrs.fields(Pattern)},
+            "raw": {a.alias: show(getattr(value, a.name)) for a in attrs.fields(Pattern) if a.name.startswith("_")},
+            "raw canonical": {
+                a.alias: show({k: canonical(v) for k, v in getattr(value, a.name).items()} if a.alias == "provides" else canonical(getattr(value, a.name)))
+                for a in attrs.fields(Pattern) if a.name.startswith("_")
+            },
+        }
+    if isinstance(value, Constraint):
+        return {"message": value.message, "condition": show(value.condition), "raw": show(value._condition)}
+    if attrs.has(type(value)):
+        return {type(value).__name__: {a.name: show(getattr(value, a.name)) for a in attrs.fields(type(value))}}
+    if isinstance(value, sympy.Basic):
+        return sympy.srepr(value)
+    if isinstance(value, dict):
+        return {str(k): show(v) for k, v in value.items()}
+    if isinstance(value, (frozenset, set)):
+        return sorted(map(str, value))
+    if isinstance(value, (list, tuple)):
+        return [show(v) for v in value]
+    if callable(value):
+        return f"{getattr(value, '__module__', '')}.{getattr(value, '__qualname__', repr(value))}"
+    return value
+
+if sys.argv[1] == "off":
+    modules = builtin_plugins()
+else:
+    names = sorted(m.name for m in pkgutil.iter_modules(flopsreg.patterns.__path__) if not m.name.startswith("_"))
+    modules = [importlib.import_module(f"flopsreg.patterns.{name}") for name in names]
+hooks = sorted(name for name in dir(hookspecs) if name.startswith("flopsreg_register_"))
+print(json.dumps({m.__name__: {h: show(getattr(m, h)()) for h in hooks if hasattr(m, h)} for m in modules}))
+"""
+
+
+def _declarations(evaluation: str) -> dict:
+    run = subprocess.run(
+        [sys.executable, "-c", _DUMP, evaluation],
+        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONHASHSEED": "0"},
+    )
+    return json.loads(run.stdout)
+
+
+def test_builtins_imported_with_evaluation_off_declare_the_same_as_with_it_on():
+    off, on = _declarations("off"), _declarations("on")
+    assert off.keys() == on.keys() and len(on) > 90
+    patterns = unevaluated = 0
+    for module in on:
+        for hook, declared in on[module].items():
+            for lazy, eager in zip(off[module][hook], declared, strict=True):
+                if "raw" in eager:  # a Pattern: what it reads, canonical, equals the eager build
+                    patterns += 1
+                    unevaluated += lazy["raw"] != eager["raw"]
+                    assert lazy | {"raw": None, "raw canonical": None} == eager | {"raw": None, "raw canonical": None}, (module, eager["name"])
+                    # canonical() leaves an expression built with evaluation on as it is
+                    assert eager["raw canonical"] == eager["raw"], (module, eager["name"])
+                else:
+                    assert lazy == eager, (module, hook)
+    assert patterns > 300
+    assert unevaluated > 100  # the import with evaluation off did build most formulas unevaluated
+
+
+def test_canonical_rebuilds_an_unevaluated_expression_as_sympy_builds_it():
+    s, w = sympy.symbols("s w", integer=True, positive=True)
+    with sympy.evaluate(False):
+        lazy = sympy.Piecewise((s * (s + 1) / 2, s <= w), (w * (w + 1) / 2 + (s - w) * w, True)) + 2 * sympy.floor(4 * s / 2)
+    eager = sympy.Piecewise((s * (s + 1) / 2, s <= w), (w * (w + 1) / 2 + (s - w) * w, True)) + 2 * sympy.floor(4 * s / 2)
+    assert sympy.srepr(lazy) != sympy.srepr(eager)  # evaluation off did leave work undone
+    assert sympy.srepr(canonical(lazy)) == sympy.srepr(eager)
+    assert canonical(7) == 7 and canonical(None) is None
