@@ -14,13 +14,13 @@ from flopsreg import render
 from flopsreg.compose import ModelSelection
 from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
-from flopsreg.parameters import Parameters, count_parameters
 from flopsreg.pattern import EXACT
 from flopsreg.registry import PluginRegistry
 from flopsreg.sweep import sweep
 
-if TYPE_CHECKING:  # imported where used: an evaluation needs neither
+if TYPE_CHECKING:  # imported where used: an evaluation needs none of them
     from flopsreg.compare import Comparison
+    from flopsreg.parameters import Parameters
     from flopsreg.serving import Generation
 
 __all__ = ["Registry"]
@@ -101,6 +101,8 @@ class Registry(PluginRegistry):
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
         embedding and head included, a tied matrix once), the part a token uses, and by layer kind."""
+        from flopsreg.parameters import count_parameters
+
         return count_parameters(self, self._evaluator.select(model, EXACT))
 
     def generate(

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
-from flopsreg.cache import Cache, cache_enabled
 from flopsreg.evaluate import RECOMPUTE, evaluate
 from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.examples_index import example_names, example_path
@@ -31,6 +30,7 @@ from flopsreg.sweep import iter_sweep, parse_lengths
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
     from flopsreg.api import Registry
+    from flopsreg.cache import Cache
 
 __all__ = ["load_model_arg", "main"]
 
@@ -328,6 +328,8 @@ def _load_registry(cache: Cache | None, *, announce: bool = True) -> Registry:
 def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     """The command's output: one text, or chunks of text written as they come (long outputs)."""
     if args.command == "cache":
+        from flopsreg.cache import Cache
+
         cache = session.cache or Cache.default()
         return cache.clear() if args.action == "clear" else cache.info()
     if args.command == "patterns":
@@ -512,12 +514,19 @@ def _is_hf_config(spec: str) -> bool:
     return (path / "config.json").is_file() if path.is_dir() else path.suffix == ".json"
 
 
+def _open_cache() -> Cache | None:
+    """The cache of compiled models, unless ``FLOPSREG_NO_CACHE`` turns it off (imported only then)."""
+    from flopsreg.cache import Cache, cache_enabled
+
+    return Cache.default() if cache_enabled() else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
         # --no-cache is looked for before parsing: the parser's --NAME options come from the registry
-        cache = Cache.default() if cache_enabled("--no-cache" in argv) else None
+        cache = None if "--no-cache" in argv else _open_cache()
         info = cache.registry_info() if cache is not None else None
         registry = None
         if info is None:

@@ -102,7 +102,7 @@ class HFLayerType:
     """
 
     name: str = attrs.field(validator=_text)
-    flags: frozenset[str] = attrs.field(converter=frozenset)
+    flags: frozenset[str] = attrs.field(converter=lambda v: frozenset(v))  # not the builtin: see readers/decoder.py
     summary: str = attrs.field(validator=_text)
     params: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
     kind: str = attrs.field(

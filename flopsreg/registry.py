@@ -132,7 +132,7 @@ class _Manager(pluggy.PluginManager):
     """
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
-        if is_builtin(plugin) and not name.startswith(_HOOK_PREFIX):
+        if not name.startswith(_HOOK_PREFIX) and is_builtin(plugin):
             return None
         return super().parse_hookimpl_opts(plugin, name)
 

@@ -53,9 +53,11 @@ class Decoder:
     """
 
     params: Mapping[str, int]
-    flags: frozenset[str] = attrs.field(converter=frozenset)
-    mlps: tuple[str, ...] = attrs.field(converter=tuple)
-    attention: tuple[str, ...] = attrs.field(converter=tuple, default=())
+    # Converters are lambdas, not the builtins: attrs reads a converter's signature, and a builtin's
+    # is parsed with the tokenize module (compiling its regular expressions: a hundredth of a start).
+    flags: frozenset[str] = attrs.field(converter=lambda v: frozenset(v))
+    mlps: tuple[str, ...] = attrs.field(converter=lambda v: tuple(v))
+    attention: tuple[str, ...] = attrs.field(converter=lambda v: tuple(v), default=())
     attention_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
     mlp_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
     blocks: Mapping[str, int] = attrs.field(factory=dict)
