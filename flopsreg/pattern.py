@@ -23,7 +23,7 @@ from sympy.core.parameters import evaluate as _evaluation, global_parameters
 from flopsreg.errors import PatternError, did_you_mean
 from flopsreg.symbols import Symbol, block_flops, block_layers, integer_symbol
 
-__all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot"]
+__all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot", "canonical"]
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SLOT = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
@@ -39,9 +39,9 @@ def canonical(expr: Any) -> Any:
     """*expr* as sympy builds it with evaluation on: every node rebuilt from its canonical arguments.
 
     The built-in plugins are imported with sympy's evaluation off (:func:`flopsreg.registry.builtin_plugins`:
-    their formulas are then built without sympy's flattening and assumption queries, a third of a cold
-    start), so a pattern's expressions are made canonical where they are first used, once per pattern.
-    On an expression already built with evaluation on this returns an equal one.
+    their formulas are then built without sympy's flattening and assumption queries, two thirds of
+    their import), so a pattern's expressions are made canonical where they are first read, once per
+    pattern. On an expression already built with evaluation on this returns an equal one.
     """
     if not isinstance(expr, sympy.Basic):
         return expr
@@ -234,6 +234,10 @@ class Pattern:
         refusal: None, or the one line a plan is refused with when this pattern wins its slot:
             how a convention says that the system it reproduces does not count such a model
             (its formula is then never used; write 0).
+
+    ``formula``, ``provides``, ``weights`` and ``active_weights`` read as sympy builds them with
+    evaluation on (:func:`canonical`), whether or not evaluation was on where the plugin built
+    them; the values as built are kept (``attrs.evolve`` passes them on).
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))

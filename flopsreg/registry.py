@@ -10,6 +10,7 @@ This module only loads: selection, composition and evaluation live in their own 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.machinery
@@ -18,6 +19,7 @@ import os
 import pkgutil
 import re
 import sys
+import threading
 import types
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
@@ -69,12 +71,15 @@ def builtin_plugins() -> list[types.ModuleType]:
     sympy's flattening and assumption queries (two thirds of their import), and each pattern's
     expressions are made canonical where they are first used (:func:`flopsreg.pattern.canonical`).
     tests/test_lazy_builtins.py checks that this gives every declaration exactly as an import
-    with evaluation on does.
+    with evaluation on does. Only while no other thread runs: the switch is per thread, but
+    sympy's cache of built expressions is shared, so another thread could be handed one built
+    unevaluated.
     """
     import flopsreg.patterns
 
     names = sorted(m.name for m in pkgutil.iter_modules(flopsreg.patterns.__path__) if not m.name.startswith("_"))
-    with sympy_evaluation(False):
+    alone = threading.active_count() == 1
+    with sympy_evaluation(False) if alone else contextlib.nullcontext():
         return [importlib.import_module(f"flopsreg.patterns.{name}") for name in names]
 
 

@@ -93,3 +93,21 @@ def test_canonical_rebuilds_an_unevaluated_expression_as_sympy_builds_it():
     assert sympy.srepr(lazy) != sympy.srepr(eager)  # evaluation off did leave work undone
     assert sympy.srepr(canonical(lazy)) == sympy.srepr(eager)
     assert canonical(7) == 7 and canonical(None) is None
+
+
+def test_with_another_thread_running_the_builtins_are_imported_with_evaluation_on():
+    """sympy's cache of built expressions is shared by threads: no unevaluated one may reach another."""
+    code = r"""
+import threading, sympy
+from flopsreg.registry import builtin_plugins
+stop = threading.Event()
+worker = threading.Thread(target=stop.wait)
+worker.start()
+modules = builtin_plugins()
+stop.set()
+patterns = [p for m in modules if hasattr(m, "flopsreg_register_patterns") for p in m.flopsreg_register_patterns()]
+print(len(patterns), sum(sympy.srepr(p._formula) != sympy.srepr(p.formula) for p in patterns))
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    patterns, unevaluated = map(int, run.stdout.split())
+    assert patterns > 300 and unevaluated == 0
