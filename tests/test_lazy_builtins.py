@@ -111,3 +111,9 @@ print(len(patterns), sum(sympy.srepr(p._formula) != sympy.srepr(p.formula) for p
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     patterns, unevaluated = map(int, run.stdout.split())
     assert patterns > 300 and unevaluated == 0
+
+
+def test_this_suite_runs_against_builtins_imported_as_registries_import_them(registry):
+    """conftest imports the built-ins first, with evaluation off, as users' registries do."""
+    builtin = [p for p in registry.patterns if registry.plugin_of(p).startswith("flopsreg.patterns.")]
+    assert sum(sympy.srepr(p._formula) != sympy.srepr(p.formula) for p in builtin) > 100
