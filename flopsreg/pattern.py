@@ -10,7 +10,6 @@ declared by plugins too, through the same kind of hook: the engine knows none of
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NoReturn
@@ -57,6 +56,26 @@ def _rebuilt(expr: sympy.Basic, done: dict[sympy.Basic, sympy.Basic]) -> sympy.B
     if expr not in done:
         done[expr] = expr.func(*(_rebuilt(arg, done) for arg in expr.args))
     return done[expr]
+
+
+class _Canonical:
+    """Reads the attrs field ``_<name>``: canonical (:func:`canonical`, once per instance) where
+    sympy evaluates; as built where it does not, for a built-in module that builds on it while
+    it is imported with evaluation off (its result is made canonical where it is read)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.field = name, f"_{name}"
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        built = getattr(instance, self.field)
+        if not global_parameters.evaluate:
+            return built
+        read = instance._read
+        if self.name not in read:
+            read[self.name] = {k: canonical(v) for k, v in built.items()} if isinstance(built, Mapping) else canonical(built)
+        return read[self.name]
 
 
 def _is_name(value: Any) -> bool:
@@ -170,11 +189,8 @@ class Constraint:
 
     message: str = attrs.field(validator=_check(_is_text, "the one line shown when the condition fails"))
     _condition: sympy.Basic = attrs.field(alias="condition")
-
-    @functools.cached_property
-    def condition(self) -> sympy.Basic:
-        """The condition, canonical (:func:`canonical`)."""
-        return canonical(self._condition)
+    _read: dict[str, Any] = attrs.field(init=False, factory=dict, eq=False, hash=False, repr=False)
+    condition = _Canonical()  # canonical, as sympy builds it with evaluation on
 
     @property
     def free_symbols(self) -> set[sympy.Symbol]:
@@ -237,7 +253,8 @@ class Pattern:
 
     ``formula``, ``provides``, ``weights`` and ``active_weights`` read as sympy builds them with
     evaluation on (:func:`canonical`), whether or not evaluation was on where the plugin built
-    them; the values as built are kept (``attrs.evolve`` passes them on).
+    them (read with evaluation off, they are as built); the values as built are kept
+    (``attrs.evolve`` passes them on).
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -268,6 +285,7 @@ class Pattern:
     refusal: str | None = attrs.field(
         default=None, validator=_check(lambda v: v is None or _is_text(v), "None or the one line the plan is refused with")
     )
+    _read: dict[str, Any] = attrs.field(init=False, factory=dict, eq=False, hash=False, repr=False)  # canonical forms read
 
     @flags.validator
     def _check_flags(self, attribute: attrs.Attribute, value: Any) -> None:
@@ -300,22 +318,11 @@ class Pattern:
         if fault:
             _fail(self, "latex", value, f"math-mode LaTeX with balanced braces, \\left/\\right and \\begin/\\end, no $ ({fault})")
 
-    # Each expression is stored as the plugin built it and read canonical (see canonical()).
-    @functools.cached_property
-    def formula(self) -> sympy.Expr:
-        return canonical(self._formula)
-
-    @functools.cached_property
-    def provides(self) -> Mapping[str, sympy.Expr]:
-        return {quantity: canonical(expr) for quantity, expr in self._provides.items()}
-
-    @functools.cached_property
-    def weights(self) -> sympy.Expr:
-        return canonical(self._weights)
-
-    @functools.cached_property
-    def active_weights(self) -> sympy.Expr | None:
-        return canonical(self._active_weights)
+    # Each expression is stored as the plugin built it and read canonical (see _Canonical).
+    formula = _Canonical()
+    provides = _Canonical()
+    weights = _Canonical()
+    active_weights = _Canonical()
 
     @property
     def formula_latex(self) -> str:

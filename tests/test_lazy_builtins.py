@@ -22,20 +22,22 @@ from flopsreg import hookspecs
 from flopsreg.pattern import Constraint, Pattern, canonical
 from flopsreg.registry import builtin_plugins
 
+fields = [a for a in attrs.fields(Pattern) if a.init]  # what a plugin declares
+
 def show(value):
     if isinstance(value, Pattern):
         return {
-            **{a.alias: show(getattr(value, a.alias)) for a in attrs.fields(Pattern)},
-            "raw": {a.alias: show(getattr(value, a.name)) for a in attrs.fields(Pattern) if a.name.startswith("_")},
+            **{a.alias: show(getattr(value, a.alias)) for a in fields},
+            "raw": {a.alias: show(getattr(value, a.name)) for a in fields if a.name.startswith("_")},
             "raw canonical": {
                 a.alias: show({k: canonical(v) for k, v in getattr(value, a.name).items()} if a.alias == "provides" else canonical(getattr(value, a.name)))
-                for a in attrs.fields(Pattern) if a.name.startswith("_")
+                for a in fields if a.name.startswith("_")
             },
         }
     if isinstance(value, Constraint):
         return {"message": value.message, "condition": show(value.condition), "raw": show(value._condition)}
     if attrs.has(type(value)):
-        return {type(value).__name__: {a.name: show(getattr(value, a.name)) for a in attrs.fields(type(value))}}
+        return {type(value).__name__: {a.name: show(getattr(value, a.name)) for a in attrs.fields(type(value)) if a.init}}
     if isinstance(value, sympy.Basic):
         return sympy.srepr(value)
     if isinstance(value, dict):
@@ -117,3 +119,15 @@ def test_this_suite_runs_against_builtins_imported_as_registries_import_them(reg
     """conftest imports the built-ins first, with evaluation off, as users' registries do."""
     builtin = [p for p in registry.patterns if registry.plugin_of(p).startswith("flopsreg.patterns.")]
     assert sum(sympy.srepr(p._formula) != sympy.srepr(p.formula) for p in builtin) > 100
+
+
+def test_a_pattern_reads_canonical_where_sympy_evaluates_and_as_built_where_it_does_not():
+    from flopsreg import Pattern
+    from flopsreg.symbols import h, s
+
+    with sympy.evaluate(False):
+        built = 2 * s * h + 2 * s * h
+        pattern = Pattern(name="p", slot="mlp", precedence=1, formula=built, weights=h * 2 * 2, summary="x", reference="y")
+        assert sympy.srepr(pattern.formula) == sympy.srepr(built)  # a module importing builds on it as built
+    assert sympy.srepr(pattern.formula) == sympy.srepr(4 * s * h) and sympy.srepr(pattern.weights) == sympy.srepr(4 * h)
+    assert pattern.formula is pattern.formula  # made canonical once
