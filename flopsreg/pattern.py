@@ -19,7 +19,7 @@ import sympy
 from sympy.core.parameters import evaluate as _evaluation, global_parameters
 
 
-from flopsreg.errors import PatternError, did_you_mean
+from flopsreg.errors import PatternError
 from flopsreg.symbols import Symbol, block_flops, block_layers, integer_symbol
 
 __all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot", "canonical"]

@@ -32,7 +32,7 @@ def read(args, decoder):
     return attrs.evolve(decoder, attention=attention, attention_kinds=kinds)
 
 
-WINDOW = MegatronReader(
+READER = MegatronReader(
     name="window",
     arguments=("window_size", "window_attn_skip_freq"),
     read=read,
@@ -43,4 +43,4 @@ WINDOW = MegatronReader(
 
 @hookimpl
 def flopsreg_register_megatron_readers():
-    return [WINDOW]
+    return [READER]

@@ -11,7 +11,7 @@ import io
 
 import pytest
 
-from flopsreg import ModelError, Registry
+from flopsreg import ModelError
 from flopsreg.cli import main
 from flopsreg.readers.hf import load_hf_config
 from hf_data import config, path

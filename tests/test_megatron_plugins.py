@@ -5,7 +5,6 @@ two claims at equal precedence are a fault. Readers run from the lowest preceden
 highest. The built-in readers claim at 10, the built-in refusals at 0.
 """
 
-import re
 import types
 from types import SimpleNamespace
 

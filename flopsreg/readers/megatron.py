@@ -10,10 +10,8 @@ the built-in ones in ``flopsreg.patterns.megatron_*``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
-
-import attrs
 
 from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError
 from flopsreg.model import Model
