@@ -18,7 +18,6 @@ import attrs
 import sympy
 from sympy.core.parameters import evaluate as _evaluation, global_parameters
 
-
 from flopsreg.errors import PatternError
 from flopsreg.symbols import Symbol, block_flops, block_layers, integer_symbol
 
