@@ -53,18 +53,16 @@ d_in = 2 * h  # mamba_layer_flops: d_in = 2 * hidden_size, whatever the heads
 
 
 def _replacing(exact: Pattern, name: str, flags: set[str], precedence: int, params, formula, summary: str, reference: str) -> Pattern:
-    """Megatron-LM's *formula* for the unit *exact* counts: that unit's slot and weights, its own FLOPs."""
-    return attrs.evolve(  # evolve: the weights as exact declared them, not made canonical here
-        exact,
+    """Megatron-LM's *formula* for the unit *exact* counts: that unit's weights, its own FLOPs."""
+    return Pattern(
         name=name,
+        slot=exact.slot,
         flags={"megatron", *flags},
         precedence=precedence,
         params=tuple(dict.fromkeys((*params, *exact.params))),
         formula=formula,
-        provides={},
-        constraints=(),
-        latex=None,
-        refusal=None,
+        weights=exact.weights,
+        active_weights=exact.active_weights,
         summary=summary,
         reference=reference,
     )
