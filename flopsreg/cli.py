@@ -518,7 +518,13 @@ def _open_cache() -> Cache | None:
     """The cache of compiled models, unless ``FLOPSREG_NO_CACHE`` turns it off (imported only then)."""
     from flopsreg.cache import Cache, cache_enabled
 
-    return Cache.default() if cache_enabled() else None
+    if not cache_enabled():
+        return None
+    cache = Cache.default()
+    if cache.refused:
+        _warn([f"the cache of compiled models is off: {cache.directory} is {cache.refused} (or set FLOPSREG_CACHE_DIR)"])
+        return None
+    return cache
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,9 +1,10 @@
-"""Exact-integer Python code from sympy expressions, compiled once per expression.
+"""Exact-integer code from sympy expressions, compiled once per expression.
 
-``sympy.lambdify`` prints ``n*(n+1)/2`` with float division. This printer emits exact
-division instead (an ``int`` when it divides, a ``Fraction`` otherwise), ``//`` for ``floor``
-of a quotient and ``%`` for ``Mod``, so results stay exact at any size. A result that is not
-an integer is a formula bug and raises :class:`~flopsreg.errors.PatternError`.
+``sympy.lambdify`` prints ``n*(n+1)/2`` with float division. Here an expression becomes a formula
+tree (:mod:`flopsreg.runtime`) with exact division instead (an ``int`` when it divides, a
+``Fraction`` otherwise), integer division for ``floor`` of a quotient and ``%`` for ``Mod``, so
+results stay exact at any size; the runtime writes and compiles the code. A result that is not an
+integer is a formula bug and raises :class:`~flopsreg.errors.PatternError`.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ from fractions import Fraction
 import attrs
 import sympy
 from sympy.printing.numpy import NumPyPrinter
-from sympy.printing.pycode import PythonCodePrinter
 
 from flopsreg.errors import PatternError
-from flopsreg.runtime import Formula, run_source
+from flopsreg.runtime import Formula
 
 __all__ = ["CompiledFormula", "compile_exact", "compile_numpy", "trial_function"]
 
@@ -33,48 +33,62 @@ def _combined(expression: sympy.Expr) -> sympy.Expr:
     return sympy.together(expression)
 
 
-class _ExactPrinter(PythonCodePrinter):
-    """Python code with no float anywhere: rationals become ``_exdiv`` calls."""
+_RELATIONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+_N_ARY = {sympy.Add: "add", sympy.Min: "min", sympy.Max: "max", sympy.And: "and", sympy.Or: "or"}
 
-    def doprint(self, expr: sympy.Expr) -> str:  # type: ignore[override]
-        """One expression, no assignments: CodePrinter.doprint would import sympy.codegen first,
-        a sixth of the command line's start-up, for features a formula never uses."""
-        try:
-            return self._print(expr)
-        except NotImplementedError as exc:  # strict printers refuse functions Python lacks
-            raise PatternError(f"cannot evaluate {expr} exactly: {str(exc).splitlines()[0]}") from None
 
-    def _print_Rational(self, expr: sympy.Rational) -> str:
-        return f"_exdiv({expr.p}, {expr.q})"
+class _Tree:
+    """A sympy expression as a formula tree (:mod:`flopsreg.runtime`) with no float anywhere:
+    rationals and denominators become exact divisions, ``floor``/``ceiling`` of a quotient integer
+    divisions, a ``Piecewise`` nested conditionals."""
 
-    def _print_Mul(self, expr: sympy.Mul) -> str:
-        numerator, denominator = sympy.fraction(expr, exact=True)
-        if denominator == 1:
-            return super()._print_Mul(expr)
-        return f"_exdiv({self._print(numerator)}, {self._print(denominator)})"
+    def __init__(self, argnames: tuple[str, ...]) -> None:
+        self.index = {name: i for i, name in enumerate(argnames)}
 
-    def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
-        base, exp = expr.as_base_exp()
-        if exp.is_Integer and exp < 0:
-            return f"_exdiv(1, {self._print(base ** -exp)})"
-        if not exp.is_Integer or exp < 0:
-            raise PatternError(f"cannot evaluate {expr} exactly: only integer powers are supported")
-        return f"({self._print(base)})**{exp}"
-
-    def _print_floor(self, expr: sympy.floor) -> str:
-        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]), exact=True)
-        return f"(({self._print(numerator)}) // ({self._print(denominator)}))"
-
-    def _print_ceiling(self, expr: sympy.ceiling) -> str:
-        numerator, denominator = sympy.fraction(sympy.together(expr.args[0]), exact=True)
-        return f"(-((-({self._print(numerator)})) // ({self._print(denominator)})))"
-
-    def _print_Mod(self, expr: sympy.Mod) -> str:
-        a, b = expr.args
-        return f"(({self._print(a)}) % ({self._print(b)}))"
-
-    def _print_Float(self, expr: sympy.Float) -> str:
-        raise PatternError(f"formula contains the float {expr}; use sympy.Rational for exact results")
+    def __call__(self, expr: Any) -> Any:
+        if expr.is_Integer:
+            return int(expr)
+        if expr.is_Rational:
+            return ["div", int(expr.p), int(expr.q)]
+        if expr.is_Float:
+            raise PatternError(f"formula contains the float {expr}; use sympy.Rational for exact results")
+        if expr.is_Symbol:
+            return ["arg", self.index[expr.name]]
+        if expr is sympy.true or expr is sympy.false:
+            return [str(expr).lower()]
+        if expr.is_Mul:
+            numerator, denominator = sympy.fraction(expr, exact=True)
+            if denominator != 1:
+                return ["div", self(numerator), self(denominator)]
+            return ["mul", *map(self, expr.args)]
+        if expr.is_Pow:
+            base, exp = expr.as_base_exp()
+            if not exp.is_Integer:
+                raise PatternError(f"cannot evaluate {expr} exactly: only integer powers are supported")
+            if exp < 0:
+                return ["div", 1, self(base**-exp)]
+            return ["pow", self(base), int(exp)]
+        if isinstance(expr, (sympy.floor, sympy.ceiling)):
+            numerator, denominator = sympy.fraction(sympy.together(expr.args[0]), exact=True)
+            operation = "floordiv" if isinstance(expr, sympy.floor) else "ceildiv"
+            return [operation, self(numerator), self(denominator)]
+        if isinstance(expr, sympy.Mod):
+            return ["mod", *map(self, expr.args)]
+        if isinstance(expr, sympy.Piecewise):
+            tree: Any = ["undefined"]
+            for value, condition in reversed(expr.args):
+                tree = self(value) if condition is sympy.true else ["if", self(condition), self(value), tree]
+            return tree
+        if isinstance(expr, sympy.core.relational.Relational) and expr.rel_op in _RELATIONS:
+            return [_RELATIONS[expr.rel_op], self(expr.lhs), self(expr.rhs)]
+        if isinstance(expr, sympy.Not):
+            return ["not", self(expr.args[0])]
+        if isinstance(expr, sympy.Abs):
+            return ["abs", self(expr.args[0])]
+        operation = next((name for kind, name in _N_ARY.items() if isinstance(expr, kind)), None)
+        if operation is None:
+            raise PatternError(f"cannot evaluate {expr} exactly: {type(expr).__name__} has no exact integer form")
+        return [operation, *map(self, expr.args)]
 
 
 @attrs.frozen
@@ -88,38 +102,34 @@ def _argnames(expression: sympy.Expr) -> tuple[str, ...]:
     return tuple(sorted(sym.name for sym in expression.free_symbols))
 
 
-def _body(expression: sympy.Expr) -> str:
-    return _ExactPrinter({"fully_qualified_modules": True, "standard": "python3"}).doprint(expression)
+def _compiled(expression: sympy.Expr, written: sympy.Expr) -> CompiledFormula:
+    """*expression* compiled from the tree of *written* (itself, or an equal form of it)."""
+    argnames = _argnames(expression)
+    text = str(expression)  # printing a large sum sorts its terms: once
+    try:
+        tree = _Tree(argnames)(written)
+        return CompiledFormula.from_tree(text, argnames, tree, expression=expression)  # type: ignore[return-value]
+    except (RecursionError, ValueError, SyntaxError, MemoryError) as exc:
+        if isinstance(exc, PatternError):
+            raise
+        raise PatternError(f"cannot compile formula {text[:200]}: {type(exc).__name__}: {exc}") from None
 
 
 @functools.lru_cache(maxsize=4096)
 def compile_exact(expression: sympy.Expr) -> CompiledFormula:
     """Compile *expression* once; later calls with an equal expression reuse the code."""
-    argnames = _argnames(expression)
-    body = _body(_combined(expression))
-    source = f"def _formula({', '.join(argnames)}):\n    return {body}\n"
-    sweeps = "\n".join(
-        f"    if _name == {arg!r}:\n        return [{body} for {arg} in _values]" for arg in argnames
-    )
-    others = ", ".join(["_name", "_values", *(f"{arg}=None" for arg in argnames)])
-    source += f"\ndef _sweep({others}):\n{sweeps or '    pass'}\n"
-    text = str(expression)  # printing a large sum sorts its terms: once
-    namespace = run_source(source, text)
-    return CompiledFormula(  # type: ignore[arg-type]
-        text, argnames, source, namespace["_formula"], namespace["_sweep"], expression=expression
-    )
+    return _compiled(expression, _combined(expression))
 
 
 @functools.lru_cache(maxsize=4096)
 def trial_function(expression: sympy.Expr) -> tuple[tuple[str, ...], Callable[..., int | Fraction]]:
     """(argument names, exact function) of *expression*, compiled cheaply for a few calls.
 
-    For the registry's load-time trial evaluation: the same exact printer as :func:`compile_exact`,
-    without the common denominator and the sweep loop, which pay off only over many calls.
+    For the registry's load-time trial evaluation: the same exact code as :func:`compile_exact`,
+    without the common denominator, which pays off only over many calls.
     """
-    argnames = _argnames(expression)
-    namespace = run_source(f"def _formula({', '.join(argnames)}):\n    return {_body(expression)}\n", str(expression))
-    return argnames, namespace["_formula"]  # type: ignore[return-value]
+    compiled = _compiled(expression, expression)
+    return compiled.argnames, compiled.function
 
 
 class _WherePrinter(NumPyPrinter):

@@ -515,6 +515,10 @@ class PluginRegistry:
             ]
         return SymbolTable(infos)
 
+    def loaded_plugins(self) -> dict[str, object]:
+        """Every loaded plugin object by name, built-ins first, in load order."""
+        return dict(self._pm.list_name_plugin())
+
     def plugin_of(self, item: Pattern | str) -> str:
         """The name of the plugin that registered *item* (a pattern, or a pattern's name)."""
         return self._owner[item if isinstance(item, str) else item.name]

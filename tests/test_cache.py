@@ -3,6 +3,7 @@ no damaged file and no stale environment is ever served."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -19,6 +20,13 @@ from flopsreg.cli import main
 def _eval(capsys, *args: str) -> str:
     assert main(["eval", *args]) == 0
     return capsys.readouterr().out
+
+
+def _sign(path: Path, cache: Cache, entry: object) -> None:
+    """Write *entry* at *path* authenticated with the user's own key: what only the user (or
+    someone who has read the key) can do."""
+    payload = json.dumps(entry).encode()
+    path.write_bytes(cache._mac(cache._key(create=True), payload) + b"\n" + payload)
 
 
 def _entries(kind: str) -> list[Path]:
@@ -91,7 +99,7 @@ def test_an_edited_flopsreg_source_or_plugin_autoload_setting_is_a_miss(monkeypa
     assert Cache.default().environment != before
     monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
     sources = flopsreg.cache._sources()
-    monkeypatch.setattr(flopsreg.cache, "_sources", lambda: [*sources[:-1], [sources[-1][0], sources[-1][1] + 1, sources[-1][2]]])
+    monkeypatch.setattr(flopsreg.cache, "_sources", lambda: [*sources[:-1], [sources[-1][0], "0" * 64]])  # its content
     assert Cache.default().environment != before
 
 
@@ -100,12 +108,14 @@ def test_a_damaged_or_foreign_entry_is_a_miss(capsys):
     expected = _eval(capsys, "llama-3-8b", "--seq-len", "64")
     cache = Cache.default()
     (path,) = _entries("model")
-    entry = json.loads(path.read_text())
-    entry["body"]["compiled"]["source"] = entry["body"]["compiled"]["source"].replace("return ", "return 1 + ")
-    path.write_text(json.dumps(entry))  # body changed, checksum not: refused
+    mac, payload = path.read_bytes().split(b"\n", 1)
+    entry = json.loads(payload)
+    changed = json.dumps(entry).replace('"add"', '"mul"', 1).encode()
+    path.write_bytes(mac + b"\n" + changed)  # body changed, authentication not: refused
     assert cache.selection(model, "exact") is None
-    other = cache.model_key(model, "megatron")
-    path.write_text(json.dumps({**entry, "key": other}))  # another key's entry under this name: refused
+    path.write_bytes(hashlib.sha256(changed).hexdigest().encode() + b"\n" + changed)  # a checksum is no key
+    assert cache.selection(model, "exact") is None
+    _sign(path, cache, {**entry, "key": cache.model_key(model, "megatron")})  # another key's entry under this name
     assert cache.selection(model, "exact") is None
     path.write_text("{ truncated")
     assert cache.selection(model, "exact") is None
