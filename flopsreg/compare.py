@@ -121,7 +121,7 @@ def _conventions(registry: Registry, conventions: Any) -> list[str]:
     """The conventions to compare with exact, each registered and listed once: a typo is an error,
     not a row saying it could not count (exact is always compared first, so it is not listed)."""
     if isinstance(conventions, str) or not isinstance(conventions, Iterable):
-        raise ModelError(f"conventions = {conventions!r:.60}: expected a list of convention names, e.g. conventions=['megatron']")
+        raise ModelError(f"conventions = {conventions!r:.60}: expected a list of convention names (one name goes in a list too)")
     names = list(conventions)
     for i, name in enumerate(names):
         check_convention(registry, name)

@@ -543,7 +543,7 @@ class Model:
         _check_registry(options.get("registry"))
         blocks = options.get("blocks", ())
         if isinstance(blocks, str) or not isinstance(blocks, Iterable):
-            raise ModelError(f"blocks = {blocks!r:.60}: expected a list of block names, e.g. blocks=['mtp']")
+            raise ModelError(f"blocks = {blocks!r:.60}: expected a list of block names (one name goes in a list too)")
         return _reader("hf_config")(config, **options)
 
     @classmethod
