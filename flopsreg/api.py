@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
 from flopsreg.compose import ModelSelection
+from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
 from flopsreg.pattern import EXACT
@@ -45,6 +46,7 @@ class Registry(PluginRegistry):
     def __init__(
         self, plugins: Iterable[object] = (), *, builtins: bool = True, load_entry_points: bool = True, trust_builtins: bool = True
     ) -> None:
+        _check_arguments(plugins, {"builtins": builtins, "load_entry_points": load_entry_points, "trust_builtins": trust_builtins})
         super().__init__(plugins, builtins=builtins, load_entry_points=load_entry_points, trust_builtins=trust_builtins)
         self._evaluator = Evaluator(self, render)
 
@@ -145,3 +147,14 @@ class Registry(PluginRegistry):
         from flopsreg.compare import compare
 
         return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions)
+
+
+def _check_arguments(plugins: object, switches: dict[str, object]) -> None:
+    """The registry's arguments: a list of plugins (not one plugin alone) and switches that are
+    True or False (``builtins="no"`` would count as true)."""
+    if isinstance(plugins, (str, bytes)) or not isinstance(plugins, Iterable):
+        name = getattr(plugins, "__name__", None) or f"{plugins!r:.60}"
+        raise PluginError(name, f"passed alone as plugins ({type(plugins).__name__}): Registry takes a list of plugins, e.g. Registry([plugin])")
+    for option, value in switches.items():
+        if not isinstance(value, bool):
+            raise FlopsregError(f"{option} = {value!r:.60}: expected True or False, got {type(value).__name__}")

@@ -94,6 +94,13 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """--help goes to stdout through :func:`_write`, so that a full disk is one error line too."""
+        if file is None or file is sys.stdout:
+            _write(message, end="")
+        else:
+            super()._print_message(message, file)
+
 
 class _Commands(argparse._SubParsersAction):
     """The subcommands, each command's options added only when it is the one run (or for --help):
@@ -127,7 +134,7 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         from importlib.metadata import version
 
-        print(f"flopsreg {version('flopsreg')}")
+        _write(f"flopsreg {version('flopsreg')}")
         parser.exit()
 
 
@@ -421,10 +428,28 @@ def _load(args: argparse.Namespace, spec: str, session: _Session) -> Model:
     asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
     # a config.json is read by the plugins' readers: only then is the registry needed to read a model
     model = load_model_arg(spec, blocks=asked, registry=session.registry if _is_hf_config(spec) else None)
-    for name, value in args.param:
-        model, places = model.with_param(name, value)
-        _note(f"--param {name}={value} set in {', '.join(places)}")
+    notes = []
+    for name, value in args.param:  # every value checked before any is announced: an error is the only line
+        places = model.param_places(name)
+        if places == ("params",) and name not in model.params:  # set nowhere yet: some pattern must declare it
+            _check_declared(f"--param {name}={value}", name, model, session.registry)
+        model = model.with_param(name, value)
+        notes.append(f"--param {name}={value} set in {', '.join(places)}")
+    for note in notes:
+        _note(note)
     return model
+
+
+def _check_declared(option: str, name: str, model: Model, registry: Registry) -> None:
+    """*name* is a parameter some loaded pattern declares (or a shared dimension such as hidden),
+    as model files are checked: else a typo, which would be set and then refused."""
+    declared = {symbol for symbol, info in registry.symbols.items() if info.kind == "dimension"}
+    if name not in declared:
+        candidates = declared | set(model.params) | {p for kind in model.kinds.values() for p in kind.params}
+        raise FlopsregError(
+            f"{option}: unknown parameter {name!r}{did_you_mean(name, candidates)} (neither {model.name} nor any of "
+            "its layer kinds sets it, and no loaded pattern declares it)"
+        )
 
 
 def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> str:
@@ -527,32 +552,60 @@ def _open_cache() -> Cache | None:
     return cache
 
 
+# Commands that need no plugin: the registry is not loaded (nor sympy imported) to run them, so
+# they work whatever an installed plugin does; nor is it for flopsreg --version or --help.
+_WITHOUT_PLUGINS = ("cache", "peaks")
+
+
+def _blocks(cache: Cache | None) -> tuple[Mapping[str, str], Registry | None]:
+    """The declared blocks (name: meaning), which the parser makes --NAME options of: from the
+    cache if it knows them (its stored load warnings printed), else from the registry, loaded."""
+    info = cache.registry_info() if cache is not None else None
+    if info is None:
+        registry = _load_registry(cache)
+        return {name: block.meaning for name, block in registry.blocks.items()}, registry
+    _warn(info["warnings"])
+    return info["blocks"], None
+
+
+def _write(output: str | Iterable[str], end: str = "\n") -> None:
+    """Print *output* (one text, or lines as they come), each followed by *end*, and flush it: a
+    failed write, such as a full disk, is an error line here rather than a traceback at exit."""
+    try:
+        if isinstance(output, str):
+            print(output, end=end)
+        else:
+            for line in output:
+                print(line, end=end)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _drop_stdout()
+        raise FlopsregError(f"cannot write the output: {exc.strerror or exc}") from None
+
+
+def _drop_stdout() -> None:
+    """Point stdout at devnull: Python flushes it again at exit, and that flush must not fail."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 ok, 2 bad input)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        # --no-cache is looked for before parsing: the parser's --NAME options come from the registry
-        cache = None if "--no-cache" in argv else _open_cache()
-        info = cache.registry_info() if cache is not None else None
-        registry = None
-        if info is None:
-            registry = _load_registry(cache)
-            blocks = {name: block.meaning for name, block in registry.blocks.items()}
-        else:
-            _warn(info["warnings"])
-            blocks = info["blocks"]
         command = next((a for a in argv if not a.startswith("-")), None)  # options come after it
+        cache = registry = None
+        blocks: Mapping[str, str] = {}
+        if command is not None and command not in _WITHOUT_PLUGINS:
+            # --no-cache is looked for before parsing: the parser's --NAME options come from the registry
+            cache = None if "--no-cache" in argv else _open_cache()
+            blocks, registry = _blocks(cache)
         args = _parser(blocks, command).parse_args(argv)
-        output = _run(args, _Session(cache, registry))
-        if isinstance(output, str):
-            print(output)
-        else:
-            for line in output:
-                print(line)
+        _write(_run(args, _Session(cache, registry)))
     except FlopsregError as exc:
         print(f"flopsreg: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head and closed early: not an error
-        # Python flushes stdout again at exit; point it at devnull so that flush cannot fail.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _drop_stdout()
     return 0

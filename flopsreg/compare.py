@@ -7,16 +7,16 @@ layer kinds, the model-level slots, and the layers of each block (e.g. MTP) a mo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.compose import UnitSelection
+from flopsreg.compose import UnitSelection, check_convention
 from flopsreg.evaluate import Result
 from flopsreg.model import ranges_text
-from flopsreg.errors import FlopsregError
+from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.pattern import EXACT, FLOPS
 
 if TYPE_CHECKING:
@@ -102,10 +102,11 @@ def compare(
     conventions: Sequence[str] | None = None,
 ) -> Comparison:
     """Evaluate *model* under exact and every other convention, and explain each difference."""
+    names = list(registry.conventions) if conventions is None else _conventions(registry, conventions)
     exact = registry.evaluate(model, seq_len=seq_len, seqlens=seqlens, batch=batch)
     totals = [ConventionTotal(EXACT, exact)]
     differences: list[Difference] = []
-    for name in conventions if conventions is not None else list(registry.conventions):
+    for name in names:
         try:
             result = registry.evaluate(model, seq_len=seq_len, seqlens=seqlens, batch=batch, convention=name)
         except FlopsregError as error:
@@ -114,6 +115,21 @@ def compare(
         totals.append(ConventionTotal(name, result))
         differences += _differences(exact, result)
     return Comparison(exact=exact, totals=tuple(totals), differences=tuple(differences))
+
+
+def _conventions(registry: Registry, conventions: Any) -> list[str]:
+    """The conventions to compare with exact, each registered and listed once: a typo is an error,
+    not a row saying it could not count (exact is always compared first, so it is not listed)."""
+    if isinstance(conventions, str) or not isinstance(conventions, Iterable):
+        raise ModelError(f"conventions = {conventions!r:.60}: expected a list of convention names (one name goes in a list too)")
+    names = list(conventions)
+    for i, name in enumerate(names):
+        check_convention(registry, name)
+        if name == EXACT:
+            raise ModelError("conventions: 'exact' is always compared (first); list only the others")
+        if name in names[:i]:
+            raise ModelError(f"conventions: {name!r} is listed twice")
+    return names
 
 
 def _differences(exact: Result, other: Result) -> list[Difference]:

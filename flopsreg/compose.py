@@ -27,7 +27,7 @@ from flopsreg.symbols import SHARED, SymbolTable, cached, s
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry
 
-__all__ = ["KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "compose", "holds_weights_only"]
+__all__ = ["KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "check_convention", "compose", "holds_weights_only"]
 
 
 @attrs.frozen(eq=False)
@@ -242,6 +242,15 @@ class ModelSelection:
         return flops if type(flops) is int else self.compiled({"seq_len": seq_len})
 
 
+def check_convention(registry: PluginRegistry, convention: Any) -> None:
+    """*convention* is ``"exact"`` or a registered convention's name; else one line with the closest."""
+    if not isinstance(convention, str):
+        raise ModelError(f"convention: expected a convention name (a string), got {type(convention).__name__} {convention!r:.60}")
+    if convention != EXACT and convention not in registry.conventions:
+        known = [EXACT, *registry.conventions]
+        raise ModelError(f"convention: {convention!r} is not registered{did_you_mean(convention, known)} (known: {', '.join(known)})")
+
+
 def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, render: Any = None) -> ModelSelection:
     """Select patterns for every layer kind and the model-level slots, checking every input, and
     compose each unit's closed form; *render* is handed to the plan for its text and LaTeX."""
@@ -250,17 +259,10 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
             f"model: expected a flopsreg.Model, got {type(model).__name__} {model!r:.60}; load one with "
             "Model.example(name), Model.from_toml(path) or Model.from_hf_config(path)"
         )
-    if not isinstance(convention, str):
-        raise ModelError(f"convention: expected a convention name (a string), got {type(convention).__name__} {convention!r:.60}")
+    check_convention(registry, convention)
     _check_names(registry, model)
     given = model
     if convention != EXACT:
-        if convention not in registry.conventions:
-            known = [EXACT, *registry.conventions]
-            raise ModelError(
-                f"convention: {convention!r} is not registered{did_you_mean(convention, known)} "
-                f"(known: {', '.join(known)})"
-            )
         model = attrs.evolve(model, flags=model.flags | {convention})
     quantities = {q.symbol: name for name, q in registry.quantities.items()}
     per_weight = registry.conventions[convention] if convention != EXACT and registry.conventions[convention].per_weight else None

@@ -9,6 +9,7 @@ knows the patterns; this module checks structure and types.
 from __future__ import annotations
 
 import operator
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
@@ -190,7 +191,8 @@ class Plan:
         blocks: Mapping[str, Iterable[str]] | None = None,
         **named_blocks: Iterable[str],
     ) -> None:
-        self.__attrs_init__(layers=layers, first=first, cycle=cycle, blocks={**(blocks or {}), **named_blocks})
+        given = _blocks(blocks if blocks is not None else {})  # refused here if not a table, before it is merged
+        self.__attrs_init__(layers=layers, first=first, cycle=cycle, blocks={**given, **named_blocks})
 
     def __attrs_post_init__(self) -> None:
         if len(self.first) > self.layers:
@@ -211,8 +213,8 @@ class Plan:
     @classmethod
     def explicit(cls, kinds: Iterable[str]) -> Plan:
         """One kind per layer, in order."""
-        kinds = tuple(kinds)
-        return cls(layers=len(kinds), first=kinds)
+        names = _kind_names("plan.list", kinds)
+        return cls(layers=len(names), first=names)
 
     def kind_at(self, index: int) -> str:
         """The kind of decoder layer *index* (0-based), without expanding the plan."""
@@ -324,6 +326,47 @@ def _string(where: str) -> Callable[[Any], str]:
     return check
 
 
+def _refused(char: str) -> bool:
+    """Whether *char* cannot stand in a one-line name: a control, format, surrogate, private-use or
+    unassigned character (Unicode category C*: NUL, ESC, tab, newline, ...) or a line or paragraph separator."""
+    import unicodedata  # only for the rare name that str.isprintable refuses (e.g. one with a no-break space)
+
+    category = unicodedata.category(char)
+    return category[0] == "C" or category in ("Zl", "Zp")
+
+
+def _unprintable(text: str) -> int | None:
+    """The index of the first character of *text* that :func:`_refused` refuses, or None."""
+    if text.isprintable():  # the common case, without looking at each character
+        return None
+    return next((i for i, char in enumerate(text) if _refused(char)), None)
+
+
+def check_name(where: str, value: Any) -> str:
+    """*value* as a model name: a string with some text, all printable, as every output prints it on
+    one line (an empty name printed ``, batch 1 x 16 tokens``; an ESC or NUL broke terminals and pdflatex)."""
+    name = _string(where)(value)
+    if not name.strip():
+        raise ModelError(f"{where} = {name!r}: empty; a model needs a name, which every output starts with")
+    bad = _unprintable(name)
+    if bad is not None:
+        raise ModelError(
+            f"{where} = {name!r:.80}: character {bad + 1} (U+{ord(name[bad]):04X}) is a control character or line "
+            "break; a model name is printed on one line: use letters, digits, spaces and punctuation"
+        )
+    return name
+
+
+def printable_name(text: str, fallback: str) -> str:
+    """*text* made a valid model name: each character :func:`check_name` refuses written as its
+    escape (``\\x1b``) once surrounding blanks are dropped; *fallback* if nothing is left. For names read
+    from a file (a config.json's ``_name_or_path`` may be any path), where refusing would refuse the file."""
+    text = text.strip()
+    if not text.isprintable():
+        text = "".join(char.encode("unicode_escape").decode("ascii") if _refused(char) else char for char in text)
+    return text or fallback
+
+
 def _plan(value: Any) -> Plan:
     if not isinstance(value, Plan):
         raise ModelError(f"plan: expected a flopsreg.Plan, got {type(value).__name__}")
@@ -342,7 +385,7 @@ class Model:
     ['layer', 'layer']
     """
 
-    name: str = attrs.field(converter=_string("name"))
+    name: str = attrs.field(converter=lambda v: check_name("name", v))
     kinds: FrozenMap[LayerKind] = attrs.field(converter=_kinds)
     plan: Plan = attrs.field(converter=_plan)
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: check_flags("flags", v))
@@ -396,6 +439,8 @@ class Model:
     def block(self, name: str) -> tuple[Layer, ...]:
         """The layers of block *name* (none if the plan lists none), numbered after the decoder
         layers and the blocks before it."""
+        if not isinstance(name, str):
+            raise ModelError(f"block {name!r}: expected a block name (a string), got {type(name).__name__}")
         start = self.plan.layers + sum(len(kinds) for block, kinds in self.plan.blocks.items() if block < name)
         return tuple(self._layer(start + i, kind) for i, kind in enumerate(self.plan.blocks.get(name, ())))
 
@@ -416,28 +461,39 @@ class Model:
             params=params,
         )
 
-    def with_param(self, name: str, value: int) -> tuple[Model, tuple[str, ...]]:
+    def with_param(self, name: str, value: int) -> Model:
         """This model with parameter *name* set to *value* wherever it is set (model-wide and in
-        every layer kind that sets it), else model-wide; and the places it was set, for messages.
+        every layer kind that sets it), else model-wide; :meth:`param_places` says where.
 
-        >>> m = Model.example("gemma-3-4b")
-        >>> m.with_param("window", 512)[1]
-        ('params', 'kinds.local.params')
+        >>> m = Model.example("gemma-3-4b").with_param("window", 512)
+        >>> m.params["window"], m.kinds["local"].params["window"]
+        (512, 512)
         """
+        places = self.param_places(name)
         value = check_int(f"param {name}", value)
-        kinds = {k: kind for k, kind in self.kinds.items() if name in kind.params}
-        places = (["params"] if name in self.params or not kinds else []) + [f"kinds.{k}.params" for k in kinds]
         params = {**self.params, name: value} if "params" in places else self.params
-        new_kinds = {
-            k: attrs.evolve(kind, params={**kind.params, name: value}) if k in kinds else kind
+        kinds = {
+            k: attrs.evolve(kind, params={**kind.params, name: value}) if f"kinds.{k}.params" in places else kind
             for k, kind in self.kinds.items()
         }
-        return attrs.evolve(self, params=params, kinds=new_kinds), tuple(places)
+        return attrs.evolve(self, params=params, kinds=kinds)
+
+    def param_places(self, name: str) -> tuple[str, ...]:
+        """Where :meth:`with_param` sets parameter *name*: ``"params"`` if the model sets it or no
+        layer kind does, and ``"kinds.K.params"`` for each kind K that sets it.
+
+        >>> Model.example("gemma-3-4b").param_places("window")
+        ('params', 'kinds.local.params')
+        """
+        if not isinstance(name, str):
+            raise ModelError(f"param {name!r}: expected a parameter name (a string), got {type(name).__name__}")
+        kinds = [f"kinds.{k}.params" for k, kind in self.kinds.items() if name in kind.params]
+        return (("params",) if name in self.params or not kinds else ()) + tuple(kinds)
 
     def layers_of(self, kind: str) -> tuple[range, ...]:
         """The decoder layers of *kind*, as ranges of indices (see :meth:`Plan.indices`)."""
-        if kind not in self.kinds:
-            raise ModelError(f"kind {kind!r}: not a layer kind of {self.name}{did_you_mean(kind, self.kinds)}")
+        if not isinstance(kind, str) or kind not in self.kinds:
+            raise ModelError(f"kind {kind!r}: not a layer kind of {self.name}{did_you_mean(str(kind), self.kinds)}")
         return self.plan.indices(kind)
 
     @classmethod
@@ -447,11 +503,13 @@ class Model:
         >>> Model.example("llama-3-8b").plan.layers
         32
         """
-        path = example_path(name) if isinstance(name, str) else None
+        if not isinstance(name, str):
+            raise ModelError(f"example {name!r:.60}: expected a bundled example's name (a string), got {type(name).__name__}")
+        path = example_path(name)
         if path is None:
             names = example_names()
             raise ModelError(
-                f"example {name!r}: no bundled example of that name{did_you_mean(str(name), names)} "
+                f"example {name!r}: no bundled example of that name{did_you_mean(name, names)} "
                 f"(bundled: {', '.join(names)})"
             )
         return cls.from_toml_string(path.read_text(encoding="utf-8"), where=f"example {name}")
@@ -464,12 +522,15 @@ class Model:
     @classmethod
     def from_toml(cls, path: Any) -> Model:
         """Read a flopsreg model file (see ``docs/model-files.md``)."""
-        return _reader("toml")(path)
+        return _reader("toml")(_path(path, "a model file"))
 
     @classmethod
     def from_toml_string(cls, text: str, *, where: str = "<string>") -> Model:
         """Parse the text of a flopsreg model file."""
-        return _reader("toml_string")(text, where=where)
+        if not isinstance(text, str):
+            hint = "; decode it first: text.decode('utf-8')" if isinstance(text, (bytes, bytearray)) else ""
+            raise ModelError(f"text = {text!r:.60}: expected a model file's text (a str), got {type(text).__name__}{hint}")
+        return _reader("toml_string")(text, where=_string("where")(where))
 
     @classmethod
     def from_hf_config(cls, config: Any, **options: Any) -> Model:
@@ -479,6 +540,10 @@ class Model:
         (see ``docs/hf-configs.md``); options as :func:`flopsreg.readers.hf.load_hf_config` takes
         them: ``registry=`` (whose reader plugins to use), ``blocks=("mtp",)``, ``name=``.
         """
+        _check_registry(options.get("registry"))
+        blocks = options.get("blocks", ())
+        if isinstance(blocks, str) or not isinstance(blocks, Iterable):
+            raise ModelError(f"blocks = {blocks!r:.60}: expected a list of block names (one name goes in a list too)")
         return _reader("hf_config")(config, **options)
 
     @classmethod
@@ -488,11 +553,38 @@ class Model:
         MLA is used only when ``multi_latent_attention`` is True, whatever values the MLA
         arguments carry; ``window_size`` is flash-attention's inclusive ``(left, right)``.
         """
+        for option in options:
+            if option not in _MEGATRON_OPTIONS:
+                raise ModelError(
+                    f"{option}=: not an option of Model.from_megatron_args{did_you_mean(option, _MEGATRON_OPTIONS)} "
+                    f"(options: {', '.join(_MEGATRON_OPTIONS)})"
+                )
+        _check_registry(options.get("registry"))
         return _reader("megatron_args")(args, **options)
 
     def to_toml(self) -> str:
         """This model as a model file; :meth:`from_toml_string` gives it back unchanged."""
         return _reader("to_toml")(self)
+
+
+_MEGATRON_OPTIONS = ("registry", "name")
+
+
+def _path(value: Any, what: str) -> Any:
+    """*value* if it is a file path (a str or a path object of one), else one line saying so."""
+    if isinstance(value, str) or isinstance(value, os.PathLike) and isinstance(os.fspath(value), str):
+        return value
+    raise ModelError(f"path = {value!r:.60}: expected the path of {what} (a str or pathlib.Path), got {type(value).__name__}")
+
+
+def _check_registry(value: Any) -> None:
+    """A reader's ``registry=`` option is None or a registry of plugins."""
+    if value is None:
+        return
+    from flopsreg.registry import PluginRegistry  # loaded already wherever a registry was made
+
+    if not isinstance(value, PluginRegistry):
+        raise ModelError(f"registry = {value!r:.60}: expected a flopsreg.Registry (or None for the default), got {type(value).__name__}")
 
 
 READERS: dict[str, Callable[..., Any]] = {}  # filled by flopsreg.readers: "toml", "hf_config", ...

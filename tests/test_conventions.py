@@ -820,7 +820,7 @@ def test_conventions_that_count_every_layer_as_attention_refuse_mixer_layers(reg
 def test_frameworks_without_a_dsa_term_count_no_indexer_and_full_causal_pairs(registry, convention):
     """Megatron-LM's main branch, slime and Megatron-Bridge know no lightning indexer: DeepSeek-V3.2's
     top-k layers are their s^2/2 causal core and the indexer costs them nothing."""
-    model, _ = flopsreg.Model.example("deepseek-v3.2").with_param("padded_vocab", 129280)
+    model = flopsreg.Model.example("deepseek-v3.2").with_param("padded_vocab", 129280)
     s = 8192
     result = registry.evaluate(model, seq_len=s, convention=convention)
     last = result.layers[-1]
@@ -834,6 +834,6 @@ def test_frameworks_without_a_dsa_term_count_no_indexer_and_full_causal_pairs(re
 @pytest.mark.parametrize(("example", "mixer"), [("kimi-linear-48b-a3b", "kda")])
 def test_megatron_refuses_the_mixers_it_has_no_term_for(registry, example, mixer):
     """Megatron-LM counts Gated DeltaNet and Mamba layers its own way and nothing else: a KDA layer is refused."""
-    model, _ = flopsreg.Model.example(example).with_param("padded_vocab", 163840)
+    model = flopsreg.Model.example(example).with_param("padded_vocab", 163840)
     with pytest.raises(flopsreg.ModelError, match=rf"has Gated DeltaNet and Mamba terms only; this layer has a {mixer} mixer"):
         registry.evaluate(model, seq_len=4096, convention="megatron")

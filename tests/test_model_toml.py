@@ -77,8 +77,8 @@ ROUND_TRIP_MODELS = {
         plan=flopsreg.Plan.uniform("layer", 2),
     ),
     "awkward-strings": flopsreg.Model(
-        name='quote " backslash \\ tab \t é ✓',
-        source="line1\nline2",
+        name='quote " backslash \\ no-break\u00a0space é ✓',
+        source="line1\nline2\ttab",
         params=gqa(),
         kinds={"kind-with-dash": flopsreg.LayerKind(), "_under": flopsreg.LayerKind()},
         plan=flopsreg.Plan(layers=3, cycle=["kind-with-dash", "_under"]),
@@ -121,6 +121,14 @@ _PARAM = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
 _FLAG = st.sampled_from(["sliding_window", "chunked", "mla", "q_lora", "made_up_flag"])
 
 
+def _is_name(text: str) -> bool:
+    """What a model may be called: some text, every character printable (see test_api_validation)."""
+    try:
+        return flopsreg.model.check_name("name", text) == text
+    except flopsreg.ModelError:
+        return False
+
+
 @st.composite
 def models(draw) -> flopsreg.Model:
     kind_names = draw(st.lists(_KIND, min_size=1, max_size=4, unique=True))
@@ -140,7 +148,7 @@ def models(draw) -> flopsreg.Model:
         cycle = [k for k in kind_names if k not in first] or [kind_names[0]]
         plan = flopsreg.Plan(layers=len(first) + len(cycle) + draw(st.integers(0, 6)), first=first, cycle=cycle)
     return flopsreg.Model(
-        name=draw(st.text(max_size=20)),
+        name=draw(st.text(min_size=1, max_size=20).filter(_is_name)),
         source=draw(st.text(max_size=20)),
         flags=draw(st.sets(_FLAG, max_size=2)),
         params=draw(st.dictionaries(_PARAM, st.integers(-(2**63), 2**63 - 1), max_size=4)),
@@ -152,10 +160,10 @@ def models(draw) -> flopsreg.Model:
 @settings(max_examples=150, deadline=None)
 @given(models())
 @example(
-    flopsreg.Model(name="", source="\U00010000", kinds={"A": flopsreg.LayerKind()}, plan=flopsreg.Plan.explicit(["A"]))
+    flopsreg.Model(name="\U00010000", source="", kinds={"A": flopsreg.LayerKind()}, plan=flopsreg.Plan.explicit(["A"]))
 )
 def test_round_trip_property(model):
-    """Any structurally valid model (any name text, big integers, any plan shape) round-trips."""
+    """Any structurally valid model (any valid name, big integers, any plan shape) round-trips."""
     assert flopsreg.Model.from_toml_string(model.to_toml()) == model
 
 

@@ -30,7 +30,7 @@ def llama(layers: int = 32, **overrides: int) -> flopsreg.Model:
     text = flopsreg.Model.example("llama-3-8b").to_toml().replace("layers = 32", f"layers = {layers}")
     model = flopsreg.Model.from_toml_string(text)
     for name, value in overrides.items():
-        model = model.with_param(name, value)[0]
+        model = model.with_param(name, value)
     return model
 
 
@@ -80,8 +80,8 @@ def test_a_layer_kind_called_model_counts_once_per_layer(registry):
 
 def test_with_param_sets_a_parameter_where_the_model_sets_it(registry):
     gemma = flopsreg.Model.example("gemma-3-4b")
-    narrowed, places = gemma.with_param("window", 512)
-    assert places == ("params", "kinds.local.params")  # model-wide too: Megatron-Bridge's every-layer window
+    narrowed = gemma.with_param("window", 512)
+    assert gemma.param_places("window") == ("params", "kinds.local.params")  # model-wide too: Megatron-Bridge's every-layer window
     assert narrowed.kinds["local"].params["window"] == 512 and narrowed.params["window"] == 512
     s = 4096
     before, after = registry.evaluate(gemma, seq_len=s), registry.evaluate(narrowed, seq_len=s)
@@ -89,8 +89,8 @@ def test_with_param_sets_a_parameter_where_the_model_sets_it(registry):
     window_pairs = lambda w: sum(min(q + 1, w) for q in range(s))  # noqa: E731 - keys seen by each query
     core = lambda w: 2 * n * (d + d) * window_pairs(w)  # noqa: E731
     assert before.forward - after.forward == local_layers * (core(1024) - core(512))
-    wider, places = gemma.with_param("padded_vocab", 262272)
-    assert places == ("params",) and wider.params["padded_vocab"] == 262272
+    wider = gemma.with_param("padded_vocab", 262272)
+    assert gemma.param_places("padded_vocab") == ("params",) and wider.params["padded_vocab"] == 262272
 
 
 # -- bounded ------------------------------------------------------------------------------------

@@ -145,7 +145,7 @@ def _models():
     models.append(("gemma-layernorm", attrs.evolve(gemma, flags=gemma.flags | {"norm_bias"}), ("exact", "nanogpt")))
     dsa = flopsreg.Model.from_hf_config(HF / "deepseek-v3.2.json")
     models.append(("deepseek-v3.2 absorbed MLA", attrs.evolve(dsa, flags=dsa.flags | {"mla_absorbed"}), ("exact",)))
-    padded, _ = dsa.with_param("padded_vocab", 129280)  # Megatron-LM's output layer: no DSA term, no indexer
+    padded = dsa.with_param("padded_vocab", 129280)  # Megatron-LM's output layer: no DSA term, no indexer
     models.append(("deepseek-v3.2 as Megatron-LM counts it", padded, ("megatron",)))
     recorded = json.loads((HF.parent / "hf_forward" / "forward_attention2026.json").read_text())["models"]
     models.append(("gemma4 with every feature", flopsreg.Model.from_hf_config(recorded["gemma4_features"]["config"]), ("exact",)))

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.model import Model
+from flopsreg.model import Model, printable_name
 from flopsreg.declare import HFLayerType, HFReader, family_flag
 from flopsreg.readers.decoder import Decoder, build_model, layers_with
 from flopsreg.readers.files import read_text
@@ -209,8 +209,9 @@ def load_hf_config(
     decoder = _with_layer_types(decoder, fields, registry.hf_layer_types)
     decoder = _with_per_layer_config(decoder, fields, reader)
     if name is None:
-        # transformers writes _name_or_path as a string (the hub id or the local path it loaded).
+        # transformers writes _name_or_path as a string (the hub id or the local path it loaded): any
+        # path, so characters a name may not hold are escaped rather than the file refused.
         top = Fields(data, where=where, model_type=claimed.name)
-        name = (top.string("_name_or_path", "") if top.given("_name_or_path") else "") or claimed.name
+        name = printable_name(top.string("_name_or_path", "") if top.given("_name_or_path") else "", claimed.name)
     kept = {block: depth for block, depth in decoder.blocks.items() if block in asked}
     return build_model(decoder, name=name, source=source, blocks=kept)
