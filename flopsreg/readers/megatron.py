@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError
-from flopsreg.model import Model
+from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError, did_you_mean
+from flopsreg.model import Model, as_int
 from flopsreg.declare import MegatronReader
 from flopsreg.readers.decoder import Decoder, build_model
 from flopsreg.registry import PluginRegistry, default_plugins
@@ -23,6 +23,14 @@ __all__ = ["Arguments", "claims", "load_megatron_args", "read_arguments", "windo
 
 # The dimensions of every run, read before any reader.
 _REQUIRED = ("hidden_size", "num_layers", "num_attention_heads")
+# Megatron-LM's boolean arguments among those read (argparse store_true / store_false, and
+# TransformerConfig's gated_linear_unit for Megatron-Bridge): argparse gives them True or False
+# only, so anything else ('False', 'no', 1) is a hand-made namespace's mistake, refused by name.
+BOOLEANS = frozenset({
+    "multi_latent_attention", "group_query_attention", "attention_output_gate", "swiglu", "gated_linear_unit",
+    "quick_geglu", "moe_shared_expert_gate", "qk_layernorm", "add_bias_linear", "add_qkv_bias",
+    "untie_embeddings_and_output_weights",
+})  # fmt: skip
 
 
 class Arguments:
@@ -38,22 +46,32 @@ class Arguments:
         self._reader = reader
 
     def get(self, name: str) -> Any:
-        """The value of ``args.<name>``; None when unset, absent, or read by another reader."""
+        """The value of ``args.<name>``; None when unset, absent, or read by another reader.
+
+        One of Megatron-LM's :data:`BOOLEANS` set to anything but True or False is refused.
+        """
         claimed = self._won if self._reader is None else self._reader.arguments
         if name not in claimed:
             raise _fault(self._reader, f"reads args.{name}, which it does not claim; add it to its arguments")
-        return getattr(self._args, name, None) if name in self._won else None
+        value = getattr(self._args, name, None) if name in self._won else None
+        if name in BOOLEANS and value is not None and type(value) is not bool:
+            raise ModelError(
+                f"args.{name} = {value!r:.60}: expected True or False (a {type(value).__name__}; "
+                "Megatron-LM's argparse flag gives a bool only, so 0/1 and 'False' are refused)"
+            )
+        return value
 
     def int(self, name: str, why: str = "") -> int:
         """A required integer argument (unset is an error; *why* says what needs it)."""
         value = self.get(name)
         if value is None:
-            raise ModelError(f"args.{name}: missing{why}")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ModelError(f"args.{name} = {value!r}: expected an integer")
-        if value > MAX_INT:
-            raise ModelError(f"args.{name} = {value}: expected an integer <= 2^63 - 1 (a larger one is a typo)")
-        return value
+            raise ModelError(f"args.{name}: missing{why}{did_you_mean(name, _names(self._args) - {name})}")
+        number = as_int(value)  # numpy integers too
+        if number is None:
+            raise ModelError(f"args.{name} = {value!r:.60}: expected an integer")
+        if number > MAX_INT:
+            raise ModelError(f"args.{name} = {number}: expected an integer <= 2^63 - 1 (a larger one is a typo)")
+        return number
 
     def optional_int(self, name: str) -> int | None:
         """An integer argument that may be unset (then None)."""
@@ -77,6 +95,11 @@ class Arguments:
         if len(pattern) != layers or any(v not in (0, 1) for v in pattern):
             raise ModelError(f"args.{name} = {value!r}: expected {layers} entries of 0 or 1 (one per layer)")
         return [bool(v) for v in pattern]
+
+
+def _names(args: Any) -> set[str]:
+    """The attribute names of a namespace, for a did-you-mean on a missing argument."""
+    return {name for name in dir(args) if not name.startswith("_")}
 
 
 def window_keys(window_size: Any) -> int | None:
