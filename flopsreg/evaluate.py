@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.model import IndexedView, Model, as_int, kind_of
+from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
 
 if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
     import sympy
@@ -254,7 +254,7 @@ def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, .
 def length_list(field: str, values: Any, expected: str) -> list[int]:
     """*values* (a list, tuple or 1-D array; not a string) as sequence lengths, at least one."""
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable) or len(getattr(values, "shape", (0,))) != 1:
-        raise ModelError(f"{field} = {values!r:.60}: expected {expected}, got {kind_of(values)}")
+        raise ModelError(f"{field} = {shown(values)}: expected {expected}, got {kind_of(values)}")
     lengths = list(sequence_lengths(field, values))
     if not lengths:
         raise ModelError(f"{field}: empty; give at least one sequence length")
@@ -266,7 +266,7 @@ def _cached(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int,
     if isinstance(cached, (str, bytes)) or not isinstance(cached, Iterable) or getattr(cached, "shape", None) == ():
         values = (cached,) * len(lengths)  # one count for every sequence (a 0-d array too)
     elif len(getattr(cached, "shape", (0,))) != 1:
-        raise ModelError(f"cached = {cached!r:.60}: expected one int, or a list with one per sequence, got {kind_of(cached)}")
+        raise ModelError(f"cached = {shown(cached)}: expected one int, or a list with one per sequence, got {kind_of(cached)}")
     else:
         values = tuple(cached)
         if len(values) != len(lengths):
@@ -293,7 +293,7 @@ def _at_least(minimum: int, field: str, value: Any, what: str) -> int:
     number = as_int(value)
     if number is None or number < minimum:
         got = "" if number is not None or type(value) in (int, float) else f", got {kind_of(value)}"
-        raise ModelError(f"{field}: {value!r:.60} is not {what}: expected an integer >= {minimum}{got}")
+        raise ModelError(f"{field}: {shown(value)} is not {what}: expected an integer >= {minimum}{got}")
     return number
 
 

@@ -126,6 +126,13 @@ def as_int(value: Any) -> int | None:
         return None
 
 
+def shown(value: Any) -> str:
+    """*value*'s repr for an error message: on one line (a 2-D array's has several), at most 60 characters."""
+    text = repr(value)
+    text = " ".join(text.split()) if "\n" in text else text
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def kind_of(value: Any) -> str:
     """What *value* is, for an error message: ``an array of shape (2, 3)``, ``float64``, ``str``."""
     shape = getattr(value, "shape", ())
@@ -139,9 +146,9 @@ def check_int(where: str, value: Any, minimum: int | None = None) -> int:
     most MAX_INT; bools, floats and arrays of other shapes refused."""
     number = as_int(value)
     if number is None:
-        shown = str(value).lower() if isinstance(value, bool) else f"{value!r:.60}"  # as TOML writes it
+        text = str(value).lower() if isinstance(value, bool) else shown(value)  # as TOML writes it
         expected = "an integer" if minimum is None else f"an integer >= {minimum}"
-        raise ModelError(f"{where} = {shown}: expected {expected}, got {kind_of(value)}")
+        raise ModelError(f"{where} = {text}: expected {expected}, got {kind_of(value)}")
     if minimum is not None and number < minimum:
         raise ModelError(f"{where} = {number}: expected an integer >= {minimum}")
     if not -MAX_INT - 1 <= number <= MAX_INT:

@@ -16,7 +16,7 @@ from fractions import Fraction
 import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.model import as_int
+from flopsreg.model import as_int, shown
 
 __all__ = ["PEAK", "PEAKS", "STEP_TIME", "TOKENS_PER_SECOND", "Bounds", "Peak", "exact_number", "number_from_text", "peak_flops"]
 
@@ -85,7 +85,7 @@ class Bounds:
         the range; anything else is a :class:`ModelError` naming *field*, the value and the range."""
         number = number_from_text(value) if isinstance(value, str) else exact_number(value)
         if number is None or not Fraction(self.low) <= number <= Fraction(self.high):
-            raise ModelError(f"{field}: {value!r:.60}: expected {self.what}, a number from {self.low} to {self.high}")
+            raise ModelError(f"{field}: {shown(value)}: expected {self.what}, a number from {self.low} to {self.high}")
         return number
 
 

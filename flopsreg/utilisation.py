@@ -8,7 +8,7 @@ from fractions import Fraction
 import attrs
 
 from flopsreg.errors import ModelError
-from flopsreg.model import as_int
+from flopsreg.model import as_int, shown
 from flopsreg.peaks import STEP_TIME, TOKENS_PER_SECOND, peak_flops
 
 __all__ = ["Utilisation", "utilisation"]
@@ -60,7 +60,7 @@ def utilisation(
         raise ModelError("give exactly one of step_time (seconds per step) or tokens_per_second (per device)")
     count = as_int(devices)
     if count is None or count < 1:
-        raise ModelError(f"devices: {devices!r:.60}: expected an integer >= 1 (the devices the step ran on)")
+        raise ModelError(f"devices: {shown(devices)}: expected an integer >= 1 (the devices the step ran on)")
     per_device = peak_flops(peak)
     if step_time is not None:
         seconds = STEP_TIME.check("step_time", step_time)

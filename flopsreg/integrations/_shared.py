@@ -23,7 +23,7 @@ import sympy
 
 from flopsreg.compose import ModelSelection
 from flopsreg.errors import ModelError, PlausibilityWarning, did_you_mean
-from flopsreg.model import Model, as_int
+from flopsreg.model import Model, as_int, shown
 from flopsreg.api import Registry
 from flopsreg.peaks import STEP_TIME, exact_number
 from flopsreg.readers.megatron import read_arguments
@@ -210,13 +210,13 @@ def time_problem(name: str, value: Any) -> str | None:
     """What no real step has about the step time *value* (negative, 0, nan, infinite, or outside
     :data:`flopsreg.peaks.STEP_TIME`), or None; a value that is no number is an error naming *name*."""
     if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != ():
-        raise ModelError(f"{name} = {value!r:.60}: expected the step time in seconds, one number")
+        raise ModelError(f"{name} = {shown(value)}: expected the step time in seconds, one number")
     try:
         seconds = float(value)
     except OverflowError:  # an int beyond a float
         seconds = math.inf
     except (TypeError, ValueError):
-        raise ModelError(f"{name} = {value!r:.60}: expected the step time in seconds, one number") from None
+        raise ModelError(f"{name} = {shown(value)}: expected the step time in seconds, one number") from None
     if math.isnan(seconds) or math.isinf(seconds):
         return f"{name} is nan or infinite"
     if seconds <= 0:

@@ -33,7 +33,7 @@ from flopsreg.compose import ModelSelection
 from flopsreg.errors import ModelError
 from flopsreg.evaluate import TRAINING_PASSES
 from flopsreg.integrations._shared import attribute, default_registry, keep_plan, megatron_model, packed_forward, real_statistics, whole_number
-from flopsreg.model import as_int
+from flopsreg.model import as_int, shown
 from flopsreg.pattern import EXACT
 from flopsreg.declare import family_flag as family
 from flopsreg.patterns.sliding_window import WINDOW
@@ -73,7 +73,7 @@ def _field(model: Any, name: str) -> int:
     value = attribute(model, "cfg.model", name, " (a Megatron-Bridge model provider has it)")
     number = as_int(value)  # numpy integers too
     if number is None or number < 1:
-        raise ModelError(f"cfg.model.{name} = {value!r:.60}: expected an integer >= 1")
+        raise ModelError(f"cfg.model.{name} = {shown(value)}: expected an integer >= 1")
     return number
 
 
@@ -81,7 +81,7 @@ def megatron_arguments(model: Any, convention: str) -> dict[str, Any]:
     """The Megatron-LM arguments of a Bridge model provider, as the Megatron-LM readers read them."""
     for name in UNSUPPORTED:
         if getattr(model, name, None):
-            raise ModelError(f"cfg.model.{name} = {getattr(model, name)!r:.60}: not counted by flopsreg yet")
+            raise ModelError(f"cfg.model.{name} = {shown(getattr(model, name))}: not counted by flopsreg yet")
     if "Gemma2" in type(model).__name__:
         raise ModelError(
             f"cfg.model: {type(model).__name__} slides odd layers by its layer spec, which the provider's "

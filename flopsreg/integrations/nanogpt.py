@@ -14,7 +14,7 @@ from typing import Any
 from flopsreg.api import Registry
 from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import attribute, default_registry, implausible, time_problem
-from flopsreg.model import Model, as_int
+from flopsreg.model import Model, as_int, shown
 from flopsreg.pattern import EXACT
 
 __all__ = ["A100_BF16_PEAK", "estimate_mfu", "gpt_model"]
@@ -26,7 +26,7 @@ def _field(config: Any, name: str) -> int:
     value = attribute(config, "config", name, f" (nanoGPT GPTConfig.{name})")
     number = as_int(value)  # numpy integers too
     if number is None or number < 1:
-        raise ModelError(f"config.{name} = {value!r:.60}: expected an integer >= 1 (nanoGPT GPTConfig.{name})")
+        raise ModelError(f"config.{name} = {shown(value)}: expected an integer >= 1 (nanoGPT GPTConfig.{name})")
     return number
 
 
@@ -78,7 +78,7 @@ def estimate_mfu(
     """
     batch = as_int(fwdbwd_per_iter)  # numpy integers too
     if batch is None or batch < 1:
-        raise ModelError(f"fwdbwd_per_iter = {fwdbwd_per_iter!r:.60}: expected an integer >= 1 (sequences per iteration)")
+        raise ModelError(f"fwdbwd_per_iter = {shown(fwdbwd_per_iter)}: expected an integer >= 1 (sequences per iteration)")
     problem = time_problem("dt", dt)
     config = _config(model)
     flops = (registry or default_registry()).evaluate(

@@ -23,7 +23,7 @@ from flopsreg.api import Registry
 from flopsreg.errors import ModelError
 from flopsreg.evaluate import TRAINING_PASSES
 from flopsreg.integrations._shared import attribute, default_registry, keep_plan
-from flopsreg.model import Model, as_int
+from flopsreg.model import Model, as_int, shown
 from flopsreg.pattern import EXACT
 
 __all__ = ["get_nparams_and_flops", "hf_config"]
@@ -41,7 +41,7 @@ def _int(obj: Any, path: str, name: str, minimum: int = 1) -> int:
     value = _get(obj, path, name)
     number = as_int(value)  # numpy integers too
     if number is None or number < minimum:
-        raise ModelError(f"{path}.{name} = {value!r:.60}: expected an integer >= {minimum}")
+        raise ModelError(f"{path}.{name} = {shown(value)}: expected an integer >= {minimum}")
     return number
 
 
@@ -268,7 +268,7 @@ def get_nparams_and_flops(
     and training FLOPs (forward + backward) per token."""
     length = as_int(seq_len)  # numpy integers too
     if length is None or length < 1:
-        raise ModelError(f"seq_len = {seq_len!r:.60}: expected an integer >= 1 (the training sequence length)")
+        raise ModelError(f"seq_len = {shown(seq_len)}: expected an integer >= 1 (the training sequence length)")
     registry = registry or default_registry()
     config = hf_config(model_config)
     key = (registry, convention, tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(config.items())))

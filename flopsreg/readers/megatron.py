@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError, did_you_mean
-from flopsreg.model import Model, as_int
+from flopsreg.model import Model, as_int, shown
 from flopsreg.declare import MegatronReader
 from flopsreg.readers.decoder import Decoder, build_model
 from flopsreg.registry import PluginRegistry, default_plugins
@@ -56,7 +56,7 @@ class Arguments:
         value = getattr(self._args, name, None) if name in self._won else None
         if name in BOOLEANS and value is not None and type(value) is not bool:
             raise ModelError(
-                f"args.{name} = {value!r:.60}: expected True or False (a {type(value).__name__}; "
+                f"args.{name} = {shown(value)}: expected True or False (a {type(value).__name__}; "
                 "Megatron-LM's argparse flag gives a bool only, so 0/1 and 'False' are refused)"
             )
         return value
@@ -68,7 +68,7 @@ class Arguments:
             raise ModelError(f"args.{name}: missing{why}{did_you_mean(name, _names(self._args) - {name})}")
         number = as_int(value)  # numpy integers too
         if number is None:
-            raise ModelError(f"args.{name} = {value!r:.60}: expected an integer")
+            raise ModelError(f"args.{name} = {shown(value)}: expected an integer")
         if number > MAX_INT:
             raise ModelError(f"args.{name} = {number}: expected an integer <= 2^63 - 1 (a larger one is a typo)")
         return number
