@@ -190,7 +190,9 @@ class Result:
         recomputation (forward only for a serving step) over ``step_time x devices x peak``.
 
         ``peak`` is FLOP/s per device or a name from :data:`flopsreg.peaks.PEAKS` (e.g.
-        ``"h100-sxm-bf16"``); ``tokens_per_second`` (per device) may replace ``step_time``.
+        ``"h100-sxm-bf16"``); ``tokens_per_second`` (per device) may replace ``step_time``. Each
+        must lie in its range (:mod:`flopsreg.peaks`), and an MFU above 1 is a ModelError naming
+        the likely unit mistake.
         """
         flops = self.forward if self.serving else TRAINING_PASSES * self.forward
         from flopsreg.utilisation import utilisation  # only for MFU
