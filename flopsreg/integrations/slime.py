@@ -27,6 +27,6 @@ def calculate_fwd_flops(
     """Forward FLOPs of the sequences *seqlens*, each attending only within itself."""
     registry = registry or default_registry()
     plan = megatron_plan(args, registry, convention)
-    if type(seqlens) is list and seqlens and set(map(type, seqlens)) == _INT_ONLY and min(seqlens) >= 1:  # the training-loop case
+    if type(seqlens) in (list, tuple) and seqlens and set(map(type, seqlens)) == _INT_ONLY and min(seqlens) >= 1:  # the training-loop case
         return sum(map(plan.forward, seqlens))  # no Result to build
     return evaluate(plan, None, length_list("seqlens", seqlens, "a list of sequence lengths")).forward

@@ -118,7 +118,7 @@ class FlopsCounter:
 
     def training_flops(self, batch_seqlens: Sequence[int]) -> int:
         """Exact training FLOPs (forward + backward) of sequences of these valid-token lengths."""
-        if type(batch_seqlens) is list and batch_seqlens and all(type(n) is int and n >= 1 for n in batch_seqlens):
+        if type(batch_seqlens) in (list, tuple) and batch_seqlens and all(type(n) is int and n >= 1 for n in batch_seqlens):
             return 3 * sum(map(self._plan.forward, batch_seqlens))  # the training-loop case
         return evaluate(self._plan, None, length_list("batch_seqlens", batch_seqlens, "a list of sequence lengths")).training
 

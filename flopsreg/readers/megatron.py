@@ -23,14 +23,6 @@ __all__ = ["Arguments", "claims", "load_megatron_args", "read_arguments", "windo
 
 # The dimensions of every run, read before any reader.
 _REQUIRED = ("hidden_size", "num_layers", "num_attention_heads")
-# Megatron-LM's boolean arguments among those read (argparse store_true / store_false, and
-# TransformerConfig's gated_linear_unit for Megatron-Bridge): argparse gives them True or False
-# only, so anything else ('False', 'no', 1) is a hand-made namespace's mistake, refused by name.
-BOOLEANS = frozenset({
-    "multi_latent_attention", "group_query_attention", "attention_output_gate", "swiglu", "gated_linear_unit",
-    "quick_geglu", "moe_shared_expert_gate", "qk_layernorm", "add_bias_linear", "add_qkv_bias",
-    "untie_embeddings_and_output_weights",
-})  # fmt: skip
 
 
 class Arguments:
@@ -46,15 +38,18 @@ class Arguments:
         self._reader = reader
 
     def get(self, name: str) -> Any:
-        """The value of ``args.<name>``; None when unset, absent, or read by another reader.
-
-        One of Megatron-LM's :data:`BOOLEANS` set to anything but True or False is refused.
-        """
+        """The value of ``args.<name>``; None when unset, absent, or read by another reader."""
         claimed = self._won if self._reader is None else self._reader.arguments
         if name not in claimed:
             raise _fault(self._reader, f"reads args.{name}, which it does not claim; add it to its arguments")
-        value = getattr(self._args, name, None) if name in self._won else None
-        if name in BOOLEANS and value is not None and type(value) is not bool:
+        return getattr(self._args, name, None) if name in self._won else None
+
+    def flag(self, name: str) -> bool | None:
+        """A boolean argument (argparse ``store_true``/``store_false``): True, False, or None when
+        unset. argparse gives such a flag a bool only, so anything else ('False', 'no', 1) is a
+        hand-made namespace's mistake, refused by name rather than read by its truth value."""
+        value = self.get(name)
+        if value is not None and type(value) is not bool:
             raise ModelError(
                 f"args.{name} = {shown(value)}: expected True or False (a {type(value).__name__}; "
                 "Megatron-LM's argparse flag gives a bool only, so 0/1 and 'False' are refused)"
