@@ -30,6 +30,7 @@ from flopsreg.sweep import iter_sweep, parse_lengths
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
     from flopsreg.api import Registry
+    from flopsreg.peaks import Bounds
     from flopsreg.cache import Cache
 
 __all__ = ["load_model_arg", "main"]
@@ -388,7 +389,12 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention
         )
         _warn(result.warnings)
-        speed = {"step_time": _number("--step-time", args.step_time), "tokens_per_second": _number("--tokens-per-second", args.tokens_per_second)}
+        from flopsreg.peaks import STEP_TIME, TOKENS_PER_SECOND
+
+        speed = {
+            "step_time": _number("--step-time", args.step_time, STEP_TIME),
+            "tokens_per_second": _number("--tokens-per-second", args.tokens_per_second, TOKENS_PER_SECOND),
+        }
         peak = args.peak
         utilisation = [getattr(result, how)(peak=peak, devices=args.devices, **speed) for how in ("mfu", "hfu")]
         if args.format == "json":
@@ -410,17 +416,10 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     return render.result_text(result)
 
 
-def _number(option: str, text: str | None) -> Fraction | None:
-    """A positive decimal number given on the command line, exact (``1.5`` is 3/2)."""
-    if text is None:
-        return None
-    try:
-        value = Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise FlopsregError(f"{option}: {text!r}: expected a number > 0") from None
-    if value <= 0:
-        raise FlopsregError(f"{option}: {text!r}: expected a number > 0")
-    return value
+def _number(option: str, text: str | None, bounds: Bounds) -> Fraction | None:
+    """A decimal number given on the command line, exact (``1.5`` is 3/2), within *bounds*: the
+    range is checked before any arithmetic, so ``1e100000000`` is one line at once."""
+    return None if text is None else bounds.check(option, text)
 
 
 def _load(args: argparse.Namespace, spec: str, session: _Session) -> Model:

@@ -10,6 +10,7 @@ __all__ = [
     "FlopsregError",
     "ModelError",
     "PatternError",
+    "PlausibilityWarning",
     "PluginError",
     "PluginWarning",
     "SelectionError",
@@ -50,6 +51,11 @@ class PluginError(FlopsregError):
 
 class PluginWarning(UserWarning):
     """A plugin was skipped; the message is the :class:`PluginError` that caused it."""
+
+
+class PlausibilityWarning(UserWarning):
+    """A drop-in was given a value no real run produces (a negative or nan time, impossible
+    sequence statistics); it returns what the function it replaces returns for that value."""
 
 
 def did_you_mean(name: str, candidates: Iterable[str]) -> str:

@@ -7,7 +7,6 @@ exact-integer code.
 
 from __future__ import annotations
 
-import operator
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.model import IndexedView, Model
+from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
 
 if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
     import sympy
@@ -191,12 +190,14 @@ class Result:
         recomputation (forward only for a serving step) over ``step_time x devices x peak``.
 
         ``peak`` is FLOP/s per device or a name from :data:`flopsreg.peaks.PEAKS` (e.g.
-        ``"h100-sxm-bf16"``); ``tokens_per_second`` (per device) may replace ``step_time``.
+        ``"h100-sxm-bf16"``); ``tokens_per_second`` (per device) may replace ``step_time``. Each
+        must lie in its range (:mod:`flopsreg.peaks`), and an MFU above 1 is a ModelError naming
+        the likely unit mistake.
         """
         flops = self.forward if self.serving else TRAINING_PASSES * self.forward
         from flopsreg.utilisation import utilisation  # only for MFU
 
-        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second)
+        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="MFU")
 
     def hfu(
         self,
@@ -210,7 +211,7 @@ class Result:
         flops = self.forward if self.serving else self.training
         from flopsreg.utilisation import utilisation  # only for MFU
 
-        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second)
+        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="HFU")
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -253,9 +254,9 @@ def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, .
 
 
 def length_list(field: str, values: Any, expected: str) -> list[int]:
-    """*values* (a list, tuple or array; not a string) as sequence lengths, at least one."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise ModelError(f"{field} = {values!r:.60}: expected {expected}")
+    """*values* (a list, tuple or 1-D array; not a string) as sequence lengths, at least one."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable) or len(getattr(values, "shape", (0,))) != 1:
+        raise ModelError(f"{field} = {shown(values)}: expected {expected}, got {kind_of(values)}")
     lengths = list(sequence_lengths(field, values))
     if not lengths:
         raise ModelError(f"{field}: empty; give at least one sequence length")
@@ -264,8 +265,10 @@ def length_list(field: str, values: Any, expected: str) -> list[int]:
 
 def _cached(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int, ...]:
     """The cached prefix of each sequence (empty when none has one); the error names ``cached``."""
-    if isinstance(cached, (str, bytes)) or not isinstance(cached, Iterable):
-        values = (cached,) * len(lengths)
+    if isinstance(cached, (str, bytes)) or not isinstance(cached, Iterable) or getattr(cached, "shape", None) == ():
+        values = (cached,) * len(lengths)  # one count for every sequence (a 0-d array too)
+    elif len(getattr(cached, "shape", (0,))) != 1:
+        raise ModelError(f"cached = {shown(cached)}: expected one int, or a list with one per sequence, got {kind_of(cached)}")
     else:
         values = tuple(cached)
         if len(values) != len(lengths):
@@ -277,19 +280,23 @@ def _cached(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int,
 
 
 def nonnegative_int(field: str, value: Any, what: str) -> int:
-    """*value* as a Python int >= 0 (numpy integers accepted, bools and floats refused)."""
-    if isinstance(value, bool) or not hasattr(value, "__index__") or operator.index(value) < 0:
-        raise ModelError(f"{field}: {value!r} is not {what}: expected an integer >= 0")
-    return operator.index(value)
+    """*value* as a Python int >= 0 (numpy integers and 0-d arrays accepted, bools, floats and other shapes refused)."""
+    return _at_least(0, field, value, what)
 
 
 def positive_int(field: str, value: Any, what: str) -> int:
-    """*value* as a Python int >= 1 (numpy integers accepted, bools and floats refused)."""
+    """*value* as a Python int >= 1 (numpy integers and 0-d arrays accepted, bools, floats and other shapes refused)."""
     if type(value) is int and value >= 1:
         return value
-    if isinstance(value, bool) or not hasattr(value, "__index__") or operator.index(value) < 1:
-        raise ModelError(f"{field}: {value!r} is not {what}: expected an integer >= 1")
-    return operator.index(value)
+    return _at_least(1, field, value, what)
+
+
+def _at_least(minimum: int, field: str, value: Any, what: str) -> int:
+    number = as_int(value)
+    if number is None or number < minimum:
+        got = "" if number is not None or type(value) in (int, float) else f", got {kind_of(value)}"
+        raise ModelError(f"{field}: {shown(value)} is not {what}: expected an integer >= {minimum}{got}")
+    return number
 
 
 def sequence_lengths(field: str, lengths: Iterable[Any]) -> Iterator[int]:

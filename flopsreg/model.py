@@ -113,13 +113,43 @@ def check_params(where: str, value: Any) -> FrozenMap[int]:
     return FrozenMap(sorted(checked.items()))
 
 
+def as_int(value: Any) -> int | None:
+    """*value* as a Python int when it is one integer: an int, a numpy integer or a 0-d integer
+    array (duck-typed by ``__index__`` and ``shape``: numpy is not imported), else None. Bools,
+    floats (whole ones too: a count is never measured), text and other shapes are None."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool) or not hasattr(value, "__index__") or getattr(value, "shape", ()) != ():
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:  # a 0-d float or bool array: numpy's arrays all have __index__
+        return None
+
+
+def shown(value: Any) -> str:
+    """*value*'s repr for an error message: on one line (a 2-D array's has several), at most 60 characters."""
+    text = repr(value)
+    text = " ".join(text.split()) if "\n" in text else text
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def kind_of(value: Any) -> str:
+    """What *value* is, for an error message: ``an array of shape (2, 3)``, ``float64``, ``str``."""
+    shape = getattr(value, "shape", ())
+    if shape != ():
+        return f"an array of shape {tuple(shape)}"
+    return str(getattr(value, "dtype", type(value).__name__))
+
+
 def check_int(where: str, value: Any, minimum: int | None = None) -> int:
-    """*value* as a Python int (numpy integers too), at most MAX_INT; bools and floats refused."""
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        shown = str(value).lower() if isinstance(value, bool) else repr(value)  # as TOML writes it
+    """*value* as a Python int (numpy integers and 0-d integer arrays too, see :func:`as_int`), at
+    most MAX_INT; bools, floats and arrays of other shapes refused."""
+    number = as_int(value)
+    if number is None:
+        text = str(value).lower() if isinstance(value, bool) else shown(value)  # as TOML writes it
         expected = "an integer" if minimum is None else f"an integer >= {minimum}"
-        raise ModelError(f"{where} = {shown}: expected {expected}, got {type(value).__name__}")
-    number = operator.index(value)
+        raise ModelError(f"{where} = {text}: expected {expected}, got {kind_of(value)}")
     if minimum is not None and number < minimum:
         raise ModelError(f"{where} = {number}: expected an integer >= {minimum}")
     if not -MAX_INT - 1 <= number <= MAX_INT:

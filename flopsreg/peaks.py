@@ -3,17 +3,22 @@
 Every figure is the vendor's dense (not 2:4-sparse) tensor-core peak in FLOP/s per device; where
 a datasheet states only the sparse figure (marked "with sparsity"), the dense one is half of it.
 These are the denominators of MFU; the numerators are flopsreg's exact counts.
+
+The ranges a measured number must lie in (:data:`STEP_TIME`, :data:`TOKENS_PER_SECOND`,
+:data:`PEAK`) live here too, next to :func:`exact_number`, which reads every number a user gives.
 """
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
+from flopsreg.model import as_int, shown
 
-__all__ = ["PEAKS", "Peak", "peak_flops"]
+__all__ = ["PEAK", "PEAKS", "STEP_TIME", "TOKENS_PER_SECOND", "Bounds", "Peak", "exact_number", "number_from_text", "peak_flops"]
 
 _T = 10**12  # tera
 _NVIDIA_A100 = "NVIDIA A100 Tensor Core GPU datasheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf): BF16 312 TFLOPS dense"
@@ -67,34 +72,107 @@ PEAKS: dict[str, Peak] = {
 }
 
 
+@attrs.frozen
+class Bounds:
+    """The inclusive range a measured number must lie in, and what it measures (for the message)."""
+
+    low: str  # decimal text, e.g. "1e-9"
+    high: str
+    what: str  # e.g. "seconds per step"
+
+    def check(self, field: str, value: object) -> Fraction:
+        """*value* (a Python or numpy number, a 0-d array, or decimal text) as an exact Fraction in
+        the range; anything else is a :class:`ModelError` naming *field*, the value and the range."""
+        number = number_from_text(value) if isinstance(value, str) else exact_number(value)
+        if number is None or not Fraction(self.low) <= number <= Fraction(self.high):
+            raise ModelError(f"{field}: {shown(value)}: expected {self.what}, a number from {self.low} to {self.high}")
+        return number
+
+
+# What a user may give for a measured step: physically generous, so that only a unit or typing
+# mistake falls outside (docs/serving.md lists them).
+STEP_TIME = Bounds("1e-9", "1e7", "seconds per step")  # 1 ns to 116 days
+TOKENS_PER_SECOND = Bounds("1e-6", "1e12", "tokens per second per device")
+PEAK = Bounds("1", "1e21", "FLOP/s per device")  # 1e21 is a thousand times today's largest FP8 peak
+
+_TEXT_LIMIT = 64  # characters of a number given as text: a longer one is no measurement
+
+
 def peak_flops(peak: str | int | float | Fraction) -> Fraction:
     """FLOP/s per device: a table entry's name, or a positive number (exact as written)."""
     if isinstance(peak, str):
         entry = PEAKS.get(peak.strip().lower())
         if entry is None:
-            try:
-                return peak_flops(Fraction(peak.strip()))
-            except (ValueError, ZeroDivisionError):
-                pass
+            if _numeric(peak):
+                return PEAK.check("peak", peak)
             starting = [name for name in PEAKS if name.startswith(peak.strip().lower())]
             hint = f" (names starting so: {', '.join(starting)})" if starting else f"{did_you_mean(peak, PEAKS)} (flopsreg peaks lists them)"
             raise ModelError(f"peak: {peak!r} is neither FLOP/s nor a known accelerator{hint}")
         return Fraction(entry.flops)
-    value = exact_number(peak)
-    if value is None or value <= 0:
-        raise ModelError(f"peak: {peak!r}: expected FLOP/s per device (a number > 0) or a name from flopsreg peaks")
-    return value
+    return PEAK.check("peak", peak)
+
+
+def _numeric(text: str) -> bool:
+    """Whether *text* reads as a number (``inf`` and ``1e999`` too), so that its error is the range, not the names."""
+    try:
+        float(text)
+    except ValueError:
+        return number_from_text(text) is not None
+    return True
 
 
 def exact_number(value: object) -> Fraction | None:
-    """*value* as an exact Fraction (a float as its shortest decimal, 1.5 -> 3/2), or None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        return Fraction(repr(value)) if value == value and value not in (float("inf"), float("-inf")) else None
-    if isinstance(value, (int, Fraction)):
+    """*value* as an exact Fraction, or None when it is not one finite real number.
+
+    Python ints, floats and Fractions, numpy scalars of any numeric dtype and 0-d arrays (duck
+    typed: numpy is not imported) are read; a float as its shortest decimal (1.5 -> 3/2, numpy's
+    float32 0.1 -> 1/10). Bools, text, arrays of other shapes, nan and inf are None, and so is a
+    value beyond a float's range, found before any big integer is built (Decimal("1e-100000000")).
+    """
+    if isinstance(value, (int, Fraction)) and not isinstance(value, bool):
         return Fraction(value)
+    integer = as_int(value)  # numpy integers, 0-d integer arrays
+    if integer is not None:
+        return Fraction(integer)
+    if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != () or getattr(getattr(value, "dtype", None), "kind", "") == "b":
+        return None
+    if not isinstance(value, float) and not hasattr(value, "as_integer_ratio") and callable(getattr(value, "item", None)):
+        item = value.item()  # a 0-d array (numpy's, torch's): its Python scalar
+        return exact_number(item) if type(item) in (int, float) else None
     try:
-        return Fraction(str(value)) if hasattr(value, "as_integer_ratio") else None
+        approx = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not math.isfinite(approx):
+        return None
+    if approx == 0:  # zero, or an underflow whose exact form could be enormous
+        return Fraction(0) if value == 0 else None
+    if isinstance(value, float):  # numpy's float64 too, whose repr is "np.float64(1.5)"
+        return Fraction(float.__repr__(value))
+    try:
+        return Fraction(str(value)) if hasattr(value, "as_integer_ratio") else Fraction(repr(approx))
+    except (ValueError, ZeroDivisionError):
+        return Fraction(repr(approx))
+
+
+def number_from_text(text: str) -> Fraction | None:
+    """Decimal text (``1.5``, ``2e-3``, ``3/2``) as an exact Fraction, or None when it is none.
+
+    The magnitude is read as a float first, so ``1e100000000`` is None at once instead of a
+    Fraction building a 100-million-digit integer; nan and inf are None too.
+    """
+    text = text.strip()
+    if len(text) > _TEXT_LIMIT:
+        return None
+    try:
+        approx = float(text)
+    except ValueError:  # "3/2", or no number: Fraction reads the first, bounded by the length
+        approx = None
+    if approx is not None and not math.isfinite(approx):
+        return None
+    if approx == 0:  # an underflow ("1e-999") or a zero with any exponent: only the second is 0
+        return Fraction(0) if not any(digit in "123456789" for digit in text.lower().partition("e")[0]) else None
+    try:
+        return Fraction(text)
     except (ValueError, ZeroDivisionError):
         return None

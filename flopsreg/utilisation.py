@@ -8,7 +8,8 @@ from fractions import Fraction
 import attrs
 
 from flopsreg.errors import ModelError
-from flopsreg.peaks import exact_number, peak_flops
+from flopsreg.model import as_int, shown
+from flopsreg.peaks import STEP_TIME, TOKENS_PER_SECOND, peak_flops
 
 __all__ = ["Utilisation", "utilisation"]
 
@@ -38,13 +39,6 @@ class Utilisation:
         return self.flops / (self.seconds * self.devices)
 
 
-def _positive(field: str, value: object, what: str) -> Fraction:
-    number = exact_number(value)
-    if number is None or number <= 0:
-        raise ModelError(f"{field}: {value!r}: expected {what} (a number > 0)")
-    return number
-
-
 def utilisation(
     flops: int,
     tokens: int,
@@ -53,20 +47,38 @@ def utilisation(
     devices: int = 1,
     step_time: float | None = None,
     tokens_per_second: float | None = None,
+    name: str = "utilisation",
 ) -> Utilisation:
     """*flops* (over *tokens* tokens, one step on all *devices*) against the devices' *peak*.
 
     Give ``step_time`` (seconds per step, for the whole step on all devices) or
     ``tokens_per_second`` (throughput per device); a float is taken as the decimal it prints as.
+    Each must lie in its range (:data:`flopsreg.peaks.STEP_TIME`, ...), and a utilisation above 1
+    is an error naming the likely unit mistake; *name* (``"MFU"``, ``"HFU"``) is what it calls it.
     """
     if (step_time is None) == (tokens_per_second is None):
         raise ModelError("give exactly one of step_time (seconds per step) or tokens_per_second (per device)")
-    if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
-        raise ModelError(f"devices: {devices!r}: expected an integer >= 1 (the devices the step ran on)")
+    count = as_int(devices)
+    if count is None or count < 1:
+        raise ModelError(f"devices: {shown(devices)}: expected an integer >= 1 (the devices the step ran on)")
     per_device = peak_flops(peak)
     if step_time is not None:
-        seconds = _positive("step_time", step_time, "seconds per step")
+        seconds = STEP_TIME.check("step_time", step_time)
     else:
-        rate = _positive("tokens_per_second", tokens_per_second, "tokens per second per device")
-        seconds = tokens / (rate * devices)
-    return Utilisation(fraction=flops / (seconds * devices * per_device), flops=flops, seconds=seconds, devices=devices, peak=per_device)
+        seconds = tokens / (TOKENS_PER_SECOND.check("tokens_per_second", tokens_per_second) * count)
+    result = Utilisation(fraction=flops / (seconds * count * per_device), flops=flops, seconds=seconds, devices=count, peak=per_device)
+    if result.fraction > 1:
+        raise ModelError(_above_one(name, result, "step_time" if step_time is not None else "tokens_per_second"))
+    return result
+
+
+def _above_one(name: str, result: Utilisation, given: str) -> str:
+    """Why a utilisation above 1 is refused, naming the unit mistake that most likely made it."""
+    likely = {
+        "step_time": f"is step_time = {float(result.seconds):g} in milliseconds rather than seconds?",
+        "tokens_per_second": "is tokens_per_second for all devices rather than per device?",
+    }[given]
+    return (
+        f"{name} = {result.decimal(4)}: above 1, more FLOP/s than {result.devices} device(s) of peak "
+        f"{float(result.peak):g} FLOP/s can do; {likely} (else devices or peak, per device, too small)"
+    )

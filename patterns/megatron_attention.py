@@ -19,7 +19,7 @@ MLA_ARGUMENTS = {
 
 
 def _mla(args, params: dict, flags: set) -> None:
-    if args.get("group_query_attention"):
+    if args.flag("group_query_attention"):
         raise ModelError("args.group_query_attention = True: Megatron-LM does not combine it with multi_latent_attention")
     flags.add("mla")
     for argument, param in MLA_ARGUMENTS.items():
@@ -40,7 +40,7 @@ def _gqa(args, params: dict, flags: set) -> None:
     kv_channels = args.optional_int("kv_channels")
     params["head_dim"] = hidden // heads if kv_channels is None else kv_channels
     groups = args.optional_int("num_query_groups")
-    if args.get("group_query_attention"):
+    if args.flag("group_query_attention"):
         params["kv_heads"] = heads if groups is None else groups
         return
     params["kv_heads"] = heads
@@ -52,8 +52,8 @@ def _gqa(args, params: dict, flags: set) -> None:
 def read(args, decoder):
     """The projection geometry and the output gate."""
     params, flags = dict(decoder.params), set(decoder.flags)
-    (_mla if args.get("multi_latent_attention") else _gqa)(args, params, flags)
-    if args.get("attention_output_gate"):
+    (_mla if args.flag("multi_latent_attention") else _gqa)(args, params, flags)
+    if args.flag("attention_output_gate"):
         flags.add("output_gate")
     return attrs.evolve(decoder, params=params, flags=flags)
 

@@ -14,8 +14,8 @@ from flopsreg.patterns.moe import moe_mlp
 
 def _gate_flags(args) -> set[str]:
     """``swiglu`` is SwiGLU; ``gated_linear_unit`` and ``quick_geglu`` are other gated units."""
-    flags = {"swiglu", "gated"} if args.get("swiglu") else set()
-    if args.get("gated_linear_unit") or args.get("quick_geglu"):
+    flags = {"swiglu", "gated"} if args.flag("swiglu") else set()
+    if args.flag("gated_linear_unit") or args.flag("quick_geglu"):
         flags.add("gated")
     return flags
 
@@ -35,7 +35,7 @@ def read(args, decoder):
         top_k=args.int("moe_router_topk"),
         width=args.get("moe_ffn_hidden_size") or ffn_hidden,  # Megatron's fallback
         shared=args.int("moe_shared_expert_intermediate_size") if shared else 0,
-        gate=bool(args.get("moe_shared_expert_gate")),
+        gate=bool(args.flag("moe_shared_expert_gate")),
     )
     mlps = ["moe" if moe else "dense" for moe in is_moe]
     return attrs.evolve(decoder, flags=flags, mlps=mlps, mlp_kinds=kinds)

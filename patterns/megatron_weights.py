@@ -25,16 +25,9 @@ NORMS = {"RMSNorm": DECODER_NORMS.flags, "LayerNorm": DECODER_LAYERNORMS.flags}
 NO_POSITIONS = ("rope", "yarn", "mrope", "none")  # rotary or no position embedding: no weights
 
 
-def _flag(args, name: str) -> bool:
-    value = args.get(name)
-    if value is not None and not isinstance(value, bool):
-        raise ModelError(f"args.{name} = {value!r}: expected True or False")
-    return bool(value)
-
-
 def _biases(args, decoder) -> set[str]:
-    flags = QKV_BIAS.flags if _flag(args, "add_qkv_bias") else set()
-    if not _flag(args, "add_bias_linear"):
+    flags = QKV_BIAS.flags if args.flag("add_qkv_bias") else set()
+    if not args.flag("add_bias_linear"):
         return set(flags)
     if MLA_PROJECTION.flags <= decoder.flags:
         raise ModelError("args.add_bias_linear = True: the biases of MLA's projections are not counted by flopsreg; expected False")
@@ -52,10 +45,10 @@ def read(args, decoder):
         if normalization not in NORMS:
             raise ModelError(f"args.normalization = {normalization!r}: expected one of {', '.join(map(repr, NORMS))}")
         flags |= NORMS[normalization]
-        if _flag(args, "qk_layernorm"):
+        if args.flag("qk_layernorm"):
             flags |= QK_NORM.flags
     flags |= _biases(args, decoder)
-    if args.get("untie_embeddings_and_output_weights") is False:
+    if args.flag("untie_embeddings_and_output_weights") is False:
         flags |= TIED_LOGITS.flags
     positions = args.get("position_embedding_type")
     if positions == "learned_absolute":

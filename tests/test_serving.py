@@ -454,7 +454,7 @@ def test_cli_mfu_is_the_hand_calculation(registry, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["mfu", "llama-3-8b", "--seq-len", "8", "--step-time", "fast", "--devices", "1", "--peak", "h100-sxm-bf16"], "--step-time: 'fast': expected a number > 0"),
+        (["mfu", "llama-3-8b", "--seq-len", "8", "--step-time", "fast", "--devices", "1", "--peak", "h100-sxm-bf16"], "--step-time: 'fast': expected seconds per step, a number from 1e-9 to 1e7"),
         (["mfu", "llama-3-8b", "--seq-len", "8", "--step-time", "1", "--devices", "1", "--peak", "h100-sxm"], "peak: 'h100-sxm' is neither"),
         (["eval", "llama-3-8b", "--seq-len", "8", "--cached", "-3"], "cached: -3 is not a count of cached tokens"),
     ],

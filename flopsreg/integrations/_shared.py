@@ -12,9 +12,9 @@ import argparse
 import functools
 import marshal
 import math
-import numbers
 import operator
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -22,13 +22,15 @@ import attrs
 import sympy
 
 from flopsreg.compose import ModelSelection
-from flopsreg.errors import ModelError
-from flopsreg.model import Model
+from flopsreg.errors import ModelError, PlausibilityWarning, did_you_mean
+from flopsreg.model import Model, as_int, shown
 from flopsreg.api import Registry
+from flopsreg.peaks import STEP_TIME, exact_number
 from flopsreg.readers.megatron import read_arguments
 
 __all__ = [
-    "default_registry", "keep_plan", "linear_and_quadratic", "megatron_model", "megatron_plan", "packed_forward", "whole_number",
+    "attribute", "default_registry", "implausible", "keep_plan", "linear_and_quadratic", "megatron_model", "megatron_plan",
+    "packed_forward", "time_problem", "whole_number",
 ]
 
 _PLANS_KEPT = 64  # distinct (registry, convention, argument values): bounded, oldest dropped first
@@ -68,6 +70,8 @@ def keep_plan(key: Any, build: Callable[[], ModelSelection]) -> ModelSelection:
 
 def megatron_plan(args: Any, registry: Registry, convention: str) -> ModelSelection:
     """The plan of *args* under *convention*, reused while the arguments the readers read keep their values."""
+    if args is None:
+        raise ModelError("args = None: expected Megatron-LM's argument namespace (after validate_args)")
     recent = _recent.get((registry, convention))
     if recent is not None and type(args) in _PLAIN_NAMESPACES:  # the training-loop call, checked in C
         namespace = args.__dict__
@@ -167,22 +171,68 @@ def linear_and_quadratic(plan: ModelSelection) -> tuple[sympy.Rational, sympy.Ra
 def packed_forward(plan: ModelSelection, tokens: int, squares: int, names: tuple[str, str]) -> int:
     """Forward FLOPs of sequences known by their total *tokens* and sum of *squares* only.
 
-    *names* are the caller's names of the two statistics, for the error messages.
+    *names* are the caller's names of the two statistics, for the messages. Statistics no set of
+    sequences has are warned about (:class:`PlausibilityWarning`) and counted by the same
+    formula, as the replaced function counts them, rounded to an int where it gives a fraction.
     """
     tokens_name, squares_name = names
-    if not 0 <= tokens <= squares <= tokens**2:
-        raise ModelError(
-            f"{tokens_name} = {tokens}, {squares_name} = {squares}: real sequences "
-            "of s_i >= 1 tokens have 0 <= sum s_i <= sum s_i^2 <= (sum s_i)^2"
-        )
     linear, quadratic = linear_and_quadratic(plan)
     forward = linear * tokens + quadratic * squares
+    if not real_statistics(tokens, squares):
+        implausible(
+            f"{tokens_name}, {squares_name}: no set of sequences of s_i >= 1 tokens has these sums "
+            "(0 <= sum s_i <= sum s_i^2 <= (sum s_i)^2, and the two of equal parity)",
+            stacklevel=3,
+        )
+        return round(forward)
     if not forward.is_integer:
         raise ModelError(
             f"{tokens_name} = {tokens}, {squares_name} = {squares}: the FLOPs "
             f"{forward} are not an integer, so these statistics cannot come from real sequences"
         )
     return int(forward)
+
+
+def real_statistics(tokens: int, squares: int) -> bool:
+    """Whether some sequences of s_i >= 1 tokens have sum s_i = *tokens* and sum s_i^2 = *squares*
+    (s_i <= s_i^2, the square of the sum bounds the sum of squares, and s^2 - s is even)."""
+    return 0 <= tokens <= squares <= tokens**2 and (squares - tokens) % 2 == 0
+
+
+def implausible(message: str, *, stacklevel: int) -> None:
+    """Warn that a drop-in was given what no real run produces. *message* is fixed per case (no
+    values in it), so the default filter warns once per calling line of a training loop;
+    *stacklevel* counts from the caller of this function, as :func:`warnings.warn` does."""
+    warnings.warn(f"{message}; returning what the replaced function returns for it", PlausibilityWarning, stacklevel=stacklevel + 1)
+
+
+def time_problem(name: str, value: Any) -> str | None:
+    """What no real step has about the step time *value* (negative, 0, nan, infinite, or outside
+    :data:`flopsreg.peaks.STEP_TIME`), or None; a value that is no number is an error naming *name*."""
+    if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != ():
+        raise ModelError(f"{name} = {shown(value)}: expected the step time in seconds, one number")
+    try:
+        seconds = float(value)
+    except OverflowError:  # an int beyond a float
+        seconds = math.inf
+    except (TypeError, ValueError):
+        raise ModelError(f"{name} = {shown(value)}: expected the step time in seconds, one number") from None
+    if math.isnan(seconds) or math.isinf(seconds):
+        return f"{name} is nan or infinite"
+    if seconds <= 0:
+        return f"{name} is {'0' if seconds == 0 else 'negative'}"
+    if not float(STEP_TIME.low) <= seconds <= float(STEP_TIME.high):
+        return f"{name} is outside {STEP_TIME.low} to {STEP_TIME.high} seconds"
+    return None
+
+
+def attribute(obj: Any, path: str, name: str, hint: str = "") -> Any:
+    """``obj.name``, or one line naming ``path.name`` (and the closest attribute *obj* has) when it is missing."""
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        close = did_you_mean(name, {key for key in dir(obj) if not key.startswith("_")})
+        raise ModelError(f"{path}.{name}: missing{hint}{close}") from None
 
 
 def whole_number(name: str, value: Any) -> int:
@@ -194,11 +244,10 @@ def whole_number(name: str, value: Any) -> int:
     >>> whole_number("total_real_tokens_in_batch", 4096.0)
     4096
     """
-    if type(value) is int:  # the common case, checked fast
-        return value
-    if not isinstance(value, bool):
-        if isinstance(value, numbers.Integral):
-            return operator.index(value)
-        if isinstance(value, numbers.Real) and math.isfinite(value) and value == int(value):
-            return int(value)
+    integer = as_int(value)  # ints, numpy integers, 0-d integer arrays
+    if integer is not None:
+        return integer
+    number = exact_number(value)  # floats, numpy floats, 0-d float arrays
+    if number is not None and number.denominator == 1:
+        return int(number)
     raise ModelError(f"{name} = {value!r}: expected a whole number (an int, or a float with no fractional part)")

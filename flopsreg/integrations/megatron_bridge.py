@@ -32,7 +32,8 @@ from flopsreg.api import Registry
 from flopsreg.compose import ModelSelection
 from flopsreg.errors import ModelError
 from flopsreg.evaluate import TRAINING_PASSES
-from flopsreg.integrations._shared import default_registry, keep_plan, megatron_model, packed_forward, whole_number
+from flopsreg.integrations._shared import attribute, default_registry, keep_plan, megatron_model, packed_forward, real_statistics, whole_number
+from flopsreg.model import as_int, shown
 from flopsreg.pattern import EXACT
 from flopsreg.declare import family_flag as family
 from flopsreg.patterns.sliding_window import WINDOW
@@ -69,17 +70,18 @@ def padded_vocab_size(model: Any) -> int:
 
 
 def _field(model: Any, name: str) -> int:
-    value = getattr(model, name, None)
-    if type(value) is not int or value < 1:
-        raise ModelError(f"cfg.model.{name} = {value!r}: expected an integer >= 1")
-    return value
+    value = attribute(model, "cfg.model", name, " (a Megatron-Bridge model provider has it)")
+    number = as_int(value)  # numpy integers too
+    if number is None or number < 1:
+        raise ModelError(f"cfg.model.{name} = {shown(value)}: expected an integer >= 1")
+    return number
 
 
 def megatron_arguments(model: Any, convention: str) -> dict[str, Any]:
     """The Megatron-LM arguments of a Bridge model provider, as the Megatron-LM readers read them."""
     for name in UNSUPPORTED:
         if getattr(model, name, None):
-            raise ModelError(f"cfg.model.{name} = {getattr(model, name)!r:.60}: not counted by flopsreg yet")
+            raise ModelError(f"cfg.model.{name} = {shown(getattr(model, name))}: not counted by flopsreg yet")
     if "Gemma2" in type(model).__name__:
         raise ModelError(
             f"cfg.model: {type(model).__name__} slides odd layers by its layer spec, which the provider's "
@@ -157,11 +159,16 @@ def num_floating_point_operations(
         raise ModelError("num_vision_patches, cross_seqlen_sum, cross_seqlen_product_sum: not counted by flopsreg (no vision tower, no cross-attention); leave unset")
     if type(getattr(cfg, "peft", None)).__name__ == "LoRA":
         raise ModelError("cfg.peft: LoRA runs are counted by Bridge with frozen-weight factors flopsreg does not reproduce")
-    plan = bridge_plan(cfg.model, registry, convention)
+    if cfg is None:
+        raise ModelError("cfg = None: expected Megatron-Bridge's ConfigContainer (its .model is the model provider)")
+    provider = attribute(cfg, "cfg", "model", " (Megatron-Bridge's ConfigContainer has the model provider there)")
+    if provider is None:
+        raise ModelError("cfg.model = None: expected a Megatron-Bridge model provider (a TransformerConfig)")
+    plan = bridge_plan(provider, registry, convention)
     batch_size = whole_number("batch_size", batch_size)
     if batch_size < 1:
         raise ModelError(f"batch_size = {batch_size}: expected an integer >= 1 (sequences per global batch)")
-    seq_length = _field(cfg.model, "seq_length")
+    seq_length = _field(provider, "seq_length")
     if seqlen_sum is None and seqlen_squared_sum is None:
         return TRAINING_PASSES * batch_size * plan.forward(seq_length)
     tokens = batch_size * seq_length if seqlen_sum is None else whole_number("seqlen_sum", seqlen_sum)
@@ -171,6 +178,6 @@ def num_floating_point_operations(
         squares = tokens * tokens // batch_size
     else:
         squares = whole_number("seqlen_squared_sum", seqlen_squared_sum)
-    if tokens % batch_size == 0 and squares * batch_size == tokens * tokens:  # every sequence tokens / batch long
+    if real_statistics(tokens, squares) and tokens % batch_size == 0 and squares * batch_size == tokens * tokens:  # every sequence tokens / batch long
         return TRAINING_PASSES * batch_size * plan.forward(tokens // batch_size)
     return TRAINING_PASSES * packed_forward(plan, tokens, squares, ("seqlen_sum", "seqlen_squared_sum"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from flopsreg.evaluate import evaluate
+from flopsreg.evaluate import evaluate, length_list
 from flopsreg.integrations._shared import default_registry, megatron_plan
 from flopsreg.api import Registry
 from flopsreg.pattern import EXACT
@@ -27,7 +27,6 @@ def calculate_fwd_flops(
     """Forward FLOPs of the sequences *seqlens*, each attending only within itself."""
     registry = registry or default_registry()
     plan = megatron_plan(args, registry, convention)
-    lengths = list(seqlens)
-    if lengths and set(map(type, lengths)) == _INT_ONLY and min(lengths) >= 1:  # the training-loop case
-        return sum(map(plan.forward, lengths))  # no Result to build
-    return evaluate(plan, None, lengths).forward
+    if type(seqlens) in (list, tuple) and seqlens and set(map(type, seqlens)) == _INT_ONLY and min(seqlens) >= 1:  # the training-loop case
+        return sum(map(plan.forward, seqlens))  # no Result to build
+    return evaluate(plan, None, length_list("seqlens", seqlens, "a list of sequence lengths")).forward

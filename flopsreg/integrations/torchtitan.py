@@ -22,8 +22,8 @@ from typing import Any
 from flopsreg.api import Registry
 from flopsreg.errors import ModelError
 from flopsreg.evaluate import TRAINING_PASSES
-from flopsreg.integrations._shared import default_registry, keep_plan
-from flopsreg.model import Model
+from flopsreg.integrations._shared import attribute, default_registry, keep_plan
+from flopsreg.model import Model, as_int, shown
 from flopsreg.pattern import EXACT
 
 __all__ = ["get_nparams_and_flops", "hf_config"]
@@ -34,17 +34,15 @@ MODEL_TYPES = {"Llama3Model": "llama", "Qwen3Model": "qwen3", "DeepSeekV3Model":
 
 def _get(obj: Any, path: str, name: str) -> Any:
     """``obj.name``, or a one-line error naming ``path.name`` when the field is missing."""
-    try:
-        return getattr(obj, name)
-    except AttributeError:
-        raise ModelError(f"{path}.{name}: missing (a torchtitan model config has it)") from None
+    return attribute(obj, path, name, " (a torchtitan model config has it)")
 
 
 def _int(obj: Any, path: str, name: str, minimum: int = 1) -> int:
     value = _get(obj, path, name)
-    if type(value) is not int or value < minimum:
-        raise ModelError(f"{path}.{name} = {value!r}: expected an integer >= {minimum}")
-    return value
+    number = as_int(value)  # numpy integers too
+    if number is None or number < minimum:
+        raise ModelError(f"{path}.{name} = {shown(value)}: expected an integer >= {minimum}")
+    return number
 
 
 def _bias(linear: Any, path: str) -> bool:
@@ -268,13 +266,14 @@ def get_nparams_and_flops(
     """``(nparams, num_flops_per_token)`` of the model *model_config* builds, trained on
     sequences of *seq_len* tokens: every parameter (a tied embedding once, MTP layers included),
     and training FLOPs (forward + backward) per token."""
-    if type(seq_len) is not int or seq_len < 1:
-        raise ModelError(f"seq_len = {seq_len!r}: expected an integer >= 1 (the training sequence length)")
+    length = as_int(seq_len)  # numpy integers too
+    if length is None or length < 1:
+        raise ModelError(f"seq_len = {shown(seq_len)}: expected an integer >= 1 (the training sequence length)")
     registry = registry or default_registry()
     config = hf_config(model_config)
     key = (registry, convention, tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(config.items())))
     plan = keep_plan(key, lambda: registry.plan(_model(config, registry), convention=convention))
     parameters = registry.parameters(plan.model)
     nparams = parameters.total + sum(parameters.blocks.values())
-    per_token = Fraction(TRAINING_PASSES * plan.forward(seq_len), seq_len)
+    per_token = Fraction(TRAINING_PASSES * plan.forward(length), length)
     return nparams, int(per_token) if per_token.denominator == 1 else per_token

@@ -24,8 +24,8 @@ from typing import Any
 from flopsreg.api import Registry
 from flopsreg.compose import ModelSelection
 from flopsreg.errors import ModelError
-from flopsreg.evaluate import evaluate
-from flopsreg.integrations._shared import default_registry, keep_plan
+from flopsreg.evaluate import evaluate, length_list
+from flopsreg.integrations._shared import default_registry, implausible, keep_plan, time_problem
 from flopsreg.model import Model
 from flopsreg.pattern import EXACT
 from flopsreg.peaks import PEAKS, exact_number, peak_flops
@@ -118,23 +118,29 @@ class FlopsCounter:
 
     def training_flops(self, batch_seqlens: Sequence[int]) -> int:
         """Exact training FLOPs (forward + backward) of sequences of these valid-token lengths."""
-        lengths = list(batch_seqlens)
-        if lengths and all(type(n) is int and n >= 1 for n in lengths):  # the training-loop case
-            return 3 * sum(map(self._plan.forward, lengths))
-        return evaluate(self._plan, None, lengths).training
+        if type(batch_seqlens) in (list, tuple) and batch_seqlens and all(type(n) is int and n >= 1 for n in batch_seqlens):
+            return 3 * sum(map(self._plan.forward, batch_seqlens))  # the training-loop case
+        return evaluate(self._plan, None, length_list("batch_seqlens", batch_seqlens, "a list of sequence lengths")).training
 
     def estimate_flops(self, batch_seqlens: Sequence[int], delta_time: float, **kwargs: Any) -> tuple[float, float]:
         """(achieved TFLOP/s, promised TFLOP/s per device) for a step of *delta_time* seconds.
 
         *batch_seqlens* are the valid tokens of each sequence of the step; each attends within
         itself. verl's extra keywords (``images_seqlens`` for vision towers) are refused when set:
-        flopsreg counts no vision tower.
+        flopsreg counts no vision tower. A *delta_time* no step takes (negative, nan, infinite,
+        outside 1 ns to 1e7 s) is warned about once (:class:`flopsreg.errors.PlausibilityWarning`)
+        and gives verl's own value for it; 0, where verl divides by zero, is an error.
         """
         extra = {name: value for name, value in kwargs.items() if value is not None}
         if extra:
             raise ModelError(f"{', '.join(extra)}: not counted by flopsreg (no vision tower); leave unset")
-        seconds = exact_number(delta_time)
-        if seconds is None or seconds <= 0:
-            raise ModelError(f"delta_time = {delta_time!r}: expected the step time in seconds, a number > 0")
-        achieved = float(self.training_flops(batch_seqlens) / seconds / _TERA)
+        problem = time_problem("delta_time", delta_time)
+        flops = self.training_flops(batch_seqlens)
+        if problem is None:
+            return float(flops / exact_number(delta_time) / _TERA), self.peak / _TERA
+        try:
+            achieved = flops * (1.0 / delta_time) / 1e12  # verl's own arithmetic
+        except ZeroDivisionError:
+            raise ModelError(f"delta_time = {delta_time!r}: expected the step time in seconds, > 0 (verl divides by it)") from None
+        implausible(f"verl FlopsCounter.estimate_flops: {problem}, which no step takes", stacklevel=2)
         return achieved, self.peak / _TERA

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError
-from flopsreg.model import Model
+from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError, did_you_mean
+from flopsreg.model import Model, as_int, shown
 from flopsreg.declare import MegatronReader
 from flopsreg.readers.decoder import Decoder, build_model
 from flopsreg.registry import PluginRegistry, default_plugins
@@ -44,16 +44,29 @@ class Arguments:
             raise _fault(self._reader, f"reads args.{name}, which it does not claim; add it to its arguments")
         return getattr(self._args, name, None) if name in self._won else None
 
+    def flag(self, name: str) -> bool | None:
+        """A boolean argument (argparse ``store_true``/``store_false``): True, False, or None when
+        unset. argparse gives such a flag a bool only, so anything else ('False', 'no', 1) is a
+        hand-made namespace's mistake, refused by name rather than read by its truth value."""
+        value = self.get(name)
+        if value is not None and type(value) is not bool:
+            raise ModelError(
+                f"args.{name} = {shown(value)}: expected True or False (a {type(value).__name__}; "
+                "Megatron-LM's argparse flag gives a bool only, so 0/1 and 'False' are refused)"
+            )
+        return value
+
     def int(self, name: str, why: str = "") -> int:
         """A required integer argument (unset is an error; *why* says what needs it)."""
         value = self.get(name)
         if value is None:
-            raise ModelError(f"args.{name}: missing{why}")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ModelError(f"args.{name} = {value!r}: expected an integer")
-        if value > MAX_INT:
-            raise ModelError(f"args.{name} = {value}: expected an integer <= 2^63 - 1 (a larger one is a typo)")
-        return value
+            raise ModelError(f"args.{name}: missing{why}{did_you_mean(name, _names(self._args) - {name})}")
+        number = as_int(value)  # numpy integers too
+        if number is None:
+            raise ModelError(f"args.{name} = {shown(value)}: expected an integer")
+        if number > MAX_INT:
+            raise ModelError(f"args.{name} = {number}: expected an integer <= 2^63 - 1 (a larger one is a typo)")
+        return number
 
     def optional_int(self, name: str) -> int | None:
         """An integer argument that may be unset (then None)."""
@@ -77,6 +90,11 @@ class Arguments:
         if len(pattern) != layers or any(v not in (0, 1) for v in pattern):
             raise ModelError(f"args.{name} = {value!r}: expected {layers} entries of 0 or 1 (one per layer)")
         return [bool(v) for v in pattern]
+
+
+def _names(args: Any) -> set[str]:
+    """The attribute names of a namespace, for a did-you-mean on a missing argument."""
+    return {name for name in dir(args) if not name.startswith("_")}
 
 
 def window_keys(window_size: Any) -> int | None:
