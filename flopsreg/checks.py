@@ -1,6 +1,7 @@
 """Load-time checks of what plugins contribute: symbols, exactness, ties, flagless use, and
 whether every FLOPs formula stays a whole number with every set of patterns that can apply
-together; the weights a pattern holds are whole and non-negative. Each raises :class:`~flopsreg.errors.PluginError` naming the plugin to skip.
+together; the weights a pattern holds are whole and non-negative; formulas nest no deeper than
+:data:`MAX_DEPTH`; parameters are still valid :class:`~flopsreg.pattern.Param`. Each raises :class:`~flopsreg.errors.PluginError` naming the plugin to skip.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+import attrs
 import sympy
 
 from flopsreg.compile import trial_function
@@ -18,14 +20,65 @@ from flopsreg.errors import PatternError, PluginError, did_you_mean
 from flopsreg.pattern import FLOPS, Pattern
 
 __all__ = [
+    "MAX_DEPTH",
     "check_compositions",
+    "check_depth",
     "check_exact",
     "check_flagless_params",
+    "check_params",
     "check_symbols",
     "check_ties",
     "is_builtin",
     "unprovided",
 ]
+
+
+# The deepest built-in expression nests 14 levels as built (13 read canonical: dsa_kpool_topk_tail's
+# formula); sympy's printers and the formula compiler recurse out from about 250. Four times the
+# built-ins' depth, a quarter of where things break.
+MAX_DEPTH = 64
+
+
+def nesting_depth(expr: Any) -> int:
+    """How many levels of arguments *expr* nests (a symbol or number: 0), walked level by level
+    without recursion and without hashing (both recurse through a deep expression)."""
+    level, depth = [expr], 0
+    while True:
+        below = {id(arg): arg for node in level if isinstance(node, sympy.Basic) for arg in node.args}
+        if not below:
+            return depth
+        level, depth = list(below.values()), depth + 1
+
+
+def _as_built(pattern: Pattern) -> dict[str, Any]:
+    """Every expression *pattern* declares, as the plugin built it: reading one canonical
+    (:func:`flopsreg.pattern.canonical`) rebuilds it recursively."""
+    built = {"formula": pattern._formula, **{f"provides[{q!r}]": e for q, e in pattern._provides.items()}}
+    built |= {"weights": pattern._weights, "active_weights": pattern._active_weights}
+    return built | {f"constraint {c.message!r}": c._condition for c in pattern.constraints}
+
+
+def check_depth(plugin: str, pattern: Pattern) -> None:
+    """No expression of *pattern* nests deeper than :data:`MAX_DEPTH`: checked before anything
+    recurses through it, so a deep formula is refused by name rather than a RecursionError."""
+    for label, expr in _as_built(pattern).items():
+        depth = nesting_depth(expr)
+        if depth > MAX_DEPTH:
+            raise PluginError(
+                plugin,
+                f"pattern {pattern.name!r}: {label} nests {depth} levels deep, more than the {MAX_DEPTH} flopsreg "
+                "accepts; write it flatter (name repeated parts as quantities, or sum terms)",
+            )
+
+
+def check_params(plugin: str, pattern: Pattern) -> None:
+    """Each parameter passes :class:`~flopsreg.pattern.Param`'s validation again: a name that cannot be
+    a symbol (``1x``, ``a b``) is refused by pattern and parameter, however it got past the constructor."""
+    for param in pattern.params:
+        try:
+            attrs.validate(param)
+        except PatternError as exc:
+            raise PluginError(plugin, f"pattern {pattern.name!r} declares an invalid parameter: {exc}") from None
 
 
 def check_symbols(plugin: str, pattern: Pattern, declared: Mapping[sympy.Symbol, str]) -> None:
@@ -62,7 +115,7 @@ _INEXACT = (sympy.Float, sympy.NumberSymbol, sympy.core.numbers.Infinity, sympy.
 
 def is_builtin(plugin: Any) -> bool:
     """A module of :mod:`flopsreg.patterns`, however it was passed."""
-    return isinstance(plugin, types.ModuleType) and plugin.__name__.startswith("flopsreg.patterns.")
+    return type(plugin) is types.ModuleType and plugin.__name__.startswith("flopsreg.patterns.")  # type(): runs no plugin code
 
 
 @functools.lru_cache(maxsize=4096)

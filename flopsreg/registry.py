@@ -14,7 +14,6 @@ import contextlib
 import functools
 import importlib
 import importlib.machinery
-import inspect
 import os
 import pkgutil
 import re
@@ -22,7 +21,7 @@ import sys
 import threading
 import types
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -33,8 +32,10 @@ from sympy.core.parameters import evaluate as sympy_evaluation
 from flopsreg import hookspecs
 from flopsreg.checks import (
     check_compositions,
+    check_depth,
     check_exact,
     check_flagless_params,
+    check_params,
     check_symbols,
     check_ties,
     is_builtin,
@@ -45,7 +46,7 @@ from flopsreg.pattern import EXACT, FLOPS, Block, Convention, Param, Pattern, Qu
 from flopsreg.declare import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.symbols import SHARED, SymbolInfo, SymbolTable
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins", "default_plugins"]
+__all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins", "default_plugins", "plugin_fault"]
 
 ENTRY_POINT_GROUP = "flopsreg"
 _HOOK_PREFIX = f"{hookspecs.PROJECT}_"
@@ -84,11 +85,45 @@ def builtin_plugins() -> list[types.ModuleType]:
 
 
 def _plugin_name(plugin: object) -> str:
-    if isinstance(plugin, types.ModuleType):
-        return plugin.__name__
-    if inspect.isclass(plugin):
-        return plugin.__qualname__
-    return type(plugin).__qualname__
+    """A module's name, a class's qualified name, or an instance's class's (by type(), which runs no plugin code)."""
+    kind = type(plugin)
+    if issubclass(kind, types.ModuleType):
+        return plugin.__name__  # type: ignore[attr-defined]
+    if issubclass(kind, type):
+        return plugin.__qualname__  # type: ignore[attr-defined]
+    return kind.__qualname__
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: first line of its message`` of an exception a plugin raised; never raises itself."""
+    try:
+        lines = str(exc).strip().splitlines()
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - its __str__ is plugin code too
+        lines = ["(its message cannot be printed)"]
+    text = lines[0][:300] if lines else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def plugin_fault(name: str, what: str) -> Iterator[None]:
+    """Run code of plugin *name*: anything it raises but Ctrl-C (SystemExit, RecursionError and
+    MemoryError too) becomes the PluginError that skips it, saying *what* it was doing.
+
+    Only a KeyboardInterrupt goes through, as pytest's plugin loader lets it; a PluginError
+    naming another plugin is blamed on this one (a plugin cannot have another skipped).
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except PluginError as error:
+        if error.plugin != name:
+            raise PluginError(name, f"{what} raised {_described(error)}") from error
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from a plugin must not end the program
+        raise PluginError(name, f"{what} raised {_described(exc)}") from exc
 
 
 @attrs.frozen
@@ -175,9 +210,10 @@ class PluginRegistry:
         candidates += [(_plugin_name(p), p) for p in plugins]
         if load_entry_points and os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD") != "1":
             candidates += self._entry_point_plugins()
-        objects = {}
+        objects: dict[str, tuple[Any, bool, bool]] = {}  # name -> (plugin, built-in, trusted)
         for name, plugin in candidates:  # pass 1: declarations
-            trusted = self._trusted(plugin)
+            builtin = is_builtin(plugin)
+            trusted = self._trust_builtins and builtin  # loaded without the checks the test suite runs over it
             if not trusted:  # its checks read what the plugins before it declared
                 self._index()
             try:
@@ -185,27 +221,22 @@ class PluginRegistry:
             except PluginError as error:
                 self._skip(error)
                 continue
-            objects[name] = plugin
-        for name, plugin in objects.items():  # pass 2: patterns, against every declaration
-            trusted = self._trusted(plugin)
+            objects[name] = (plugin, builtin, trusted)
+        for name, (plugin, builtin, trusted) in objects.items():  # pass 2: patterns, against every declaration
             if not trusted:
                 self._index()
             try:
-                patterns = self._patterns(name, plugin, trusted)
+                patterns = self._patterns(name, builtin, trusted)
             except PluginError as error:
                 self._drop(name, error)
                 continue
             self._loaded[name] = attrs.evolve(self._loaded[name], patterns=tuple(patterns))
-            if is_builtin(plugin):
+            if builtin:
                 self._builtins.add(name)
         self._index()
-        if self._errors or not all(map(self._trusted, objects.values())):
+        if self._errors or not all(trusted for _, _, trusted in objects.values()):
             self._check_references()
         self._pm.check_pending()
-
-    def _trusted(self, plugin: Any) -> bool:
-        """A built-in loaded without the checks the test suite runs over it (``trust_builtins``)."""
-        return self._trust_builtins and is_builtin(plugin)
 
     @classmethod
     def default(cls) -> PluginRegistry:
@@ -224,43 +255,61 @@ class PluginRegistry:
             dist = ep.dist.name if ep.dist else "?"
             name = f"{ep.name} ({dist})"
             try:
-                loaded.append((name, ep.load()))
-            except Exception as exc:  # one broken plugin must not stop the others
-                self._skip(PluginError(name, f"failed to import {ep.value!r}: {type(exc).__name__}: {exc}"))
+                with plugin_fault(name, f"importing {ep.value!r}"):
+                    loaded.append((name, ep.load()))
+            except PluginError as error:  # one broken plugin must not stop the others
+                self._skip(error)
         return loaded
 
     def _declare(self, name: str, plugin: Any, trusted: bool) -> dict[str, tuple[Any, ...]]:
         """Register one plugin and collect its declarations, checked against those loaded before."""
         if not trusted:
-            self._check_hook_names(name, plugin)
-        try:
-            self._pm.register(plugin, name=name)
-        except (ValueError, pluggy.PluginValidationError) as exc:
-            raise PluginError(name, str(exc)) from exc
+            with plugin_fault(name, "reading its attributes"):
+                self._check_hook_names(name, plugin)
+        self._register(name, plugin)
         try:
             declared = {kind: tuple(self._collect(name, hook, type_)) for kind, (hook, type_) in _DECLARATIONS.items()}
             if not trusted:
-                self._check_declarations(name, declared)
+                with plugin_fault(name, "checking its declarations"):
+                    self._check_declarations(name, declared)
         except PluginError:
             self._pm.unregister(name=name)
             raise
         return declared
 
-    def _patterns(self, name: str, plugin: Any, trusted: bool) -> list[Pattern]:
+    def _register(self, name: str, plugin: Any) -> None:
+        """Register *plugin* with pluggy; if that fails part-way (a ``dir`` or attribute that raises),
+        nothing of it stays registered."""
+        taken = self._pm.has_plugin(name)
+        try:
+            with plugin_fault(name, "registering its hooks"):
+                try:
+                    self._pm.register(plugin, name=name)
+                except (ValueError, pluggy.PluginValidationError) as exc:
+                    raise PluginError(name, str(exc)) from exc
+        except PluginError:
+            if not taken and self._pm.has_plugin(name):
+                self._pm.unregister(name=name)
+            raise
+
+    def _patterns(self, name: str, builtin: bool, trusted: bool) -> list[Pattern]:
         """Collect one plugin's patterns and check them against everything loaded so far."""
         patterns = self._collect(name, "flopsreg_register_patterns", Pattern)
         if trusted:  # checked by the test suite (Registry(trust_builtins=False)), not at every start
             return patterns
-        self._check_patterns(name, patterns)
-        for pattern in patterns:
-            check_exact(name, pattern)
-        loaded = list(self._all_patterns())
-        builtin = [p for n in self._builtins for p in self._loaded[n].patterns] + (list(patterns) if is_builtin(plugin) else [])
-        check_flagless_params(name, patterns, builtin)
-        conventions = set(self.conventions)
-        owner = {**self._owner, **{p.name: name for p in patterns}}
-        check_ties(name, patterns, loaded, conventions, owner)
-        check_compositions(name, patterns, loaded, conventions, owner, frozenset(self.quantities))
+        with plugin_fault(name, "checking its patterns"):
+            for pattern in patterns:  # first: every later check recurses through the formulas
+                check_depth(name, pattern)
+            self._check_patterns(name, patterns)
+            for pattern in patterns:
+                check_exact(name, pattern)
+            loaded = list(self._all_patterns())
+            builtins = [p for n in self._builtins for p in self._loaded[n].patterns] + (list(patterns) if builtin else [])
+            check_flagless_params(name, patterns, builtins)
+            conventions = set(self.conventions)
+            owner = {**self._owner, **{p.name: name for p in patterns}}
+            check_ties(name, patterns, loaded, conventions, owner)
+            check_compositions(name, patterns, loaded, conventions, owner, frozenset(self.quantities))
         return patterns
 
     def _skip(self, error: PluginError) -> None:
@@ -351,16 +400,14 @@ class PluginRegistry:
                     f"hookimpl {impl.function.__name__} has default-valued parameters "
                     f"{list(impl.kwargnames)}; pluggy never passes them, so remove them",
                 )
-            try:
+            with plugin_fault(name, hook):
                 returned = impl.function()
-            except Exception as exc:
-                raise PluginError(name, f"{hook} raised {type(exc).__name__}: {exc}") from exc
-            if not isinstance(returned, (list, tuple)):
-                raise PluginError(name, f"{hook} must return a list of {kind.__name__}, got {type(returned).__name__}")
-            for item in returned:
-                if not isinstance(item, kind):
-                    raise PluginError(name, f"{hook} returned {item!r}, which is not a flopsreg.{kind.__name__}")
-            items += returned
+                if not isinstance(returned, (list, tuple)):
+                    raise PluginError(name, f"{hook} must return a list of {kind.__name__}, got {type(returned).__name__}")
+                for item in returned:
+                    if not isinstance(item, kind):
+                        raise PluginError(name, f"{hook} returned {item!r}, which is not a flopsreg.{kind.__name__}")
+                items += returned
         return items
 
     def _check_patterns(self, name: str, patterns: Sequence[Pattern]) -> None:
@@ -372,6 +419,7 @@ class PluginRegistry:
             if owner is not None:
                 raise PluginError(name, f"pattern name {pattern.name!r} is already registered by plugin {owner!r}")
             seen[pattern.name] = name
+            check_params(name, pattern)
             for param in pattern.params:
                 if param.name in SHARED or param.name in self.quantities:
                     raise PluginError(name, f"pattern {pattern.name!r} declares parameter {param.name!r}, which is a declared symbol")
@@ -428,12 +476,13 @@ class PluginRegistry:
             declared = {scope: self._declared_symbols(scope) for scope in {p.scope for p in patterns}}
             for name, contribution in self._loaded.items():
                 try:
-                    for pattern in contribution.patterns:
-                        self._check_references_of(name, pattern)
-                        check_symbols(name, pattern, declared[pattern.scope])
-                        problem = unprovided(pattern, patterns, conventions, quantities)
-                        if problem:
-                            raise PluginError(name, problem)
+                    with plugin_fault(name, "checking its patterns"):
+                        for pattern in contribution.patterns:
+                            self._check_references_of(name, pattern)
+                            check_symbols(name, pattern, declared[pattern.scope])
+                            problem = unprovided(pattern, patterns, conventions, quantities)
+                            if problem:
+                                raise PluginError(name, problem)
                 except PluginError as error:
                     self._drop(name, error)
                     break
