@@ -156,7 +156,7 @@ class Formula:
         check_tree(tree, len(argnames))
         source = _source(tree, len(argnames))
         namespace: dict[str, object] = {"_exdiv": exdiv, "__builtins__": {"min": min, "max": max, "abs": abs}}
-        exec(compile(source, f"<flopsreg formula {text[:60]}>", "exec"), namespace)  # noqa: S102 - written by _source
+        exec(compile(source, "<flopsreg formula>", "exec"), namespace)  # noqa: S102 - written by _source
         return cls(text, argnames, tree, source, namespace["_formula"], namespace["_sweep"], **extra)  # type: ignore[arg-type]
 
     def __call__(self, values: Mapping[str, int]) -> int:
