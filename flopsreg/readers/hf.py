@@ -9,7 +9,6 @@ module only reads the file, finds the reader and builds the model: it names no m
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -21,7 +20,7 @@ from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model
 from flopsreg.declare import HFLayerType, HFReader, family_flag
 from flopsreg.readers.decoder import Decoder, build_model, layers_with
-from flopsreg.readers.files import read_text
+from flopsreg.readers.files import parse_json, read_text
 from flopsreg.readers.fields import Fields
 from flopsreg.registry import PluginRegistry, default_plugins
 
@@ -36,11 +35,7 @@ def _read(config: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], st
     if not isinstance(config, (str, Path)):
         raise ModelError(f"config: expected a path to config.json or a dict, got {type(config).__name__}")
     path = Path(config)
-    text = read_text(path, "config.json")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{path}: not valid JSON: {exc}") from exc
+    data = parse_json(read_text(path, "config.json"), str(path))
     if not isinstance(data, dict):
         raise ModelError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data, str(path), str(path)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.readers.files import read_text
+from flopsreg.readers.files import check_nesting, read_text, too_deep
 from flopsreg.model import LayerKind, Model, Plan, check_flags, check_params
 
 if sys.version_info >= (3, 11):
@@ -41,6 +41,9 @@ def parse_model(text: str, *, where: str = "<string>") -> Model:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ModelError(f"{where}: not valid TOML: {exc}") from exc
+    except RecursionError:  # arrays or inline tables nested thousands deep: the parser recurses
+        raise too_deep(where) from None
+    check_nesting(data, where)
     try:
         return _model(data)
     except ModelError as exc:
