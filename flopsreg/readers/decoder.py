@@ -17,7 +17,7 @@ from typing import TypeVar
 import attrs
 
 from flopsreg.errors import ModelError
-from flopsreg.model import LayerKind, Model, Plan
+from flopsreg.model import LayerKind, Model, Plan, Repeated
 
 __all__ = ["Decoder", "Layers", "TooManyListed", "build_model", "layers_with", "shortest_plan"]
 
@@ -42,8 +42,8 @@ class Layers(Sequence[T]):
     (:meth:`of`); ``map``, ``zip``, ``in`` and :meth:`distinct` work on the stored entries, never
     on one per layer. Iterating still yields every layer: for a config's own list, or small models.
 
-    >>> Layers.rule(10**8, lambda i: "full" if (i + 1) % 6 == 0 else "sliding", period=6)
-    Layers(first=(), cycle=('sliding', 'sliding', 'sliding', 'sliding', 'sliding', 'full'), length=100000000)
+    >>> Layers.rule(10**8, lambda i: "b" if (i + 1) % 6 == 0 else "a", period=6)
+    Layers(first=(), cycle=('a', 'a', 'a', 'a', 'a', 'b'), length=100000000)
     """
 
     first: tuple[T, ...] = attrs.field(converter=lambda v: tuple(v))
@@ -304,7 +304,7 @@ def build_model(
     for block, depth in (blocks or {}).items():
         if depth > 0:
             depth_kinds = [kind_of(*entry) for entry in decoder.block_layers.get(block, ())] or [per_layer[-1]]
-            extra[block] = tuple(depth_kinds) * depth
+            extra[block] = Repeated(depth_kinds, depth)  # the depth's layers once, not depth times over
     return Model(
         name=name,
         source=source,
