@@ -161,6 +161,8 @@ class Repeated(Sequence[str]):
         object.__setattr__(self, "times", check_int("depth", times, minimum=1))
         if not self.unit:
             raise ModelError("a repeated block needs at least one layer kind")
+        if len(self.unit) * self.times > MAX_INT:
+            raise ModelError(f"depth = {self.times}: {len(self.unit)} layers each make more than 2^63 - 1 layers (a typo?)")
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError(f"{type(self).__name__} is immutable")
