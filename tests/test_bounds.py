@@ -198,6 +198,8 @@ def test_an_mtp_depth_of_1e7_costs_what_depth_2_costs(registry):
     model = flopsreg.Model.from_hf_config(data(10**7), blocks=("mtp",))
     assert len(model.plan.blocks["mtp"]) == 10**7 and model.block_kinds("mtp") == {"moe": (range(61, 61 + 10**7),)}
     assert registry.evaluate(model, seq_len=4096).forward == none + 10**7 * (one - none)
+    one_depth = registry.parameters(flopsreg.Model.from_hf_config(data(1), blocks=("mtp",))).blocks["mtp"]
+    assert registry.parameters(model).blocks["mtp"] == 10**7 * one_depth  # counted once per kind, not per layer
     text = model.to_toml()
     assert "mtp = { kinds = [\"moe\"], depth = 10000000 }" in text and flopsreg.Model.from_toml_string(text) == model
     two = flopsreg.Model.from_hf_config(data(2), blocks=("mtp",))
