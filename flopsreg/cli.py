@@ -460,13 +460,9 @@ def _check_document(args: argparse.Namespace) -> None:
         raise FlopsregError(f"--document: makes a LaTeX document; add --format latex (got --format {args.format})")
 
 
-_SWEEP_COLUMNS = ("seq_len", "forward_flops", "training_flops", "forward_per_token", "training_per_token")
-_SWEEP_ROWS = 4096  # rows per printed chunk: one write per chunk, not per line
-
-
 def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
-    """Sweep rows as CSV, a JSON array or JSON lines, a chunk of lines at a time, with FLOPs per
-    token (exact: an integer or a reduced fraction ``n/d``, as ``str(Fraction)`` writes it) beside the totals.
+    """Sweep rows as CSV, a JSON array or JSON lines, 4096 lines at a time (one write each), with FLOPs
+    per token (exact: an integer or a reduced fraction ``n/d``, as ``str(Fraction)`` writes it) beside the totals.
 
     Each line is one format string filled with ints and ``math.gcd`` reductions, not a Fraction
     and a ``json.dumps`` per row: the values are digits and ``/``, which JSON needs no escaping for.
@@ -475,22 +471,23 @@ def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int) -> Ite
     from math import gcd
 
     if form == "csv":
-        template = "{},{},{},{}{},{}{}"
+        line = "{},{},{},{}{},{}{}".format
     else:
-        template = "{{" + ", ".join(f'"{key}": ' + ("{}" if key == "seq_len" else '"{}"') for key in _SWEEP_COLUMNS[:3])
-        template += ', "forward_per_token": "{}{}", "training_per_token": "{}{}"}}'
-    line = template.format
+        line = (
+            '{{"seq_len": {}, "forward_flops": "{}", "training_flops": "{}", '
+            '"forward_per_token": "{}{}", "training_per_token": "{}{}"}}'
+        ).format
 
     def text(n: int, f: int) -> str:
         tokens = batch * n
         g = gcd(f, tokens)
         num, den = f // g, tokens // g
-        t_num, t_den = (num, den // 3) if den % 3 == 0 else (3 * num, den)
+        t_num, t_den = (num, den // 3) if den % 3 == 0 else (3 * num, den)  # 3 num / den, reduced
         return line(n, f, 3 * f, num, f"/{den}" if den != 1 else "", t_num, f"/{t_den}" if t_den != 1 else "")
 
-    chunks = iter(lambda: "\n".join([text(n, f) for n, f in islice(rows, _SWEEP_ROWS)]), "")
+    chunks = iter(lambda: "\n".join([text(n, f) for n, f in islice(rows, 4096)]), "")
     if form == "csv":
-        yield ",".join(_SWEEP_COLUMNS)
+        yield "seq_len,forward_flops,training_flops,forward_per_token,training_per_token"
         yield from chunks
     elif form == "jsonl":
         yield from chunks
