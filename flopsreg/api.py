@@ -7,7 +7,7 @@ hands the renderers to the plans it makes, so that no lower module imports a hig
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
@@ -17,7 +17,7 @@ from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
 from flopsreg.pattern import EXACT
 from flopsreg.registry import PluginRegistry
-from flopsreg.sweep import sweep
+from flopsreg.sweep import iter_sweep, sweep
 
 if TYPE_CHECKING:  # imported where used: an evaluation needs none of them
     from flopsreg.compare import Comparison
@@ -130,8 +130,18 @@ class Registry(PluginRegistry):
         Exact Python ints by default, from one compiled loop; ``dtype=float`` gives a numpy
         float64 array instead (needs numpy), for plotting: one vectorised expression, equal to the
         exact count wherever that is below 2**53, float64-rounded above. Training FLOPs are 3 x these.
+        Every value is returned at once, so at most :data:`flopsreg.sweep.MAX_SWEEP` (2**24)
+        lengths are taken; more are refused with their number: stream them with :meth:`iter_sweep`.
         """
         return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype)
+
+    def iter_sweep(
+        self, model: Model, seq_len: Iterable[int], *, batch: int = 1, convention: str = EXACT
+    ) -> Iterator[tuple[int, int]]:
+        """``(seq_len, forward FLOPs)`` rows of *model*, exact ints, computed a chunk of lengths at a
+        time: memory stays flat whatever the number of lengths (a range of 10**12, an endless
+        generator), and the first rows come at once. What ``flopsreg sweep`` streams."""
+        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch)
 
     def compare(
         self,

@@ -485,26 +485,40 @@ def _check_document(args: argparse.Namespace) -> None:
 
 
 def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
-    """Sweep rows as CSV, a JSON array or JSON lines, one line at a time, with FLOPs per token
-    (exact: an integer or a fraction ``n/d``) beside the totals."""
-    from fractions import Fraction
+    """Sweep rows as CSV, a JSON array or JSON lines, 4096 lines at a time (one write each), with FLOPs
+    per token (exact: an integer or a reduced fraction ``n/d``, as ``str(Fraction)`` writes it) beside the totals.
 
-    def row(n: int, f: int) -> tuple[int, int, int, Fraction, Fraction]:
-        per_token = Fraction(f, batch * n)
-        return n, f, 3 * f, per_token, 3 * per_token
+    Each line is one format string filled with ints and ``math.gcd`` reductions, not a Fraction
+    and a ``json.dumps`` per row: the values are digits and ``/``, which JSON needs no escaping for.
+    """
+    from itertools import islice
+    from math import gcd
 
     if form == "csv":
+        line = "{},{},{},{}{},{}{}".format
+    else:
+        line = (
+            '{{"seq_len": {}, "forward_flops": "{}", "training_flops": "{}", '
+            '"forward_per_token": "{}{}", "training_per_token": "{}{}"}}'
+        ).format
+
+    def text(n: int, f: int) -> str:
+        tokens = batch * n
+        g = gcd(f, tokens)
+        num, den = f // g, tokens // g
+        t_num, t_den = (num, den // 3) if den % 3 == 0 else (3 * num, den)  # 3 num / den, reduced
+        return line(n, f, 3 * f, num, f"/{den}" if den != 1 else "", t_num, f"/{t_den}" if t_den != 1 else "")
+
+    chunks = iter(lambda: "\n".join([text(n, f) for n, f in islice(rows, 4096)]), "")
+    if form == "csv":
         yield "seq_len,forward_flops,training_flops,forward_per_token,training_per_token"
-        yield from (",".join(map(str, row(n, f))) for n, f in rows)
-        return
-    keys = ("seq_len", "forward_flops", "training_flops", "forward_per_token", "training_per_token")
-    lines = (json.dumps({key: value if key == "seq_len" else str(value) for key, value in zip(keys, row(n, f))}) for n, f in rows)
-    if form == "jsonl":
-        yield from lines
-        return
-    yield "["
-    yield from _items(lines, "  ")
-    yield "]"
+        yield from chunks
+    elif form == "jsonl":
+        yield from chunks
+    else:
+        yield "["
+        yield from _items((chunk.replace("\n", ",\n  ") for chunk in chunks), "  ")
+        yield "]"
 
 
 def _with_layers(text: str, layers: Iterator[dict]) -> Iterator[str]:

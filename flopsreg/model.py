@@ -8,6 +8,7 @@ knows the patterns; this module checks structure and types.
 
 from __future__ import annotations
 
+import math
 import operator
 import os
 import re
@@ -19,7 +20,7 @@ import attrs
 from flopsreg.errors import MAX_INT, ModelError, did_you_mean
 from flopsreg.examples_index import example_names, example_path
 
-__all__ = ["FrozenMap", "Layer", "LayerKind", "Model", "Plan"]
+__all__ = ["FrozenMap", "Layer", "LayerKind", "Model", "Plan", "Repeated"]
 
 V = TypeVar("V")
 T = TypeVar("T")
@@ -175,7 +176,78 @@ class LayerKind:
     params: FrozenMap[int] = attrs.field(factory=dict, converter=lambda v: check_params("params", v))
 
 
+class Repeated(Sequence[str]):
+    """The layer kinds of a block whose depth repeats the same layers: ``unit`` ``times`` over,
+    held as the unit, so a multi-token-prediction depth of 10**7 costs what depth 2 costs.
+    Indexing, ``len``, ``count``, ``in`` and iteration work as on the tuple it stands for.
+
+    >>> Repeated(("x",), 3) == ("x", "x", "x"), len(Repeated(("a", "b"), 10**7))
+    (True, 20000000)
+    """
+
+    __slots__ = ("unit", "times")
+
+    def __init__(self, unit: Iterable[str], times: int) -> None:
+        object.__setattr__(self, "unit", tuple(unit))
+        object.__setattr__(self, "times", check_int("depth", times, minimum=1))
+        if not self.unit:
+            raise ModelError("a repeated block needs at least one layer kind")
+        if len(self.unit) * self.times > MAX_INT:
+            raise ModelError(f"depth = {self.times}: {len(self.unit)} layers each make more than 2^63 - 1 layers (a typo?)")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __len__(self) -> int:
+        return len(self.unit) * self.times
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[str, ...]: ...
+    def __getitem__(self, index: int | slice) -> str | tuple[str, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        i = operator.index(index)
+        if not -len(self) <= i < len(self):
+            raise IndexError(f"block layer {index} of {len(self)}")
+        return self.unit[i % len(self.unit)]
+
+    def __iter__(self) -> Iterator[str]:
+        return (kind for _ in range(self.times) for kind in self.unit)
+
+    def __contains__(self, kind: object) -> bool:
+        return kind in self.unit
+
+    def count(self, kind: str) -> int:
+        """How many layers are of *kind*."""
+        return self.unit.count(kind) * self.times
+
+    def kinds(self) -> tuple[str, ...]:
+        """The kinds used, each once, in order."""
+        return tuple(dict.fromkeys(self.unit))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Repeated):
+            return len(self) == len(other) and all(self[i] == other[i] for i in range(math.lcm(len(self.unit), len(other.unit))))
+        if isinstance(other, tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((len(self), self.kinds()))
+
+    def __repr__(self) -> str:
+        return f"Repeated({self.unit!r}, {self.times})"
+
+
+_LISTED_BLOCK = 64  # a repeated block of at most this many layers is held as a plain tuple
+
+
 def _kind_names(where: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, Repeated):
+        _kind_names(where, value.unit)
+        return tuple(value) if len(value) <= _LISTED_BLOCK else value  # type: ignore[return-value]
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise ModelError(f"{where} = {value!r}: expected a list of layer-kind names")
     names = tuple(value)
@@ -183,6 +255,11 @@ def _kind_names(where: str, value: Any) -> tuple[str, ...]:
         if not isinstance(name, str):
             raise ModelError(f"{where}: {name!r} is not a layer-kind name (a string)")
     return names
+
+
+def _distinct(kinds: Sequence[str]) -> tuple[str, ...]:
+    """The kinds of a block, each once (a repeated block's from its unit, not its every layer)."""
+    return kinds.kinds() if isinstance(kinds, Repeated) else tuple(dict.fromkeys(kinds))
 
 
 def _blocks(value: Any) -> FrozenMap[tuple[str, ...]]:
@@ -424,7 +501,7 @@ class Model:
 
     def __attrs_post_init__(self) -> None:
         places = [("plan.first", self.plan.first), ("plan.cycle", self.plan.cycle)]
-        places += [(f"plan.{block}", kinds) for block, kinds in self.plan.blocks.items()]
+        places += [(f"plan.{block}", _distinct(kinds)) for block, kinds in self.plan.blocks.items()]
         for where, names in places:
             for kind in names:
                 if kind not in self.kinds:
@@ -432,7 +509,7 @@ class Model:
                         f"{where}: unknown layer kind {kind!r}; defined kinds: "
                         f"{', '.join(sorted(self.kinds)) or 'none'}{did_you_mean(kind, self.kinds)}"
                     )
-        unused = sorted(set(self.kinds) - set(self.plan.kinds()) - {k for kinds in self.plan.blocks.values() for k in kinds})
+        unused = sorted(set(self.kinds) - set(self.plan.kinds()) - {k for kinds in self.plan.blocks.values() for k in _distinct(kinds)})
         if unused:
             raise ModelError(f"kinds.{unused[0]} is defined but the plan never uses it")
 
@@ -466,19 +543,29 @@ class Model:
         """Every decoder layer, computed from the plan on access (memory does not grow with layers)."""
         return IndexedView(self.plan.layers, lambda i: self._layer(i, self.plan.kind_at(i)))
 
-    def block(self, name: str) -> tuple[Layer, ...]:
+    def block(self, name: str) -> Sequence[Layer]:
         """The layers of block *name* (none if the plan lists none), numbered after the decoder
         layers and the blocks before it."""
         if not isinstance(name, str):
             raise ModelError(f"block {name!r}: expected a block name (a string), got {type(name).__name__}")
-        start = self.plan.layers + sum(len(kinds) for block, kinds in self.plan.blocks.items() if block < name)
-        return tuple(self._layer(start + i, kind) for i, kind in enumerate(self.plan.blocks.get(name, ())))
+        start, kinds = self._block_start(name), self.plan.blocks.get(name, ())
+        return IndexedView(len(kinds), lambda i: self._layer(start + i, kinds[i]))
+
+    def _block_start(self, name: str) -> int:
+        """The index of block *name*'s first layer: after the decoder layers and the blocks before it."""
+        return self.plan.layers + sum(len(kinds) for block, kinds in self.plan.blocks.items() if block < name)
 
     def block_kinds(self, name: str) -> dict[str, tuple[range, ...]]:
-        """The layers of block *name* by kind, as runs of the indices :meth:`block` gives: a
-        block's layers of one kind are alike, so they are planned once, as decoder kinds are."""
-        layers = self.block(name)
-        return {kind: _runs(layer.index for layer in layers if layer.kind == kind) for kind in dict.fromkeys(layer.kind for layer in layers)}
+        """The layers of block *name* by kind, as runs of the indices :meth:`block` gives (one
+        progression per place in a repeated block's unit): a block's layers of one kind are alike,
+        so they are planned once, as decoder kinds are."""
+        start, kinds = self._block_start(name), self.plan.blocks.get(name, ())
+        if isinstance(kinds, Repeated):
+            end, step = start + len(kinds), len(kinds.unit)
+            if step == 1:
+                return {kinds.unit[0]: (range(start, end),)}
+            return {kind: tuple(range(start + j, end, step) for j, k in enumerate(kinds.unit) if k == kind) for kind in kinds.kinds()}
+        return {kind: _runs(start + i for i, k in enumerate(kinds) if k == kind) for kind in dict.fromkeys(kinds)}
 
     @classmethod
     def uniform(cls, name: str, *, layers: int, flags: Iterable[str] = (), **params: int) -> Model:

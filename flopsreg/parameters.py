@@ -180,11 +180,14 @@ def count_parameters(registry: PluginRegistry, plan: ModelSelection) -> Paramete
     shares: list[Share] = []
     for unit in plan.kinds:
         shares += _shares(registry, select(registry, "layer", unit.flags, unit.where), unit.params, unit.where, unit.name, unit.count, {})
-    for block in registry.blocks.values():  # the layers of each block, e.g. MTP: not in the total
-        for layer in model.block(block.name):
-            where = f"{block.name} layer {layer.index} (kind {layer.kind!r})"
-            selections = select(registry, "layer", layer.flags | block.layer_flags, where)
-            shares += _shares(registry, selections, layer.params, where, f"{block.name}.{layer.kind}", 1, {sel.pattern.name: block.name for sel in selections})
+    for block in registry.blocks.values():  # the layers of each block, e.g. MTP: not in the total; once per kind, as decoder kinds
+        for kind, indices in model.block_kinds(block.name).items():
+            where = f"{block.name} layer {indices[0].start} (kind {kind!r})"
+            flags, params = model.merged(kind)
+            selections = select(registry, "layer", flags | block.layer_flags, where)
+            shares += _shares(
+                registry, selections, params, where, f"{block.name}.{kind}", sum(map(len, indices)), {sel.pattern.name: block.name for sel in selections}
+            )
     selections = select(registry, "model", plan.head.flags, MODEL_LEVEL)
     # A model-level pattern whose formula counts a block's layers holds that block's own weights.
     owners = {sel.pattern.name: b.name for sel in selections for b in registry.blocks.values() if {b.flops, b.layers} & sel.pattern.formula.free_symbols}

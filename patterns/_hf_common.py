@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from flopsreg.patterns.embedding import TIED_LOGITS
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.patterns.norms import DECODER_NORMS
+from flopsreg.readers.decoder import Layers
 from flopsreg.readers.fields import Fields
 
 GATED_LM = frozenset({"gated", "lm_head"})  # every built-in family: gated MLPs and a logits head
@@ -19,10 +20,10 @@ def silu_gated(c: Fields) -> frozenset[str]:
     return GATED_LM | {"swiglu"} if c.string("hidden_act", "silu") == "silu" else GATED_LM
 
 
-def alternating(c: Fields, layers: int) -> list[str]:
+def alternating(c: Fields, layers: int) -> Layers[str]:
     """``layer_types`` if given, else HF's default for Gemma 2 and GPT-OSS: layer i slides iff (i + 1) % 2 != 0."""
     given = c.layer_types(layers, (SLIDING, FULL))
-    return given or [SLIDING if (i + 1) % 2 != 0 else FULL for i in range(layers)]
+    return Layers.of(given) if given else Layers.rule(layers, lambda i: SLIDING if (i + 1) % 2 != 0 else FULL, period=2)
 
 
 def weight_flags(c: Fields, *, tied: bool, biases: Mapping[str, bool] = {}, extra: frozenset[str] = frozenset()) -> frozenset[str]:

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
+from flopsreg.readers.decoder import Layers
 from flopsreg.readers.fields import Fields
 from flopsreg.errors import did_you_mean
 
@@ -41,9 +42,9 @@ def type_list(c: Fields, field: str, allowed: Iterable[str], layers: int | None 
     return types
 
 
-def renamed(types: list[str], names: Mapping[str, str]) -> list[str]:
+def renamed(types: Iterable[str], names: Mapping[str, str]) -> Layers[str]:
     """*types* with each config string replaced by the layer type flopsreg declares for it."""
-    return [names[t] for t in types]
+    return Layers.of(types).map(names.__getitem__)
 
 
 def gdn_params(c: Fields, *, key_heads: int | None = None, value_heads: int | None = None,

@@ -6,7 +6,7 @@ from flopsreg.patterns._hf_common import mla, silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.declare import HFReader
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.fields import Fields
@@ -25,7 +25,7 @@ def deepseek(c: Fields) -> Decoder:
             f" = {freq}: transformers ignores it but DeepSeek's modeling_deepseek.py does not, so "
             "the MoE layers are ambiguous; only 1 is supported",
         )
-    mlps = ["moe" if i >= first_dense else "dense" for i in range(layers)]
+    mlps = Layers.split(layers, "dense", "moe", first_dense)
     if not c.has("q_lora_rank"):
         raise c.missing("q_lora_rank", "null for a direct q_proj; the config classes default it to 1536")
     if not c.has("n_shared_experts"):
@@ -52,7 +52,7 @@ def deepseek(c: Fields) -> Decoder:
     return Decoder(
         params=params,
         flags=flags,
-        attention=[FULL] * layers,
+        attention=Layers.uniform(FULL, layers),
         mlps=mlps,
         mlp_kinds=kinds,
         blocks={MTP_BLOCK.name: depth},

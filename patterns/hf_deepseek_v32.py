@@ -1,6 +1,8 @@
 """Hugging Face reader of ``deepseek_v32`` (DeepSeek-V3.2): DeepSeek-V3's MLA and MoE, every
 layer with DeepSeek sparse attention and its own lightning indexer."""
 
+from collections.abc import Iterable
+
 import attrs
 
 from flopsreg import hookimpl
@@ -8,7 +10,7 @@ from flopsreg.declare import HFReader
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.hf_deepseek import deepseek
 from flopsreg.patterns.hf_layer_types import INDEXED, INDEXED_SHARED
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 
 # transformers' base config renames the legacy string on load (configuration_utils.py).
@@ -32,16 +34,17 @@ def mlp_layer_types(c: Fields, decoder: Decoder) -> None:
     given = c.data.get("mlp_layer_types")
     if given is None:
         return
-    planned = ["sparse" if mlp == "moe" else "dense" for mlp in decoder.mlps]
-    if given != planned:
+    planned = decoder.mlps.map(lambda mlp: "sparse" if mlp == "moe" else "dense")
+    if not isinstance(given, list) or Layers.of(given) != planned:
+        first_dense = c.int("first_k_dense_replace", minimum=0)
+        expected = list(planned) if len(planned) <= 256 else f"{first_dense} 'dense' then 'sparse'"
         raise c.error(
             "mlp_layer_types",
-            f" = {given!r}: differs from first_k_dense_replace = {c.int('first_k_dense_replace', minimum=0)} "
-            f"(expected {planned!r}); only that plan is supported",
+            f" = {given!r:.200}: differs from first_k_dense_replace = {first_dense} (expected {expected!r}); only that plan is supported",
         )
 
 
-def dsa(c: Fields, indexers: list[bool]) -> Decoder:
+def dsa(c: Fields, indexers: Iterable[bool]) -> Decoder:
     """DeepSeek-V3's MLA + MoE decoder with DSA on every layer; *indexers[i]*: layer i runs its own indexer."""
     decoder = deepseek(c)
     if "q_lora" not in decoder.flags:
@@ -50,7 +53,7 @@ def dsa(c: Fields, indexers: list[bool]) -> Decoder:
     indexed_layers(c, layers)
     mlp_layer_types(c, decoder)
     params = {**decoder.params, INDEX_HEADS.name: c.int("index_n_heads"), INDEX_HEAD_DIM.name: c.int("index_head_dim")}
-    attention = [INDEXED if own else INDEXED_SHARED for own in indexers]
+    attention = Layers.of(indexers).map(lambda own: INDEXED if own else INDEXED_SHARED)
     return attrs.evolve(decoder, params=params, attention=attention)
 
 
@@ -58,7 +61,7 @@ def deepseek_v32(c: Fields) -> Decoder:
     """DeepseekV32Config: every layer DSA with its own indexer (its modeling has no indexer_types)."""
     if c.given("indexer_types"):
         raise c.error("indexer_types", ": not read by model_type deepseek_v32, which runs an indexer on every layer; remove it")
-    return dsa(c, [True] * c.int("num_hidden_layers"))
+    return dsa(c, Layers.uniform(True, c.int("num_hidden_layers")))
 
 
 @hookimpl

@@ -18,7 +18,7 @@ from flopsreg.patterns.low_rank_query import LOW_RANK_QUERY, Q_LORA_RANK
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.shared_kv_projection import SHARED_KV_PROJECTION
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 
 SLIDING, CSA_TYPE, HCA_TYPE = "sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"
@@ -127,7 +127,7 @@ def deepseek_v4(c: Fields) -> Decoder:
         flags=flags,
         attention=[_KINDS[t][0] for t in types],
         attention_kinds={name: (kind_flags, {}) for name, kind_flags in _KINDS.values()},
-        mlps=["moe"] * layers,
+        mlps=Layers.uniform("moe", layers),
         # Every layer: the router (hash layers still run it for the weights), the top-k routed
         # experts and one shared expert of the same width.
         mlp_kinds={"moe": moe_mlp(c.int("n_routed_experts"), c.int("num_experts_per_tok"), width, width)},

@@ -9,7 +9,7 @@ from flopsreg.patterns._hf_linear import mamba_params, refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import ATTENTION_MAMBA2_LAYER
 from flopsreg.patterns.mamba2 import NO_NORM
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 
@@ -33,8 +33,8 @@ def falcon_h1(c: Fields) -> Decoder:
     return Decoder(
         params=params,
         flags=silu_gated(c) | weight_flags(c, tied=False) | (set() if norm else {NO_NORM}),
-        attention=[ATTENTION_MAMBA2_LAYER.name] * layers,
-        mlps=["dense"] * layers,
+        attention=Layers.uniform(ATTENTION_MAMBA2_LAYER.name, layers),
+        mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 

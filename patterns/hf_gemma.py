@@ -7,7 +7,7 @@ from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.declare import HFReader
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
@@ -32,7 +32,7 @@ def gemma2(c: Fields) -> Decoder:
         # Gemma2Config: tie_word_embeddings true, attention_bias false by default; four norms per layer.
         flags=GATED_LM | weight_flags(c, tied=True, biases={"attention_bias": False}, extra=SANDWICH_NORMS.flags),
         attention=attention,
-        mlps=["dense"] * layers,
+        mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 
@@ -47,7 +47,7 @@ def gemma3_text(c: Fields) -> Decoder:
         # Gemma3TextConfig reads kwargs.get("sliding_window_pattern", 6) when layer_types is absent
         # (its "BC" path): the published configs give neither, so HF uses 6.
         pattern = c.int_or_default("sliding_window_pattern", 6)
-        attention = [SLIDING if (i + 1) % pattern != 0 else FULL for i in range(layers)]
+        attention = Layers.rule(layers, lambda i: SLIDING if (i + 1) % pattern != 0 else FULL, period=pattern)
     # Published Gemma 3 text_configs omit these; transformers models/gemma3/configuration_gemma3.py
     # (Gemma3TextConfig) defaults: num_attention_heads 8, num_key_value_heads 4, head_dim 256,
     # vocab_size 262208.
@@ -65,7 +65,7 @@ def gemma3_text(c: Fields) -> Decoder:
         flags=GATED_LM
         | weight_flags(c, tied=True, biases={"attention_bias": False}, extra=SANDWICH_NORMS.flags | QK_NORM.flags),
         attention=attention,
-        mlps=["dense"] * layers,
+        mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 

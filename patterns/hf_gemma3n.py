@@ -14,25 +14,26 @@ from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
 from flopsreg.patterns.laurel import LAUREL, LAUREL_RANK
 from flopsreg.patterns.per_layer_input import PLE_DIM, PLE_LAYERS, PLE_VOCAB, PER_LAYER_INPUT
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 
-def mlp_widths(c: Fields, layers: int) -> list[int]:
+def mlp_widths(c: Fields, layers: int) -> Layers[int]:
     """``intermediate_size``: one width for every layer or a list of one per layer (Gemma3nTextConfig)."""
     value = c.data.get("intermediate_size")
     if isinstance(value, list):
         widths = c.int_list("intermediate_size", minimum=1)
         if len(widths) != layers:
             raise c.error("intermediate_size", f": {len(widths)} entries but num_hidden_layers = {layers}; expected one per layer")
-        return widths
-    return [c.int("intermediate_size")] * layers
+        return Layers.of(widths)
+    return Layers.uniform(c.int("intermediate_size"), layers)
 
 
 def gemma3n_text(c: Fields) -> Decoder:
     """Gemma3nTextConfig: sliding and full GQA layers on the active AltUp copy, KV sharing, GeGLU MLPs."""
     layers = c.int("num_hidden_layers")
-    types = c.layer_types(layers, (SLIDING, FULL)) or [FULL if (i + 1) % 5 == 0 else SLIDING for i in range(layers)]
+    given = c.layer_types(layers, (SLIDING, FULL))
+    types = Layers.of(given) if given else Layers.rule(layers, lambda i: FULL if (i + 1) % 5 == 0 else SLIDING, period=5)
     if not c.has("num_kv_shared_layers"):
         # Gemma3nTextConfig defaults it to 15 (Gemma 4: 0): a sharing the config does not show.
         raise c.missing("num_kv_shared_layers", "Gemma3nTextConfig defaults it to 15 layers reusing keys and values; give 0 for none")
@@ -43,18 +44,23 @@ def gemma3n_text(c: Fields) -> Decoder:
     head_dim = head_dim_of(c, c.int("hidden_size"), c.int("num_attention_heads"), class_default=256)
     params = {**gqa_params(c, head_dim=head_dim), "vocab": c.int("vocab_size")}
     window = {WINDOW.name: c.int("sliding_window", why="some layers slide")} if SLIDING in types else {}
-    attention, kinds = [], {}
-    for kind, shared in zip(types, reuse):
+    kinds = {}
+
+    def attention_of(entry: tuple[str, bool]) -> str:
+        kind, shared = entry
         # "_kv": keys and values from an earlier layer (Gemma 4's reader says "_reuse"; the shorter
         # name keeps the LaTeX of 35 layers within a column).
         name = ("sliding" if kind == SLIDING else "full") + ("_kv" if shared else "")
         flags = set(SLIDING_WINDOW.flags if kind == SLIDING else ()) | set(KV_REUSE_PROJECTION.flags if shared else ())
         kinds[name] = (frozenset(flags), window if kind == SLIDING else {})
-        attention.append(name)
+        return name
+
+    attention = Layers.zip(types, reuse).map(attention_of)
     widths = mlp_widths(c, layers)
     # activation_sparsity_pattern keeps a Gaussian top fraction of the gate's activations: an
     # elementwise mask after the gate projection, so every MLP matmul still runs in full.
-    mlps = [f"dense_{width}" if len(set(widths)) > 1 else "dense" for width in widths]
+    several = len(widths.distinct()) > 1
+    mlps = widths.map(lambda width: f"dense_{width}" if several else "dense")
     if not c.has("hidden_size_per_layer_input"):
         raise c.missing("hidden_size_per_layer_input", "Gemma3nTextConfig defaults it to 256; give it")
     # Gemma 3n always builds the per-layer inputs (with 0, empty projections beside a norm that is
@@ -73,7 +79,7 @@ def gemma3n_text(c: Fields) -> Decoder:
         attention=attention,
         attention_kinds=kinds,
         mlps=mlps,
-        mlp_kinds={name: dense_mlp(width) for name, width in zip(mlps, widths)},
+        mlp_kinds={name: dense_mlp(width) for name, width in Layers.zip(mlps, widths).distinct()},
     )
 
 

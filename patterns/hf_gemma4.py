@@ -17,28 +17,29 @@ from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.per_layer_input import PER_LAYER_INPUT, PLE_DIM, PLE_LAYERS, PLE_VOCAB
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 
-def layer_types(c: Fields, layers: int) -> list[str]:
+def layer_types(c: Fields, layers: int) -> Layers[str]:
     """Gemma4TextConfig: ``layer_types``, else layer i slides iff (i + 1) % 6 != 0; the last layer is forced full."""
-    given = c.layer_types(layers, (SLIDING, FULL)) or [SLIDING if (i + 1) % 6 else FULL for i in range(layers)]
-    return given[:-1] + [FULL]
+    given = c.layer_types(layers, (SLIDING, FULL))
+    types = Layers.of(given) if given else Layers.rule(layers, lambda i: SLIDING if (i + 1) % 6 else FULL, period=6)
+    return types.replaced(layers - 1, FULL)
 
 
-def reusing(c: Fields, types: list[str]) -> list[bool]:
+def reusing(c: Fields, types: Layers[str]) -> Layers[bool]:
     """Gemma4TextConfig.kv_sharing_modes: the last num_kv_shared_layers layers reuse an earlier
     layer's keys and values, which needs a producing layer of every type before them."""
     shared = c.int_or_default("num_kv_shared_layers", 0, minimum=0)  # Gemma4TextConfig default 0
     first = len(types) - shared
-    if first < 0 or (0 < first and set(types[:first]) != set(types)):
+    if first < 0 or (0 < first and set(types.head(first).distinct()) != set(types.distinct())):
         raise c.error(
             "num_kv_shared_layers",
             f" = {shared}: the layers before the sharing ones must include every layer type to share from "
             f"(transformers raises); expected at most {len(types)} and a producer of each type",
         )
-    return [i >= first for i in range(len(types))]
+    return Layers.split(len(types), False, True, first)
 
 
 def full_layer_params(c: Fields, k_eq_v: bool) -> dict[str, int]:
@@ -72,17 +73,21 @@ def gemma4_text(c: Fields) -> Decoder:
     # model-wide value stands beside the per-kind ones.
     params = {**gqa_params(c), "vocab": c.int("vocab_size")}
     local = {name: params.pop(name) for name in (HEAD_DIM.name, KV_HEADS.name)}
-    attention, kinds = [], {}
-    for kind, shared in zip(types, reuse):
+    kinds = {}
+
+    def attention_of(entry: tuple[str, bool]) -> str:
+        kind, shared = entry
         name = ("sliding" if kind == SLIDING else "full") + ("_reuse" if shared else "")
         flags = set(SLIDING_WINDOW.flags) if kind == SLIDING else set(K_EQ_V_PROJECTION.flags if k_eq_v else ())
         flags |= KV_REUSE_PROJECTION.flags if shared else set()
         kinds[name] = (frozenset(flags), {**local, **(window if kind == SLIDING else full)})
-        attention.append(name)
+        return name
+
+    attention = Layers.zip(types, reuse).map(attention_of)
     width = c.int("intermediate_size")
     # The MLP is twice as wide on the KV-sharing layers iff use_double_wide_mlp (Gemma4TextMLP).
     wide = c.bool("use_double_wide_mlp", default=False)
-    mlps = ["dense_wide" if wide and shared else "dense" for shared in reuse]
+    mlps = reuse.map(lambda shared: "dense_wide" if wide and shared else "dense")
     mlp_kinds = {"dense": dense_mlp(width), "dense_wide": dense_mlp(2 * width)}
     # Sandwich norms (three more with the experts), q/k norms of each layer's head width (the
     # v_norm has no scale); tie_word_embeddings true by default.
@@ -104,7 +109,7 @@ def gemma4_text(c: Fields) -> Decoder:
         attention=attention,
         attention_kinds=kinds,
         mlps=mlps,
-        mlp_kinds={name: mlp_kinds[name] for name in set(mlps)},
+        mlp_kinds={name: mlp_kinds[name] for name in mlps.distinct()},
     )
 
 

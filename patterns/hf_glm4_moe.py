@@ -10,7 +10,7 @@ from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 
@@ -22,7 +22,7 @@ def glm4_moe(c: Fields) -> Decoder:
     # 128, the fallback would be 42 for GLM-4.5-Air's 4096 / 96.
     head_dim = head_dim_of(c, hidden, heads)
     first_dense = c.int_or_default("first_k_dense_replace", 1, minimum=0)  # Glm4MoeConfig default
-    mlps = ["moe" if i >= first_dense else "dense" for i in range(layers)]
+    mlps = Layers.split(layers, "dense", "moe", first_dense)
     kinds = {}
     if "dense" in mlps:
         kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))
@@ -40,7 +40,7 @@ def glm4_moe(c: Fields) -> Decoder:
     return Decoder(
         params={**gqa_params(c, head_dim=head_dim), "vocab": c.int("vocab_size")},
         flags=silu_gated(c) | weight_flags(c, tied=False, extra=extra),
-        attention=[FULL] * layers,
+        attention=Layers.uniform(FULL, layers),
         mlps=mlps,
         mlp_kinds=kinds,
         blocks={MTP_BLOCK.name: depth},

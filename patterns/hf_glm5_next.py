@@ -15,7 +15,7 @@ from flopsreg.patterns.hf_kimi_linear import kda_params, linear_attn_config
 from flopsreg.patterns.hf_layer_types import KDA_LAYER
 from flopsreg.patterns.hyper_connections import HC_MULT, MHC_MEAN_HEAD
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 
 # configuration_glm5_next.py: "full_attention" is remapped to "indexed_attention", and the base
@@ -25,15 +25,15 @@ _INDEXED, _SHARED = "kpool", "kpool_shared"
 DENSE_LAYERS = 3  # Glm5NextTextConfig.__post_init__: mlp_layer_types defaults to 3 dense layers, hard-coded
 
 
-def layer_types(c: Fields, layers: int) -> list[bool]:
+def layer_types(c: Fields, layers: int) -> Layers[bool]:
     """Per layer: True for KDA (linear_attention); ``layer_types``, else KDA iff i % 4 != 3."""
     given = type_list(c, "layer_types", _TYPES, layers)
     if given is None:
-        return [i % 4 != 3 for i in range(layers)]
-    return [t == "linear_attention" for t in given]
+        return Layers.rule(layers, lambda i: i % 4 != 3, period=4)
+    return Layers.of(given).map(lambda t: t == "linear_attention")
 
 
-def mlp_layer_types(c: Fields, layers: int) -> list[str]:
+def mlp_layer_types(c: Fields, layers: int) -> Layers[str]:
     """``mlp_layer_types``, else 3 dense layers then MoE, as the config class fills it in. That
     default ignores ``first_k_dense_replace``: a config giving another value (it would mean
     another plan to its writer) is refused rather than read either way."""
@@ -46,26 +46,28 @@ def mlp_layer_types(c: Fields, layers: int) -> list[str]:
                 f" = {first}: Glm5NextTextConfig ignores it and makes the first {DENSE_LAYERS} layers dense; "
                 "give mlp_layer_types to say which layers are dense",
             )
-        given = ["dense" if i < DENSE_LAYERS else "sparse" for i in range(layers)]
-    return ["moe" if t == "sparse" else "dense" for t in given]
+        given = Layers.split(layers, "dense", "sparse", DENSE_LAYERS)
+    return Layers.of(given).map(lambda t: "moe" if t == "sparse" else "dense")
 
 
-def _attention(c: Fields, kda: list[bool]) -> list[str]:
+def _attention(c: Fields, kda: Layers[bool]) -> Layers[str]:
     """KDA, or MLA with k-pool DSA running its own indexer ('full') or the previous layer's top-k ('shared')."""
     modes = indexer_types(c, len(kda))
-    attention = []
-    for i, (linear, mode) in enumerate(zip(kda, modes)):
+    both = Layers.zip(kda, modes)  # each layer's entry depends on the layer before too: periodic one layer later
+
+    def attention_of(i: int) -> str:
+        linear, mode = both[i]
         if linear:
-            attention.append(KDA_LAYER.name)
-        elif mode == "full":
-            attention.append(_INDEXED)
-        elif i and not kda[i - 1] and modes[i - 1] == "full":
-            attention.append(_SHARED)
-        else:
-            # modeling_glm5_next.py: only a full indexed layer hands its top-k to the next layer;
-            # a shared layer after anything else raises at run time.
-            raise c.error(f"indexer_types[{i}]", " = 'shared': the layer before is not an indexed_attention layer with indexer_types 'full'; expected 'full'")
-    return attention
+            return KDA_LAYER.name
+        if mode == "full":
+            return _INDEXED
+        if i and not kda[i - 1] and modes[i - 1] == "full":
+            return _SHARED
+        # modeling_glm5_next.py: only a full indexed layer hands its top-k to the next layer;
+        # a shared layer after anything else raises at run time.
+        raise c.error(f"indexer_types[{i}]", " = 'shared': the layer before is not an indexed_attention layer with indexer_types 'full'; expected 'full'")
+
+    return Layers.rule(len(kda), attention_of, period=max(len(both.cycle), 1), start=len(both.first) + 1)
 
 
 def glm5_next_text(c: Fields) -> Decoder:

@@ -4,14 +4,14 @@
 from flopsreg import hookimpl
 from flopsreg.declare import HFReader
 from flopsreg.patterns.hf_deepseek_v32 import dsa
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 
 _MODES = {"full": True, "shared": False}
 _PATTERN = {"F": "full", "S": "shared"}
 
 
-def indexer_types(c: Fields, layers: int) -> list[str]:
+def indexer_types(c: Fields, layers: int) -> Layers[str]:
     """GlmMoeDsaConfig.__post_init__: ``indexer_types``, else the popped ``index_topk_pattern``
     ("F"/"S" per layer), else layer i is full iff max(i - offset + 1, 0) % freq == 0 with the
     popped ``index_topk_freq`` (default 1: every layer) and ``index_skip_topk_offset`` (default 2)."""
@@ -23,13 +23,13 @@ def indexer_types(c: Fields, layers: int) -> list[str]:
     if given is None:
         freq = max(c.int_or_default("index_topk_freq", 1, minimum=0), 1)
         offset = c.int_or_default("index_skip_topk_offset", 2, minimum=0)
-        return ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(layers)]
+        return Layers.rule(layers, lambda i: "full" if max(i - offset + 1, 0) % freq == 0 else "shared", period=freq, start=max(offset - 1, 0))
     if not isinstance(given, list) or len(given) != layers:
         raise c.error(field, f" = {given!r}: expected one of 'full'/'shared' per layer ({layers} layers)")
     for i, mode in enumerate(given):
         if mode not in _MODES:
             raise c.error(f"{field}[{i}]", f" = {mode!r}: expected 'full' or 'shared'")
-    return list(given)
+    return Layers.of(given)
 
 
 def glm_moe_dsa(c: Fields) -> Decoder:
@@ -38,7 +38,7 @@ def glm_moe_dsa(c: Fields) -> Decoder:
     if modes and modes[0] == "shared":
         # modeling_glm_moe_dsa.py raises at run time: a shared layer needs an earlier full one.
         raise c.error("indexer_types[0]", " = 'shared': the first layer has no earlier indexer to share; expected 'full'")
-    return dsa(c, [_MODES[mode] for mode in modes])
+    return dsa(c, modes.map(_MODES.__getitem__))
 
 
 @hookimpl

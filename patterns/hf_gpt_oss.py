@@ -5,7 +5,7 @@ from flopsreg.patterns._hf_common import GATED_LM, alternating, weight_flags
 from flopsreg.declare import HFReader
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.biases import EXPERT_BIAS, ROUTER_BIAS
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.moe import MOE, moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
@@ -28,7 +28,7 @@ def gpt_oss(c: Fields) -> Decoder:
         # the router have biases, every layer a sink per head.
         flags=GATED_LM | weight_flags(c, tied=False, biases={"attention_bias": True}, extra=_ALWAYS),
         attention=attention,
-        mlps=["moe"] * layers,
+        mlps=Layers.uniform("moe", layers),
         mlp_kinds={"moe": moe},
     )
 

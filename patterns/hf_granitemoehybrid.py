@@ -9,7 +9,7 @@ from flopsreg.patterns._hf_linear import mamba_params, refuse_unless, renamed, t
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, MAMBA2_LAYER
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 NAMES = {"linear_attention": MAMBA2_LAYER.name, "full_attention": FULL}
@@ -37,7 +37,7 @@ def granitemoehybrid(c: Fields) -> Decoder:
         mlp = dense_mlp(shared)
     return Decoder(
         params=params, flags=silu_gated(c) | weight_flags(c, tied=False), attention=renamed(types, NAMES),
-        mlps=["moe" if experts > 0 else "dense"] * layers, mlp_kinds={"moe" if experts > 0 else "dense": mlp},
+        mlps=Layers.uniform("moe" if experts > 0 else "dense", layers), mlp_kinds={"moe" if experts > 0 else "dense": mlp},
     )
 
 

@@ -14,16 +14,16 @@ from flopsreg.patterns.hf_layer_types import FULL, MAMBA1_LAYER
 from flopsreg.patterns.mamba1 import DT_RANK, INNER
 from flopsreg.patterns.mamba2 import STATE
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 
-def _every(c: Fields, period: str, offset: str, layers: int) -> list[bool]:
+def _every(c: Fields, period: str, offset: str, layers: int) -> Layers[bool]:
     """Layer i is chosen iff i % period == offset (JambaConfig.layers_block_type, layers_num_experts)."""
     step, at = c.int(period), c.int(offset, minimum=0)
     if at >= step:
         raise c.error(offset, f" = {at}: expected below {period} = {step}")
-    return [i % step == at for i in range(layers)]
+    return Layers.rule(layers, lambda i: i % step == at, period=step)
 
 
 def _mamba(c: Fields, hidden: int) -> dict[str, int]:
@@ -44,24 +44,24 @@ def jamba(c: Fields) -> Decoder:
     layers, hidden = c.int("num_hidden_layers"), c.int("hidden_size")
     attention = _every(c, "attn_layer_period", "attn_layer_offset", layers)
     experts = c.int("num_experts")
-    sparse = _every(c, "expert_layer_period", "expert_layer_offset", layers) if experts > 1 else [False] * layers
+    sparse = _every(c, "expert_layer_period", "expert_layer_offset", layers) if experts > 1 else Layers.uniform(False, layers)
     params = {"hidden": hidden, "vocab": c.int("vocab_size")}
-    if any(attention):
+    if True in attention:
         params.update(gqa_params(c))  # JambaAttention: getattr(config, "head_dim", hidden / heads)
-    if not all(attention):
+    if False in attention:
         params.update(_mamba(c, hidden))
     width = c.int("intermediate_size")
     kinds = {}
-    if not all(sparse):
+    if False in sparse:
         kinds["dense"] = dense_mlp(width)
-    if any(sparse):
+    if True in sparse:
         kinds["moe"] = moe_mlp(experts, c.int("num_experts_per_tok"), width)
     return Decoder(
         params=params,
         # JambaConfig: tie_word_embeddings false by default; attention and MLPs without biases.
         flags=silu_gated(c) | weight_flags(c, tied=False),
-        attention=[FULL if a else MAMBA1_LAYER.name for a in attention],
-        mlps=["moe" if m else "dense" for m in sparse],
+        attention=attention.map(lambda a: FULL if a else MAMBA1_LAYER.name),
+        mlps=sparse.map(lambda m: "moe" if m else "dense"),
         mlp_kinds=kinds,
     )
 

@@ -11,7 +11,7 @@ from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, KDA_LAYER
 from flopsreg.patterns.kda import HEAD_DIM, HEADS
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 
 NAMES = {"linear_attention": KDA_LAYER.name, "full_attention": FULL}
@@ -36,21 +36,19 @@ def _one_indexed(inner: Fields, field: str, layers: int) -> list[int]:
     return [i - 1 for i in inner.int_list(field, minimum=1, maximum=layers) or []]
 
 
-def _types(c: Fields, inner: Fields | None, layers: int) -> list[str]:
+def _types(c: Fields, inner: Fields | None, layers: int) -> Layers[str]:
     """layer_types > linear_attn_config's 1-indexed full_attn_layers / kda_layers > full iff i and i % 4 == 0."""
     types = type_list(c, "layer_types", NAMES, layers)
     if types is not None:
-        return types
+        return Layers.of(types)
     if inner is not None and inner.has("full_attn_layers") and inner.has("kda_layers"):
-        found: list[str | None] = [None] * layers
-        for i in _one_indexed(inner, "full_attn_layers", layers):
-            found[i] = "full_attention"
-        for i in _one_indexed(inner, "kda_layers", layers):
-            found[i] = "linear_attention"
-        if None in found:
-            raise inner.error("kda_layers", f": layer {found.index(None) + 1} is in neither full_attn_layers nor kda_layers")
-        return found
-    return ["full_attention" if i and i % 4 == 0 else "linear_attention" for i in range(layers)]
+        kda = set(_one_indexed(inner, "kda_layers", layers))
+        named = kda | set(_one_indexed(inner, "full_attn_layers", layers))
+        if len(named) < layers:  # the lists name each layer, so they are as long as the model (checked before listing it)
+            missing = next(i for i in range(layers) if i not in named)
+            raise inner.error("kda_layers", f": layer {missing + 1} is in neither full_attn_layers nor kda_layers")
+        return Layers.of("linear_attention" if i in kda else "full_attention" for i in range(layers))
+    return Layers.rule(layers, lambda i: "full_attention" if i and i % 4 == 0 else "linear_attention", period=4, start=1)
 
 
 def kda_params(c: Fields, inner: Fields | None) -> dict[str, int]:
@@ -68,13 +66,13 @@ def kda_params(c: Fields, inner: Fields | None) -> dict[str, int]:
     }
 
 
-def _mlps(c: Fields, layers: int) -> list[str]:
+def _mlps(c: Fields, layers: int) -> Layers[str]:
     """mlp_layer_types > the kwarg first_k_dense_replace (default 1): dense below it, sparse from it."""
     given = type_list(c, "mlp_layer_types", ("dense", "sparse"), layers)
     if given is None:
         first_dense = c.int_or_default("first_k_dense_replace", 1, minimum=0)
-        given = ["dense" if i < first_dense else "sparse" for i in range(layers)]
-    return ["moe" if t == "sparse" else "dense" for t in given]
+        given = Layers.split(layers, "dense", "sparse", first_dense)
+    return Layers.of(given).map(lambda t: "moe" if t == "sparse" else "dense")
 
 
 def kimi_linear(c: Fields) -> Decoder:

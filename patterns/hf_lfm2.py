@@ -10,22 +10,22 @@ from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, SHORT_CONV_LAYER
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 NAMES = {"conv": SHORT_CONV_LAYER.name, "full_attention": FULL}
 
 
-def _types(c: Fields, layers: int) -> list[str]:
+def _types(c: Fields, layers: int) -> Layers[str]:
     """layer_types > full_attn_idxs (attention there, conv elsewhere); neither: refused (the class
     would make every layer attention, no conv layer at all)."""
     types = type_list(c, "layer_types", NAMES, layers)
     if types is not None:
-        return types
+        return Layers.of(types)
     full = c.int_list("full_attn_idxs", maximum=layers - 1)
     if full is None:
         raise c.missing("full_attn_idxs", "nor is layer_types given; Lfm2Config then makes every layer attention")
-    return ["full_attention" if i in full else "conv" for i in range(layers)]
+    return Layers.chosen(layers, full, "full_attention", "conv")
 
 
 def _ffn_width(c: Fields) -> int:
@@ -60,7 +60,7 @@ def lfm2(c: Fields) -> Decoder:
         # operator_norm and ffn_norm per layer, q/k_layernorm (RMSNorms of the head width), the final
         # embedding_norm; tie_word_embeddings (or its kwarg tie_embedding) true by default.
         params=params, flags=GATED_LM | {"swiglu"} | weight_flags(c, tied=True, extra=QK_NORM.flags), attention=renamed(types, NAMES),
-        mlps=["dense"] * layers, mlp_kinds={"dense": dense_mlp(_ffn_width(c))},
+        mlps=Layers.uniform("dense", layers), mlp_kinds={"dense": dense_mlp(_ffn_width(c))},
     )
 
 

@@ -4,7 +4,7 @@ from flopsreg import hookimpl
 from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.declare import HFReader
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params
 
@@ -16,8 +16,8 @@ def llama(c: Fields) -> Decoder:
         params={**gqa_params(c), "vocab": c.int("vocab_size")},
         # LlamaConfig: tie_word_embeddings, attention_bias and mlp_bias default to false.
         flags=silu_gated(c) | weight_flags(c, tied=False, biases={"attention_bias": False, "mlp_bias": False}),
-        attention=[FULL] * layers,
-        mlps=["dense"] * layers,
+        attention=Layers.uniform(FULL, layers),
+        mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 

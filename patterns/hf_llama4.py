@@ -5,20 +5,20 @@ from flopsreg import hookimpl
 from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import CHUNKS, FULL
 from flopsreg.declare import HFReader
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 
-def _attention(c: Fields, layers: int) -> list[str]:
+def _attention(c: Fields, layers: int) -> Layers[str]:
     given = c.layer_types(layers, (CHUNKS, FULL))
     if c.has("attention_chunk_size") and not c.given("attention_chunk_size"):
         # modeling_llama4: a layer is chunked only if it uses RoPE and a chunk size is set, so
         # attention_chunk_size null makes every layer full causal, whatever layer_types says.
-        return [FULL] * layers
+        return Layers.uniform(FULL, layers)
     if given is not None:
-        return given
+        return Layers.of(given)
     # no_rope_layers[i] == 1: the layer uses RoPE and chunked attention; 0: NoPE, full causal.
     # An empty or absent list falls back to no_rope_layer_interval (Llama4TextConfig.__post_init__).
     rope = c.int_list("no_rope_layers", minimum=0, maximum=1)
@@ -27,17 +27,17 @@ def _attention(c: Fields, layers: int) -> list[str]:
             raise c.error("no_rope_layers", f": {len(rope)} entries but num_hidden_layers = {layers}")
     elif c.given("no_rope_layer_interval"):
         interval = c.int("no_rope_layer_interval")
-        rope = [int((i + 1) % interval != 0) for i in range(layers)]
+        rope = Layers.rule(layers, lambda i: int((i + 1) % interval != 0), period=interval)
     else:
         raise c.missing(
             "no_rope_layers",
             "no layer_types, no_rope_layers or no_rope_layer_interval says which layers are chunked; "
             "Llama4TextConfig would assume no_rope_layer_interval = 4",
         )
-    return [CHUNKS if flag else FULL for flag in rope]
+    return Layers.of(rope).map(lambda flag: CHUNKS if flag else FULL)
 
 
-def _mlps(c: Fields, layers: int) -> list[str]:
+def _mlps(c: Fields, layers: int) -> Layers[str]:
     moe_layers = c.int_list("moe_layers", minimum=0, maximum=layers - 1)
     if moe_layers is None:
         if not c.given("interleave_moe_layer_step"):
@@ -45,9 +45,8 @@ def _mlps(c: Fields, layers: int) -> list[str]:
                 "moe_layers", "neither moe_layers nor interleave_moe_layer_step says which layers are MoE"
             )
         step = c.int("interleave_moe_layer_step")
-        moe_layers = list(range(step - 1, layers, step))
-    chosen = set(moe_layers)
-    return ["moe" if i in chosen else "dense" for i in range(layers)]
+        return Layers.rule(layers, lambda i: "moe" if (i + 1) % step == 0 else "dense", period=step)
+    return Layers.chosen(layers, moe_layers, "moe", "dense")
 
 
 def llama4_text(c: Fields) -> Decoder:

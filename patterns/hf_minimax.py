@@ -9,7 +9,7 @@ from flopsreg.patterns._hf_linear import renamed, type_list
 from flopsreg.patterns.hf_layer_types import FULL, LIGHTNING_LAYER, SLIDING
 from flopsreg.patterns.lightning import BLOCK
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 BLOCK_SIZE = 256  # MiniMaxConfig.block_size's default
@@ -46,7 +46,7 @@ def minimax(c: Fields) -> Decoder:
         # MiniMaxConfig: tie_word_embeddings defaults to false; no projection has a bias.
         flags=silu_gated(c) | weight_flags(c, tied=False),
         attention=attention,
-        mlps=["moe"] * layers,
+        mlps=Layers.uniform("moe", layers),
         mlp_kinds={"moe": experts},
     )
 

@@ -7,7 +7,7 @@ from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 
@@ -23,8 +23,8 @@ def minimax_m2(c: Fields) -> Decoder:
         # MiniMaxM2Attention: q_norm and k_norm over all heads at once, always; no biases; the
         # router's e_score_correction_bias is a buffer; tie_word_embeddings false by default.
         flags=silu_gated(c) | weight_flags(c, tied=False, extra=FULL_WIDTH_QK_NORM.flags),
-        attention=[FULL] * layers,
-        mlps=["moe"] * layers,
+        attention=Layers.uniform(FULL, layers),
+        mlps=Layers.uniform("moe", layers),
         mlp_kinds={"moe": experts},
     )
 

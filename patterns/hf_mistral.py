@@ -5,17 +5,17 @@ from flopsreg import hookimpl
 from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params
 
 
-def _attention(c: Fields, layers: int, class_default: str) -> list[str]:
+def _attention(c: Fields, layers: int, class_default: str) -> Layers[str]:
     # Every layer uses config.sliding_window; null means no window (full causal).
     if not c.has("sliding_window"):
         raise c.missing("sliding_window", f"{class_default}; write null for no sliding window")
-    return [SLIDING if c.given("sliding_window") else FULL] * layers
+    return Layers.uniform(SLIDING if c.given("sliding_window") else FULL, layers)
 
 
 def mistral(c: Fields) -> Decoder:
@@ -27,7 +27,7 @@ def mistral(c: Fields) -> Decoder:
         # MistralConfig: tie_word_embeddings false by default; no biases (bias=False in the code).
         flags=silu_gated(c) | weight_flags(c, tied=False),
         attention=attention,
-        mlps=["dense"] * layers,
+        mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 
@@ -42,7 +42,7 @@ def mixtral(c: Fields) -> Decoder:
         # MixtralConfig: tie_word_embeddings false by default; no biases, router without bias.
         flags=silu_gated(c) | weight_flags(c, tied=False),
         attention=attention,
-        mlps=["moe"] * layers,
+        mlps=Layers.uniform("moe", layers),
         mlp_kinds={"moe": moe},
     )
 

@@ -15,46 +15,47 @@ from flopsreg.patterns.mla_projection import QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
 from flopsreg.patterns.softmax_scaling import ROPE_ALPHA, ROTARY_DIM, SOFTMAX_SCALING
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 
 
-def rope_layers(c: Fields, layers: int) -> list[bool]:
+def rope_layers(c: Fields, layers: int) -> Layers[bool]:
     """``no_rope_layers`` (1: the layer uses RoPE), else layer i uses RoPE iff (i + 1) % N != 0
     with the popped ``no_rope_layer_interval`` N; neither given is refused (the class would use 4)."""
     given = c.int_list("no_rope_layers", maximum=1)
     if given is not None:
         if len(given) != layers:
             raise c.error("no_rope_layers", f": {len(given)} entries but num_hidden_layers = {layers}; expected one per layer")
-        return [bool(flag) for flag in given]
+        return Layers.of(given).map(bool)
     if not c.given("no_rope_layer_interval"):
         raise c.missing("no_rope_layers", "which layers are NoPE; MistralLarge4TextConfig would make every 4th layer NoPE; give it or no_rope_layer_interval")
     interval = c.int("no_rope_layer_interval")
-    return [(i + 1) % interval != 0 for i in range(layers)]
+    return Layers.rule(layers, lambda i: (i + 1) % interval != 0, period=interval)
 
 
-def kv_sources(c: Fields, layers: int) -> list[int]:
-    """``kv_source_layers`` (absent: every layer its own), each an earlier layer that owns its latent."""
+def kv_reuse(c: Fields, layers: int) -> Layers[bool]:
+    """Per layer: its latent comes from an earlier layer, by ``kv_source_layers`` (absent: every layer its own),
+    each an earlier layer that owns its latent."""
     given = c.int_list("kv_source_layers", maximum=layers - 1)
     if given is None:
-        return list(range(layers))
+        return Layers.uniform(False, layers)
     if len(given) != layers:
         raise c.error("kv_source_layers", f": {len(given)} entries but num_hidden_layers = {layers}; expected one per layer")
     for i, source in enumerate(given):
         if source > i or given[source] != source:
             raise c.error(f"kv_source_layers[{i}]", f" = {source}: expected an earlier layer that owns its latent (transformers raises)")
-    return given
+    return Layers.of(source != i for i, source in enumerate(given))
 
 
-def mlp_plan(c: Fields, layers: int) -> list[str]:
+def mlp_plan(c: Fields, layers: int) -> Layers[str]:
     """``mlp_layer_types`` ("dense"/"sparse"), else the first ``first_k_dense_replace`` (default 1) dense."""
     given = c.data.get("mlp_layer_types")
     if given is None:
         first = c.int_or_default("first_k_dense_replace", 1, minimum=0)  # MistralLarge4TextConfig default
-        return ["dense" if i < first else "moe" for i in range(layers)]
+        return Layers.split(layers, "dense", "moe", first)
     if not isinstance(given, list) or len(given) != layers or any(t not in ("dense", "sparse") for t in given):
         raise c.error("mlp_layer_types", f" = {given!r}: expected 'dense' or 'sparse' for each of the {layers} layers")
-    return ["moe" if t == "sparse" else "dense" for t in given]
+    return Layers.of(given).map(lambda t: "moe" if t == "sparse" else "dense")
 
 
 def mistral_large4_text(c: Fields) -> Decoder:
@@ -66,7 +67,7 @@ def mistral_large4_text(c: Fields) -> Decoder:
     given = c.data.get("layer_types")
     if given is not None and (not isinstance(given, list) or set(given) - {"indexed_attention", "deepseek_sparse_attention"}):
         raise c.error("layer_types", f" = {given!r}: model_type {c.model_type} runs DeepSeek sparse attention on every layer")
-    modes, rope, sources = indexer_types(c, layers), rope_layers(c, layers), kv_sources(c, layers)
+    modes, rope, reuse = indexer_types(c, layers), rope_layers(c, layers), kv_reuse(c, layers)
     if modes[0] == "shared":
         raise c.error("indexer_types[0]", " = 'shared': the first layer has no earlier indexer to share; expected 'full'")
     topk = {INDEX_TOPK.name: c.int("index_topk")}
@@ -74,14 +75,18 @@ def mistral_large4_text(c: Fields) -> Decoder:
     # A NoPE layer is MLA without the shared rope key: its latent gives every head all
     # nope + rope key dims (MistralLarge4TextAttention sets qk_rope_head_dim 0, qk_nope_head_dim nope + rope).
     widths = {True: {QK_NOPE_HEAD_DIM.name: nope, QK_ROPE_HEAD_DIM.name: rope_dim}, False: {QK_NOPE_HEAD_DIM.name: nope + rope_dim, QK_ROPE_HEAD_DIM.name: 0}}
-    attention, kinds = [], {}
-    for i in range(layers):
+    kinds = {}
+
+    def attention_of(entry: tuple[tuple[str, bool], bool]) -> str:
+        (mode, rotary), reused = entry
         flags = set(DSA_TOPK.flags)
-        flags |= DSA_INDEXER_FROM_HIDDEN.flags if modes[i] == "full" else set()
-        flags |= KV_REUSE_PROJECTION.flags if sources[i] != i else set()
-        name = ("rope" if rope[i] else "nope") + ("_kv_reuse" if sources[i] != i else "") + ("" if modes[i] == "full" else "_shared_topk")
-        kinds[name] = (frozenset(flags), {**topk, **widths[rope[i]]})
-        attention.append(name)
+        flags |= DSA_INDEXER_FROM_HIDDEN.flags if mode == "full" else set()
+        flags |= KV_REUSE_PROJECTION.flags if reused else set()
+        name = ("rope" if rotary else "nope") + ("_kv_reuse" if reused else "") + ("" if mode == "full" else "_shared_topk")
+        kinds[name] = (frozenset(flags), {**topk, **widths[rotary]})
+        return name
+
+    attention = Layers.zip(Layers.zip(modes, rope), reuse).map(attention_of)
     mlps = mlp_plan(c, layers)
     mlp_kinds = {}
     if "dense" in mlps:

@@ -9,18 +9,16 @@ from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, typ
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 NAMES = {"linear_attention": GATED_DELTANET_LAYER.name, "full_attention": FULL}
 
 
-def _types(layers: int) -> list[str]:
+def _types(layers: int) -> Layers[str]:
     """OlmoHybridConfig.__post_init__: full attention iff i % 4 == 3, and the last layer if none is."""
-    types = ["full_attention" if i % 4 == 3 else "linear_attention" for i in range(layers)]
-    if "full_attention" not in types:
-        types[-1] = "full_attention"
-    return types
+    types = Layers.rule(layers, lambda i: "full_attention" if i % 4 == 3 else "linear_attention", period=4)
+    return types if "full_attention" in types else types.replaced(layers - 1, "full_attention")
 
 
 def olmo_hybrid(c: Fields) -> Decoder:
@@ -48,7 +46,7 @@ def olmo_hybrid(c: Fields) -> Decoder:
         # post-feedforward on attention layers); q/k norms over the full projections; no biases.
         flags=silu_gated(c) | weight_flags(c, tied=False, extra=FULL_WIDTH_QK_NORM.flags),
         attention=renamed(types, NAMES),
-        mlps=["dense"] * layers,
+        mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 

@@ -7,22 +7,22 @@ from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 
-def _attention(c: Fields, layers: int) -> list[str]:
+def _attention(c: Fields, layers: int) -> Layers[str]:
     """Qwen2Config / Qwen3Config: ``layer_types``, else layer i slides iff use_sliding_window,
     sliding_window is not null and i >= max_window_layers."""
     given = c.layer_types(layers, (SLIDING, FULL))
     if given is not None:
-        return given
+        return Layers.of(given)
     # use_sliding_window defaults to false in both config classes; false switches nothing on.
     if not c.bool("use_sliding_window", default=False) or not c.given("sliding_window"):
-        return [FULL] * layers
+        return Layers.uniform(FULL, layers)
     first = c.int("max_window_layers", minimum=0, why="use_sliding_window is true")
-    return [SLIDING if i >= first else FULL for i in range(layers)]
+    return Layers.split(layers, FULL, SLIDING, first)
 
 
 def _qwen(c: Fields, head_dim_default: int | None, weights: frozenset[str]) -> Decoder:
@@ -33,7 +33,7 @@ def _qwen(c: Fields, head_dim_default: int | None, weights: frozenset[str]) -> D
         params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, head_dim_default)), "vocab": c.int("vocab_size")},
         flags=silu_gated(c) | weights,
         attention=attention,
-        mlps=["dense"] * layers,
+        mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 

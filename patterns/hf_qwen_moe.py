@@ -6,7 +6,7 @@ from flopsreg.patterns._hf_common import silu_gated, weight_flags
 from flopsreg.patterns.hf_layer_types import FULL, SLIDING
 from flopsreg.declare import HFReader
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder, layers_with
+from flopsreg.readers.decoder import Decoder, Layers, layers_with
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params
@@ -15,21 +15,22 @@ from flopsreg.readers.fields import Fields, gqa_params
 ALIASES = {"num_local_experts": "num_experts"}
 
 
-def _mlps(c: Fields, layers: int) -> list[str]:
+def _mlps(c: Fields, layers: int) -> Layers[str]:
     """Layer i is sparse iff i not in mlp_only_layers, num_experts > 0, (i + 1) % decoder_sparse_step == 0."""
     step = c.int("decoder_sparse_step")
     # Qwen2MoeConfig / Qwen3MoeConfig: mlp_only_layers None or absent -> [] (no layer forced dense).
     dense_only = set(c.int_list("mlp_only_layers", maximum=layers - 1) or [])
     experts = c.int("num_experts", minimum=0)
-    return [
-        "moe" if i not in dense_only and experts > 0 and (i + 1) % step == 0 else "dense" for i in range(layers)
-    ]
+    if experts == 0:
+        return Layers.uniform("dense", layers)
+    start = max(dense_only, default=-1) + 1  # periodic after the last layer mlp_only_layers names
+    return Layers.rule(layers, lambda i: "moe" if i not in dense_only and (i + 1) % step == 0 else "dense", period=step, start=start)
 
 
-def _attention(c: Fields, layers: int) -> list[str]:
+def _attention(c: Fields, layers: int) -> Layers[str]:
     given = c.layer_types(layers, (SLIDING, FULL))
     if given is not None:
-        return given
+        return Layers.of(given)
     if c.bool("use_sliding_window", default=False):
         # transformers versions disagree on which Qwen-MoE layers slide (>= max_window_layers in
         # older modeling code, even layers < max_window_layers in configuration_qwen2_moe.py).
@@ -38,7 +39,7 @@ def _attention(c: Fields, layers: int) -> list[str]:
             f" = true: which layers slide differs between transformers versions for model_type "
             f"{c.model_type}; give layer_types explicitly",
         )
-    return [FULL] * layers
+    return Layers.uniform(FULL, layers)
 
 
 def _qwen_moe(c: Fields, *, shared: bool, weights: frozenset[str]) -> Decoder:

@@ -11,21 +11,21 @@ from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.hf_qwen_moe import _mlps
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 GATED_ATTENTION = frozenset({"output_gate"})  # q_proj outputs 2 x heads x head_dim: query and gate
 NAMES = {"linear_attention": GATED_DELTANET_LAYER.name, "full_attention": FULL}
 
 
-def _layers(c: Fields) -> tuple[int, list[str]]:
+def _layers(c: Fields) -> tuple[int, Layers[str]]:
     """layer_types, else the rule of __post_init__: linear_attention unless (i + 1) % full_attention_interval == 0."""
     layers = c.int("num_hidden_layers")
     types = type_list(c, "layer_types", NAMES, layers)
     if types is None:
         # full_attention_interval is popped from the kwargs (default 4); only layer_types is saved.
         interval = c.int_or_default("full_attention_interval", 4)
-        types = ["linear_attention" if (i + 1) % interval else "full_attention" for i in range(layers)]
+        types = Layers.rule(layers, lambda i: "linear_attention" if (i + 1) % interval else "full_attention", period=interval)
     return layers, renamed(types, NAMES)
 
 
@@ -68,7 +68,7 @@ def qwen3_5_text(c: Fields) -> Decoder:
     layers, attention = _layers(c)
     return Decoder(
         params=_params(c), flags=_flags(c), attention=attention,
-        mlps=["dense"] * layers, mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
+        mlps=Layers.uniform("dense", layers), mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
     )
 
 
@@ -77,7 +77,7 @@ def qwen3_5_moe_text(c: Fields) -> Decoder:
     layers, attention = _layers(c)
     return Decoder(
         params=_params(c), flags=_flags(c), attention=attention,
-        mlps=["moe"] * layers, mlp_kinds={"moe": _moe(c)},
+        mlps=Layers.uniform("moe", layers), mlp_kinds={"moe": _moe(c)},
     )
 
 

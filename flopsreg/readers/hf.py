@@ -9,7 +9,6 @@ module only reads the file, finds the reader and builds the model: it names no m
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -20,8 +19,8 @@ import attrs
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model, printable_name
 from flopsreg.declare import HFLayerType, HFReader, family_flag
-from flopsreg.readers.decoder import Decoder, build_model, layers_with
-from flopsreg.readers.files import read_text
+from flopsreg.readers.decoder import Decoder, TooManyListed, build_model, layers_with
+from flopsreg.readers.files import parse_json, read_text
 from flopsreg.readers.fields import Fields
 from flopsreg.registry import PluginRegistry, default_plugins
 
@@ -36,11 +35,7 @@ def _read(config: str | Path | Mapping[str, Any]) -> tuple[Mapping[str, Any], st
     if not isinstance(config, (str, Path)):
         raise ModelError(f"config: expected a path to config.json or a dict, got {type(config).__name__}")
     path = Path(config)
-    text = read_text(path, "config.json")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{path}: not valid JSON: {exc}") from exc
+    data = parse_json(read_text(path, "config.json"), str(path))
     if not isinstance(data, dict):
         raise ModelError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data, str(path), str(path)
@@ -95,9 +90,10 @@ def _with_layer_types(decoder: Decoder, fields: Fields, layer_types: Mapping[str
     in ``attention_kinds`` (a layer that no ``layer_types`` string describes alone) kept as they are."""
     kinds: dict[str, tuple[frozenset[str], dict[str, int]]] = {}
     named_by: dict[str, str] = {}  # kind -> the layer type that named it
-    own = {entry: decoder.attention_kinds[entry] for entry in decoder.attention if entry in decoder.attention_kinds}
+    entries = decoder.attention.distinct()
+    own = {entry: decoder.attention_kinds[entry] for entry in entries if entry in decoder.attention_kinds}
     named = {}  # entry -> the kind it names
-    for entry in dict.fromkeys(decoder.attention):
+    for entry in entries:
         declared = None if entry in own else layer_types.get(entry)
         if declared is None and entry not in own:
             raise ModelError(
@@ -116,7 +112,7 @@ def _with_layer_types(decoder: Decoder, fields: Fields, layer_types: Mapping[str
             continue
         why = f"layers {layers_with(decoder.attention, entry)} are {entry}"
         kinds[declared.kind] = (declared.flags, {param: fields.int(field, why=why) for param, field in declared.params.items()})
-    return attrs.evolve(decoder, attention=[named[entry] for entry in decoder.attention], attention_kinds=kinds)
+    return attrs.evolve(decoder, attention=decoder.attention.map(named.__getitem__), attention_kinds=kinds)
 
 
 def _with_per_layer_config(decoder: Decoder, fields: Fields, reader: HFReader) -> Decoder:
@@ -145,13 +141,16 @@ def _with_per_layer_config(decoder: Decoder, fields: Fields, reader: HFReader) -
                 )
             inner = Fields(entries, where=fields.where, model_type=fields.model_type, prefix=f"{fields.prefix}per_layer_config[{key!r}].")
             overrides.setdefault(index, {})[reader.per_layer[attribute]] = inner.int(attribute)
-    attention, kinds = list(decoder.attention), dict(decoder.attention_kinds)
+    attention, kinds = decoder.attention, dict(decoder.attention_kinds)
     for index, params in sorted(overrides.items()):
         base = attention[index]
         named = base + "".join(f"_{param}{number}" for param, number in sorted(params.items()))
         flags, own = kinds[base]
         kinds[named] = (flags, {**own, **params})
-        attention[index] = named
+        try:
+            attention = attention.replaced(index, named)
+        except ModelError as exc:
+            raise ModelError(f"{where}[{index!r}]: {exc}") from None
     return attrs.evolve(decoder, attention=attention, attention_kinds=kinds)
 
 
@@ -198,7 +197,10 @@ def load_hf_config(
     data, where, source = _read(config)
     claimed = _reader(data, where, registry.hf_readers)
     reader, fields = _fields(data, where, claimed, registry.hf_readers)
-    decoder = reader.read(fields)
+    try:
+        decoder = reader.read(fields)
+    except TooManyListed as exc:  # raised where the layers are built, which knows no file or field
+        raise ModelError(f"{where}: model_type {fields.model_type}: {exc} (a plan lists a prefix of layers, then repeats a cycle)") from None
     if not isinstance(decoder, Decoder):
         raise ModelError(
             f"{where}: model_type {fields.model_type}'s reader returned {type(decoder).__name__}, not a "

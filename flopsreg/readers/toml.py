@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.readers.files import read_text
-from flopsreg.model import LayerKind, Model, Plan, check_flags, check_params
+from flopsreg.readers.files import check_nesting, read_text, too_deep
+from flopsreg.model import LayerKind, Model, Plan, Repeated, check_flags, check_int, check_params
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -26,6 +26,7 @@ __all__ = ["dump_model", "load_model", "parse_model"]
 TOP_KEYS = ("name", "source", "flags", "params", "kinds", "plan")
 KIND_KEYS = ("flags", "params")
 PLAN_KEYS = ("layers", "uniform", "cycle", "list", "first")  # any other key names a block of extra layers
+REPEATED_KEYS = ("kinds", "depth")  # a block as the kinds of one depth and the number of depths
 
 
 def load_model(path: str | Path) -> Model:
@@ -41,6 +42,9 @@ def parse_model(text: str, *, where: str = "<string>") -> Model:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ModelError(f"{where}: not valid TOML: {exc}") from exc
+    except RecursionError:  # arrays or inline tables nested thousands deep: the parser recurses
+        raise too_deep(where) from None
+    check_nesting(data, where)
     try:
         return _model(data)
     except ModelError as exc:
@@ -102,7 +106,9 @@ def _model(data: Mapping[str, Any]) -> Model:
 def _plan(table: Mapping[str, Any]) -> Plan:
     blocks = {}
     for key, value in table.items():
-        if key not in PLAN_KEYS:
+        if key not in PLAN_KEYS and isinstance(value, Mapping):
+            blocks[key] = _repeated(value, f"plan.{key}")
+        elif key not in PLAN_KEYS:
             if not isinstance(value, list):  # a block lists layer kinds; anything else is a typo
                 raise ModelError(
                     f"plan.{key} = {value!r}: unknown key{did_you_mean(key, PLAN_KEYS)} (valid keys: "
@@ -131,6 +137,15 @@ def _plan(table: Mapping[str, Any]) -> Plan:
         cycle=cycle,
         blocks=blocks,
     )
+
+
+def _repeated(table: Mapping[str, Any], where: str) -> Repeated:
+    """A block written ``{ kinds = [...], depth = N }``: the kinds of one depth, N depths."""
+    _known(table, REPEATED_KEYS, f"{where}.")
+    for key in REPEATED_KEYS:
+        if key not in table:
+            raise ModelError(f"{where}.{key}: missing; a repeated block is {{ kinds = [KIND, ...], depth = N }}")
+    return Repeated(_names(table["kinds"], f"{where}.kinds"), check_int(f"{where}.depth", table["depth"], minimum=1))
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
@@ -179,7 +194,8 @@ def dump_model(model: Model) -> str:
         else:
             lines.append(f"cycle = {_value(plan.cycle)}")
     for block, kinds in plan.blocks.items():
-        lines.append(f"{_key(block)} = {_value(kinds)}")
+        shown = f"{{ kinds = {_value(kinds.unit)}, depth = {kinds.times} }}" if isinstance(kinds, Repeated) else _value(kinds)
+        lines.append(f"{_key(block)} = {shown}")
     for name, kind in model.kinds.items():
         lines += ["", f"[kinds.{_key(name)}]"]
         if kind.flags:
