@@ -102,7 +102,9 @@ def check_tree(tree: Any, arguments: int) -> None:
 
 
 def _code(tree: Any) -> str:
-    """The Python expression of a checked *tree* (its depth is bounded, so recursion is safe)."""
+    """The Python expression of a checked *tree*: every node's code is one atom (a number, a name, a
+    call or a parenthesised expression), so each tree level adds at most two parentheses and a tree
+    of MAX_TREE_DEPTH stays within Python's 200 (its depth is bounded, so recursion is safe too)."""
     if type(tree) is int:
         return str(tree) if tree >= 0 else f"({tree})"
     operation, *operands = tree
@@ -111,22 +113,22 @@ def _code(tree: Any) -> str:
     if operation in _CONSTANTS:
         return _CONSTANTS[operation]
     if operation == "pow":
-        return f"({_code(operands[0])})**{operands[1]}"
+        return f"({_code(operands[0])}**{operands[1]})"
     codes = [_code(operand) for operand in operands]
     if operation in _INFIX:
         return f"({_INFIX[operation].join(codes)})"
     if operation in _CALLS:
         return f"{_CALLS[operation]}({', '.join(codes)})"
     if operation == "floordiv":
-        return f"(({codes[0]}) // ({codes[1]}))"
+        return f"({codes[0]} // {codes[1]})"
     if operation == "ceildiv":
-        return f"(-((-({codes[0]})) // ({codes[1]})))"
+        return f"(-(-{codes[0]} // {codes[1]}))"
     if operation == "mod":
-        return f"(({codes[0]}) % ({codes[1]}))"
+        return f"({codes[0]} % {codes[1]})"
     if operation == "not":
         return f"(not {codes[0]})"
     condition, then, otherwise = codes  # "if"
-    return f"(({then}) if ({condition}) else ({otherwise}))"
+    return f"({then} if {condition} else {otherwise})"
 
 
 def _source(tree: Any, arguments: int) -> str:
@@ -156,7 +158,11 @@ class Formula:
         check_tree(tree, len(argnames))
         source = _source(tree, len(argnames))
         namespace: dict[str, object] = {"_exdiv": exdiv, "__builtins__": {"min": min, "max": max, "abs": abs}}
-        exec(compile(source, "<flopsreg formula>", "exec"), namespace)  # noqa: S102 - written by _source
+        try:
+            code = compile(source, "<flopsreg formula>", "exec")
+        except (SyntaxError, RecursionError, MemoryError) as exc:  # beyond what Python compiles, even within the bounds
+            raise ValueError(f"formula code does not compile: {type(exc).__name__}: {exc}") from None
+        exec(code, namespace)  # noqa: S102 - written by _source from a checked tree
         return cls(text, argnames, tree, source, namespace["_formula"], namespace["_sweep"], **extra)  # type: ignore[arg-type]
 
     def __call__(self, values: Mapping[str, int]) -> int:

@@ -335,3 +335,16 @@ def test_formula_code_is_written_from_the_tree_alone():
     assert formula.sweep("min", [1, 5], {"lambda": 6, "_exdiv": 3}) == [6 + 1 + 3, 6 + 3 + 3]
     assert "lambda" not in formula.source and "min(a1, a2)" in formula.source
     assert textwrap.dedent(formula.source).startswith("def _formula(a0, a1, a2):")
+
+
+@pytest.mark.parametrize("operation", ["ceildiv", "floordiv", "mod", "div", "if"])
+def test_a_tree_at_the_depth_bound_compiles_and_evaluates(operation):
+    """The deepest tree check_tree accepts, of the operation that writes the most parentheses,
+    is within what Python compiles, and computes what the same loop in Python computes."""
+    tree: object = ["arg", 0]
+    for _ in range(flopsreg.runtime.MAX_TREE_DEPTH - 1):
+        tree = ["if", ["true"], tree, 0] if operation == "if" else [operation, tree, 3 if operation != "div" else 1]
+    value, expected = 10**60 + 7, 10**60 + 7
+    for _ in range(flopsreg.runtime.MAX_TREE_DEPTH - 1):
+        expected = {"ceildiv": -(-expected // 3), "floordiv": expected // 3, "mod": expected % 3}.get(operation, expected)
+    assert flopsreg.runtime.Formula.from_tree("deep", ("x",), tree)({"x": value}) == expected

@@ -11,6 +11,8 @@ import re
 
 import pytest
 import sympy
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from flopsreg.compile import compile_exact
 from flopsreg.errors import PatternError
@@ -195,3 +197,34 @@ def test_symbols_with_latex_compile_by_name_like_plain_symbols():
     assert compile_exact(sympy.floor(plain[0] / plain[1]) * plain[1] + sympy.Mod(*plain)) is formula  # equal: one cache entry
     for seq, window in [(1, 1), (7, 3), (4096, 1000), (10**12 + 5, 4095)]:
         assert formula({"seq_len": seq, "window": window}) == (seq // window) * window + seq % window == seq
+
+
+# -- every operation of the formula tree against sympy's own arithmetic ------------------------------
+
+_LEAVES = st.sampled_from([x, y, z, sympy.Integer(3), sympy.Integer(-2), sympy.Rational(1, 2)])
+
+
+def _combine(children: st.SearchStrategy) -> st.SearchStrategy:
+    pairs = st.tuples(children, children)
+    positive = children.map(lambda e: e**2 + 1)  # a divisor that is never 0
+    return st.one_of(
+        pairs.map(lambda p: p[0] + p[1]),
+        pairs.map(lambda p: p[0] * p[1]),
+        st.tuples(children, positive).map(lambda p: sympy.floor(p[0] / p[1])),
+        st.tuples(children, positive).map(lambda p: sympy.ceiling(p[0] / p[1])),
+        st.tuples(children, positive).map(lambda p: sympy.Mod(p[0], p[1])),
+        pairs.map(lambda p: sympy.Min(*p)),
+        pairs.map(lambda p: sympy.Max(*p)),
+        children.map(lambda e: e**2),
+        children.map(sympy.Abs),
+        st.tuples(children, children, children).map(lambda t: sympy.Piecewise((t[0], t[1] <= t[2]), (t[2], True))),
+    )
+
+
+@given(st.recursive(_LEAVES, _combine, max_leaves=8), st.integers(-50, 50), st.integers(-50, 50), st.integers(-50, 50))
+@settings(max_examples=300, deadline=None)
+def test_every_operation_evaluates_as_sympy_does(expr, xv, yv, zv):
+    """The code written from the tree gives sympy's own value wherever that is an integer."""
+    expected = expr.xreplace({x: sympy.Integer(xv), y: sympy.Integer(yv), z: sympy.Integer(zv)})
+    assume(expected.is_Integer)
+    assert compile_exact(expr)({"x": xv, "y": yv, "z": zv}) == int(expected)
