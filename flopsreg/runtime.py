@@ -11,7 +11,6 @@ any other shape, too deep a tree or too large a number before a line is written.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
