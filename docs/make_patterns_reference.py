@@ -39,9 +39,28 @@ blocks of extra layers (each block's `*_block` FLOPs and `*_layers` count).
 """
 
 
+TOKEN_MIXERS = """\
+## Token mixers (slot groups)
+
+A layer has the slots of the token mixers its flags select (all of a row's flags joined by +),
+else the default one; the slots of every other token mixer do not exist on it. Slots of no
+group (MLP, norms, ...) are on every layer.
+
+| group | token mixer | selected by | may share a layer with | slots |
+| --- | --- | --- | --- | --- |
+"""
+
+
 def render(registry: flopsreg.Registry) -> str:
     lines = [INTRO.rstrip("\n")]
     lines += [f"| ${info.latex}$ | `{name}` | {info.meaning} |" for name, info in registry.symbols.items() if name not in registry.params]
+    lines += ["", *TOKEN_MIXERS.splitlines()]
+    for group in registry.slot_groups.values():
+        selectors = [" + ".join(f"`{flag}`" for flag in sorted(g.flags)) for g in registry.group_selectors if g.group == group.name]
+        selected = "; ".join(selectors) + ("; otherwise the default" if group.default else "")
+        slots = ", ".join(f"`{slot}`" for slot, name in registry.slot_group_of.items() if name == group.name) or "none"
+        beside = ", ".join(f"`{name}`" for name in sorted(group.beside)) or "-"
+        lines.append(f"| `{group.name}` | {group.summary} | {selected or '-'} | {beside} | {slots} |")
     for slot in dict.fromkeys(p.slot for p in registry.patterns):
         lines += ["", f"## Slot `{slot}`"]
         for p in (p for p in registry.patterns if p.slot == slot):

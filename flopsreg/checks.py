@@ -261,14 +261,16 @@ def _weights_fault(pattern: Pattern) -> str | None:
     return None
 
 
-def check_flagless_params(plugin: str, patterns: Sequence[Pattern], builtin: Sequence[Pattern]) -> None:
+def check_flagless_params(plugin: str, patterns: Sequence[Pattern], builtin: Sequence[Pattern], selected: frozenset[str]) -> None:
     """A flagless pattern applies to every model: it may use only parameters every model sets.
 
     Those are the parameters of the built-in flagless patterns of the same scope (the default
-    projection's kv_heads and head_dim): every model must set them already.
+    projection's kv_heads and head_dim): every model must set them already. A pattern of a slot
+    in *selected* (a slot group a layer has only where flags select it) applies only there: its
+    group's flags are its own, so it needs none.
     """
     for pattern in patterns:
-        if pattern.flags:
+        if pattern.flags or pattern.slot in selected:
             continue
         allowed = {param.name for p in builtin if not p.flags and p.scope == pattern.scope for param in p.params}
         for name in sorted(pattern.param_names - allowed):

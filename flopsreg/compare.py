@@ -113,7 +113,7 @@ def compare(
             totals.append(ConventionTotal(name, None, str(error)))
             continue
         totals.append(ConventionTotal(name, result))
-        differences += _differences(exact, result)
+        differences += _differences(registry, exact, result)
     return Comparison(exact=exact, totals=tuple(totals), differences=tuple(differences))
 
 
@@ -132,7 +132,7 @@ def _conventions(registry: Registry, conventions: Any) -> list[str]:
     return names
 
 
-def _differences(exact: Result, other: Result) -> list[Difference]:
+def _differences(registry: Registry, exact: Result, other: Result) -> list[Difference]:
     found = []
     for unit, base, place in _pairs(exact, other):
         ours, theirs = other.flops_through(unit), exact.flops_through(base)
@@ -164,7 +164,32 @@ def _differences(exact: Result, other: Result) -> list[Difference]:
                     depths=place.depths,
                 )
             )
+        found += _taken_away(registry, unit, base, place, effect, other.convention)
     return found
+
+
+def _taken_away(
+    registry: Registry, unit: UnitSelection, base: UnitSelection, place: _Place, effect: dict[str, Fraction | None], convention: str
+) -> list[Difference]:
+    """The slots exact fills that a convention's flags take away with their slot group (a layer it
+    counts as another token mixer), each with the reason of the group selectors that did it."""
+    selectors = [g for g in registry.group_selectors if g.flags <= unit.flags and not g.flags <= base.flags]
+    reason = "; ".join(g.summary for g in selectors)
+    return [
+        Difference(
+            convention=convention,
+            where=place.text,
+            slot=slot,
+            exact_pattern=pattern,
+            pattern="(none)",
+            reason=reason,
+            effects=((slot, effect.get(slot)),),
+            block=place.block,
+            depths=place.depths,
+        )
+        for slot, pattern in base.patterns.items()
+        if selectors and slot not in unit.patterns and effect.get(slot) is not None  # where exact counts FLOPs
+    ]
 
 
 @attrs.frozen

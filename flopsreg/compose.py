@@ -398,9 +398,10 @@ def _plan_unit(
     selections = select(registry, unit_type.scope, flags, where)
     if per_weight is not None:
         selections = [_counted_per_weight(sel, per_weight) for sel in selections]
-    for sel in selections:
-        if sel.pattern.refusal is not None:  # the rule that won says this model cannot be counted so
-            raise ModelError(f"{where}, slot {sel.slot}: {sel.pattern.refusal} (pattern {sel.pattern.name!r})")
+    refusals = [sel for sel in selections if sel.pattern.refusal is not None]  # rules that won say this model cannot be counted so
+    if refusals:  # the highest one speaks, in whichever slot the layer has it
+        sel = max(refusals, key=lambda sel: sel.pattern.precedence)
+        raise ModelError(f"{where}, slot {sel.slot}: {sel.pattern.refusal} (pattern {sel.pattern.name!r})")
     quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})
     source: dict[str, str] = {}
     for sel in selections:
@@ -549,7 +550,7 @@ def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelectio
         return bool(declaring) and all((p.flags & conventions) - model.flags for p in declaring)
 
     warnings = []
-    layer_flags = frozenset().union(*(p.flags for p in registry.patterns if p.scope == "layer"))
+    layer_flags = frozenset().union(*(p.flags for p in registry.patterns if p.scope == "layer"), *(g.flags for g in registry.group_selectors))
     for name, kind in model.kinds.items():
         for flag in sorted(kind.flags - layer_flags):
             warnings.append(

@@ -41,6 +41,16 @@ def flopsreg_register_slots() -> list:
 
 
 @hookspec
+def flopsreg_register_slot_groups() -> list:
+    """Return the :class:`~flopsreg.SlotGroup` s (token mixers: groups of slots a layer has or lacks as a whole)."""
+
+
+@hookspec
+def flopsreg_register_group_selectors() -> list:
+    """Return the :class:`~flopsreg.GroupSelector` s: which flags give a layer which token mixer."""
+
+
+@hookspec
 def flopsreg_register_blocks() -> list:
     """Return the :class:`~flopsreg.Block` s (named groups of extra layers) this plugin declares."""
 

@@ -21,7 +21,10 @@ from sympy.core.parameters import evaluate as _evaluation, global_parameters
 from flopsreg.errors import PatternError
 from flopsreg.symbols import Symbol, block_flops, block_layers, integer_symbol
 
-__all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot", "canonical"]
+__all__ = [
+    "EXACT", "FLOPS", "Block", "Constraint", "Convention", "GroupSelector", "Param", "Pattern", "Quantity", "Slot", "SlotGroup",
+    "canonical",
+]
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _SLOT = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
@@ -420,6 +423,10 @@ class Slot:
         per_position: whether its work is done once per output position and is only needed
             at the last one when serving (a logits head): ``evaluate(..., logits="last")``
             counts it for one position per sequence.
+
+    A layer slot whose name's first part names a declared :class:`SlotGroup` (``attention.core``:
+    ``attention``) belongs to that group and exists only on layers that have it; any other slot
+    (``mlp``, ``norms``, ...) exists on every layer.
     """
 
     name: str = attrs.field(
@@ -429,6 +436,57 @@ class Slot:
     summary: str = attrs.field(validator=_check(_is_text, "one line saying what fills it"))
     selective_recompute: bool = attrs.field(default=False, validator=_check(lambda v: isinstance(v, bool), "True or False"))
     per_position: bool = attrs.field(default=False, validator=_check(lambda v: isinstance(v, bool), "True or False"))
+
+
+@attrs.frozen(kw_only=True)
+class SlotGroup:
+    """The slots of one token mixer (softmax attention, a linear-attention or SSM mixer, ...): a
+    layer has all of them or none. A layer has the groups its flags select (:class:`GroupSelector`),
+    else the default one; the slots of every other group do not exist on it (no pattern fills them).
+
+    Attributes:
+        name: the first part of its slots' names: group ``attention`` holds ``attention.core``,
+            ``attention.mask`` and every other layer slot named ``attention.*``, a plugin's too.
+        summary: one line saying what token mixer it is.
+        default: the token mixer of a layer whose flags select none (softmax attention); at most
+            one group is the default.
+        beside: the groups it may share a layer with (Falcon-H1 runs attention beside Mamba2):
+            a layer whose flags select two groups, neither naming the other here, is an error.
+    """
+
+    name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
+    summary: str = attrs.field(validator=_check(_is_text, "one line saying what token mixer it is"))
+    default: bool = attrs.field(default=False, validator=_check(lambda v: isinstance(v, bool), "True or False"))
+    beside: frozenset[str] = attrs.field(
+        default=(),
+        converter=_names,
+        validator=_check(lambda v: isinstance(v, frozenset) and all(map(_is_name, v)), "a set of slot group names"),
+    )
+
+
+@attrs.frozen(kw_only=True)
+class GroupSelector:
+    """A rule: a layer whose flags include all of :attr:`flags` has the token mixer :attr:`group`
+    (instead of the default one), e.g. ``GroupSelector(group="mixer", flags={"mamba2"}, summary=...)``.
+
+    Attributes:
+        group: the :class:`SlotGroup` it gives the layer.
+        flags: the flags that must all be set.
+        summary: one line saying why such a layer has that token mixer (``compare`` shows it
+            where a convention's flags take a layer's slots away).
+    """
+
+    group: str = attrs.field(validator=_check(_is_name, "the name of a SlotGroup"))
+    flags: frozenset[str] = attrs.field(
+        converter=_names,
+        validator=_check(lambda v: isinstance(v, frozenset) and bool(v) and all(map(_is_name, v)), "a non-empty set of flag names"),
+    )
+    summary: str = attrs.field(validator=_check(_is_text, "one line saying why such a layer has that token mixer"))
+
+    @property
+    def name(self) -> str:
+        """What identifies it among declarations: its group and flags."""
+        return f"{self.group}:{'+'.join(sorted(self.flags))}"
 
 
 @attrs.frozen(kw_only=True)

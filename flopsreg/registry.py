@@ -42,7 +42,7 @@ from flopsreg.checks import (
     unprovided,
 )
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
-from flopsreg.pattern import EXACT, FLOPS, Block, Convention, Param, Pattern, Quantity, Slot
+from flopsreg.pattern import EXACT, FLOPS, Block, Convention, GroupSelector, Param, Pattern, Quantity, Slot, SlotGroup
 from flopsreg.declare import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.symbols import SHARED, SymbolInfo, SymbolTable
 
@@ -57,6 +57,8 @@ _HOOK_NAMES = frozenset(
 _DECLARATIONS = {
     "quantities": ("flopsreg_register_quantities", Quantity),
     "slots": ("flopsreg_register_slots", Slot),
+    "slot_groups": ("flopsreg_register_slot_groups", SlotGroup),
+    "group_selectors": ("flopsreg_register_group_selectors", GroupSelector),
     "blocks": ("flopsreg_register_blocks", Block),
     "conventions": ("flopsreg_register_conventions", Convention),
     "hf_readers": ("flopsreg_register_hf_readers", HFReader),
@@ -298,6 +300,7 @@ class PluginRegistry:
         if trusted:  # checked by the test suite (Registry(trust_builtins=False)), not at every start
             return patterns
         with plugin_fault(name, "checking its patterns"):
+            self._check_group_references(name, self._loaded[name].declared)
             for pattern in patterns:  # first: every later check recurses through the formulas
                 check_depth(name, pattern)
             self._check_patterns(name, patterns)
@@ -305,7 +308,7 @@ class PluginRegistry:
                 check_exact(name, pattern)
             loaded = list(self._all_patterns())
             builtins = [p for n in self._builtins for p in self._loaded[n].patterns] + (list(patterns) if builtin else [])
-            check_flagless_params(name, patterns, builtins)
+            check_flagless_params(name, patterns, builtins, self._selected_slots())
             conventions = set(self.conventions)
             owner = {**self._owner, **{p.name: name for p in patterns}}
             check_ties(name, patterns, loaded, conventions, owner)
@@ -329,8 +332,8 @@ class PluginRegistry:
 
     def _index(self) -> None:
         """The lookup tables of the loaded plugins, first declaration first."""
-        for cached in ("params", "conventions", "quantities", "slots", "blocks", "hf_readers", "hf_layer_types",
-                       "megatron_readers", "flags", "symbols", "patterns"):
+        for cached in ("params", "conventions", "quantities", "slots", "slot_groups", "group_selectors", "slot_group_of", "blocks",
+                       "hf_readers", "hf_layer_types", "megatron_readers", "flags", "symbols", "patterns"):
             self.__dict__.pop(cached, None)
         self._owner: dict[str, str] = {}  # pattern name -> plugin name
         self._params: dict[str, tuple[Param, str]] = {}  # param name -> (param, pattern name)
@@ -364,6 +367,27 @@ class PluginRegistry:
                     )
                 seen[item.name] = item
         self._check_argument_claims(name, declared["megatron_readers"])
+        defaults = [g.name for g, _ in self._declared["slot_groups"].values() if g.default]
+        defaults += [g.name for g in declared["slot_groups"] if g.default and g.name not in defaults]
+        if len(defaults) > 1:
+            raise PluginError(
+                name,
+                f"slot groups {defaults[0]!r} and {defaults[1]!r} are both the default token mixer; at most one group may be "
+                "(select the other by flags with a GroupSelector)",
+            )
+
+    def _check_group_references(self, plugin: str, declared: Mapping[str, Sequence[Any]]) -> None:
+        """Every slot group that plugin *plugin*'s group selectors and slot groups (``beside``) name is declared."""
+        groups = self.slot_groups
+        named = [(f"group selector {g.name!r}", g.group) for g in declared["group_selectors"]]
+        named += [(f"slot group {g.name!r} (beside)", other) for g in declared["slot_groups"] for other in sorted(g.beside)]
+        for what, group in named:
+            if group not in groups:
+                raise PluginError(
+                    plugin,
+                    f"{what} names slot group {group!r}, which no plugin declares{did_you_mean(group, groups)} "
+                    "(declare it with flopsreg_register_slot_groups)",
+                )
 
     def _check_argument_claims(self, name: str, readers: Sequence[MegatronReader]) -> None:
         """Two Megatron-LM readers claiming one argument at equal precedence: nobody decided."""
@@ -477,6 +501,7 @@ class PluginRegistry:
             for name, contribution in self._loaded.items():
                 try:
                     with plugin_fault(name, "checking its patterns"):
+                        self._check_group_references(name, contribution.declared)
                         for pattern in contribution.patterns:
                             self._check_references_of(name, pattern)
                             check_symbols(name, pattern, declared[pattern.scope])
@@ -526,6 +551,27 @@ class PluginRegistry:
         return {name: item for name, (item, _) in self._declared["slots"].items()}
 
     @functools.cached_property
+    def slot_groups(self) -> dict[str, SlotGroup]:
+        """Every declared slot group (token mixer) by name."""
+        return self._declarations("slot_groups")
+
+    @functools.cached_property
+    def group_selectors(self) -> tuple[GroupSelector, ...]:
+        """Every declared rule selecting a layer's token mixer by its flags."""
+        return tuple(self._declarations("group_selectors").values())
+
+    @functools.cached_property
+    def slot_group_of(self) -> dict[str, str]:
+        """The slot group of each layer slot in one: the group its name's first part names
+        (``attention.core``: ``attention``), where a group of that name is declared."""
+        first = {slot.name: slot.name.partition(".")[0] for slot in self.slots.values() if slot.scope == "layer"}
+        return {name: group for name, group in first.items() if group in self.slot_groups}
+
+    def _selected_slots(self) -> frozenset[str]:
+        """The slots of the groups that a layer has only where its flags select them (not the default)."""
+        return frozenset(slot for slot, group in self.slot_group_of.items() if not self.slot_groups[group].default)
+
+    @functools.cached_property
     def blocks(self) -> dict[str, Block]:
         """Every declared block (named group of extra layers) by name."""
         return self._declarations("blocks")
@@ -547,9 +593,11 @@ class PluginRegistry:
 
     @functools.cached_property
     def flags(self) -> frozenset[str]:
-        """Every flag some pattern reacts to or a Hugging Face reader gives its models (the family flag too)."""
+        """Every flag some pattern or group selector reacts to or a Hugging Face reader gives its models (the family flag too)."""
         readers = self.hf_readers.values()
-        return frozenset().union(*(p.flags for p in self.patterns), *(r.flags for r in readers), map(family_flag, self.hf_readers))
+        return frozenset().union(
+            *(p.flags for p in self.patterns), *(g.flags for g in self.group_selectors), *(r.flags for r in readers), map(family_flag, self.hf_readers)
+        )
 
     @functools.cached_property
     def symbols(self) -> SymbolTable:

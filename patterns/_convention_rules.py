@@ -70,13 +70,17 @@ MIXER_FLAGS = ("gated_deltanet", "kda", "mamba1", "mamba2", "short_conv", "light
 MIXER_REFUSAL_PRECEDENCE = 10_000  # above every mixer pattern of the mixer.projection slot
 
 
-def refuses_layers(convention: str, flags: Iterable[str], why: str, source: str, *, what: str = "{}", precedence: int = MIXER_REFUSAL_PRECEDENCE) -> list[Pattern]:
+def refuses_layers(
+    convention: str, flags: Iterable[str], why: str, source: str, *, what: str = "{}", precedence: int = MIXER_REFUSAL_PRECEDENCE,
+    slot: str = "mixer.projection",
+) -> list[Pattern]:
     """One refusal per flag: a layer with it (*what*, e.g. ``"a {} mixer"``) cannot be counted
-    *convention*'s way (*why*); precedences from *precedence* up, distinct, so a layer with two is refused once."""
+    *convention*'s way (*why*); precedences from *precedence* up, distinct, so a layer with two is refused once.
+    They fill *slot*, which such a layer must have (a mixer's layers have the mixer slots)."""
     return [
         Pattern(
             name=f"{convention}_{flag}_layers",
-            slot="mixer.projection",
+            slot=slot,
             flags={convention, flag},
             precedence=precedence + i,
             formula=0,

@@ -1,7 +1,7 @@
 """What the non-attention sequence mixers share (private: not a plugin): their convolution
-kernel and scan-chunk parameters, the padded length of a chunked scan, and two pattern
-factories, the short causal convolution of a mixer and the zero softmax-attention slots of a
-layer whose mixer is not softmax attention."""
+kernel and scan-chunk parameters, the padded length of a chunked scan, and the pattern factory
+of a mixer's short causal convolution. (A mixer's layers have no attention slots: its flag
+selects the ``mixer`` slot group, :mod:`flopsreg.patterns.token_mixers`.)"""
 
 from __future__ import annotations
 
@@ -26,36 +26,9 @@ CHUNKS = sympy.ceiling(s / Q)
 """Chunks of Q tokens a chunked scan runs over: s padded to CHUNKS x Q tokens."""
 PADDED_LATEX = r"L = \left\lceil s/Q \right\rceil Q"
 
-# The built-in attention patterns fill attention.* slots at precedences up to 110 (conventions);
-# a layer whose mixer is not softmax attention empties them above all of those, at this plus the
-# mixer's own precedence. Each mixer has its own precedence (patterns of two mixers would tie
-# where a layer set both flags); its chunked or padded variants add VARIANT.
-NO_ATTENTION_PRECEDENCE = 1000
+# Every mixer fills the same mixer.* slots with its own precedence (patterns of two mixers would
+# tie where a layer set both flags); its chunked or padded variants add VARIANT.
 VARIANT = 100
-# The weight-only attention slots are among them: a model-wide flag (qk_norm, attention_bias) puts
-# nothing on a layer without softmax attention.
-ATTENTION_SLOTS = (
-    "attention.query", "attention.projection", "attention.core", "attention.gate", "attention.output",
-    "attention.qk_norm", "attention.bias", "attention.sinks",
-)
-
-
-def without_attention(flag: str, mixer: str, reference: str, precedence: int) -> list[Pattern]:
-    """Zero-FLOP patterns for every attention slot that holds weights or does matmuls, under
-    *flag*, at NO_ATTENTION_PRECEDENCE + *precedence*: a layer whose mixer is *mixer* runs no
-    softmax attention (its mask is then unused)."""
-    return [
-        Pattern(
-            name=f"{flag}_no_{slot.removeprefix('attention.')}",
-            slot=slot,
-            flags={flag},
-            precedence=NO_ATTENTION_PRECEDENCE + precedence,
-            formula=0,
-            summary=f"no softmax attention in a {mixer} layer: {slot} counts nothing",
-            reference=reference,
-        )
-        for slot in ATTENTION_SLOTS
-    ]
 
 
 def short_conv(

@@ -15,7 +15,8 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 * hybrid stacks: no attention output gate, and per MTP depth only that depth's layers and the
   logits (no eh projection, no norms).
 * an MTP layer Megatron-LM classifies as Gated DeltaNet although it runs softmax attention
-  (flag ``megatron_counts_gdn``): counted as Gated DeltaNet.
+  (flag ``megatron_counts_gdn``): counted as Gated DeltaNet (under the convention its flags select the
+  ``mixer`` slot group instead of attention).
 """
 
 import attrs
@@ -35,6 +36,7 @@ from flopsreg.patterns.megatron_hybrid import HYBRID
 from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
 from flopsreg.patterns.mtp import mtp_block
 from flopsreg.patterns.quantities import f
+from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.symbols import h, s
 
 SOURCE = "Megatron-LM megatron/training/training.py @ d98e8a64ddf3 (2026-08-22), num_floating_point_operations"
@@ -43,7 +45,7 @@ MAMBA_SOURCE = SOURCE + ", mamba_layer_flops (hybrid_flops)"
 
 # Above every exact pattern of the mixer slots (the mixers' own up to 140) and of mlp (latent 40).
 MIXER_PRECEDENCE = 200
-# Above the zeros a mixer puts in the attention slots (1000 + the mixer's): a softmax kind counted as GDN.
+# A softmax kind counted as GDN: above every mixer pattern of the mixer slots.
 COUNTED_PRECEDENCE = 1200
 
 H_k, H_v, d_k, d_v = KEY_HEADS.symbol, VALUE_HEADS.symbol, KEY_DIM.symbol, VALUE_DIM.symbol
@@ -116,20 +118,13 @@ COUNTED_GDN_PATTERNS = [
         )
         for slot in GDN_TERMS
     ),
-    *(
-        Pattern(
-            name=f"megatron_counted_gdn_no_{slot.removeprefix('attention.')}",
-            slot=slot,
-            flags={"megatron", COUNTS_GDN},
-            precedence=COUNTED_PRECEDENCE,
-            formula=0,
-            summary="an MTP layer Megatron-LM classifies as Gated DeltaNet (linear_attention_freq at num_layers + j): "
-            "its softmax attention is not counted",
-            reference=SOURCE + ", transformer_flops (linear_attention_pattern over num_layers + mtp_num_layers)",
-        )
-        for slot in ("attention.query", "attention.projection", "attention.core", "attention.gate", "attention.output")
-    ),
 ]
+# Megatron-LM counts such an MTP layer as Gated DeltaNet: under the convention it has the mixer slots, not attention's.
+COUNTED_AS_GDN = selects_mixer(
+    {"megatron", COUNTS_GDN},
+    "an MTP layer Megatron-LM classifies as Gated DeltaNet (linear_attention_freq at num_layers + j): its softmax "
+    "attention is not counted, its Gated DeltaNet terms are",
+)
 MAMBA_TERMS = {
     "mixer.projection": (
         (HEADS, STATE, GROUPS), 2 * s * h * (2 * d_in + 2 * G * N + H_m), "in_proj on Megatron's inner width 2h: hidden -> 2 x 2h + 2 G N + H_m",
@@ -180,6 +175,11 @@ UNCOUNTED_MIXERS = refuses_layers(
     "megatron", ("kda", "mamba1", "short_conv", "lightning"),
     "Megatron-LM's num_floating_point_operations has Gated DeltaNet and Mamba terms only", SOURCE, what="a {} mixer",
 )
+
+
+@hookimpl
+def flopsreg_register_group_selectors():
+    return [COUNTED_AS_GDN]
 
 
 @hookimpl

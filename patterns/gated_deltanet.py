@@ -3,7 +3,8 @@ recurrence (its recurrent minimum, or the chunked scan transformers' torch refer
 the output projection; no softmax attention in its layers."""
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv, without_attention
+from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv
+from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.symbols import h, s
 
 PRECEDENCE = 10  # this mixer's own: see _mixer_common
@@ -73,8 +74,12 @@ PATTERNS = [
     CORE,
     CHUNKED_CORE,
     OUTPUT,
-    *without_attention(FLAG, "Gated DeltaNet", REFERENCE, PRECEDENCE),
 ]
+
+
+@hookimpl
+def flopsreg_register_group_selectors():
+    return [selects_mixer({FLAG}, "a Gated DeltaNet layer runs its mixer instead of softmax attention")]
 
 
 @hookimpl

@@ -10,7 +10,8 @@ S = S' + k (beta (v - u))^T (d^2); the readout o = S^T q (d^2). 3 d^2 multiply-a
 """
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv, without_attention
+from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv
+from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.symbols import h, s
 
 PRECEDENCE = 20  # this mixer's own: see _mixer_common
@@ -76,8 +77,12 @@ PATTERNS = [
     CORE,
     CHUNKED_CORE,
     OUTPUT,
-    *without_attention(FLAG, "KDA", REFERENCE, PRECEDENCE),
 ]
+
+
+@hookimpl
+def flopsreg_register_group_selectors():
+    return [selects_mixer({FLAG}, "a KDA layer runs its mixer instead of softmax attention")]
 
 
 @hookimpl

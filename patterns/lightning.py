@@ -10,8 +10,9 @@ multiply-adds), then the readout o = S^T q (d^2). 2 d^2 multiply-adds: 4 d^2 FLO
 import sympy
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import VARIANT, without_attention
+from flopsreg.patterns._mixer_common import VARIANT
 from flopsreg.patterns.gqa_projection import HEAD_DIM
+from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.symbols import h, n_h, s
 
 PRECEDENCE = 60  # this mixer's own: see _mixer_common
@@ -71,7 +72,12 @@ OUTPUT = Pattern(
     reference=REFERENCE,
 )
 
-PATTERNS = [PROJECTION, CORE, CHUNKED_CORE, OUTPUT, *without_attention(FLAG, "lightning attention", REFERENCE, PRECEDENCE)]
+PATTERNS = [PROJECTION, CORE, CHUNKED_CORE, OUTPUT]
+
+
+@hookimpl
+def flopsreg_register_group_selectors():
+    return [selects_mixer({FLAG}, "a lightning attention layer runs its mixer instead of softmax attention")]
 
 
 @hookimpl

@@ -6,8 +6,9 @@ counts it at its recurrent minimum too.
 """
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import short_conv, without_attention
+from flopsreg.patterns._mixer_common import short_conv
 from flopsreg.patterns.mamba2 import STATE
+from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.symbols import h, s
 
 PRECEDENCE = 50  # this mixer's own: see _mixer_common
@@ -59,8 +60,12 @@ PATTERNS = [
     *short_conv(FLAG, "Mamba1", I, (INNER,), bias=True, reference=REFERENCE, precedence=PRECEDENCE),
     CORE,
     OUTPUT,
-    *without_attention(FLAG, "Mamba1", REFERENCE, PRECEDENCE),
 ]
+
+
+@hookimpl
+def flopsreg_register_group_selectors():
+    return [selects_mixer({FLAG}, "a Mamba1 layer runs its mixer instead of softmax attention")]
 
 
 @hookimpl

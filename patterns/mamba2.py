@@ -6,7 +6,8 @@ import attrs
 import sympy
 
 from flopsreg import Constraint, Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv, without_attention
+from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv
+from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.symbols import h, s
 
 PRECEDENCE = 30  # this mixer's own: see _mixer_common
@@ -91,8 +92,12 @@ PATTERNS = [
     CHUNKED_CORE,
     OUTPUT,
     OUTPUT_WITHOUT_NORM,
-    *without_attention(FLAG, "Mamba2", REFERENCE, PRECEDENCE),
 ]
+
+
+@hookimpl
+def flopsreg_register_group_selectors():
+    return [selects_mixer({FLAG}, "a Mamba2 layer runs its mixer instead of softmax attention")]
 
 
 @hookimpl

@@ -24,9 +24,9 @@ REFUSALS = [
             ("megatron", "Megatron-LM's num_floating_point_operations", MEGATRON_SOURCE),
         )
     )
-    # Above the linear-mixer refusals, distinct from each other.
+    # In a slot every layer has (these are attention layers: they have no mixer slots), distinct from each other.
     for pattern in refuses_layers(
-        convention, FLAGS, f"{label} {_WHY}", source, precedence=MIXER_REFUSAL_PRECEDENCE + 10 + len(FLAGS) * j
+        convention, FLAGS, f"{label} {_WHY}", source, precedence=MIXER_REFUSAL_PRECEDENCE + 10 + len(FLAGS) * j, slot="residual_mixer"
     )
 ]
 

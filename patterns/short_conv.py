@@ -2,7 +2,8 @@
 conv of B x, gated by C, and out_proj; no softmax attention in its layers."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns._mixer_common import short_conv, without_attention
+from flopsreg.patterns._mixer_common import short_conv
+from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.symbols import h, s
 
 PRECEDENCE = 40  # this mixer's own: see _mixer_common
@@ -34,8 +35,12 @@ PATTERNS = [
     PROJECTION,
     *short_conv(FLAG, "short-convolution", h, (), bias=False, reference=REFERENCE, precedence=PRECEDENCE),
     OUTPUT,
-    *without_attention(FLAG, "short-convolution", REFERENCE, PRECEDENCE),
 ]
+
+
+@hookimpl
+def flopsreg_register_group_selectors():
+    return [selects_mixer({FLAG}, "a short-convolution layer runs its mixer instead of softmax attention")]
 
 
 @hookimpl

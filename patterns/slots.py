@@ -1,9 +1,16 @@
 """The slots of the built-in patterns, declared like any plugin's: the places in a decoder
 layer (and in the model) that exactly one pattern fills, and which ones selective activation
 recomputation repeats. The last ones hold weights and do no matmul (norms, biases, sinks, the
-embedding): ``Registry.parameters`` counts them, FLOPs never see them."""
+embedding): ``Registry.parameters`` counts them, FLOPs never see them. The attention slots form the
+slot group ``attention``, a layer's token mixer unless its flags select another (``token_mixers``)."""
 
-from flopsreg import Slot, hookimpl
+from flopsreg import Slot, SlotGroup, hookimpl
+
+ATTENTION = SlotGroup(
+    name="attention",
+    summary="softmax attention: a layer's token mixer unless its flags select another (every attention.* slot)",
+    default=True,
+)
 
 SLOTS = [
     Slot(name="attention.mask", scope="layer", summary="which (query, key) pairs attend: produces pairs"),
@@ -55,6 +62,11 @@ SLOTS = [
     Slot(name="mlp.router_bias", scope="layer", summary="a bias on the router's logits (weights only)"),
     Slot(name="final_norm", scope="model", summary="the norm after the last decoder layer (weights only)"),
 ]
+
+
+@hookimpl
+def flopsreg_register_slot_groups():
+    return [ATTENTION]
 
 
 @hookimpl

@@ -1,23 +1,25 @@
-"""The slots of a non-attention sequence mixer (one per layer fills ``mixer.*``) and of latent
-MoE, layers without softmax attention, and softmax attention beside a non-attention mixer.
+"""The token mixers besides softmax attention, as slot groups: the slots of a non-attention
+sequence mixer (one per layer fills ``mixer.*``), no token mixer at all, and softmax attention
+beside a mixer; and the slots of latent MoE.
 
 (Named to load after ``slots``, so the built-in slots come first wherever slots are listed.)
 
-``no_attention``: an MLP-only or MoE-only layer (Nemotron-H ``-`` and ``E`` blocks) has no
-attention at all. ``parallel_attention``: Falcon-H1's layers run GQA attention in parallel with a
-Mamba2 mixer on the same input, so the attention slots the mixer's flag empties are filled again
-by the default attention patterns, above the mixer's zeros.
+A layer whose flags select the group ``mixer`` (each mixer's module declares the flag that does)
+has no attention slots. ``no_attention``: an MLP-only or MoE-only layer (Nemotron-H ``-`` and
+``E`` blocks) has no token mixer at all. ``parallel_attention``: Falcon-H1's layers run GQA
+attention in parallel with a Mamba2 mixer on the same input, so the flag selects the attention
+group too, which the mixer group may share a layer with.
 """
 
-import attrs
+from flopsreg import Convention, GroupSelector, Slot, SlotGroup, hookimpl
+from flopsreg.patterns.slots import ATTENTION
 
-from flopsreg import Convention, Slot, hookimpl
-from flopsreg.patterns._mixer_common import NO_ATTENTION_PRECEDENCE, without_attention
-from flopsreg.patterns.attention_core import ATTENTION_CORE
-from flopsreg.patterns.gqa_projection import GQA_PROJECTION
-from flopsreg.patterns.output_projection import OUTPUT_PROJECTION
-from flopsreg.patterns.query_projection import QUERY_PROJECTION
-
+MIXER = SlotGroup(
+    name="mixer",
+    summary="a linear-attention or state-space mixer (Gated DeltaNet, KDA, Mamba, short convolutions, lightning attention)",
+    beside={ATTENTION.name},
+)
+NO_MIXER = SlotGroup(name="no_mixer", summary="no token mixer: a feed-forward-only layer (its MLP or MoE alone)")
 SLOTS = [
     Slot(name="mixer.projection", scope="layer", summary="a linear-attention / SSM mixer's input projections and gates"),
     Slot(name="mixer.conv", scope="layer", summary="the mixer's short causal depthwise convolution"),
@@ -32,23 +34,24 @@ CHUNKED_SCAN = Convention(
 )
 NO_ATTENTION = "no_attention"
 PARALLEL_ATTENTION = "parallel_attention"
-
-# Below the mixers' own zeros (NO_ATTENTION_PRECEDENCE + theirs), so a layer may set both.
-ABSENT = without_attention(
-    NO_ATTENTION, "feed-forward-only", "Nemotron-H hybrid_override_pattern '-' and 'E' blocks (modeling_nemotron_h.py)",
-    precedence=0,
-)
-BESIDE = [
-    attrs.evolve(
-        pattern,
-        name=f"parallel_{pattern.name}",
+SELECTORS = [
+    GroupSelector(
+        group=NO_MIXER.name,
+        flags={NO_ATTENTION},
+        summary="an MLP-only or MoE-only block has no token mixer (Nemotron-H hybrid_override_pattern '-' and 'E', modeling_nemotron_h.py)",
+    ),
+    GroupSelector(
+        group=ATTENTION.name,
         flags={PARALLEL_ATTENTION},
-        precedence=NO_ATTENTION_PRECEDENCE + 100,
-        summary=f"attention beside the layer's mixer: {pattern.summary}",
-        reference=f"{pattern.reference}; Falcon-H1 runs it in parallel with Mamba2 (modeling_falcon_h1.py FalconH1DecoderLayer)",
-    )
-    for pattern in (QUERY_PROJECTION, GQA_PROJECTION, ATTENTION_CORE, OUTPUT_PROJECTION)
+        summary="GQA attention in parallel with the layer's Mamba2 on the same input (Falcon-H1, modeling_falcon_h1.py FalconH1DecoderLayer)",
+    ),
 ]
+
+
+def selects_mixer(flags: set[str], summary: str) -> GroupSelector:
+    """The rule a mixer's module declares: a layer with all of *flags* (the mixer's flag) has the
+    ``mixer`` slots, not attention's, for the reason *summary* says."""
+    return GroupSelector(group=MIXER.name, flags=flags, summary=summary)
 
 
 @hookimpl
@@ -57,10 +60,15 @@ def flopsreg_register_conventions():
 
 
 @hookimpl
-def flopsreg_register_slots():
-    return SLOTS
+def flopsreg_register_slot_groups():
+    return [MIXER, NO_MIXER]
 
 
 @hookimpl
-def flopsreg_register_patterns():
-    return [*ABSENT, *BESIDE]
+def flopsreg_register_group_selectors():
+    return SELECTORS
+
+
+@hookimpl
+def flopsreg_register_slots():
+    return SLOTS

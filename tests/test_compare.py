@@ -145,8 +145,9 @@ def test_megatron_counts_qwen3_next_mtp_layer_as_gdn_and_compare_says_where(regi
     block = {d.slot: d for d in comparison.differences if d.block == "mtp"}
     core = block["attention.core"]
     assert core.where == "1 layer of block 'mtp' at depth 1 (kind 'full_as_gdn': 48)" and core.depths == (1,)
-    assert (core.exact_pattern, core.pattern) == ("attention_core", "megatron_counted_gdn_no_core")
+    assert (core.exact_pattern, core.pattern) == ("attention_core", "(none)")  # no attention slot there: no *_no_* pattern
     assert core.effects == (("attention.core", 0),)  # Megatron-LM counts no softmax attention there
+    assert "Megatron-LM classifies as Gated DeltaNet" in core.reason
     gdn = block["mixer.core"]
     assert gdn.exact_pattern == "(none)" and gdn.effects == (("mixer.core", None),)  # exact runs no GDN there
     assert "Megatron-LM classifies as Gated DeltaNet" in gdn.reason

@@ -51,11 +51,13 @@ def test_every_hook_is_documented_in_the_plugin_guide():
     assert hooks == [
         "flopsreg_register_blocks",
         "flopsreg_register_conventions",
+        "flopsreg_register_group_selectors",
         "flopsreg_register_hf_layer_types",
         "flopsreg_register_hf_readers",
         "flopsreg_register_megatron_readers",
         "flopsreg_register_patterns",
         "flopsreg_register_quantities",
+        "flopsreg_register_slot_groups",
         "flopsreg_register_slots",
     ]
     for hook in hooks:

@@ -83,7 +83,7 @@ def test_builtins_imported_with_evaluation_off_declare_the_same_as_with_it_on():
                     assert eager["raw canonical"] == eager["raw"], (module, eager["name"])
                 else:
                     assert lazy == eager, (module, hook)
-    assert patterns > 300
+    assert patterns > 250  # 277 since the mixers no longer empty the attention slots with their own patterns
     assert unevaluated > 100  # the import with evaluation off did build most formulas unevaluated
 
 
@@ -112,7 +112,7 @@ print(len(patterns), sum(sympy.srepr(p._formula) != sympy.srepr(p.formula) for p
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     patterns, unevaluated = map(int, run.stdout.split())
-    assert patterns > 300 and unevaluated == 0
+    assert patterns > 250 and unevaluated == 0
 
 
 def test_this_suite_runs_against_builtins_imported_as_registries_import_them(registry):

@@ -117,7 +117,7 @@ def test_minimax_text_01_layout_and_one_token_by_hand(registry):
     assert lightning["mixer.projection"] == 2 * H * (3 * HEADS * D + HEADS * D)  # qkv_proj, output_gate
     assert lightning["mixer.core"] == 4 * HEADS * D * D
     assert lightning["mixer.output"] == 2 * HEADS * D * H
-    assert lightning["attention.query"] == lightning["attention.projection"] == lightning["attention.core"] == 0
+    assert not [slot for slot in lightning if slot.startswith("attention")]  # no attention slots on a lightning layer
     # router 6144 -> 32, two experts of 9216 (SwiGLU)
     assert lightning["mlp"] == 2 * H * E + 2 * 2 * H * F * 3
     full = registry.select(model).kind("full").flops(1)
