@@ -8,7 +8,7 @@ exact-integer code.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
     import sympy
 
     from flopsreg.compose import ModelSelection, UnitSelection
+    from flopsreg.structure import Structure
     from flopsreg.utilisation import Utilisation
     from flopsreg.registry import PluginRegistry
 
@@ -344,13 +345,17 @@ class Evaluator:
     """Composes each (model, convention) once and evaluates it: the one cache of composed models.
 
     SlotSelection and composition are pure and models are values, so a cached plan can never be
-    another model's. The cache is bounded, so sweeps over many architectures stay bounded.
+    another model's. A model that differs from a composed one only in parameter values is not
+    composed again: it is rebound to their shared :class:`~flopsreg.structure.Structure` (the
+    second such model compiles the structure's forward FLOPs with values as arguments). Both
+    caches are bounded, so sweeps over many architectures stay bounded.
     """
 
     def __init__(self, registry: PluginRegistry, render: Any) -> None:
         self._registry = registry
         self._render = render
         self._plans: dict[tuple[Model, str], ModelSelection] = {}
+        self._structures: dict[Hashable, ModelSelection | Structure] = {}  # a first plan, then its Structure
 
     def select(self, model: Model, convention: str) -> ModelSelection:
         """The composed :class:`ModelSelection` of *model* under *convention*, from the cache if there."""
@@ -359,10 +364,48 @@ class Evaluator:
         except TypeError:  # unhashable: not a Model; compose says what was expected
             plan = None
         if plan is None:
-            from flopsreg.compose import compose
-
-            plan = compose(self._registry, model, convention=convention, render=self._render)
-            if len(self._plans) >= _PLAN_CACHE_SIZE:
-                del self._plans[next(iter(self._plans))]
-            self._plans[(model, convention)] = plan
+            plan = self._compose(model, convention)
+            _bounded_put(self._plans, (model, convention), plan)
         return plan
+
+    def structure(self, model: Model, convention: str) -> Structure | None:
+        """The :class:`~flopsreg.structure.Structure` *model* shares with every model that differs
+        from it only in values (compiled on first use); None where it has none (blocks of extra layers)."""
+        from flopsreg.structure import Structure, rebindable, structure_key
+
+        plan = self.select(model, convention)
+        if not rebindable(plan):
+            return None
+        key = structure_key(model, convention)
+        known = self._structures.get(key)
+        if not isinstance(known, Structure):
+            known = Structure(self._registry, plan if known is None else known)
+            _bounded_put(self._structures, key, known)
+        return known
+
+    def _compose(self, model: Model, convention: str) -> ModelSelection:
+        """*model* composed, or rebound to the structure of a model composed before."""
+        from flopsreg.compose import compose
+
+        if not isinstance(model, Model) or not isinstance(convention, str):
+            return compose(self._registry, model, convention=convention, render=self._render)  # says what was expected
+        from flopsreg.structure import Structure, rebindable, structure_key
+
+        key = structure_key(model, convention)
+        known = self._structures.get(key)
+        if known is None:
+            plan = compose(self._registry, model, convention=convention, render=self._render)
+            if rebindable(plan):
+                _bounded_put(self._structures, key, plan)
+            return plan
+        if not isinstance(known, Structure):  # the second model of this structure: compile it once
+            known = Structure(self._registry, known)
+            self._structures[key] = known
+        return known.rebind(model)
+
+
+def _bounded_put(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    """``cache[key] = value``, dropping the oldest entry when the cache is full."""
+    if len(cache) >= _PLAN_CACHE_SIZE:
+        del cache[next(iter(cache))]
+    cache[key] = value
