@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
 
     from flopsreg.compose import ModelSelection, UnitSelection
     from flopsreg.structure import Structure
-    from flopsreg.utilisation import Utilisation
+    from flopsreg.utilisation import StepUtilisation, Utilisation
     from flopsreg.registry import PluginRegistry
 
 __all__ = [
@@ -213,6 +213,29 @@ class Result:
         from flopsreg.utilisation import utilisation  # only for MFU
 
         return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="HFU")
+
+    def utilisation(
+        self,
+        *,
+        peak: str | int | float | Fraction,
+        devices: int = 1,
+        step_time: float | None = None,
+        tokens_per_second: float | None = None,
+    ) -> StepUtilisation:
+        """:meth:`mfu` and :meth:`hfu` of one step together, as ``flopsreg mfu`` prints them
+        (``.to_dict()`` is its ``--format json``)."""
+        from flopsreg.utilisation import StepUtilisation  # only for MFU
+
+        speed = {"peak": peak, "devices": devices, "step_time": step_time, "tokens_per_second": tokens_per_second}
+        return StepUtilisation(self, self.mfu(**speed), self.hfu(**speed))
+
+    def to_dict(self, *, per_layer: bool = False) -> dict[str, Any]:
+        """Equal to ``flopsreg eval --format json`` for the same call (exact totals as decimal
+        strings); ``per_layer=True`` adds the ``layers`` list of ``--per-layer``."""
+        fields = self.selection.render.result_json(self)
+        if per_layer:
+            fields["layers"] = list(self.selection.render.layers_json(self))
+        return fields
 
     @property
     def warnings(self) -> tuple[str, ...]:
