@@ -140,9 +140,11 @@ def _grid_axes(model: Model, params: Any) -> dict[str, list[int]]:
             )
         if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
             values = [values]  # one value: an axis of length 1
-        listed = list(islice(values, MAX_SWEEP + 1))
+        listed = list(islice(values, MAX_SWEEP + 1))  # each axis is held in memory: bounded, never truncated
         if not listed:
             raise ModelError(f"params.{name}: empty; give at least one value")
+        if len(listed) > MAX_SWEEP:
+            raise ModelError(f"params.{name}: more than {MAX_SWEEP:,} values (2**24); split the grid")
         axes[name] = [check_int(f"param {name}", value) for value in listed]
     return axes
 

@@ -203,6 +203,8 @@ def test_grid_sweep_refuses_bad_names_values_and_sizes(registry):
     with pytest.raises(flopsreg.ModelError, match=r"^params x seq_len: 4097 x 4096 x 1 = 16,781,312 points; .* at most 16,777,216"):
         registry.sweep(base, 8, params={"hidden": range(1, 4098), "vocab": range(1, 4097)})
     assert 4097 * 4096 > MAX_SWEEP
+    with pytest.raises(flopsreg.ModelError, match=r"^params.hidden: more than 16,777,216 values"):
+        next(registry.iter_sweep(base, 8, params={"hidden": itertools.count(1)}))  # streamed rows, but each axis is held
 
 
 # -- to_dict equals the command line's JSON -----------------------------------------------------
