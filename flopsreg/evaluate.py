@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.errors import ModelError, did_you_mean
+from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
 
 if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
@@ -378,7 +378,8 @@ class Evaluator:
         self._registry = registry
         self._render = render
         self._plans: dict[tuple[Model, str], ModelSelection] = {}
-        self._structures: dict[Hashable, ModelSelection | Structure] = {}  # a first plan, then its Structure
+        # per structure: its first plan, then its Structure (False: none, compose each model)
+        self._structures: dict[Hashable, ModelSelection | Structure | bool] = {}
 
     def select(self, model: Model, convention: str) -> ModelSelection:
         """The composed :class:`ModelSelection` of *model* under *convention*, from the cache if there."""
@@ -394,17 +395,14 @@ class Evaluator:
     def structure(self, model: Model, convention: str) -> Structure | None:
         """The :class:`~flopsreg.structure.Structure` *model* shares with every model that differs
         from it only in values (compiled on first use); None where it has none (blocks of extra layers)."""
-        from flopsreg.structure import Structure, rebindable, structure_key
+        from flopsreg.structure import rebindable, structure_key
 
         plan = self.select(model, convention)
         if not rebindable(plan):
             return None
         key = structure_key(model, convention)
         known = self._structures.get(key)
-        if not isinstance(known, Structure):
-            known = Structure(self._registry, plan if known is None else known)
-            _bounded_put(self._structures, key, known)
-        return known
+        return self._compiled(key, plan if known is None else known)
 
     def _compose(self, model: Model, convention: str) -> ModelSelection:
         """*model* composed, or rebound to the structure of a model composed before."""
@@ -412,7 +410,7 @@ class Evaluator:
 
         if not isinstance(model, Model) or not isinstance(convention, str):
             return compose(self._registry, model, convention=convention, render=self._render)  # says what was expected
-        from flopsreg.structure import Structure, rebindable, structure_key
+        from flopsreg.structure import rebindable, structure_key
 
         key = structure_key(model, convention)
         known = self._structures.get(key)
@@ -421,14 +419,28 @@ class Evaluator:
             if rebindable(plan):
                 _bounded_put(self._structures, key, plan)
             return plan
-        if not isinstance(known, Structure):  # the second model of this structure: compile it once
-            known = Structure(self._registry, known)
-            self._structures[key] = known
-        return known.rebind(model)
+        structure = self._compiled(key, known)  # the second model of a structure compiles it once
+        if structure is None:
+            return compose(self._registry, model, convention=convention, render=self._render)
+        return structure.rebind(model)
+
+    def _compiled(self, key: Hashable, known: ModelSelection | Structure | bool) -> Structure | None:
+        """The Structure of *key* (compiled from its first plan *known* if not yet); None where
+        its closed form has no exact compiled form with values as arguments (then each model is composed)."""
+        from flopsreg.structure import Structure
+
+        if isinstance(known, Structure) or known is False:
+            return known or None
+        try:
+            structure: Structure | bool = Structure(self._registry, known)
+        except PatternError:
+            structure = False
+        _bounded_put(self._structures, key, structure)
+        return structure or None
 
 
 def _bounded_put(cache: dict[Any, Any], key: Any, value: Any) -> None:
-    """``cache[key] = value``, dropping the oldest entry when the cache is full."""
-    if len(cache) >= _PLAN_CACHE_SIZE:
+    """``cache[key] = value``, dropping the oldest entry when a new key finds the cache full."""
+    if key not in cache and len(cache) >= _PLAN_CACHE_SIZE:
         del cache[next(iter(cache))]
     cache[key] = value
