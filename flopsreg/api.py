@@ -7,7 +7,7 @@ hands the renderers to the plans it makes, so that no lower module imports a hig
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
@@ -17,7 +17,7 @@ from flopsreg.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
 from flopsreg.pattern import EXACT
 from flopsreg.registry import PluginRegistry
-from flopsreg.sweep import iter_sweep, sweep
+from flopsreg.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 
 if TYPE_CHECKING:  # imported where used: an evaluation needs none of them
     from flopsreg.compare import Comparison
@@ -119,11 +119,12 @@ class Registry(PluginRegistry):
     def sweep(
         self,
         model: Model,
-        seq_len: Iterable[int],
+        seq_len: Iterable[int] | int,
         *,
         batch: int = 1,
         convention: str = EXACT,
         dtype: type | None = None,
+        params: Mapping[str, Iterable[int] | int] | None = None,
     ) -> Any:
         """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
 
@@ -132,16 +133,39 @@ class Registry(PluginRegistry):
         exact count wherever that is below 2**53, float64-rounded above. Training FLOPs are 3 x these.
         Every value is returned at once, so at most :data:`flopsreg.sweep.MAX_SWEEP` (2**24)
         lengths are taken; more are refused with their number: stream them with :meth:`iter_sweep`.
+
+        ``params={"hidden": [...], "heads": [...]}`` sweeps a grid: every combination of the
+        values (the cartesian product, as ``itertools.product(*params.values(), lengths)``: the
+        last parameter, then the length, varying fastest) of the parameters the model sets, each
+        set wherever the model sets it (:meth:`Model.with_param`); *seq_len* may then be one int.
+        Exact ints in that order (one flat list), or with ``dtype=float`` the exact values rounded
+        to a float64 array shaped ``(len(values1), ..., len(valuesk))``, with a last axis for the
+        lengths when *seq_len* is a list or range. Models of one structure are composed once and
+        each point calls code compiled with the values as arguments; every point's values are
+        checked as :meth:`evaluate` checks them. At most MAX_SWEEP points.
         """
-        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype)
+        if params is not None:
+            return grid_sweep(self._evaluator, model, convention, params, seq_len, batch=batch, dtype=dtype)
+        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype)  # type: ignore[arg-type]
 
     def iter_sweep(
-        self, model: Model, seq_len: Iterable[int], *, batch: int = 1, convention: str = EXACT
-    ) -> Iterator[tuple[int, int]]:
+        self,
+        model: Model,
+        seq_len: Iterable[int] | int,
+        *,
+        batch: int = 1,
+        convention: str = EXACT,
+        params: Mapping[str, Iterable[int] | int] | None = None,
+    ) -> Iterator[tuple[int, ...]]:
         """``(seq_len, forward FLOPs)`` rows of *model*, exact ints, computed a chunk of lengths at a
         time: memory stays flat whatever the number of lengths (a range of 10**12, an endless
-        generator), and the first rows come at once. What ``flopsreg sweep`` streams."""
-        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch)
+        generator), and the first rows come at once. What ``flopsreg sweep`` streams.
+
+        With ``params`` (see :meth:`sweep`): rows ``(value1, ..., valuek, seq_len, forward FLOPs)``
+        over the grid, in :meth:`sweep`'s order, one parameter point at a time (no bound)."""
+        if params is not None:
+            return iter_grid(self._evaluator, model, convention, params, seq_len, batch)
+        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch)  # type: ignore[arg-type]
 
     def compare(
         self,

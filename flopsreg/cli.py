@@ -383,7 +383,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "generate":
         gen = session.registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
         _warn(gen.prefill.warnings)
-        return json.dumps(render.generation_json(gen), indent=2) if args.format == "json" else render.generation_text(gen)
+        return json.dumps(gen.to_dict(), indent=2) if args.format == "json" else gen.to_text()
     if args.command == "mfu":
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention
@@ -395,11 +395,8 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             "step_time": _number("--step-time", args.step_time, STEP_TIME),
             "tokens_per_second": _number("--tokens-per-second", args.tokens_per_second, TOKENS_PER_SECOND),
         }
-        peak = args.peak
-        utilisation = [getattr(result, how)(peak=peak, devices=args.devices, **speed) for how in ("mfu", "hfu")]
-        if args.format == "json":
-            return json.dumps(render.utilisation_json(result, *utilisation), indent=2)
-        return render.utilisation_text(result, *utilisation)
+        step = result.utilisation(peak=args.peak, devices=args.devices, **speed)
+        return json.dumps(step.to_dict(), indent=2) if args.format == "json" else step.to_text()
     _check_document(args)
     if args.per_layer and args.format != "json":
         raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
@@ -485,31 +482,9 @@ def _check_document(args: argparse.Namespace) -> None:
 
 
 def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
-    """Sweep rows as CSV, a JSON array or JSON lines, 4096 lines at a time (one write each), with FLOPs
-    per token (exact: an integer or a reduced fraction ``n/d``, as ``str(Fraction)`` writes it) beside the totals.
-
-    Each line is one format string filled with ints and ``math.gcd`` reductions, not a Fraction
-    and a ``json.dumps`` per row: the values are digits and ``/``, which JSON needs no escaping for.
-    """
-    from itertools import islice
-    from math import gcd
-
-    if form == "csv":
-        line = "{},{},{},{}{},{}{}".format
-    else:
-        line = (
-            '{{"seq_len": {}, "forward_flops": "{}", "training_flops": "{}", '
-            '"forward_per_token": "{}{}", "training_per_token": "{}{}"}}'
-        ).format
-
-    def text(n: int, f: int) -> str:
-        tokens = batch * n
-        g = gcd(f, tokens)
-        num, den = f // g, tokens // g
-        t_num, t_den = (num, den // 3) if den % 3 == 0 else (3 * num, den)  # 3 num / den, reduced
-        return line(n, f, 3 * f, num, f"/{den}" if den != 1 else "", t_num, f"/{t_den}" if t_den != 1 else "")
-
-    chunks = iter(lambda: "\n".join([text(n, f) for n, f in islice(rows, 4096)]), "")
+    """Sweep rows as CSV, a JSON array or JSON lines, 4096 lines at a time (one write each); the
+    rows are :func:`flopsreg.render.sweep_lines`'s."""
+    chunks = render.sweep_lines(rows, "csv" if form == "csv" else "json", batch)
     if form == "csv":
         yield "seq_len,forward_flops,training_flops,forward_per_token,training_per_token"
         yield from chunks

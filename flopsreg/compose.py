@@ -27,7 +27,10 @@ from flopsreg.symbols import SHARED, SymbolTable, cached, s
 if TYPE_CHECKING:
     from flopsreg.registry import PluginRegistry
 
-__all__ = ["KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "check_convention", "compose", "holds_weights_only"]
+__all__ = [
+    "KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "Unused", "check_constraint", "check_convention",
+    "check_values", "compose", "holds_weights_only", "unused", "warning_texts",
+]
 
 
 @attrs.frozen(eq=False)
@@ -171,6 +174,9 @@ class ModelSelection:
     symbols: SymbolTable = attrs.field(eq=False, repr=False)  # LaTeX and meaning of every symbol
     slots: Mapping[str, Slot] = attrs.field(eq=False, repr=False)  # the registry's slot declarations
     render: Any = attrs.field(eq=False, repr=False)  # the renderers (text, LaTeX): given, never imported
+    # forward FLOPs of one sequence from code compiled once per structure (flopsreg.structure),
+    # with this model's values as arguments; None: compile this model's own closed form
+    bound_forward: Callable[[int], int | Fraction] | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
     @property
     def units(self) -> tuple[UnitSelection, ...]:
@@ -231,6 +237,8 @@ class ModelSelection:
 
     @cached_property
     def _forward_function(self) -> Callable[[int], int | Fraction]:
+        if self.bound_forward is not None:
+            return self.bound_forward
         compiled = self.compiled
         if compiled.argnames == ("seq_len",):
             return compiled.function
@@ -301,7 +309,7 @@ def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, 
         kinds=tuple(kinds),
         head=head,
         blocks=FrozenMap((block.name, block_units[block.flops]) for block in registry.blocks.values() if block_units[block.flops]),
-        warnings=_unused(registry, model, kinds, head),
+        warnings=warning_texts(given, unused(registry, model, kinds, head)),
         symbols=registry.symbols,
         slots=registry.slots,
         render=render,
@@ -373,12 +381,30 @@ def _check_names(registry: PluginRegistry, model: Model) -> None:
                     f"{model.name}: {where}params.{name}: unknown parameter{did_you_mean(name, known_params)} "
                     f"(no registered pattern declares it)"
                 )
-            param = registry.params.get(name)
-            minimum, meaning = (param.minimum, param.meaning) if param else (1, SHARED[name].meaning)
-            if value < minimum:
-                raise ModelError(
-                    f"{model.name}: {where}params.{name} = {value}: expected an integer >= {minimum} ({meaning})"
-                )
+            _check_value(registry, model, where, name, value)
+
+
+def check_values(registry: PluginRegistry, model: Model) -> None:
+    """The checks of :func:`compose` that read parameter values (each within its declared
+    range), for a model whose flags and parameter names are known to be valid: a model of a
+    structure already composed (:mod:`flopsreg.structure`) is refused with the same message."""
+    _check_value_list(registry, model, "", model.params)
+    for name, kind in model.kinds.items():
+        _check_value_list(registry, model, f"kinds.{name}.", kind.params)
+
+
+def _check_value_list(registry: PluginRegistry, model: Model, where: str, params: Mapping[str, int]) -> None:
+    for name, value in params.items():
+        _check_value(registry, model, where, name, value)
+
+
+def _check_value(registry: PluginRegistry, model: Model, where: str, name: str, value: int) -> None:
+    """Parameter *name* = *value* (a declared or shared parameter) lies in its range."""
+    param = registry.params.get(name)
+    minimum = param.minimum if param else 1
+    if value < minimum:
+        meaning = param.meaning if param else SHARED[name].meaning
+        raise ModelError(f"{model.name}: {where}params.{name} = {value}: expected an integer >= {minimum} ({meaning})")
 
 
 def _plan_unit(
@@ -509,16 +535,46 @@ def _check_params(registry: PluginRegistry, unit: UnitSelection, where: str) -> 
         raise ModelError(f"{where}: parameter {name!r} ({meaning}) is needed by {', '.join(users)} but not set")
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
-            if not constraint.holds(_values(constraint, unit.params)):
-                shown = ", ".join(f"{s.name} = {unit.params[s.name]}" for s in sorted(constraint.free_symbols, key=str))
-                raise ModelError(f"{where}: {shown}: {constraint.message} (pattern {sel.pattern.name})")
+            check_constraint(constraint, sel.pattern, unit.params, where)
 
 
-def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelection], head: UnitSelection) -> tuple[str, ...]:
+def check_constraint(constraint: Constraint, pattern: Pattern, params: Mapping[str, int], where: str) -> None:
+    """*constraint* of the selected *pattern* holds for the unit's *params*; else one line naming the values."""
+    if not constraint.holds(_values(constraint, params)):
+        shown = ", ".join(f"{s.name} = {params[s.name]}" for s in sorted(constraint.free_symbols, key=str))
+        raise ModelError(f"{where}: {shown}: {constraint.message} (pattern {pattern.name})")
+
+
+@attrs.frozen
+class Unused:
+    """One warning of :func:`unused`, without the value: ``before + str(value) + after``, where the
+    value is ``params[name]`` of the model (*kind* None) or of layer kind *kind*; a warning that
+    reads no value has *name* None. Models of one structure share these, with their own values."""
+
+    kind: str | None
+    name: str | None
+    before: str
+    after: str = ""
+
+
+def warning_texts(model: Model, templates: Sequence[Unused]) -> tuple[str, ...]:
+    """The warnings of *templates* with *model*'s values filled in."""
+    texts = []
+    for item in templates:
+        if item.name is None:
+            texts.append(item.before)
+        else:
+            params = model.params if item.kind is None else model.kinds[item.kind].params
+            texts.append(f"{item.before}{params[item.name]}{item.after}")
+    return tuple(texts)
+
+
+def unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelection], head: UnitSelection) -> tuple[Unused, ...]:
     """Parameters that are set but that no selected pattern uses: the slime MLA bug, made visible.
 
     Under a convention, parameters of the exact patterns it displaces count as used: ignoring
-    them is the convention's rule, not a mistake in the model.
+    them is the convention's rule, not a mistake in the model. Which ones depends on names and
+    flags only, never on values (see :class:`Unused`).
     """
     conventions = set(registry.conventions)
 
@@ -553,21 +609,21 @@ def _unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelectio
     layer_flags = frozenset().union(*(p.flags for p in registry.patterns if p.scope == "layer"), *(g.flags for g in registry.group_selectors))
     for name, kind in model.kinds.items():
         for flag in sorted(kind.flags - layer_flags):
-            warnings.append(
+            warnings.append(Unused(None, None,
                 f"kinds.{name}.flags: {flag!r} selects only model-level patterns, so on a layer kind it "
                 "does nothing; set it in the model's flags"
-            )
+            ))
     used_anywhere = set().union(used(head), *(used(k) for k in kinds))
-    for name, value in model.params.items():
+    for name in model.params:
         if name not in used_anywhere and not other_conventions_only(name):
-            warnings.append(f"params.{name} = {value} is set but no selected pattern uses it{hint(name)}")
+            warnings.append(Unused(None, name, f"params.{name} = ", f" is set but no selected pattern uses it{hint(name)}"))
     for unit in kinds:
-        for name, value in model.kinds[unit.name].params.items():
+        for name in model.kinds[unit.name].params:
             if name not in used(unit) and not other_conventions_only(name):
-                warnings.append(
-                    f"kinds.{unit.name}.params.{name} = {value} is set but no pattern selected for "
-                    f"{unit.where} uses it{hint(name)}"
-                )
+                warnings.append(Unused(
+                    unit.name, name, f"kinds.{unit.name}.params.{name} = ",
+                    f" is set but no pattern selected for {unit.where} uses it{hint(name)}",
+                ))
     return tuple(warnings)
 
 

@@ -8,21 +8,22 @@ exact-integer code.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.errors import ModelError, did_you_mean
+from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
 
 if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
     import sympy
 
     from flopsreg.compose import ModelSelection, UnitSelection
-    from flopsreg.utilisation import Utilisation
+    from flopsreg.structure import Structure
+    from flopsreg.utilisation import StepUtilisation, Utilisation
     from flopsreg.registry import PluginRegistry
 
 __all__ = [
@@ -213,6 +214,29 @@ class Result:
 
         return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="HFU")
 
+    def utilisation(
+        self,
+        *,
+        peak: str | int | float | Fraction,
+        devices: int = 1,
+        step_time: float | None = None,
+        tokens_per_second: float | None = None,
+    ) -> StepUtilisation:
+        """:meth:`mfu` and :meth:`hfu` of one step together, as ``flopsreg mfu`` prints them
+        (``.to_dict()`` is its ``--format json``)."""
+        from flopsreg.utilisation import StepUtilisation  # only for MFU
+
+        speed = {"peak": peak, "devices": devices, "step_time": step_time, "tokens_per_second": tokens_per_second}
+        return StepUtilisation(self, self.mfu(**speed), self.hfu(**speed))
+
+    def to_dict(self, *, per_layer: bool = False) -> dict[str, Any]:
+        """Equal to ``flopsreg eval --format json`` for the same call (exact totals as decimal
+        strings); ``per_layer=True`` adds the ``layers`` list of ``--per-layer``."""
+        fields = self.selection.render.result_json(self)
+        if per_layer:
+            fields["layers"] = list(self.selection.render.layers_json(self))
+        return fields
+
     @property
     def warnings(self) -> tuple[str, ...]:
         return self.selection.warnings
@@ -344,13 +368,18 @@ class Evaluator:
     """Composes each (model, convention) once and evaluates it: the one cache of composed models.
 
     SlotSelection and composition are pure and models are values, so a cached plan can never be
-    another model's. The cache is bounded, so sweeps over many architectures stay bounded.
+    another model's. A model that differs from a composed one only in parameter values is not
+    composed again: it is rebound to their shared :class:`~flopsreg.structure.Structure` (the
+    second such model compiles the structure's forward FLOPs with values as arguments). Both
+    caches are bounded, so sweeps over many architectures stay bounded.
     """
 
     def __init__(self, registry: PluginRegistry, render: Any) -> None:
         self._registry = registry
         self._render = render
         self._plans: dict[tuple[Model, str], ModelSelection] = {}
+        # per structure: its first plan, then its Structure (False: none, compose each model)
+        self._structures: dict[Hashable, ModelSelection | Structure | bool] = {}
 
     def select(self, model: Model, convention: str) -> ModelSelection:
         """The composed :class:`ModelSelection` of *model* under *convention*, from the cache if there."""
@@ -359,10 +388,59 @@ class Evaluator:
         except TypeError:  # unhashable: not a Model; compose says what was expected
             plan = None
         if plan is None:
-            from flopsreg.compose import compose
-
-            plan = compose(self._registry, model, convention=convention, render=self._render)
-            if len(self._plans) >= _PLAN_CACHE_SIZE:
-                del self._plans[next(iter(self._plans))]
-            self._plans[(model, convention)] = plan
+            plan = self._compose(model, convention)
+            _bounded_put(self._plans, (model, convention), plan)
         return plan
+
+    def structure(self, model: Model, convention: str) -> Structure | None:
+        """The :class:`~flopsreg.structure.Structure` *model* shares with every model that differs
+        from it only in values (compiled on first use); None where it has none (blocks of extra layers)."""
+        from flopsreg.structure import rebindable, structure_key
+
+        plan = self.select(model, convention)
+        if not rebindable(plan):
+            return None
+        key = structure_key(model, convention)
+        known = self._structures.get(key)
+        return self._compiled(key, plan if known is None else known)
+
+    def _compose(self, model: Model, convention: str) -> ModelSelection:
+        """*model* composed, or rebound to the structure of a model composed before."""
+        from flopsreg.compose import compose
+
+        if not isinstance(model, Model) or not isinstance(convention, str):
+            return compose(self._registry, model, convention=convention, render=self._render)  # says what was expected
+        from flopsreg.structure import rebindable, structure_key
+
+        key = structure_key(model, convention)
+        known = self._structures.get(key)
+        if known is None:
+            plan = compose(self._registry, model, convention=convention, render=self._render)
+            if rebindable(plan):
+                _bounded_put(self._structures, key, plan)
+            return plan
+        structure = self._compiled(key, known)  # the second model of a structure compiles it once
+        if structure is None:
+            return compose(self._registry, model, convention=convention, render=self._render)
+        return structure.rebind(model)
+
+    def _compiled(self, key: Hashable, known: ModelSelection | Structure | bool) -> Structure | None:
+        """The Structure of *key* (compiled from its first plan *known* if not yet); None where
+        its closed form has no exact compiled form with values as arguments (then each model is composed)."""
+        from flopsreg.structure import Structure
+
+        if isinstance(known, Structure) or known is False:
+            return known or None
+        try:
+            structure: Structure | bool = Structure(self._registry, known)
+        except PatternError:
+            structure = False
+        _bounded_put(self._structures, key, structure)
+        return structure or None
+
+
+def _bounded_put(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    """``cache[key] = value``, dropping the oldest entry when a new key finds the cache full."""
+    if key not in cache and len(cache) >= _PLAN_CACHE_SIZE:
+        del cache[next(iter(cache))]
+    cache[key] = value

@@ -12,7 +12,7 @@ import math
 import operator
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import Any, TypeVar, overload
 
 import attrs
@@ -50,6 +50,19 @@ class FrozenMap(Mapping[str, V]):
 
     def __len__(self) -> int:
         return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def keys(self) -> KeysView[str]:
+        """The keys, read-only (the dict's own view: ``{**frozen_map}`` reads it at C speed)."""
+        return self._data.keys()
+
+    def items(self) -> ItemsView[str, V]:
+        return self._data.items()
+
+    def values(self) -> ValuesView[V]:
+        return self._data.values()
 
     def __hash__(self) -> int:
         if self._hash is None:

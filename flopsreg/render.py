@@ -8,8 +8,11 @@ take symbol names and meanings from ``selection.symbols``, never from the regist
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
+from itertools import islice
+from math import gcd
 from typing import TYPE_CHECKING, Any
 
 from flopsreg.model import ranges_text
@@ -50,6 +53,8 @@ __all__ = [
     "patterns_text",
     "registry_markdown",
     "result_json",
+    "sweep_json",
+    "sweep_lines",
     "result_markdown",
     "result_text",
     "selection_markdown",
@@ -437,6 +442,43 @@ def generation_json(gen: Generation) -> dict[str, Any]:
     }
 
 
+# -- sweeps ------------------------------------------------------------------------------------
+
+
+def sweep_lines(rows: Iterable[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
+    """``(seq_len, forward FLOPs)`` rows as the lines ``flopsreg sweep`` writes, 4096 joined by
+    newlines at a time: ``form`` ``"csv"`` (no header) or ``"json"`` (one object per line), with
+    training FLOPs and FLOPs per token (exact: an integer or a reduced fraction ``n/d``, as
+    ``str(Fraction)`` writes it) beside the totals.
+
+    Each line is one format string filled with ints and ``math.gcd`` reductions, not a Fraction
+    and a ``json.dumps`` per row: the values are digits and ``/``, which JSON needs no escaping for.
+    """
+    if form == "csv":
+        line = "{},{},{},{}{},{}{}".format
+    else:
+        line = (
+            '{{"seq_len": {}, "forward_flops": "{}", "training_flops": "{}", '
+            '"forward_per_token": "{}{}", "training_per_token": "{}{}"}}'
+        ).format
+
+    def text(n: int, f: int) -> str:
+        tokens = batch * n
+        g = gcd(f, tokens)
+        num, den = f // g, tokens // g
+        t_num, t_den = (num, den // 3) if den % 3 == 0 else (3 * num, den)  # 3 num / den, reduced
+        return line(n, f, 3 * f, num, f"/{den}" if den != 1 else "", t_num, f"/{t_den}" if t_den != 1 else "")
+
+    rows = iter(rows)
+    return iter(lambda: "\n".join([text(n, f) for n, f in islice(rows, 4096)]), "")
+
+
+def sweep_json(rows: Iterable[tuple[int, int]], batch: int = 1) -> list[dict[str, Any]]:
+    """The rows of ``flopsreg sweep --format json`` for *rows* (what :meth:`flopsreg.Registry.iter_sweep`
+    yields with the same *batch*), as Python objects: ``json.loads`` of the command's output."""
+    return [json.loads(line) for chunk in sweep_lines(rows, "json", batch) for line in chunk.split("\n")]
+
+
 def peaks_text(peaks: Mapping[str, Peak]) -> str:
     """The peak table: name, device, format, dense TFLOP/s per device, and source."""
     rows = [["name", "device", "format", "TFLOP/s", "source"]]
@@ -463,10 +505,6 @@ def utilisation_text(result: Result, mfu: Utilisation, hfu: Utilisation) -> str:
     return "\n".join(lines)
 
 
-def _utilisation_fields(u: Utilisation) -> dict[str, Any]:
-    return {"fraction": u.decimal(), "float": float(u), "flops": str(u.flops)}
-
-
 def utilisation_json(result: Result, mfu: Utilisation, hfu: Utilisation) -> dict[str, Any]:
     """MFU and HFU as decimal fraction strings and floats, with the exact FLOPs."""
     return {
@@ -474,7 +512,7 @@ def utilisation_json(result: Result, mfu: Utilisation, hfu: Utilisation) -> dict
         "devices": mfu.devices,
         "peak_flops": str(mfu.peak),
         "step_time": str(mfu.seconds),
-        "mfu": _utilisation_fields(mfu),
-        "hfu": _utilisation_fields(hfu),
+        "mfu": mfu.to_dict(),
+        "hfu": hfu.to_dict(),
         "warnings": list(result.warnings),
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal, localcontext
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -11,7 +12,10 @@ from flopsreg.errors import ModelError
 from flopsreg.model import as_int, shown
 from flopsreg.peaks import STEP_TIME, TOKENS_PER_SECOND, peak_flops
 
-__all__ = ["Utilisation", "utilisation"]
+if TYPE_CHECKING:
+    from flopsreg.evaluate import Result
+
+__all__ = ["StepUtilisation", "Utilisation", "utilisation"]
 
 
 @attrs.frozen
@@ -37,6 +41,31 @@ class Utilisation:
     def achieved(self) -> Fraction:
         """Achieved FLOP/s per device."""
         return self.flops / (self.seconds * self.devices)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``mfu`` (or ``hfu``) object of ``flopsreg mfu --format json``: the fraction as a
+        12-digit decimal string and a float, the FLOPs as a decimal string."""
+        return {"fraction": self.decimal(), "float": float(self), "flops": str(self.flops)}
+
+
+@attrs.frozen
+class StepUtilisation:
+    """MFU and HFU of one step that processed a result's batch: what ``flopsreg mfu`` prints
+    (see :meth:`flopsreg.evaluate.Result.utilisation`)."""
+
+    result: Result
+    mfu: Utilisation
+    hfu: Utilisation
+
+    def to_dict(self) -> dict[str, Any]:
+        """Equal to ``flopsreg mfu --format json`` for the same model and numbers."""
+        return self.result.selection.render.utilisation_json(self.result, self.mfu, self.hfu)
+
+    def to_text(self) -> str:
+        return self.result.selection.render.utilisation_text(self.result, self.mfu, self.hfu)
+
+    def __str__(self) -> str:
+        return self.to_text()
 
 
 def utilisation(
