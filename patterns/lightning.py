@@ -12,7 +12,7 @@ import sympy
 from flopsreg import Param, Pattern, hookimpl
 from flopsreg.patterns._mixer_common import VARIANT, without_attention
 from flopsreg.patterns.gqa_projection import HEAD_DIM
-from flopsreg.symbols import h, n_h, s
+from flopsreg.declarations.symbols import h, n_h, s
 
 PRECEDENCE = 60  # this mixer's own: see _mixer_common
 FLAG = "lightning"

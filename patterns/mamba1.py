@@ -8,7 +8,7 @@ counts it at its recurrent minimum too.
 from flopsreg import Param, Pattern, hookimpl
 from flopsreg.patterns._mixer_common import short_conv, without_attention
 from flopsreg.patterns.mamba2 import STATE
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 PRECEDENCE = 50  # this mixer's own: see _mixer_common
 FLAG = "mamba1"

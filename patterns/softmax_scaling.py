@@ -6,7 +6,7 @@ they hold weights and count no FLOPs; each is chosen by its flag, which the read
 import sympy
 
 from flopsreg import Param, Pattern, Slot, hookimpl
-from flopsreg.symbols import n_h
+from flopsreg.declarations.symbols import n_h
 
 ROTARY_DIM = Param(name="rotary_dim", latex=r"d_{\mathrm{rot}}", meaning="the width RoPE rotates: its inverse frequencies are ceil(d_rot / 2)")
 

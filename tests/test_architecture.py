@@ -105,9 +105,9 @@ def test_the_graph_reads_imports_inside_functions_too():
     """The reader is not vacuous: api imports render at the top, registry flopsreg.patterns inside
     a function, and compose's import of the registry under TYPE_CHECKING is left out."""
     assert "flopsreg.render" in GRAPH["flopsreg.api"]
-    assert "flopsreg.evaluate" in GRAPH["flopsreg.cli"]
-    assert "flopsreg.patterns" in GRAPH["flopsreg.registry"]  # builtin_plugins() imports it in a function
-    assert "flopsreg.registry" not in GRAPH["flopsreg.compose"]
+    assert "flopsreg.engine.evaluate" in GRAPH["flopsreg.cli"]
+    assert "flopsreg.patterns" in GRAPH["flopsreg.plugins.registry"]  # builtin_plugins() imports it in a function
+    assert "flopsreg.plugins.registry" not in GRAPH["flopsreg.engine.compose"]
 
 
 def test_no_import_cycle_among_flopsreg_modules():
@@ -115,7 +115,7 @@ def test_no_import_cycle_among_flopsreg_modules():
 
 
 def test_a_cycle_would_be_found(monkeypatch):
-    monkeypatch.setitem(GRAPH, "flopsreg.model", GRAPH["flopsreg.model"] | {"flopsreg.compose"})
+    monkeypatch.setitem(GRAPH, "flopsreg.model", GRAPH["flopsreg.model"] | {"flopsreg.engine.compose"})
     assert _cycle() is not None
 
 

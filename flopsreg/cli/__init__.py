@@ -2,7 +2,7 @@
 generate, mfu, peaks, params, cache.
 
 ``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
-models when they can (see :mod:`flopsreg.cache`): no plugin is loaded and sympy is not imported.
+models when they can (see :mod:`flopsreg.engine.cache`): no plugin is loaded and sympy is not imported.
 
 Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
 plugins) go to stderr and do not change the exit status.
@@ -21,17 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
-from flopsreg.evaluate import RECOMPUTE, evaluate
+from flopsreg.engine.evaluate import RECOMPUTE, evaluate
 from flopsreg.errors import FlopsregError, did_you_mean
-from flopsreg.examples_index import example_names, example_path
+from flopsreg.model.examples_index import example_names, example_path
 from flopsreg.model import Model
-from flopsreg.evaluate import LOGITS_MODES
-from flopsreg.sweep import iter_sweep, parse_lengths
+from flopsreg.engine.evaluate import LOGITS_MODES
+from flopsreg.engine.sweep import iter_sweep, parse_lengths
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
     from flopsreg.api import Registry
-    from flopsreg.peaks import Bounds
-    from flopsreg.cache import Cache
+    from flopsreg.engine.peaks import Bounds
+    from flopsreg.engine.cache import Cache
 
 __all__ = ["load_model_arg", "main"]
 
@@ -336,7 +336,7 @@ def _load_registry(cache: Cache | None, *, announce: bool = True) -> Registry:
 def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     """The command's output: one text, or chunks of text written as they come (long outputs)."""
     if args.command == "cache":
-        from flopsreg.cache import Cache
+        from flopsreg.engine.cache import Cache
 
         cache = session.cache or Cache.default()
         return cache.clear() if args.action == "clear" else cache.info()
@@ -345,7 +345,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             return json.dumps(render.patterns_json(session.registry), indent=2)
         return render.patterns_text(session.registry)
     if args.command == "peaks":
-        from flopsreg.peaks import PEAKS
+        from flopsreg.engine.peaks import PEAKS
 
         return json.dumps(render.peaks_json(PEAKS), indent=2) if args.format == "json" else render.peaks_text(PEAKS)
     if args.no_cache:
@@ -389,7 +389,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention
         )
         _warn(result.warnings)
-        from flopsreg.peaks import STEP_TIME, TOKENS_PER_SECOND
+        from flopsreg.engine.peaks import STEP_TIME, TOKENS_PER_SECOND
 
         speed = {
             "step_time": _number("--step-time", args.step_time, STEP_TIME),
@@ -454,7 +454,7 @@ def _check_declared(option: str, name: str, model: Model, registry: Registry) ->
 def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> str:
     """``flopsreg plot``: one model stacked by slot, or its conventions against exact, or several
     models on one axis; writes the file and says so."""
-    from flopsreg import plot  # matplotlib loads for this command only
+    from flopsreg.render import plot  # matplotlib loads for this command only
 
     plot.output_format(args.output)  # refused before any work
     if len(models) > 1:
@@ -554,7 +554,7 @@ def _is_hf_config(spec: str) -> bool:
 
 def _open_cache() -> Cache | None:
     """The cache of compiled models, unless ``FLOPSREG_NO_CACHE`` turns it off (imported only then)."""
-    from flopsreg.cache import Cache, cache_enabled
+    from flopsreg.engine.cache import Cache, cache_enabled
 
     if not cache_enabled():
         return None

@@ -2,7 +2,7 @@
 
 A :class:`Pattern` fills one *slot* of a layer (or of the model) where all its *flags* are set,
 and declares a sympy *formula* for the quantity that slot produces. Its own parameters are
-declared as :class:`Param`; everything else a formula uses comes from :mod:`flopsreg.symbols`.
+declared as :class:`Param`; everything else a formula uses comes from :mod:`flopsreg.declarations.symbols`.
 The places patterns fill (:class:`Slot`), the quantities they pass each other
 (:class:`Quantity`) and the blocks of extra layers a pattern may count (:class:`Block`) are
 declared by plugins too, through the same kind of hook: the engine knows none of them by name.
@@ -19,7 +19,7 @@ import sympy
 from sympy.core.parameters import evaluate as _evaluation, global_parameters
 
 from flopsreg.errors import PatternError
-from flopsreg.symbols import Symbol, block_flops, block_layers, integer_symbol
+from flopsreg.declarations.symbols import Symbol, block_flops, block_layers, integer_symbol
 
 __all__ = ["EXACT", "FLOPS", "Block", "Constraint", "Convention", "Param", "Pattern", "Quantity", "Slot", "canonical"]
 
@@ -30,13 +30,13 @@ FLOPS = "flops"  # what a pattern produces when it counts matmuls itself, rather
 SCOPES = ("layer", "model")
 CACHED_RULES = ("fixed", "difference")  # how a Quantity extends over a cached prefix
 PER_WEIGHT_RULES = (None, "weights", "active_weights")  # what a per-weight Convention counts
-_FORMULA = "a sympy expression built from flopsreg.symbols and Param.symbol (or an int)"
+_FORMULA = "a sympy expression built from flopsreg.declarations.symbols and Param.symbol (or an int)"
 
 
 def canonical(expr: Any) -> Any:
     """*expr* as sympy builds it with evaluation on: every node rebuilt from its canonical arguments.
 
-    The built-in plugins are imported with sympy's evaluation off (:func:`flopsreg.registry.builtin_plugins`:
+    The built-in plugins are imported with sympy's evaluation off (:func:`flopsreg.plugins.registry.builtin_plugins`:
     their formulas are then built without sympy's flattening and assumption queries, two thirds of
     their import), so a pattern's expressions are made canonical where they are first read, once per
     pattern. On an expression already built with evaluation on this returns an equal one.

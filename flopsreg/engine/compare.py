@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.compose import UnitSelection, check_convention
-from flopsreg.evaluate import Result
+from flopsreg.engine.compose import UnitSelection, check_convention
+from flopsreg.engine.evaluate import Result
 from flopsreg.model import ranges_text
 from flopsreg.errors import FlopsregError, ModelError
-from flopsreg.pattern import EXACT, FLOPS
+from flopsreg.declarations.pattern import EXACT, FLOPS
 
 if TYPE_CHECKING:
     from flopsreg.api import Registry

@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import sympy
 
-from flopsreg.compile import CompiledFormula, compile_exact
+from flopsreg.formula.compile import CompiledFormula, compile_exact
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
 from flopsreg.model import FrozenMap, Model, ranges_text, total_length
-from flopsreg.pattern import EXACT, FLOPS, Constraint, Convention, Pattern, Slot
-from flopsreg.prefix import PrefixForms, prefix_forms
-from flopsreg.select import SlotSelection, select
-from flopsreg.symbols import SHARED, SymbolTable, cached, s
+from flopsreg.declarations.pattern import EXACT, FLOPS, Constraint, Convention, Pattern, Slot
+from flopsreg.formula.prefix import PrefixForms, prefix_forms
+from flopsreg.engine.select import SlotSelection, select
+from flopsreg.declarations.symbols import SHARED, SymbolTable, cached, s
 
 
 if TYPE_CHECKING:
-    from flopsreg.registry import PluginRegistry
+    from flopsreg.plugins.registry import PluginRegistry
 
 __all__ = ["KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "check_convention", "compose", "holds_weights_only"]
 

@@ -21,9 +21,9 @@ from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
 if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
     import sympy
 
-    from flopsreg.compose import ModelSelection, UnitSelection
-    from flopsreg.utilisation import Utilisation
-    from flopsreg.registry import PluginRegistry
+    from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.utilisation import Utilisation
+    from flopsreg.plugins.registry import PluginRegistry
 
 __all__ = [
     "LOGITS_MODES",
@@ -189,13 +189,13 @@ class Result:
         """Model FLOPs utilisation of one step that processed this batch: training FLOPs without
         recomputation (forward only for a serving step) over ``step_time x devices x peak``.
 
-        ``peak`` is FLOP/s per device or a name from :data:`flopsreg.peaks.PEAKS` (e.g.
+        ``peak`` is FLOP/s per device or a name from :data:`flopsreg.engine.peaks.PEAKS` (e.g.
         ``"h100-sxm-bf16"``); ``tokens_per_second`` (per device) may replace ``step_time``. Each
-        must lie in its range (:mod:`flopsreg.peaks`), and an MFU above 1 is a ModelError naming
+        must lie in its range (:mod:`flopsreg.engine.peaks`), and an MFU above 1 is a ModelError naming
         the likely unit mistake.
         """
         flops = self.forward if self.serving else TRAINING_PASSES * self.forward
-        from flopsreg.utilisation import utilisation  # only for MFU
+        from flopsreg.engine.utilisation import utilisation  # only for MFU
 
         return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="MFU")
 
@@ -209,7 +209,7 @@ class Result:
     ) -> Utilisation:
         """Hardware FLOPs utilisation: as :meth:`mfu`, counting recomputed forward work too."""
         flops = self.forward if self.serving else self.training
-        from flopsreg.utilisation import utilisation  # only for MFU
+        from flopsreg.engine.utilisation import utilisation  # only for MFU
 
         return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="HFU")
 
@@ -359,7 +359,7 @@ class Evaluator:
         except TypeError:  # unhashable: not a Model; compose says what was expected
             plan = None
         if plan is None:
-            from flopsreg.compose import compose
+            from flopsreg.engine.compose import compose
 
             plan = compose(self._registry, model, convention=convention, render=self._render)
             if len(self._plans) >= _PLAN_CACHE_SIZE:

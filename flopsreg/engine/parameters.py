@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import sympy
 
-from flopsreg.compose import MODEL_LEVEL, ModelSelection, holds_weights_only
+from flopsreg.engine.compose import MODEL_LEVEL, ModelSelection, holds_weights_only
 from flopsreg.errors import ModelError
-from flopsreg.pattern import FLOPS
-from flopsreg.select import SlotSelection, select
+from flopsreg.declarations.pattern import FLOPS
+from flopsreg.engine.select import SlotSelection, select
 
 if TYPE_CHECKING:
-    from flopsreg.registry import PluginRegistry
+    from flopsreg.plugins.registry import PluginRegistry
 
 __all__ = ["Parameters", "Share", "count_parameters"]
 

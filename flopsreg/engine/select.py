@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 import attrs
 
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, SelectionError
-from flopsreg.pattern import Pattern
+from flopsreg.declarations.pattern import Pattern
 
 if TYPE_CHECKING:
-    from flopsreg.registry import PluginRegistry
+    from flopsreg.plugins.registry import PluginRegistry
 
 __all__ = ["SlotSelection", "select"]
 

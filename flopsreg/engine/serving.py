@@ -13,8 +13,8 @@ from fractions import Fraction
 
 import attrs
 
-from flopsreg.compose import ModelSelection
-from flopsreg.evaluate import Result, evaluate, positive_int
+from flopsreg.engine.compose import ModelSelection
+from flopsreg.engine.evaluate import Result, evaluate, positive_int
 
 __all__ = ["Generation", "generate"]
 

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator, Sized
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from flopsreg.evaluate import length_list, positive_int, sequence_lengths
+from flopsreg.engine.evaluate import length_list, positive_int, sequence_lengths
 from flopsreg.errors import ModelError
 
 if TYPE_CHECKING:
-    from flopsreg.compose import ModelSelection
+    from flopsreg.engine.compose import ModelSelection
 
 __all__ = ["MAX_SWEEP", "iter_sweep", "parse_lengths", "sweep"]
 
@@ -72,8 +72,8 @@ def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype
         import numpy
     except ImportError:  # pragma: no cover - numpy is in the test extra
         raise ModelError("dtype=float needs numpy: pip install 'flopsreg[numpy]'") from None
-    from flopsreg.compile import compile_numpy
-    from flopsreg.symbols import s
+    from flopsreg.formula.compile import compile_numpy
+    from flopsreg.declarations.symbols import s
 
     if isinstance(lengths, range):  # built in C, not one Python int at a time
         array = numpy.arange(lengths.start, lengths.stop, lengths.step, dtype=numpy.float64)

@@ -9,7 +9,7 @@ import attrs
 
 from flopsreg.errors import ModelError
 from flopsreg.model import as_int, shown
-from flopsreg.peaks import STEP_TIME, TOKENS_PER_SECOND, peak_flops
+from flopsreg.engine.peaks import STEP_TIME, TOKENS_PER_SECOND, peak_flops
 
 __all__ = ["Utilisation", "utilisation"]
 
@@ -53,7 +53,7 @@ def utilisation(
 
     Give ``step_time`` (seconds per step, for the whole step on all devices) or
     ``tokens_per_second`` (throughput per device); a float is taken as the decimal it prints as.
-    Each must lie in its range (:data:`flopsreg.peaks.STEP_TIME`, ...), and a utilisation above 1
+    Each must lie in its range (:data:`flopsreg.engine.peaks.STEP_TIME`, ...), and a utilisation above 1
     is an error naming the likely unit mistake; *name* (``"MFU"``, ``"HFU"``) is what it calls it.
     """
     if (step_time is None) == (tokens_per_second is None):

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import attrs
 import sympy
 
-from flopsreg.symbols import cached, s
+from flopsreg.declarations.symbols import cached, s
 
 __all__ = ["PrefixForms", "difference", "prefix_forms"]
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar, overload
 import attrs
 
 from flopsreg.errors import MAX_INT, ModelError, did_you_mean
-from flopsreg.examples_index import example_names, example_path
+from flopsreg.model.examples_index import example_names, example_path
 
 __all__ = ["FrozenMap", "Layer", "LayerKind", "Model", "Plan", "Repeated"]
 
@@ -698,7 +698,7 @@ def _check_registry(value: Any) -> None:
     """A reader's ``registry=`` option is None or a registry of plugins."""
     if value is None:
         return
-    from flopsreg.registry import PluginRegistry  # loaded already wherever a registry was made
+    from flopsreg.plugins.registry import PluginRegistry  # loaded already wherever a registry was made
 
     if not isinstance(value, PluginRegistry):
         raise ModelError(f"registry = {value!r:.60}: expected a flopsreg.Registry (or None for the default), got {type(value).__name__}")

@@ -1,7 +1,7 @@
 """Load-time checks of what plugins contribute: symbols, exactness, ties, flagless use, and
 whether every FLOPs formula stays a whole number with every set of patterns that can apply
 together; the weights a pattern holds are whole and non-negative; formulas nest no deeper than
-:data:`MAX_DEPTH`; parameters are still valid :class:`~flopsreg.pattern.Param`. Each raises :class:`~flopsreg.errors.PluginError` naming the plugin to skip.
+:data:`MAX_DEPTH`; parameters are still valid :class:`~flopsreg.declarations.pattern.Param`. Each raises :class:`~flopsreg.errors.PluginError` naming the plugin to skip.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 import attrs
 import sympy
 
-from flopsreg.compile import trial_function
+from flopsreg.formula.compile import trial_function
 from flopsreg.errors import PatternError, PluginError, did_you_mean
-from flopsreg.pattern import FLOPS, Pattern
+from flopsreg.declarations.pattern import FLOPS, Pattern
 
 __all__ = [
     "MAX_DEPTH",
@@ -52,7 +52,7 @@ def nesting_depth(expr: Any) -> int:
 
 def _as_built(pattern: Pattern) -> dict[str, Any]:
     """Every expression *pattern* declares, as the plugin built it: reading one canonical
-    (:func:`flopsreg.pattern.canonical`) rebuilds it recursively."""
+    (:func:`flopsreg.declarations.pattern.canonical`) rebuilds it recursively."""
     built = {"formula": pattern._formula, **{f"provides[{q!r}]": e for q, e in pattern._provides.items()}}
     built |= {"weights": pattern._weights, "active_weights": pattern._active_weights}
     return built | {f"constraint {c.message!r}": c._condition for c in pattern.constraints}
@@ -72,7 +72,7 @@ def check_depth(plugin: str, pattern: Pattern) -> None:
 
 
 def check_params(plugin: str, pattern: Pattern) -> None:
-    """Each parameter passes :class:`~flopsreg.pattern.Param`'s validation again: a name that cannot be
+    """Each parameter passes :class:`~flopsreg.declarations.pattern.Param`'s validation again: a name that cannot be
     a symbol (``1x``, ``a b``) is refused by pattern and parameter, however it got past the constructor."""
     for param in pattern.params:
         try:
@@ -94,7 +94,7 @@ def check_symbols(plugin: str, pattern: Pattern, declared: Mapping[sympy.Symbol,
             if symbol.name in allowed_names:
                 hint = (
                     f"symbol {symbol.name!r} was created with other assumptions: use Param.symbol, "
-                    "Quantity.symbol, Block.flops/layers or flopsreg.symbols"
+                    "Quantity.symbol, Block.flops/layers or flopsreg.declarations.symbols"
                 )
             else:
                 names = sorted(sym.name for sym in declared)

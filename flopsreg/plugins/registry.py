@@ -1,6 +1,6 @@
 """The plugin registry: loads plugins into a fresh pluggy manager and validates what they declare.
 
-Built-in plugins (every module of :mod:`flopsreg.patterns`) go through exactly the hooks a
+Built-in plugins (the modules :data:`flopsreg.patterns.BUILTIN` lists) go through exactly the hooks a
 third-party plugin uses. Loading runs in two passes: first every plugin's declarations
 (quantities, slots, blocks, conventions, readers), then every plugin's patterns, checked against
 all declarations. A plugin that fails in any way is skipped as a whole, reported by name in
@@ -15,7 +15,6 @@ import functools
 import importlib
 import importlib.machinery
 import os
-import pkgutil
 import re
 import sys
 import threading
@@ -29,8 +28,8 @@ import pluggy
 import sympy
 from sympy.core.parameters import evaluate as sympy_evaluation
 
-from flopsreg import hookspecs
-from flopsreg.checks import (
+from flopsreg.plugins import hookspecs
+from flopsreg.plugins.checks import (
     check_compositions,
     check_depth,
     check_exact,
@@ -42,9 +41,9 @@ from flopsreg.checks import (
     unprovided,
 )
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
-from flopsreg.pattern import EXACT, FLOPS, Block, Convention, Param, Pattern, Quantity, Slot
-from flopsreg.declare import HFLayerType, HFReader, MegatronReader, family_flag
-from flopsreg.symbols import SHARED, SymbolInfo, SymbolTable
+from flopsreg.declarations.pattern import EXACT, FLOPS, Block, Convention, Param, Pattern, Quantity, Slot
+from flopsreg.declarations.declare import HFLayerType, HFReader, MegatronReader, family_flag
+from flopsreg.declarations.symbols import SHARED, SymbolInfo, SymbolTable
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins", "default_plugins", "plugin_fault"]
 
@@ -66,22 +65,21 @@ _DECLARATIONS = {
 
 
 def builtin_plugins() -> list[types.ModuleType]:
-    """Every module of :mod:`flopsreg.patterns`, imported, in name order.
+    """The modules :data:`flopsreg.patterns.BUILTIN` lists, imported, in its order.
 
     They are imported with sympy's evaluation off: their formulas are built as written, without
     sympy's flattening and assumption queries (two thirds of their import), and each pattern's
-    expressions are made canonical where they are first used (:func:`flopsreg.pattern.canonical`).
+    expressions are made canonical where they are first used (:func:`flopsreg.declarations.pattern.canonical`).
     tests/test_lazy_builtins.py checks that this gives every declaration exactly as an import
     with evaluation on does. Only while no other thread runs: the switch is per thread, but
     sympy's cache of built expressions is shared, so another thread could be handed one built
     unevaluated.
     """
-    import flopsreg.patterns
+    from flopsreg.patterns import BUILTIN
 
-    names = sorted(m.name for m in pkgutil.iter_modules(flopsreg.patterns.__path__) if not m.name.startswith("_"))
     alone = threading.active_count() == 1
     with sympy_evaluation(False) if alone else contextlib.nullcontext():
-        return [importlib.import_module(f"flopsreg.patterns.{name}") for name in names]
+        return [importlib.import_module(f"flopsreg.patterns.{name}") for name in BUILTIN]
 
 
 def _plugin_name(plugin: object) -> str:

@@ -19,15 +19,15 @@ from flopsreg.model import ranges_text
 if TYPE_CHECKING:
     import sympy
 
-    from flopsreg.pattern import Pattern
-    from flopsreg.compare import Comparison
-    from flopsreg.compose import ModelSelection, UnitSelection
-    from flopsreg.evaluate import Result
-    from flopsreg.peaks import Peak
-    from flopsreg.serving import Generation
-    from flopsreg.utilisation import Utilisation
-    from flopsreg.registry import PluginRegistry
-    from flopsreg.symbols import SymbolTable
+    from flopsreg.declarations.pattern import Pattern
+    from flopsreg.engine.compare import Comparison
+    from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.evaluate import Result
+    from flopsreg.engine.peaks import Peak
+    from flopsreg.engine.serving import Generation
+    from flopsreg.engine.utilisation import Utilisation
+    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.declarations.symbols import SymbolTable
 
 __all__ = [
     "compare_json",
@@ -119,7 +119,7 @@ def patterns_text(registry: PluginRegistry) -> str:
 
 def explain_text(plan: ModelSelection) -> str:
     """One line per slot and layer kind: the chosen pattern and why."""
-    from flopsreg.pattern import EXACT
+    from flopsreg.declarations.pattern import EXACT
 
     model = plan.model
     layers, kinds = model.plan.layers, len(plan.kinds)
@@ -144,7 +144,7 @@ def _display_terms(
     """Quantity rows (e.g. P(s)) and FLOPs terms, keeping produced quantities as named symbols."""
     import sympy
 
-    from flopsreg.pattern import FLOPS
+    from flopsreg.declarations.pattern import FLOPS
 
     produced = {sel.pattern.produces: sel for sel in unit.selections if sel.pattern.produces != FLOPS}
     shown: dict[str, tuple[Pattern, sympy.Expr]] = {}
@@ -164,43 +164,43 @@ def _display_terms(
 
 
 def latex(plan: ModelSelection, result: Result | None = None, **options: bool) -> str:
-    """The model's closed form as paste-ready LaTeX; see :func:`flopsreg.latex.latex` for *options*."""
-    from flopsreg.latex import latex as paper_latex  # sympy: only for the renderers that need it
+    """The model's closed form as paste-ready LaTeX; see :func:`flopsreg.render.latex.latex` for *options*."""
+    from flopsreg.render.latex import latex as paper_latex  # sympy: only for the renderers that need it
 
     return paper_latex(plan, result, **options)
 
 
 def mathjax(plan: ModelSelection, result: Result | None = None) -> str:
-    """The equations in what MathJax 3 renders, for notebooks (see :func:`flopsreg.latex.mathjax`)."""
-    from flopsreg.latex import mathjax as render_mathjax
+    """The equations in what MathJax 3 renders, for notebooks (see :func:`flopsreg.render.latex.mathjax`)."""
+    from flopsreg.render.latex import mathjax as render_mathjax
 
     return render_mathjax(plan, result)
 
 
 def result_markdown(result: Result) -> str:
-    """A notebook's Markdown display of a result (see :mod:`flopsreg.notebook`)."""
-    from flopsreg import notebook
+    """A notebook's Markdown display of a result (see :mod:`flopsreg.render.notebook`)."""
+    from flopsreg.render import notebook
 
     return notebook.result_markdown(result)
 
 
 def selection_markdown(plan: ModelSelection) -> str:
     """A notebook's Markdown display of a selection."""
-    from flopsreg import notebook
+    from flopsreg.render import notebook
 
     return notebook.selection_markdown(plan)
 
 
 def registry_markdown(registry: PluginRegistry) -> str:
     """A notebook's Markdown display of a registry."""
-    from flopsreg import notebook
+    from flopsreg.render import notebook
 
     return notebook.registry_markdown(registry)
 
 
 def comparison_markdown(comparison: Comparison) -> str:
     """A notebook's Markdown display of a comparison."""
-    from flopsreg import notebook
+    from flopsreg.render import notebook
 
     return notebook.comparison_markdown(comparison)
 
@@ -333,7 +333,7 @@ def layers_json(result: Result) -> Iterator[dict[str, Any]]:
 
 def compare_text(comparison: Comparison) -> str:
     """A table of each convention against exact, then every difference with its reason."""
-    from flopsreg.compare import ratio_text
+    from flopsreg.engine.compare import ratio_text
 
     exact = comparison.exact
     rows = [["convention", "forward FLOPs", "training FLOPs", "training / token", "vs exact"]]

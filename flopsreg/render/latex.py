@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 
 import sympy
 
-from flopsreg.pattern import FLOPS, Pattern
+from flopsreg.declarations.pattern import FLOPS, Pattern
 
 if TYPE_CHECKING:
-    from flopsreg.compose import ModelSelection, UnitSelection
-    from flopsreg.evaluate import Result
+    from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.evaluate import Result
 
 __all__ = ["latex", "legend", "mathjax", "scientific"]
 

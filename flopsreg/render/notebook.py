@@ -10,14 +10,14 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from flopsreg.compare import ratio_text
-from flopsreg.latex import legend, mathjax, scientific
+from flopsreg.engine.compare import ratio_text
+from flopsreg.render.latex import legend, mathjax, scientific
 
 if TYPE_CHECKING:
-    from flopsreg.compare import Comparison
-    from flopsreg.compose import ModelSelection
-    from flopsreg.evaluate import Result
-    from flopsreg.registry import PluginRegistry
+    from flopsreg.engine.compare import Comparison
+    from flopsreg.engine.compose import ModelSelection
+    from flopsreg.engine.evaluate import Result
+    from flopsreg.plugins.registry import PluginRegistry
 
 __all__ = ["comparison_markdown", "markdown_table", "registry_markdown", "result_markdown", "selection_markdown"]
 

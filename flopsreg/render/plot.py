@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 from flopsreg.api import Registry
 from flopsreg.errors import FlopsregError, ModelError
-from flopsreg.evaluate import positive_int, sequence_lengths
+from flopsreg.engine.evaluate import positive_int, sequence_lengths
 from flopsreg.model import Model
-from flopsreg.pattern import EXACT
-from flopsreg.sweep import parse_lengths
+from flopsreg.declarations.pattern import EXACT
+from flopsreg.engine.sweep import parse_lengths
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from flopsreg.compose import ModelSelection
+    from flopsreg.engine.compose import ModelSelection
 
 __all__ = ["FORMATS", "MAX_POINTS", "PlotError", "by_slot", "conventions", "models", "output_format", "save", "slot_flops"]
 

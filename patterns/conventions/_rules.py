@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from flopsreg import Pattern
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, MOE, TOP_K
 from flopsreg.patterns.quantities import f
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 PRECEDENCE = 100  # above every exact pattern of the same slot
 

@@ -17,12 +17,12 @@ torchtitan has a model for are counted; the others are refused, naming why.
 import sympy
 
 from flopsreg import Convention, Pattern, hookimpl
-from flopsreg.patterns._convention_rules import PRECEDENCE
-from flopsreg.declare import family_flag as family
+from flopsreg.patterns.conventions._rules import PRECEDENCE
+from flopsreg.declarations.declare import family_flag as family
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mtp import MTP, MTP_BLOCK, mtp_block, mtp_layers
 from flopsreg.patterns.quantities import d_qk, d_v, pairs
-from flopsreg.symbols import h, n_h, s
+from flopsreg.declarations.symbols import h, n_h, s
 
 COMMIT = "b5bcd76c"
 SOURCE = (

@@ -6,10 +6,10 @@ from collections.abc import Iterable
 import attrs
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
+from flopsreg.declarations.declare import HFReader
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
-from flopsreg.patterns.hf_deepseek import deepseek
-from flopsreg.patterns.hf_layer_types import INDEXED, INDEXED_SHARED
+from flopsreg.patterns.hf.deepseek import deepseek
+from flopsreg.patterns.hf.layer_types import INDEXED, INDEXED_SHARED
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 

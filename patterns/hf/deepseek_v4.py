@@ -5,8 +5,8 @@ MQA, a grouped output projection, attention sinks, mHC hyper-connections and MoE
 from typing import Any
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.window_compression import CSA, CSA_RATE, HCA, HCA_RATE
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS

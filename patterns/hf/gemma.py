@@ -2,10 +2,10 @@
 interleaved sliding and full layers, GeGLU MLP, head_dim default 256."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import GATED_LM, alternating, weight_flags
-from flopsreg.patterns.hf_layer_types import FULL, SLIDING
+from flopsreg.patterns.hf._common import GATED_LM, alternating, weight_flags
+from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.declare import HFReader
+from flopsreg.declarations.declare import HFReader
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp

@@ -2,11 +2,11 @@
 MoE with shared experts from ``first_k_dense_replace`` on, MTP layers as the mtp block."""
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.hf_layer_types import FULL
+from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.patterns.norms import QK_NORM

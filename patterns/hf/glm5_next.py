@@ -3,16 +3,16 @@ text_config: KDA on the linear_attention layers, NoPE MLA with k-pool DSA on the
 ones, mHC around every sublayer, a dense SwiGLU MLP on the first layers and MoE on the others."""
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import mla, silu_gated, weight_flags
-from flopsreg.patterns._hf_linear import refuse_unless, type_list
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_kpool import FLAG, INDEX_KPOOL, TAIL_FLAG
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
-from flopsreg.patterns.hf_glm_moe_dsa import indexer_types
-from flopsreg.patterns.hf_kimi_linear import kda_params, linear_attn_config
-from flopsreg.patterns.hf_layer_types import KDA_LAYER
+from flopsreg.patterns.hf.glm_moe_dsa import indexer_types
+from flopsreg.patterns.hf.kimi_linear import kda_params, linear_attn_config
+from flopsreg.patterns.hf.layer_types import KDA_LAYER
 from flopsreg.patterns.hyper_connections import HC_MULT, MHC_MEAN_HEAD
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.decoder import Decoder, Layers

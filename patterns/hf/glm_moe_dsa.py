@@ -2,8 +2,8 @@
 ``indexer_types`` lets a layer reuse the previous full layer's top-k instead of running an indexer."""
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns.hf_deepseek_v32 import dsa
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf.deepseek_v32 import dsa
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 

@@ -1,8 +1,8 @@
 """Hugging Face reader of ``gpt_oss`` (GptOssConfig): even layers slide, every layer is MoE."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import GATED_LM, alternating, weight_flags
-from flopsreg.declare import HFReader
+from flopsreg.patterns.hf._common import GATED_LM, alternating, weight_flags
+from flopsreg.declarations.declare import HFReader
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.biases import EXPERT_BIAS, ROUTER_BIAS
 from flopsreg.readers.decoder import Decoder, Layers

@@ -3,11 +3,11 @@
 MoE of gated experts of width ``intermediate_size`` beside it."""
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns._hf_linear import mamba_params, refuse_unless, renamed, type_list
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import mamba_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.hf_layer_types import FULL, MAMBA2_LAYER
+from flopsreg.patterns.hf.layer_types import FULL, MAMBA2_LAYER
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params

@@ -5,12 +5,12 @@ the layers ``i % expert_layer_period == expert_layer_offset``, a gated MLP on th
 import math
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns._hf_linear import refuse_unless
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.hf_layer_types import FULL, MAMBA1_LAYER
+from flopsreg.patterns.hf.layer_types import FULL, MAMBA1_LAYER
 from flopsreg.patterns.mamba1 import DT_RANK, INNER
 from flopsreg.patterns.mamba2 import STATE
 from flopsreg.patterns.moe import moe_mlp

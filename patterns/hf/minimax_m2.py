@@ -2,9 +2,9 @@
 layer, whose experts have width ``intermediate_size``; no shared expert, no dense layer."""
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns.hf_layer_types import FULL
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers

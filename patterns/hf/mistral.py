@@ -2,9 +2,9 @@
 keys unless it is null; Mixtral routes every layer to experts."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns.hf_layer_types import FULL, SLIDING
-from flopsreg.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf.layer_types import FULL, SLIDING
+from flopsreg.declarations.declare import HFReader
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp

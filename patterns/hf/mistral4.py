@@ -2,8 +2,8 @@
 Mistral4Config's own defaults (every layer MoE unless first_k_dense_replace says otherwise)."""
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns.hf_deepseek import deepseek
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf.deepseek import deepseek
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields
 

@@ -3,11 +3,11 @@ layers with separate q/k/v/a/b/g projections, GQA attention with q/k norms in th
 SwiGLU MLP on every layer; the linear_* widths default as the config class derives them."""
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, type_list
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
+from flopsreg.patterns.hf.layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params

@@ -2,9 +2,9 @@
 ``use_sliding_window`` and ``max_window_layers`` (or ``layer_types``)."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns.hf_layer_types import FULL, SLIDING
-from flopsreg.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf.layer_types import FULL, SLIDING
+from flopsreg.declarations.declare import HFReader
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers

@@ -2,9 +2,9 @@
 and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
 
 from flopsreg import hookimpl
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
-from flopsreg.patterns.hf_layer_types import FULL, SLIDING
-from flopsreg.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf.layer_types import FULL, SLIDING
+from flopsreg.declarations.declare import HFReader
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers, layers_with
 from flopsreg.patterns.dense_mlp import dense_mlp

@@ -3,13 +3,13 @@
 (``output_gate``) in the full_attention ones, dense or MoE MLPs with a gated shared expert."""
 
 from flopsreg import hookimpl
-from flopsreg.declare import HFReader
-from flopsreg.patterns._hf_common import silu_gated, weight_flags
+from flopsreg.declarations.declare import HFReader
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.patterns._hf_linear import gdn_params, refuse_unless, renamed, type_list
+from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.hf_layer_types import FULL, GATED_DELTANET_LAYER
-from flopsreg.patterns.hf_qwen_moe import _mlps
+from flopsreg.patterns.hf.layer_types import FULL, GATED_DELTANET_LAYER
+from flopsreg.patterns.hf.qwen_moe import _mlps
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of

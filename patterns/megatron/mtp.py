@@ -7,7 +7,7 @@ import attrs
 
 from flopsreg import ModelError, hookimpl
 from flopsreg.patterns.mtp import MTP_BLOCK
-from flopsreg.declare import MegatronReader
+from flopsreg.declarations.declare import MegatronReader
 
 
 def read(args, decoder):

@@ -24,7 +24,7 @@ import pytest
 import flopsreg
 
 S = 4096
-DOC = Path(__file__).resolve().parent.parent / "docs" / "conventions.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "conventions.md"
 
 # Megatron-LM registers the MLA arguments for every model, with these defaults.
 MLA_DEFAULTS = dict(kv_lora_rank=32, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128, q_lora_rank=None)

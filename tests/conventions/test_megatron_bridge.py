@@ -14,7 +14,7 @@ import pytest
 import flopsreg
 from flopsreg.integrations.megatron_bridge import num_floating_point_operations
 
-HF = Path(__file__).parent / "data" / "hf"
+HF = Path(__file__).parents[1] / "data" / "hf"
 
 
 def bridge_training(m, s, batch=1):
@@ -200,7 +200,7 @@ def _training_or_refusal(registry, model):
 
 
 def test_examples_and_their_configs_agree_under_megatron_bridge(registry):
-    for path in sorted((Path(__file__).parent.parent / "examples").glob("*.toml")):
+    for path in sorted((Path(__file__).parents[2] / "examples").glob("*.toml")):
         config = HF / f"{path.stem}.json"
         if config.exists():
             ours = _training_or_refusal(registry, flopsreg.Model.from_toml(path))

@@ -15,10 +15,10 @@ import attrs
 import pytest
 
 import flopsreg
-from flopsreg.compose import holds_weights_only
+from flopsreg.engine.compose import holds_weights_only
 from flopsreg.integrations.nanogpt import estimate_mfu, gpt_model
 
-RECORD = json.loads((Path(__file__).parent / "data" / "hf_params" / "params.json").read_text())["models"]
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_params" / "params.json").read_text())["models"]
 GPT2 = SimpleNamespace(block_size=1024, vocab_size=50257, n_layer=12, n_head=12, n_embd=768, dropout=0.0, bias=True)
 
 
@@ -53,7 +53,7 @@ def test_dense_gpt2_as_nanogpt_counts_it(registry, seq_len):
     ],
 )
 def test_real_configs_as_nanogpt_counts_them(registry, name, layers, heads, hidden):
-    model = flopsreg.Model.from_hf_config(Path(__file__).parent / "data" / "hf" / f"{name}.json")
+    model = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / f"{name}.json")
     for seq_len in (4096, 32768):
         got = registry.evaluate(model, seq_len=seq_len, convention="nanogpt").training
         assert got == nanogpt_training(RECORD[name]["total"], layers, heads, hidden, seq_len)
@@ -109,7 +109,7 @@ def test_gpt_without_bias_has_layernorms_without_bias(registry):
 def test_a_plugin_pattern_holding_weights_is_counted_per_weight_with_no_twin():
     """nanogpt counts per weight (Convention.per_weight): a pattern another plugin adds, with a
     formula of its own, counts 2 FLOPs per token per weight it holds; its own formula is not used."""
-    from flopsreg.symbols import h
+    from flopsreg.declarations.symbols import h
 
     class Adapter:
         @flopsreg.hookimpl
@@ -119,7 +119,7 @@ def test_a_plugin_pattern_holding_weights_is_counted_per_weight_with_no_twin():
         @flopsreg.hookimpl
         def flopsreg_register_patterns(self):
             return [flopsreg.Pattern(
-                name="adapter", slot="adapter", flags={"adapter"}, precedence=10, formula=7 * flopsreg.symbols.s * h,
+                name="adapter", slot="adapter", flags={"adapter"}, precedence=10, formula=7 * flopsreg.declarations.symbols.s * h,
                 weights=2 * 16 * h, summary="a rank-16 adapter, counted its own way", reference="test",
             )]
 

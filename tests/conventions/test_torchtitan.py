@@ -24,7 +24,7 @@ import flopsreg
 from flopsreg.cli import main
 from flopsreg.integrations.torchtitan import get_nparams_and_flops, hf_config
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_params" / "params.json").read_text())["models"]
 
 

@@ -15,7 +15,7 @@ import pytest
 import flopsreg
 from flopsreg.cli import main
 
-HF = Path(__file__).parent / "data" / "hf"
+HF = Path(__file__).parents[1] / "data" / "hf"
 
 
 def hf(name):
@@ -224,7 +224,7 @@ def test_compare_lists_verl_as_refused_and_traces_its_differences(registry):
 
 def test_examples_and_their_configs_agree_under_verl(registry):
     """The family flag written in each example is the one its published config's reader sets."""
-    for path in sorted((Path(__file__).parent.parent / "examples").glob("*.toml")):
+    for path in sorted((Path(__file__).parents[2] / "examples").glob("*.toml")):
         config = HF / f"{path.stem}.json"
         if not config.exists():
             continue

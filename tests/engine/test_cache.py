@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-import flopsreg.cache
-from flopsreg.cache import Cache
+import flopsreg.engine.cache
+from flopsreg.engine.cache import Cache
 from flopsreg.cli import main
 
 def _eval(capsys, *args: str) -> str:
@@ -47,7 +47,7 @@ def test_a_hit_answers_like_the_registry_for_every_recompute_and_format(capsys):
     assert cached is not None and cached.forward(5000) == expected.forward
 
 
-HEAVY = ("sympy", "numpy", "flopsreg.registry", "flopsreg.readers.hf", "flopsreg.readers.megatron", "flopsreg.compose")
+HEAVY = ("sympy", "numpy", "flopsreg.plugins.registry", "flopsreg.readers.hf", "flopsreg.readers.megatron", "flopsreg.engine.compose")
 
 
 def test_a_hit_imports_neither_sympy_nor_numpy_nor_the_plugins_nor_other_readers():
@@ -58,7 +58,7 @@ def test_a_hit_imports_neither_sympy_nor_numpy_nor_the_plugins_nor_other_readers
     )
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True) for _ in range(2)]
     assert runs[0].stdout == runs[1].stdout
-    assert {"sympy", "flopsreg.registry", "flopsreg.compose"} <= set(runs[0].stderr.split())  # the first run composes
+    assert {"sympy", "flopsreg.plugins.registry", "flopsreg.engine.compose"} <= set(runs[0].stderr.split())  # the first run composes
     assert runs[1].stderr.split() == []
 
 
@@ -98,8 +98,8 @@ def test_an_edited_flopsreg_source_or_plugin_autoload_setting_is_a_miss(monkeypa
     monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "")
     assert Cache.default().environment != before
     monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
-    sources = flopsreg.cache._sources()
-    monkeypatch.setattr(flopsreg.cache, "_sources", lambda: [*sources[:-1], [sources[-1][0], "0" * 64]])  # its content
+    sources = flopsreg.engine.cache._sources()
+    monkeypatch.setattr(flopsreg.engine.cache, "_sources", lambda: [*sources[:-1], [sources[-1][0], "0" * 64]])  # its content
     assert Cache.default().environment != before
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-import flopsreg.cache
-import flopsreg.runtime
-from flopsreg.cache import Cache
+import flopsreg.engine.cache
+import flopsreg.formula.runtime
+from flopsreg.engine.cache import Cache
 from flopsreg.cli import main
 
 MODEL = flopsreg.Model.example("llama-3-8b")
@@ -87,7 +87,7 @@ def test_nothing_from_a_signed_entry_reaches_the_compiler(tmp_path, capsys, monk
         sources.append(source)
         return real_compile(source, *args, **kwargs)
 
-    monkeypatch.setattr(flopsreg.runtime, "compile", spy, raising=False)
+    monkeypatch.setattr(flopsreg.formula.runtime, "compile", spy, raising=False)
     selection = Cache.default().selection(MODEL, "exact")
     assert not any("__import__" in source or MARKER in source for source in sources)
     assert not marker.exists()
@@ -134,10 +134,10 @@ def test_a_tree_nested_beyond_the_bound_is_a_miss_without_recursion(capsys):
     path.write_bytes(cache._mac(cache._key(create=True), payload) + b"\n" + payload)
     assert Cache.default().selection(MODEL, "exact") is None
     shallow_enough = ["arg", 0]
-    for _ in range(flopsreg.runtime.MAX_TREE_DEPTH):
+    for _ in range(flopsreg.formula.runtime.MAX_TREE_DEPTH):
         shallow_enough = ["add", shallow_enough, 1]
     with pytest.raises(ValueError, match="deeper than"):
-        flopsreg.runtime.check_tree(shallow_enough, 1)
+        flopsreg.formula.runtime.check_tree(shallow_enough, 1)
 
 
 def test_the_runtime_checks_the_tree_iteratively():
@@ -146,7 +146,7 @@ def test_the_runtime_checks_the_tree_iteratively():
     for _ in range(100_000):
         deep = ["not", deep]
     with pytest.raises(ValueError, match="deeper than"):
-        flopsreg.runtime.check_tree(deep, 0)
+        flopsreg.formula.runtime.check_tree(deep, 0)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
@@ -169,7 +169,7 @@ def test_a_fifo_a_device_a_link_and_an_oversized_file_are_misses(capsys, tmp_pat
     assert cache._read("model", key) is None
     path.unlink()
     with open(path, "wb") as file:
-        file.truncate(flopsreg.cache.MAX_ENTRY_BYTES + 1)
+        file.truncate(flopsreg.engine.cache.MAX_ENTRY_BYTES + 1)
     assert cache._read("model", key) is None
 
 
@@ -202,7 +202,7 @@ def test_a_folder_of_another_user_is_not_used(capsys):
 
 def test_the_key_is_private_and_a_key_others_can_read_is_replaced(capsys):
     cache, path, expected = _fill(capsys)
-    key_file = cache.directory / flopsreg.cache.KEY_FILE
+    key_file = cache.directory / flopsreg.engine.cache.KEY_FILE
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     key_file.chmod(0o644)  # another user may have read it: entries signed with it are not trusted
     fresh = Cache.default()
@@ -219,7 +219,7 @@ def test_a_failed_write_leaves_nothing_behind(capsys, monkeypatch, failing):
         def full(*args, **kwargs):
             raise OSError(errno.ENOSPC, "No space left on device")
 
-        monkeypatch.setattr(flopsreg.cache.os, "replace", full)
+        monkeypatch.setattr(flopsreg.engine.cache.os, "replace", full)
     else:
         real_fdopen = os.fdopen
 
@@ -238,7 +238,7 @@ def test_a_failed_write_leaves_nothing_behind(capsys, monkeypatch, failing):
                     raise OSError(errno.ENOSPC, "No space left on device")
                 return self.file.write(data)
 
-        monkeypatch.setattr(flopsreg.cache.os, "fdopen", lambda fd, mode: _Full(real_fdopen(fd, mode)))
+        monkeypatch.setattr(flopsreg.engine.cache.os, "fdopen", lambda fd, mode: _Full(real_fdopen(fd, mode)))
     assert main(["eval", "llama-3-8b", "--seq-len", "64"]) == 0
     directory = Cache.default().directory
     assert "FLOPs" in capsys.readouterr().out
@@ -248,7 +248,7 @@ def test_a_failed_write_leaves_nothing_behind(capsys, monkeypatch, failing):
 PLUGIN = '''
 import sympy
 import flopsreg
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
 BUMP = flopsreg.Pattern(
     name="bump_mask", slot="attention.mask", flags={"bump_mask"}, precedence=50, produces="pairs",
@@ -308,9 +308,9 @@ def test_plugin_modules_are_in_the_key_of_a_registry_that_loaded_them():
         pass
 
     registry = flopsreg.Registry(plugins=[Plugin()], load_entry_points=False)
-    files = [path for path, _ in flopsreg.cache.plugin_files(registry)]
+    files = [path for path, _ in flopsreg.engine.cache.plugin_files(registry)]
     assert files == [__file__] or files == [str(Path(__file__))]
-    assert flopsreg.cache.plugin_files(flopsreg.Registry(load_entry_points=False)) == []
+    assert flopsreg.engine.cache.plugin_files(flopsreg.Registry(load_entry_points=False)) == []
 
 
 def test_a_plugin_file_changed_since_the_registry_entry_reloads_the_registry(tmp_path):
@@ -327,7 +327,7 @@ def test_a_plugin_file_changed_since_the_registry_entry_reloads_the_registry(tmp
 
 def test_formula_code_is_written_from_the_tree_alone():
     """Argument names never reach the code: ``lambda``, ``min`` and ``_exdiv`` are fine names."""
-    formula = flopsreg.runtime.Formula.from_tree(
+    formula = flopsreg.formula.runtime.Formula.from_tree(
         "lambda + min(min, _exdiv)", ("lambda", "min", "_exdiv"),
         ["add", ["arg", 0], ["min", ["arg", 1], ["arg", 2]], ["div", ["arg", 0], 2]],
     )

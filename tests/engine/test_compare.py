@@ -6,7 +6,7 @@ import attrs
 import pytest
 
 import flopsreg
-import flopsreg.compare
+import flopsreg.engine.compare
 from flopsreg.cli import main
 
 S = 4096
@@ -28,7 +28,7 @@ def test_totals_and_ratios(registry, gemma):
         if total.result is None:  # a convention that refuses this model (verl: no gemma3 estimator)
             assert total.error
             continue
-        assert total.ratio(exact.result) == flopsreg.compare.Fraction(total.result.forward, exact.result.forward)
+        assert total.ratio(exact.result) == flopsreg.engine.compare.Fraction(total.result.forward, exact.result.forward)
 
 
 def test_sliding_layers_counted_as_full_causal_are_explained(registry, gemma):
@@ -42,14 +42,14 @@ def test_sliding_layers_counted_as_full_causal_are_explained(registry, gemma):
     # core of a local layer: s^2/2 pairs against the exact sliding-window pairs
     exact_pairs = 1024 * 1025 // 2 + (S - 1024) * 1024
     ((slot, ratio),) = local_mask.effects
-    assert slot == "attention.core" and ratio == flopsreg.compare.Fraction(S * S, 2 * exact_pairs)
+    assert slot == "attention.core" and ratio == flopsreg.engine.compare.Fraction(S * S, 2 * exact_pairs)
     assert "sliding windows and chunks are counted as full causal" in str(local_mask)
 
 
 def test_geglu_counted_with_two_matmuls_by_megatron(registry, gemma):
     comparison = registry.compare(gemma, seq_len=S)
     ffn = [d for d in comparison.differences if d.convention == "megatron" and d.slot == "mlp.activation"]
-    assert {d.effects for d in ffn} == {(("mlp", flopsreg.compare.Fraction(2, 3)),)}
+    assert {d.effects for d in ffn} == {(("mlp", flopsreg.engine.compare.Fraction(2, 3)),)}
 
 
 def test_rules_that_change_no_number_are_not_reported(registry, gemma):
@@ -116,13 +116,13 @@ def test_a_replacement_inside_mtp_layers_is_traced_to_the_block_and_depths(regis
     assert mask.reason == "s^2/2 pairs on every layer: sliding windows and chunks are counted as full causal"
     # core = 2 n_h (d_qk + d_v) pairs: the ratio is slime's s^2/2 pairs over the window's pairs
     window_pairs = W * (W + 1) // 2 + (S - W) * W
-    assert mask.effects == (("attention.core", flopsreg.compare.Fraction(S * S, 2 * window_pairs)),)
+    assert mask.effects == (("attention.core", flopsreg.engine.compare.Fraction(S * S, 2 * window_pairs)),)
     assert "slime: 2 layers of block 'mtp' at depths 1, 3" in comparison.to_text()
     (entry,) = [d for d in comparison.to_dict()["differences"] if d["exact_pattern"] == "sliding_window"]
     assert entry["block"] == "mtp" and entry["depths"] == [1, 3] and entry["where"] == mask.where
     # The MoE MTP layer at depth 2 differs as the decoder's MoE layers do: full causal s(s+1)/2 -> s^2/2
     (causal,) = [d for d in comparison.differences if d.block == "mtp" and d.depths == (2,) and d.slot == "attention.mask"]
-    assert causal.effects == (("attention.core", flopsreg.compare.Fraction(S * S, S * (S + 1))),)
+    assert causal.effects == (("attention.core", flopsreg.engine.compare.Fraction(S * S, S * (S + 1))),)
 
 
 def test_block_layers_of_one_kind_are_planned_once_and_counted_per_layer(registry):
@@ -138,7 +138,7 @@ def test_block_layers_of_one_kind_are_planned_once_and_counted_per_layer(registr
 def test_megatron_counts_qwen3_next_mtp_layer_as_gdn_and_compare_says_where(registry):
     """Megatron-LM runs the MTP layer as the last (softmax) decoder layer but counts it as Gated
     DeltaNet: only the block layer differs in its attention and mixer slots."""
-    from test_megatron_2026 import qwen3_next_args
+    from test_mixers_2026 import qwen3_next_args
 
     model = flopsreg.Model.from_megatron_args(qwen3_next_args())
     comparison = registry.compare(model, seq_len=S, conventions=["megatron"])

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 import flopsreg
 from flopsreg.cli import main
 
-RECORD = json.loads((Path(__file__).parent / "data" / "hf_params" / "params.json").read_text())
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_params" / "params.json").read_text())
 MODELS = sorted(RECORD["models"])
-HF = Path(__file__).parent / "data" / "hf"
-EXTRA = Path(__file__).parent / "data" / "hf_params" / "configs"  # recorded for their parameters only
+HF = Path(__file__).parents[1] / "data" / "hf"
+EXTRA = Path(__file__).parents[1] / "data" / "hf_params" / "configs"  # recorded for their parameters only
 EXAMPLES = [
     "deepseek-v3", "gemma-3-27b", "gemma-3-4b", "gpt-oss-120b", "gpt-oss-20b", "llama-3-8b",
     "llama-3.1-70b", "llama-4-scout", "mistral-7b-v0.1", "mixtral-8x7b", "qwen3-30b-a3b", "qwen3-8b",
@@ -340,7 +340,7 @@ def test_weights_needing_an_unset_parameter_name_it(registry):
 
 
 def _plugin(weights, active=None) -> types.ModuleType:
-    from flopsreg.symbols import h
+    from flopsreg.declarations.symbols import h
 
     pattern = flopsreg.Pattern(
         name="odd_norm", slot="norms", flags={"odd_norm"}, precedence=50, formula=0,
@@ -401,7 +401,7 @@ def test_cli_params_bad_input_is_one_line_and_exit_2(capsys):
 
 
 def test_the_docs_show_what_flopsreg_params_prints(capsys):
-    text = (Path(__file__).parent.parent / "docs" / "parameters.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "parameters.md").read_text(encoding="utf-8")
     shown = text.split("$ flopsreg params llama-3-8b\n", 1)[1].split("```", 1)[0]
     assert main(["params", "llama-3-8b", "--no-cache"]) == 0
     assert capsys.readouterr().out == shown

@@ -18,29 +18,29 @@ import sympy
 
 import flopsreg
 import oracles
-from flopsreg.patterns._convention_rules import MIXER_FLAGS
-from flopsreg.patterns.mixer_refusals import FLAGS as REFUSED_2026
+from flopsreg.patterns.conventions._rules import MIXER_FLAGS
+from flopsreg.patterns.conventions.mixer_refusals import FLAGS as REFUSED_2026
 from flopsreg.cli import main
-from flopsreg.compile import compile_exact
-from flopsreg.examples_index import example_names
+from flopsreg.formula.compile import compile_exact
+from flopsreg.model.examples_index import example_names
 from flopsreg.patterns.chunked import CHUNKED
-from flopsreg.patterns.convention_megatron_bridge import NO_BRIDGE
-from flopsreg.patterns.convention_torchtitan import MODELS as TORCHTITAN_MODELS
-from flopsreg.patterns.convention_verl import ESTIMATORS
+from flopsreg.patterns.conventions.megatron_bridge import NO_BRIDGE
+from flopsreg.patterns.conventions.torchtitan import MODELS as TORCHTITAN_MODELS
+from flopsreg.patterns.conventions.verl import ESTIMATORS
 from flopsreg.patterns.full_causal import FULL_CAUSAL
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
-from flopsreg.peaks import PEAKS
-from flopsreg.prefix import _is_proportional, difference
-from flopsreg.symbols import s
-from flopsreg.testing import check_prefix_form, count_prefix_pairs
-from test_conventions import deepseek_v3_args, gemma3_4b_args, llama3_8b_args
+from flopsreg.engine.peaks import PEAKS
+from flopsreg.formula.prefix import _is_proportional, difference
+from flopsreg.declarations.symbols import s
+from flopsreg.plugins.testing import check_prefix_form, count_prefix_pairs
+from test_megatron_and_slime import deepseek_v3_args, gemma3_4b_args, llama3_8b_args
 from test_linear_mixers import IDENTITY_MODELS, REFERENCE_FLAGS
-from test_megatron_2026 import IDENTITY_MODELS as MEGATRON_2026_MODELS
+from test_mixers_2026 import IDENTITY_MODELS as MEGATRON_2026_MODELS
 from test_minimax import IDENTITY_MODELS as MINIMAX_MODELS
 
 MAX_NEW = MAX_CACHED = 64
 SIZE = MAX_NEW + MAX_CACHED
-HF = Path(__file__).parent / "data" / "hf"
+HF = Path(__file__).parents[1] / "data" / "hf"
 
 
 # -- every built-in mask's prefix form against a brute-force mask with a prefix ---------------
@@ -79,7 +79,7 @@ def test_the_prefix_table_is_a_plain_count_of_the_mask():
             assert table[cached][cached + new] == expected
 
 
-# -- flopsreg.testing: the plugin author's check ----------------------------------------------
+# -- flopsreg.plugins.testing: the plugin author's check ----------------------------------------------
 
 
 def test_check_prefix_form_accepts_the_built_in_masks():
@@ -178,9 +178,9 @@ def test_a_cached_forward_is_the_difference_of_two_forwards(registry, name, mode
 
 def test_the_identity_models_cover_every_registered_pattern(registry):
     """Every pattern that counts FLOPs; those that only hold weights never fill a FLOPs slot."""
-    from flopsreg.compose import holds_weights_only
+    from flopsreg.engine.compose import holds_weights_only
 
-    from flopsreg.select import select
+    from flopsreg.engine.select import select
 
     used = {p.name for p in registry.patterns if holds_weights_only(p)}
     for _, model, conventions in MODELS:

@@ -9,7 +9,7 @@ import sympy
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
 EXAMPLES = ["gemma-3-27b", "llama-4-scout", "deepseek-v3", "gpt-oss-20b", "mistral-7b-v0.1"]
 LENGTHS = [1, 2, 127, 128, 129, 1000, 4096, 8191, 8192, 8193, 20000, 131072, 10**7 + 3]

@@ -1,4 +1,4 @@
-"""flopsreg.compile: sympy expressions to exact-integer Python.
+"""flopsreg.formula.compile: sympy expressions to exact-integer Python.
 
 Every expected value is computed in the test with Python ints (``//``, ``%``, explicit sums),
 never with floats. The failure modes matter as much: a non-integer result and a float in a
@@ -12,11 +12,11 @@ import re
 import pytest
 import sympy
 
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 from flopsreg.errors import PatternError
 from flopsreg.patterns.chunked import CHUNKED
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
-from flopsreg.symbols import integer_symbol
+from flopsreg.declarations.symbols import integer_symbol
 
 x, y, z = integer_symbol("x"), integer_symbol("y"), integer_symbol("z")
 s = integer_symbol("seq_len")

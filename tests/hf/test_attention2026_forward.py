@@ -21,11 +21,11 @@ import pytest
 
 import flopsreg
 from eager import eager_registry as make_eager_registry
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, DSA_INDEXER_FROM_HIDDEN, p_idx
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
-RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_attention2026.json").read_text())
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_attention2026.json").read_text())
 SEQ_LEN = RECORD["seq_len"]
 MODELS = sorted(RECORD["models"])
 ATTENTION_SLOTS = ("attention.query", "attention.projection", "attention.core", "attention.output", "attention.topk_indexer")

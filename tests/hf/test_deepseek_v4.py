@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 from flopsreg.errors import ModelError
 from flopsreg.patterns.window_compression import CSA_INDEX_MASK, CSA_MASK, HCA_MASK
 from flopsreg.patterns.hyper_connections import MHC, MHC_HEAD
@@ -60,7 +60,7 @@ def test_mhc_by_hand():
     assert compile_exact(MHC_HEAD.weights)(at) == 65_536 + 5
 
 
-RECORD = Path(__file__).parent / "data" / "hf_forward" / "forward_deepseek_v4.json"
+RECORD = Path(__file__).parents[1] / "data" / "hf_forward" / "forward_deepseek_v4.json"
 BASE = json.loads(RECORD.read_text())["models"]["deepseek_v4"]["config"]
 
 
@@ -110,7 +110,7 @@ def test_frameworks_without_a_compressed_attention_branch_refuse(registry, conve
 
 def test_the_example_counts_as_its_hugging_face_config(registry):
     example = flopsreg.Model.example("deepseek-v4-flash")
-    config = flopsreg.Model.from_hf_config(Path(__file__).parent / "data" / "hf" / "deepseek-v4-defaults.json")
+    config = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / "deepseek-v4-defaults.json")
     for s in (1, 4096, 131072):
         assert registry.evaluate(example, seq_len=s).forward == registry.evaluate(config, seq_len=s).forward
     assert registry.parameters(example).total == registry.parameters(config).total == 284_325_869_015

@@ -20,12 +20,12 @@ import sympy
 
 import flopsreg
 from eager import eager_registry as make_eager_registry
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 from flopsreg.patterns.window_compression import CSA_INDEXER, CSA_MASK, HCA_MASK, m, m_h, p_cidx
 from flopsreg.patterns.dsa_indexer import n_idx
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
-RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_deepseek_v4.json").read_text())
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_deepseek_v4.json").read_text())
 SEQ_LEN = RECORD["seq_len"]
 MODELS = sorted(RECORD["models"])
 

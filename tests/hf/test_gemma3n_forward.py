@@ -14,10 +14,10 @@ import pytest
 
 import flopsreg
 from eager import eager_registry as make_eager_registry
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 from flopsreg.errors import ModelError
 
-RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_gemma3n.json").read_text())
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma3n.json").read_text())
 SEQ_LEN = RECORD["seq_len"]
 CASE = RECORD["models"]["gemma3n_text"]
 MODULES, PARAMETERS = CASE["modules"], CASE["module_parameters"]

@@ -21,11 +21,11 @@ import sympy
 
 import flopsreg
 import linear_oracles as lo
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 from flopsreg.patterns.dsa_kpool import INDEX_KPOOL, KPOOL_INDEXER, p_pool
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
-RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_glm5_next.json").read_text())
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_glm5_next.json").read_text())
 SEQ_LEN = RECORD["seq_len"]
 MODELS = sorted(RECORD["models"])
 KDA_PROJECTIONS = ("q_proj", "k_proj", "v_proj", "forget_gate", "b_proj", "g_a_proj", "g_b_proj")

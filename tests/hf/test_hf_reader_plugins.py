@@ -14,13 +14,13 @@ import flopsreg
 import oracles
 from flopsreg import ModelError, PluginWarning
 from flopsreg.cli import main
-from flopsreg.declare import HFLayerType, HFReader
+from flopsreg.declarations.declare import HFLayerType, HFReader
 from flopsreg.readers.decoder import Decoder
-from flopsreg.registry import default_plugins
+from flopsreg.plugins.registry import default_plugins
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params
 from flopsreg.readers.hf import load_hf_config
-from flopsreg.registry import default_plugins as default_registry
+from flopsreg.plugins.registry import default_plugins as default_registry
 from hf_data import path
 
 
@@ -150,7 +150,7 @@ def test_a_plugin_claiming_a_registered_model_type_is_skipped_and_named():
         reg = flopsreg.Registry(plugins=[LlamaImpostor()], load_entry_points=False)
     (error,) = reg.errors
     assert "plugin 'LlamaImpostor'" in str(error)
-    assert "'llama' is already declared by plugin 'flopsreg.patterns.hf_llama'" in str(error)
+    assert "'llama' is already declared by plugin 'flopsreg.patterns.hf.llama'" in str(error)
     assert reg.hf_readers["llama"].read is not read_tinyformer
     assert load_hf_config(path("llama-3-8b"), registry=reg) == load_hf_config(path("llama-3-8b"))
 
@@ -284,7 +284,7 @@ def test_a_plugin_redeclaring_a_layer_type_differently_is_skipped_and_named():
     with pytest.warns(PluginWarning, match="WiderSliding"):
         reg = flopsreg.Registry(plugins=[WiderSliding()], load_entry_points=False)
     (error,) = reg.errors
-    assert "'sliding_attention' is already declared by plugin 'flopsreg.patterns.hf_layer_types'" in str(error)
+    assert "'sliding_attention' is already declared by plugin 'flopsreg.patterns.hf.layer_types'" in str(error)
     assert reg.hf_layer_types["sliding_attention"].params == {"window": "sliding_window"}
 
 

@@ -14,7 +14,7 @@ import pytest
 import flopsreg
 from flopsreg import ModelError
 
-HF = Path(__file__).parent / "data" / "hf"
+HF = Path(__file__).parents[1] / "data" / "hf"
 
 
 def config(name: str) -> dict:

@@ -22,10 +22,10 @@ import sympy
 
 import flopsreg
 import linear_oracles as lo
-from flopsreg.compile import compile_exact
-from flopsreg.symbols import s
+from flopsreg.formula.compile import compile_exact
+from flopsreg.declarations.symbols import s
 
-RECORD = json.loads((Path(__file__).parent / "data" / "hf_forward" / "forward_linear.json").read_text())
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_linear.json").read_text())
 MODELS = sorted(RECORD["models"])
 MIXER_FLAGS = {"gated_deltanet", "kda", "mamba1", "mamba2", "short_conv", "lightning"}
 MIXER_SLOTS = ("mixer.projection", "mixer.conv", "mixer.core", "mixer.output")
@@ -103,7 +103,7 @@ def _runs():
 
 
 def test_the_linear_family_configs_are_the_files_of_those_families():
-    folder = Path(__file__).parent / "data" / "hf"
+    folder = Path(__file__).parents[1] / "data" / "hf"
     found = {p.stem for p in folder.glob("*.json") if _text(json.loads(p.read_text())).get("model_type", json.loads(p.read_text())["model_type"]) in MIXER_MODULE}
     assert found == LINEAR_FAMILY_CONFIGS
 

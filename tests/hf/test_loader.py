@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import flopsreg
 from flopsreg.readers.hf import load_hf_config
-from flopsreg.registry import default_plugins as default_registry
+from flopsreg.plugins.registry import default_plugins as default_registry
 from flopsreg.readers.decoder import shortest_plan
 from hf_data import config, indices, path
 

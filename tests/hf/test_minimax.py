@@ -17,10 +17,10 @@ import pytest
 import flopsreg
 import linear_oracles as lo
 from flopsreg import ModelError
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 
-HF = Path(__file__).parent / "data" / "hf"
-PARAMS = json.loads((Path(__file__).parent / "data" / "hf_params" / "params.json").read_text())["models"]
+HF = Path(__file__).parents[1] / "data" / "hf"
+PARAMS = json.loads((Path(__file__).parents[1] / "data" / "hf_params" / "params.json").read_text())["models"]
 
 
 def config(**changes) -> dict:

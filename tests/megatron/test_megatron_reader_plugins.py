@@ -15,9 +15,9 @@ import flopsreg
 from flopsreg import Param, Pattern
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
 from flopsreg.patterns.quantities import f
-from flopsreg.declare import MegatronReader
+from flopsreg.declarations.declare import MegatronReader
 from flopsreg.readers.megatron import Arguments, claims
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 
 def args(**overrides):
@@ -283,7 +283,7 @@ def test_a_reader_name_taken_by_a_built_in_skips_the_plugin():
     with pytest.warns(flopsreg.PluginWarning):
         reg = flopsreg.Registry(plugins=[plugin("copycat", reader("mlp", "own_arg"))], load_entry_points=False)
     (error,) = reg.errors
-    assert error.plugin == "copycat" and "'mlp' is already declared by plugin 'flopsreg.patterns.megatron_mlp'" in str(error)
+    assert error.plugin == "copycat" and "'mlp' is already declared by plugin 'flopsreg.patterns.megatron.mlp'" in str(error)
 
 
 # -- the argument accessor ---------------------------------------------------------------------

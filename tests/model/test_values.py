@@ -14,7 +14,7 @@ import pytest
 
 import flopsreg
 from flopsreg import render
-from flopsreg.sweep import iter_sweep
+from flopsreg.engine.sweep import iter_sweep
 
 from oracles import causal_pairs
 

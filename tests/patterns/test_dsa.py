@@ -11,9 +11,9 @@ import attrs
 import pytest
 
 import flopsreg
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 from flopsreg.patterns.dsa_topk import DSA_TOPK
-from flopsreg.testing import check_mask_pattern, check_prefix_form
+from flopsreg.plugins.testing import check_mask_pattern, check_prefix_form
 from hf_data import config, path
 
 

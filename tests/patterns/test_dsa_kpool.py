@@ -12,7 +12,7 @@ import pytest
 import flopsreg
 from flopsreg import Pattern
 from flopsreg.patterns.dsa_kpool import INDEX_KPOOL, INDEX_POOL_PAIRS, KPOOL_INDEXER, KPOOL_TOPK, KPOOL_TOPK_TAIL
-from flopsreg.testing import check_mask_pattern, check_prefix_form
+from flopsreg.plugins.testing import check_mask_pattern, check_prefix_form
 
 
 def _score(q: int, pool: int) -> int:

@@ -10,7 +10,7 @@ import sys
 
 import sympy
 
-from flopsreg.pattern import canonical
+from flopsreg.declarations.pattern import canonical
 
 # Run in a fresh interpreter, so that no test has imported a built-in module before: prints every
 # declaration of every built-in module as JSON, sympy expressions as srepr.
@@ -18,9 +18,9 @@ _DUMP = r"""
 import importlib, json, pkgutil, sys, types
 import attrs, sympy
 import flopsreg.patterns
-from flopsreg import hookspecs
-from flopsreg.pattern import Constraint, Pattern, canonical
-from flopsreg.registry import builtin_plugins
+from flopsreg.plugins import hookspecs
+from flopsreg.declarations.pattern import Constraint, Pattern, canonical
+from flopsreg.plugins.registry import builtin_plugins
 
 fields = [a for a in attrs.fields(Pattern) if a.init]  # what a plugin declares
 
@@ -53,8 +53,9 @@ def show(value):
 if sys.argv[1] == "off":
     modules = builtin_plugins()
 else:
-    names = sorted(m.name for m in pkgutil.iter_modules(flopsreg.patterns.__path__) if not m.name.startswith("_"))
-    modules = [importlib.import_module(f"flopsreg.patterns.{name}") for name in names]
+    found = pkgutil.walk_packages(flopsreg.patterns.__path__, "flopsreg.patterns.")  # every folder, not BUILTIN
+    names = sorted(m.name for m in found if not m.ispkg and not m.name.rpartition(".")[2].startswith("_"))
+    modules = [importlib.import_module(name) for name in names]
 hooks = sorted(name for name in dir(hookspecs) if name.startswith("flopsreg_register_"))
 print(json.dumps({m.__name__: {h: show(getattr(m, h)()) for h in hooks if hasattr(m, h)} for m in modules}))
 """
@@ -101,7 +102,7 @@ def test_with_another_thread_running_the_builtins_are_imported_with_evaluation_o
     """sympy's cache of built expressions is shared by threads: no unevaluated one may reach another."""
     code = r"""
 import threading, sympy
-from flopsreg.registry import builtin_plugins
+from flopsreg.plugins.registry import builtin_plugins
 stop = threading.Event()
 worker = threading.Thread(target=stop.wait)
 worker.start()
@@ -123,7 +124,7 @@ def test_this_suite_runs_against_builtins_imported_as_registries_import_them(reg
 
 def test_a_pattern_reads_canonical_where_sympy_evaluates_and_as_built_where_it_does_not():
     from flopsreg import Pattern
-    from flopsreg.symbols import h, s
+    from flopsreg.declarations.symbols import h, s
 
     with sympy.evaluate(False):
         built = 2 * s * h + 2 * s * h

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from flopsreg.testing import check_mask_pattern
+from flopsreg.plugins.testing import check_mask_pattern
 
 PACKAGE = Path(__file__).parent / "plugin_package"
 CONFIG = PACKAGE / "config.json"
@@ -69,11 +69,8 @@ def flopsreg(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess:
 
 
 def test_the_pooled_mask_counts_the_pairs_its_mask_allows():
-    sys.path.insert(0, str(PACKAGE))
-    try:
-        import flopsreg_pooled
-    finally:
-        sys.path.remove(str(PACKAGE))
+    import flopsreg_pooled  # tests/plugin_package is on pytest's pythonpath (pyproject.toml)
+
     pooled = flopsreg_pooled.KEY_POOLING.provides["pooled_blocks"]  # floor(s / B), from the pooling slot
     check_mask_pattern(
         flopsreg_pooled.POOLED_CAUSAL,

@@ -16,9 +16,9 @@ import pytest
 import sympy
 
 import flopsreg
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.symbols import h, integer_symbol, s
+from flopsreg.declarations.symbols import h, integer_symbol, s
 from oracles import attention_layer_flops, causal_mask, pairs, sliding_window_mask
 from plugins_for_tests import sink_window
 
@@ -400,7 +400,7 @@ def _fake_entry_points(monkeypatch, *entry_points, calls=None):
         return list(entry_points)
 
     monkeypatch.setattr("importlib.metadata.entry_points", entry_points_)
-    monkeypatch.setattr("flopsreg.registry.may_declare_entry_points", lambda group: True)  # as if installed
+    monkeypatch.setattr("flopsreg.plugins.registry.may_declare_entry_points", lambda group: True)  # as if installed
 
 
 def test_entry_point_failing_to_import_is_reported_and_the_next_one_loads(monkeypatch):
@@ -515,7 +515,7 @@ def test_equal_precedence_under_two_different_conventions_is_not_a_tie():
 
 def test_engine_tie_check_stays_as_a_backstop(monkeypatch):
     """With the load-time check switched off, evaluation still refuses a tie, naming both plugins."""
-    monkeypatch.setattr(flopsreg.registry, "check_ties", lambda *args: None)
+    monkeypatch.setattr(flopsreg.plugins.registry, "check_ties", lambda *args: None)
     reg = load_quietly(_tie_plugin("plugin_a", "mask_a", "flag_a"), _tie_plugin("plugin_b", "mask_b", "flag_b"))
     model = flopsreg.Model(
         name="tied",
@@ -552,7 +552,7 @@ def test_flagless_pattern_may_use_what_the_default_patterns_require():
     """kv_heads and head_dim (the default projection's), shared dimensions and flagless quantities."""
     from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
     from flopsreg.patterns.quantities import d_v, pairs
-    from flopsreg.symbols import n_h
+    from flopsreg.declarations.symbols import n_h
 
     pattern = _flops_pattern("kv_norm", 2 * s * KV_HEADS.symbol * HEAD_DIM.symbol + 2 * n_h * d_v * pairs, params=(KV_HEADS, HEAD_DIM))
     reg = load_quietly(module_plugin("kv_norm", flopsreg_register_patterns=hook_returning(pattern), flopsreg_register_slots=slots_for(pattern)))
@@ -656,7 +656,7 @@ def test_builtins_pass_the_hook_name_check_the_registry_skips_for_them(registry)
     """Every built-in hook is spelt as a hookspec and decorated, as a third-party plugin's must be."""
     import pluggy
 
-    for module in flopsreg.registry.builtin_plugins():
+    for module in flopsreg.plugins.registry.builtin_plugins():
         registry._check_hook_names(module.__name__, module)
         marked = [a for a in dir(module) if pluggy.PluginManager.parse_hookimpl_opts(registry._pm, module, a) is not None]
         assert all(a.startswith("flopsreg_") for a in marked), (module.__name__, marked)  # the manager looks only there
@@ -684,8 +684,8 @@ def test_builtins_pass_every_load_time_check(registry):
     assert [p.name for p in checked.patterns] == [p.name for p in registry.patterns]
     declaring_only = {"flopsreg.patterns.quantities", "flopsreg.patterns.slots"}  # declarations, no patterns
     declaring_only |= {r.read.__module__ for r in registry.megatron_readers.values()}  # Megatron-LM readers only
-    declaring_only |= {m.__name__ for m in flopsreg.registry.builtin_plugins() if m.__name__.startswith("flopsreg.patterns.hf_")}  # HF readers only
-    assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.registry.builtin_plugins()} - declaring_only
+    declaring_only |= {m.__name__ for m in flopsreg.plugins.registry.builtin_plugins() if m.__name__.startswith("flopsreg.patterns.hf_")}  # HF readers only
+    assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.plugins.registry.builtin_plugins()} - declaring_only
 
 
 def test_pattern_needing_a_quantity_nobody_provides_is_a_selection_error():
@@ -792,7 +792,7 @@ def test_session_ignores_installed_plugins_unless_the_variable_is_unset(tmp_path
     import sys
 
     (tmp_path / "fake_flopsreg_plugin.py").write_text(
-        "import flopsreg\nfrom flopsreg.symbols import s\n"
+        "import flopsreg\nfrom flopsreg.declarations.symbols import s\n"
         "@flopsreg.hookimpl\ndef flopsreg_register_patterns():\n"
         "    return [flopsreg.Pattern(name='fake_mask', slot='attention.mask', flags={'fake'}, precedence=77,\n"
         "        produces='pairs', formula=s, summary='t', reference='t')]\n"
@@ -818,7 +818,7 @@ def test_the_entry_point_pre_scan_skips_importlib_metadata_only_when_no_distribu
     a dist-info with a [flopsreg] section, anything on sys.path it cannot list, or another finder."""
     import sys
 
-    from flopsreg.registry import may_declare_entry_points
+    from flopsreg.plugins.registry import may_declare_entry_points
 
     monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path)])
     monkeypatch.setattr(sys, "meta_path", [m for m in sys.meta_path if not hasattr(m, "find_distributions") or m.__name__ == "PathFinder"])

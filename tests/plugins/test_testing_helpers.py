@@ -1,10 +1,10 @@
-"""flopsreg.testing: the plugin authors' mask checker finds mismatches and passes matches."""
+"""flopsreg.plugins.testing: the plugin authors' mask checker finds mismatches and passes matches."""
 
 import pytest
 
 from flopsreg.patterns.full_causal import FULL_CAUSAL
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
-from flopsreg.testing import check_mask_pattern, count_pairs
+from flopsreg.plugins.testing import check_mask_pattern, count_pairs
 from oracles import causal_mask, pairs, sliding_window_mask
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import flopsreg
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 VALID = """
 name = "m"

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.latex import escape
+from flopsreg.render.latex import escape
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PDFLATEX = shutil.which("pdflatex")
 REQUIRED = os.environ.get("FLOPSREG_REQUIRE_PDFLATEX") == "1"
 

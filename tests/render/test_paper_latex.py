@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.latex import meaning, scientific
+from flopsreg.render.latex import meaning, scientific
 from test_cli import gemma_forward
 
 EXAMPLES = ["deepseek-v3", "gemma-3-4b", "gpt-oss-20b", "llama-3-8b", "llama-4-scout", "mixtral-8x7b", "qwen3-30b-a3b"]
@@ -127,7 +127,7 @@ def test_the_jupyter_latex_is_in_mathjax_s_subset(registry):
 
 
 def test_a_block_of_extra_layers_is_the_sum_of_its_kinds(registry):
-    model = flopsreg.Model.from_hf_config(Path(__file__).parent / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"])
+    model = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"])
     text = _align(registry.select(model).render.latex(registry.select(model)))
     assert r"F_{\mathrm{mtp}}(s) &= F_{\mathrm{moe}}(s) \notag \\" in text
     assert r"&\quad + F_{\mathrm{mtp}}(s) + D_{\mathrm{mtp}}" in text

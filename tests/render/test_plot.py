@@ -13,7 +13,7 @@ from test_cli import gemma_forward
 
 pytest.importorskip("matplotlib", reason='matplotlib is not installed (pip install "flopsreg[plot]"): the plot tests did not run')
 
-from flopsreg import plot  # noqa: E402 - after the skip, which needs matplotlib
+from flopsreg.render import plot  # noqa: E402 - after the skip, which needs matplotlib
 
 GEMMA = flopsreg.Model.example("gemma-3-4b")
 MAGIC = {".png": b"\x89PNG", ".svg": b"<?xml", ".pdf": b"%PDF"}

@@ -21,7 +21,7 @@ from flopsreg.cli import main
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.patterns.quantities import PAIRS
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.symbols import Symbol, SymbolTable, integer_symbol, s
+from flopsreg.declarations.symbols import Symbol, SymbolTable, integer_symbol, s
 
 PLAIN_S = sympy.Symbol("seq_len", integer=True, positive=True)
 GEMMA_4096_FORWARD = 32_999_781_433_344  # gemma-3-4b, one sequence of 4096 tokens (anchor 10.3 of the suite)
@@ -166,7 +166,7 @@ def test_formula_latex_and_patterns_json_of_the_cli_show_it(capsys, monkeypatch)
 
 
 def test_the_patterns_reference_shows_it():
-    reference = (Path(__file__).resolve().parent.parent / "docs" / "patterns.md").read_text(encoding="utf-8")
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "patterns.md").read_text(encoding="utf-8")
     assert f"$$\n{CHUNKED_NOTATION}\n$$" in reference
 
 
