@@ -28,10 +28,10 @@ MOVED: dict[str, str] = {
         "engine": (
             "select", "compose", "evaluate", "sweep", "serving", "compare", "utilisation", "parameters", "peaks", "cache",
         ),
-        "render": ("latex", "notebook", "plot"),
+        "render": ("notebook", "plot"),
     }.items()
     for old in olds
-}
+} | {"flopsreg.latex": "flopsreg.render.tex"}  # renamed: a submodule render.latex would hide render.latex()
 
 
 class OldPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):

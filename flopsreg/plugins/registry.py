@@ -70,7 +70,7 @@ def builtin_plugins() -> list[types.ModuleType]:
     They are imported with sympy's evaluation off: their formulas are built as written, without
     sympy's flattening and assumption queries (two thirds of their import), and each pattern's
     expressions are made canonical where they are first used (:func:`flopsreg.declarations.pattern.canonical`).
-    tests/test_lazy_builtins.py checks that this gives every declaration exactly as an import
+    tests/plugins/test_lazy_builtins.py checks that this gives every declaration exactly as an import
     with evaluation on does. Only while no other thread runs: the switch is per thread, but
     sympy's cache of built expressions is shared, so another thread could be handed one built
     unevaluated.

@@ -5,7 +5,7 @@ This module only dispatches. It reads the three dimensions every run has (``hidd
 hands it to the registered :class:`~flopsreg.declarations.declare.MegatronReader` s: each argument
 to the reader of highest precedence that claims it, the readers from the lowest precedence to
 the highest (by name within one precedence). What the arguments mean lives in those readers,
-the built-in ones in ``flopsreg.patterns.megatron_*``.
+the built-in ones in ``flopsreg.patterns.megatron``.
 """
 
 from __future__ import annotations

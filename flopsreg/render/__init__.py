@@ -164,15 +164,15 @@ def _display_terms(
 
 
 def latex(plan: ModelSelection, result: Result | None = None, **options: bool) -> str:
-    """The model's closed form as paste-ready LaTeX; see :func:`flopsreg.render.latex.latex` for *options*."""
-    from flopsreg.render.latex import latex as paper_latex  # sympy: only for the renderers that need it
+    """The model's closed form as paste-ready LaTeX; see :func:`flopsreg.render.tex.latex` for *options*."""
+    from flopsreg.render.tex import latex as paper_latex  # sympy: only for the renderers that need it
 
     return paper_latex(plan, result, **options)
 
 
 def mathjax(plan: ModelSelection, result: Result | None = None) -> str:
-    """The equations in what MathJax 3 renders, for notebooks (see :func:`flopsreg.render.latex.mathjax`)."""
-    from flopsreg.render.latex import mathjax as render_mathjax
+    """The equations in what MathJax 3 renders, for notebooks (see :func:`flopsreg.render.tex.mathjax`)."""
+    from flopsreg.render.tex import mathjax as render_mathjax
 
     return render_mathjax(plan, result)
 

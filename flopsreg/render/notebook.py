@@ -11,7 +11,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from flopsreg.engine.compare import ratio_text
-from flopsreg.render.latex import legend, mathjax, scientific
+from flopsreg.render.tex import legend, mathjax, scientific
 
 if TYPE_CHECKING:
     from flopsreg.engine.compare import Comparison

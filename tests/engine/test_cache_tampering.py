@@ -253,7 +253,7 @@ from flopsreg.declarations.symbols import s
 BUMP = flopsreg.Pattern(
     name="bump_mask", slot="attention.mask", flags={"bump_mask"}, precedence=50, produces="pairs",
     formula=s * (s + 1) / 2 + 1000,
-    summary="causal pairs and a constant (a test plugin)", reference="tests/test_cache_tampering.py",
+    summary="causal pairs and a constant (a test plugin)", reference="tests/engine/test_cache_tampering.py",
 )
 
 

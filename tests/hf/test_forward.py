@@ -32,11 +32,11 @@ def test_the_record_covers_every_published_config():
     # the linear-attention / SSM hybrids are recorded as tiny configs of their own (forward_linear.json)
     published = sorted(p.stem for p in (Path(__file__).parents[1] / "data" / "hf").glob("*.json") if p.stem not in LINEAR_FAMILY_CONFIGS)
     # The 2026 families (DSA, Gemma 4, ...) are recorded by model type in forward_attention2026.json
-    # (tests/test_hf_forward_attention2026.py); Kimi-K2.x's decoder is DeepSeek-V3's, recorded here.
+    # (tests/hf/test_attention2026_forward.py); Kimi-K2.x's decoder is DeepSeek-V3's, recorded here.
     newer = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_attention2026.json").read_text())
     newer_types = {entry["config"].get("text_config", entry["config"])["model_type"] for entry in newer["models"].values()} | {"deepseek_v3"}
     # DeepSeek-V4, Gemma 3n and GLM-5.3-Flash are recorded in forward_deepseek_v4.json, forward_gemma3n.json
-    # and forward_glm5_next.json (tests/test_hf_forward_deepseek_v4.py, _gemma3n.py, _glm5_next.py).
+    # and forward_glm5_next.json (tests/hf/test_deepseek_v4_forward.py, _gemma3n.py, _glm5_next.py).
     newer_types |= {"deepseek_v4", "gemma3n_text", "glm5_next_text"}
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}

@@ -36,7 +36,7 @@ MIXER_MODULE = {
     "granitemoehybrid": "mamba", "lfm2": "conv", "jamba": "mamba", "minimax": "self_attn",
 }
 OUTPUT = ("out_proj", "o_proj")
-# The configs of these families in tests/data/hf: read by the tests of tests/test_hf_linear.py; their
+# The configs of these families in tests/data/hf: read by the tests of tests/hf/test_linear.py; their
 # forward passes are recorded here as tiny configs of the same families, not by tests/data/hf_forward/measure.py.
 LINEAR_FAMILY_CONFIGS = frozenset({
     "qwen3-next-80b-a3b", "qwen3.5-9b", "qwen3.5-35b-a3b", "olmo-hybrid-7b-defaults", "kimi-linear-48b-a3b",

@@ -3,7 +3,7 @@
 Expected numbers: the recurrence run on numbers token by token and the block algorithm of
 transformers' MiniMaxLightningAttention written out step by step (both below, every multiply-add
 counted in loops), or hand arithmetic from the published MiniMax-Text-01 config written here.
-The recorded forward passes of a tiny MiniMax are checked in tests/test_hf_forward_linear.py.
+The recorded forward passes of a tiny MiniMax are checked in tests/hf/test_linear_forward.py.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def load(cfg: dict) -> flopsreg.Model:
     return flopsreg.Model.from_hf_config(cfg)
 
 
-# Every lightning pattern with a cached-prefix form, for tests/test_serving.py's identity.
+# Every lightning pattern with a cached-prefix form, for tests/engine/test_serving.py's identity.
 IDENTITY_MODELS = [("minimax-text-01", load(config()), ("exact",))]
 
 

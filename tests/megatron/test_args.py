@@ -382,7 +382,7 @@ def test_wrong_types(field, value):
 def test_unsupported_arguments():
     """The legacy MTP pattern of hybrid models, which validate_args folds into hybrid_layer_pattern: refused.
 
-    Gated DeltaNet, hybrid stacks and latent MoE are read (tests/test_megatron_2026.py)."""
+    Gated DeltaNet, hybrid stacks and latent MoE are read (tests/megatron/test_mixers_2026.py)."""
     with pytest.raises(flopsreg.ModelError, match=r"^args\.mtp_hybrid_override_pattern = '\*E': .*not supported"):
         load(mtp_hybrid_override_pattern="*E")
 

@@ -210,7 +210,7 @@ def test_a_tie_is_a_fault_even_when_a_third_reader_outranks_it():
 
 
 def test_a_tie_with_a_built_in_reader_skips_the_plugin_at_load():
-    with pytest.warns(flopsreg.PluginWarning, match=r"plugin 'mine': Megatron-LM reader 'my_swiglu' claims args\.swiglu at precedence 10, as does reader 'mlp' of plugin 'flopsreg\.patterns\.megatron_mlp'"):
+    with pytest.warns(flopsreg.PluginWarning, match=r"plugin 'mine': Megatron-LM reader 'my_swiglu' claims args\.swiglu at precedence 10, as does reader 'mlp' of plugin 'flopsreg\.patterns\.megatron\.mlp'"):
         reg = flopsreg.Registry(plugins=[plugin("mine", reader("my_swiglu", "swiglu", precedence=10))], load_entry_points=False)
     assert "my_swiglu" not in reg.megatron_readers
     flopsreg.Model.from_megatron_args(args(), registry=reg)  # the built-in reader still reads every run

@@ -492,7 +492,7 @@ def test_a_block_depth_lists_its_own_layers():
     assert build_model(decoder, name="m", source="test", blocks={"other": 2}).plan.blocks["other"] == ("full_moe",) * 2
 
 
-# -- models for the cached-prefix identity (tests/test_serving.py) -----------------------------
+# -- models for the cached-prefix identity (tests/engine/test_serving.py) -----------------------------
 
 IDENTITY_MODELS = [
     ("megatron-qwen3-next", flopsreg.Model.from_megatron_args(qwen3_next_args()), ("exact", "megatron")),

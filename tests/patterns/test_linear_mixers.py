@@ -16,7 +16,7 @@ from flopsreg.formula.compile import compile_exact
 H = 64  # hidden width of the hand-made models
 
 # One layer of each kind the mixers make, on one model: every pattern that has a cached-prefix
-# form is used here (tests/test_serving.py checks the cached-prefix identity on it).
+# form is used here (tests/engine/test_serving.py checks the cached-prefix identity on it).
 MIXERS_TOML = f"""
 name = "mixers"
 flags = ["gated", "lm_head"]
@@ -76,7 +76,7 @@ def mixers_model(**kind_flags: str) -> flopsreg.Model:
     return flopsreg.Model.from_toml_string(text)
 
 
-# Models whose every pattern has a cached-prefix form, for tests/test_serving.py's identity.
+# Models whose every pattern has a cached-prefix form, for tests/engine/test_serving.py's identity.
 IDENTITY_MODELS = [("linear-mixers", mixers_model(), ("exact",))]
 
 

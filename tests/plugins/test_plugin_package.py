@@ -19,7 +19,7 @@ import pytest
 
 from flopsreg.plugins.testing import check_mask_pattern
 
-PACKAGE = Path(__file__).parent / "plugin_package"
+PACKAGE = Path(__file__).parents[1] / "plugin_package"
 CONFIG = PACKAGE / "config.json"
 
 # config.json: hidden 64, 4 heads / 2 kv heads of 16, layers pooled, pooled, pooled, full;

@@ -684,7 +684,7 @@ def test_builtins_pass_every_load_time_check(registry):
     assert [p.name for p in checked.patterns] == [p.name for p in registry.patterns]
     declaring_only = {"flopsreg.patterns.quantities", "flopsreg.patterns.slots"}  # declarations, no patterns
     declaring_only |= {r.read.__module__ for r in registry.megatron_readers.values()}  # Megatron-LM readers only
-    declaring_only |= {m.__name__ for m in flopsreg.plugins.registry.builtin_plugins() if m.__name__.startswith("flopsreg.patterns.hf_")}  # HF readers only
+    declaring_only |= {m.__name__ for m in flopsreg.plugins.registry.builtin_plugins() if m.__name__.startswith("flopsreg.patterns.hf.")}  # HF readers only
     assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.plugins.registry.builtin_plugins()} - declaring_only
 
 

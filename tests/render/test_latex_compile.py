@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.render.latex import escape
+from flopsreg.render.tex import escape
 
 ROOT = Path(__file__).resolve().parents[2]
 PDFLATEX = shutil.which("pdflatex")

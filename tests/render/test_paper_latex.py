@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.render.latex import meaning, scientific
+from flopsreg.render.tex import meaning, scientific
 from test_cli import gemma_forward
 
 EXAMPLES = ["deepseek-v3", "gemma-3-4b", "gpt-oss-20b", "llama-3-8b", "llama-4-scout", "mixtral-8x7b", "qwen3-30b-a3b"]
