@@ -1,7 +1,5 @@
-"""The slots of a non-attention sequence mixer (one per layer fills ``mixer.*``) and of latent
-MoE, layers without softmax attention, and softmax attention beside a non-attention mixer.
-
-(Named to load after ``slots``, so the built-in slots come first wherever slots are listed.)
+"""Layers without softmax attention, and softmax attention beside a non-attention mixer (the
+``mixer.*`` slots and latent MoE's ``mlp.latent`` are declared in :mod:`flopsreg.patterns.slots`).
 
 ``no_attention``: an MLP-only or MoE-only layer (Nemotron-H ``-`` and ``E`` blocks) has no
 attention at all. ``parallel_attention``: Falcon-H1's layers run GQA attention in parallel with a
@@ -11,20 +9,13 @@ by the default attention patterns, above the mixer's zeros.
 
 import attrs
 
-from flopsreg import Convention, Slot, hookimpl
+from flopsreg import Convention, hookimpl
 from flopsreg.patterns._mixer_common import NO_ATTENTION_PRECEDENCE, without_attention
 from flopsreg.patterns.attention_core import ATTENTION_CORE
 from flopsreg.patterns.gqa_projection import GQA_PROJECTION
 from flopsreg.patterns.output_projection import OUTPUT_PROJECTION
 from flopsreg.patterns.query_projection import QUERY_PROJECTION
 
-SLOTS = [
-    Slot(name="mixer.projection", scope="layer", summary="a linear-attention / SSM mixer's input projections and gates"),
-    Slot(name="mixer.conv", scope="layer", summary="the mixer's short causal depthwise convolution"),
-    Slot(name="mixer.core", scope="layer", summary="the mixer's recurrence: its recurrent minimum, or a chunked scan"),
-    Slot(name="mixer.output", scope="layer", summary="the mixer's output projection"),
-    Slot(name="mlp.latent", scope="layer", summary="latent MoE: hidden -> latent before the routed experts, latent -> hidden after"),
-]
 CHUNKED_SCAN = Convention(
     name="chunked_scan",
     summary="linear-attention and SSM cores as the chunked scans training kernels and transformers' torch reference run (padding to whole chunks, triangular solves), not their recurrent minimum",
@@ -55,10 +46,6 @@ BESIDE = [
 def flopsreg_register_conventions():
     return [CHUNKED_SCAN]
 
-
-@hookimpl
-def flopsreg_register_slots():
-    return SLOTS
 
 
 @hookimpl
