@@ -688,6 +688,35 @@ def test_builtins_pass_every_load_time_check(registry):
     assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.plugins.registry.builtin_plugins()} - declaring_only
 
 
+def test_every_module_of_patterns_is_listed_once_in_builtin_and_nothing_else_is():
+    """Built-ins are listed, not discovered: a module left out of flopsreg.patterns.BUILTIN would
+    never load, and one listed twice would load twice. Helpers (``_*``) and packages are not listed."""
+    import pkgutil
+
+    import flopsreg.patterns
+
+    found = pkgutil.walk_packages(flopsreg.patterns.__path__, "flopsreg.patterns.")
+    modules = sorted(m.name.removeprefix("flopsreg.patterns.") for m in found if not m.ispkg and not m.name.rpartition(".")[2].startswith("_"))
+    listed = flopsreg.patterns.BUILTIN
+    assert len(listed) == len(set(listed)), [name for name in listed if listed.count(name) > 1]
+    assert sorted(listed) == modules
+    assert {"hf.llama", "megatron.mlp", "conventions.megatron", "slots"} <= set(listed)  # subpackages walked too
+    assert [m.__name__ for m in flopsreg.plugins.registry.builtin_plugins()] == [f"flopsreg.patterns.{name}" for name in listed]
+
+
+def test_slots_are_listed_in_forward_pass_order_declared_in_one_place(registry):
+    """Registry.slots follows patterns/slots.py's declaration, whatever the modules are called."""
+    from flopsreg.patterns.slots import SLOTS
+
+    assert list(registry.slots) == [slot.name for slot in SLOTS]
+    declaring = {registry._declared["slots"][name][1] for name in registry.slots}
+    assert declaring == {"flopsreg.patterns.slots"}
+    order = list(registry.slots)
+    forward = ["embedding", "norms", "attention.query", "attention.projection", "attention.core", "attention.output",
+               "mixer.projection", "mixer.core", "mixer.output", "mlp", "final_norm", "head"]
+    assert sorted(forward, key=order.index) == forward
+
+
 def test_pattern_needing_a_quantity_nobody_provides_is_a_selection_error():
     """A projection that provides no head widths leaves the core's qk_dim and v_dim unresolved."""
     bare = flopsreg.Pattern(
