@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 
 import flopsreg
-from flopsreg.pattern import EXACT
+from flopsreg.declarations.pattern import EXACT
 
 sys.path.insert(0, str(Path(__file__).parent))  # the docs scripts share docs/_tables.py
 import _tables  # noqa: E402

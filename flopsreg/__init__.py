@@ -12,30 +12,33 @@ from __future__ import annotations
 import flopsreg.readers  # noqa: F401 - the readers behind Model.from_toml, from_hf_config, ...
 from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError
 from flopsreg.model import Layer, LayerKind, Model, Plan
+from flopsreg._deprecated import install as _install_old_paths
+
+_install_old_paths()  # flopsreg.compile, flopsreg.registry, ...: moved in 0.2, warned about until 0.3
 
 # The rest is imported on first access: the command line answers from its cache without sympy.
 _LAZY = {
     "Registry": "flopsreg.api",
-    "ModelSelection": "flopsreg.compose",
-    "ModelPlan": "flopsreg.compose:ModelSelection",
-    "HFLayerType": "flopsreg.declare",
-    "HFReader": "flopsreg.declare",
-    "MegatronReader": "flopsreg.declare",
-    "LayerResult": "flopsreg.evaluate",
-    "Result": "flopsreg.evaluate",
-    "hookimpl": "flopsreg.hookspecs",
-    "Block": "flopsreg.pattern",
-    "Constraint": "flopsreg.pattern",
-    "Convention": "flopsreg.pattern",
-    "GroupSelector": "flopsreg.pattern",
-    "Param": "flopsreg.pattern",
-    "Parameters": "flopsreg.parameters",
-    "Pattern": "flopsreg.pattern",
-    "Quantity": "flopsreg.pattern",
-    "Slot": "flopsreg.pattern",
-    "SlotGroup": "flopsreg.pattern",
-    "SlotSelection": "flopsreg.select",
-    "Selection": "flopsreg.select:SlotSelection",
+    "ModelSelection": "flopsreg.engine.compose",
+    "ModelPlan": "flopsreg.engine.compose:ModelSelection",
+    "HFLayerType": "flopsreg.declarations.declare",
+    "HFReader": "flopsreg.declarations.declare",
+    "MegatronReader": "flopsreg.declarations.declare",
+    "LayerResult": "flopsreg.engine.evaluate",
+    "Result": "flopsreg.engine.evaluate",
+    "hookimpl": "flopsreg.plugins.hookspecs",
+    "Block": "flopsreg.declarations.pattern",
+    "Constraint": "flopsreg.declarations.pattern",
+    "Convention": "flopsreg.declarations.pattern",
+    "GroupSelector": "flopsreg.declarations.pattern",
+    "Param": "flopsreg.declarations.pattern",
+    "Parameters": "flopsreg.engine.parameters",
+    "Pattern": "flopsreg.declarations.pattern",
+    "Quantity": "flopsreg.declarations.pattern",
+    "Slot": "flopsreg.declarations.pattern",
+    "SlotGroup": "flopsreg.declarations.pattern",
+    "SlotSelection": "flopsreg.engine.select",
+    "Selection": "flopsreg.engine.select:SlotSelection",
 }
 
 # ModelPlan and Selection are earlier names, kept as aliases for one release (0.2): a model's

@@ -11,18 +11,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
-from flopsreg.compose import ModelSelection
+from flopsreg.engine.compose import ModelSelection
 from flopsreg.errors import FlopsregError, PluginError
-from flopsreg.evaluate import Evaluator, Result, evaluate
+from flopsreg.engine.evaluate import Evaluator, Result, evaluate
 from flopsreg.model import Model
-from flopsreg.pattern import EXACT
-from flopsreg.registry import PluginRegistry
-from flopsreg.sweep import grid_sweep, iter_grid, iter_sweep, sweep
+from flopsreg.declarations.pattern import EXACT
+from flopsreg.plugins.registry import PluginRegistry
+from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 
 if TYPE_CHECKING:  # imported where used: an evaluation needs none of them
-    from flopsreg.compare import Comparison
-    from flopsreg.parameters import Parameters
-    from flopsreg.serving import Generation
+    from flopsreg.engine.compare import Comparison
+    from flopsreg.engine.parameters import Parameters
+    from flopsreg.engine.serving import Generation
 
 __all__ = ["Registry"]
 
@@ -103,7 +103,7 @@ class Registry(PluginRegistry):
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
         embedding and head included, a tied matrix once), the part a token uses, and by layer kind."""
-        from flopsreg.parameters import count_parameters
+        from flopsreg.engine.parameters import count_parameters
 
         return count_parameters(self, self._evaluator.select(model, EXACT))
 
@@ -112,7 +112,7 @@ class Registry(PluginRegistry):
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
         (logits at the last position) and the decode steps, per phase and per token."""
-        from flopsreg.serving import generate
+        from flopsreg.engine.serving import generate
 
         return generate(self._evaluator.select(model, convention), prompt, new_tokens, batch)
 
@@ -131,7 +131,7 @@ class Registry(PluginRegistry):
         Exact Python ints by default, from one compiled loop; ``dtype=float`` gives a numpy
         float64 array instead (needs numpy), for plotting: one vectorised expression, equal to the
         exact count wherever that is below 2**53, float64-rounded above. Training FLOPs are 3 x these.
-        Every value is returned at once, so at most :data:`flopsreg.sweep.MAX_SWEEP` (2**24)
+        Every value is returned at once, so at most :data:`flopsreg.engine.sweep.MAX_SWEEP` (2**24)
         lengths are taken; more are refused with their number: stream them with :meth:`iter_sweep`.
 
         ``params={"hidden": [...], "heads": [...]}`` sweeps a grid: every combination of the
@@ -178,7 +178,7 @@ class Registry(PluginRegistry):
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them."""
-        from flopsreg.compare import compare
+        from flopsreg.engine.compare import compare
 
         return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sympy
 
 from flopsreg import Param, Pattern
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
 CONV_KERNEL = Param(
     name="conv_kernel",

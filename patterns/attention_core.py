@@ -2,7 +2,7 @@
 
 from flopsreg import Pattern, hookimpl
 from flopsreg.patterns.quantities import d_qk, d_v, pairs
-from flopsreg.symbols import n_h
+from flopsreg.declarations.symbols import n_h
 
 ATTENTION_CORE = Pattern(
     name="attention_core",

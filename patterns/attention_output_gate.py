@@ -2,7 +2,7 @@
 
 from flopsreg import Pattern, hookimpl
 from flopsreg.patterns.quantities import d_v
-from flopsreg.symbols import h, n_h, s
+from flopsreg.declarations.symbols import h, n_h, s
 
 ATTENTION_OUTPUT_GATE = Pattern(
     name="attention_output_gate",

@@ -5,7 +5,7 @@ weights and counts no FLOPs.
 """
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.symbols import n_h
+from flopsreg.declarations.symbols import n_h
 
 ATTENTION_SINKS = Pattern(
     name="attention_sinks",

@@ -3,7 +3,7 @@
 import sympy
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
 CHUNK = Param(
     name="chunk",

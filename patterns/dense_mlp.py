@@ -2,7 +2,7 @@
 
 from flopsreg import Param, Pattern, hookimpl
 from flopsreg.patterns.quantities import f
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 FFN_HIDDEN = Param(name="ffn_hidden", latex=r"d_{\mathrm{ff}}", meaning="inner width of a dense MLP (intermediate_size, ffn_hidden_size)")
 

@@ -3,7 +3,7 @@ causal (query, key) pair, on the layers that run one (not those reusing another 
 
 from flopsreg import Param, Pattern, Quantity, hookimpl
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 INDEX_PAIRS = Quantity(
     name="index_pairs",

@@ -7,7 +7,7 @@ is held once, by the embedding, and the head holds none.
 
 from flopsreg import Pattern, hookimpl
 from flopsreg.patterns.logits import LOGITS, VOCAB
-from flopsreg.symbols import h
+from flopsreg.declarations.symbols import h
 
 INPUT_EMBEDDING = Pattern(
     name="input_embedding",

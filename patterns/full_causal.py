@@ -1,7 +1,7 @@
 """Full causal attention: each query sees itself and every earlier key."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
 FULL_CAUSAL = Pattern(
     name="full_causal",

@@ -3,7 +3,7 @@
 import sympy
 
 from flopsreg import Constraint, Param, Pattern, hookimpl
-from flopsreg.symbols import h, n_h, s
+from flopsreg.declarations.symbols import h, n_h, s
 
 KV_HEADS = Param(
     name="kv_heads",

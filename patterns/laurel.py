@@ -2,7 +2,7 @@
 hidden on the normed input."""
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 LAUREL_RANK = Param(name="laurel_rank", latex=r"r_{\mathrm{L}}", meaning="rank of the LAuReL branch (laurel_rank)")
 r = LAUREL_RANK.symbol

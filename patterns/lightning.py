@@ -13,7 +13,7 @@ from flopsreg import Param, Pattern, hookimpl
 from flopsreg.patterns._mixer_common import VARIANT
 from flopsreg.patterns.gqa_projection import HEAD_DIM
 from flopsreg.patterns.token_mixers import selects_mixer
-from flopsreg.symbols import h, n_h, s
+from flopsreg.declarations.symbols import h, n_h, s
 
 PRECEDENCE = 60  # this mixer's own: see _mixer_common
 FLAG = "lightning"

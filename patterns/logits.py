@@ -1,7 +1,7 @@
 """The logits head: hidden -> vocabulary for every position, tied embeddings or not."""
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 VOCAB = Param(name="vocab", latex="V", meaning="vocabulary size the logits are computed over (vocab_size)")
 

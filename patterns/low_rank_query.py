@@ -2,7 +2,7 @@
 
 from flopsreg import Param, Pattern, hookimpl
 from flopsreg.patterns.quantities import d_qk
-from flopsreg.symbols import h, n_h, s
+from flopsreg.declarations.symbols import h, n_h, s
 
 Q_LORA_RANK = Param(name="q_lora_rank", latex=r"r_{\mathrm{q}}", meaning="rank of the compressed query latent")
 r_q = Q_LORA_RANK.symbol

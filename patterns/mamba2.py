@@ -8,7 +8,7 @@ import sympy
 from flopsreg import Constraint, Param, Pattern, hookimpl
 from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv
 from flopsreg.patterns.token_mixers import selects_mixer
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 PRECEDENCE = 30  # this mixer's own: see _mixer_common
 FLAG = "mamba2"

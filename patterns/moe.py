@@ -2,7 +2,7 @@
 
 from flopsreg import Constraint, Param, Pattern, hookimpl
 from flopsreg.patterns.quantities import f
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 EXPERTS = Param(name="experts", latex="E", meaning="routed experts per MoE layer (n_routed_experts, num_local_experts)")
 TOP_K = Param(name="top_k", latex="k", meaning="routed experts each token goes through (num_experts_per_tok)")

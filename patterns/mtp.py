@@ -6,7 +6,7 @@ plans those layers like decoder layers and gives their FLOPs as ``MTP_BLOCK.flop
 
 from flopsreg import Block, Constraint, Pattern, hookimpl
 from flopsreg.patterns.logits import VOCAB
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 MTP_BLOCK = Block(
     name="mtp",

@@ -2,7 +2,7 @@
 
 from flopsreg import Pattern, hookimpl
 from flopsreg.patterns.quantities import d_v
-from flopsreg.symbols import h, n_h, s
+from flopsreg.declarations.symbols import h, n_h, s
 
 OUTPUT_PROJECTION = Pattern(
     name="output_projection",

@@ -2,7 +2,7 @@
 embedding gives every layer a small input, projected into the residual stream at each layer."""
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 PLE_DIM = Param(name="ple_dim", latex=r"d_{\mathrm{ple}}", meaning="width of each layer's per-layer input (hidden_size_per_layer_input)")
 PLE_LAYERS = Param(name="ple_layers", latex=r"L_{\mathrm{ple}}", meaning="layers given a per-layer input (num_hidden_layers)")

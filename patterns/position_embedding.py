@@ -4,7 +4,7 @@ The lookup is a gather, added to the token embedding (elementwise): weights, no 
 """
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.symbols import h
+from flopsreg.declarations.symbols import h
 
 MAX_POSITIONS = Param(
     name="max_positions",

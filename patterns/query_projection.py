@@ -2,7 +2,7 @@
 
 from flopsreg import Pattern, hookimpl
 from flopsreg.patterns.quantities import d_qk
-from flopsreg.symbols import h, n_h, s
+from flopsreg.declarations.symbols import h, n_h, s
 
 QUERY_PROJECTION = Pattern(
     name="query_projection",

@@ -2,7 +2,7 @@
 
 from flopsreg import Param, Pattern, hookimpl
 from flopsreg.patterns.quantities import f
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 SHARED_HIDDEN = Param(
     name="shared_hidden",

@@ -1,19 +1,15 @@
 """Learned scalings of Mistral Large 4's attention: a scale and a bias per head on the softmax's
 queries, and a learned exponent per RoPE frequency. They rescale elementwise (no matmul), so
 they hold weights and count no FLOPs; each is chosen by its flag, which the reader sets.
-(Named to load after ``slots``, so the built-in slots come first wherever slots are listed.)"""
+Their slots are declared in :mod:`flopsreg.patterns.slots`."""
 
 import sympy
 
-from flopsreg import Param, Pattern, Slot, hookimpl
-from flopsreg.symbols import n_h
+from flopsreg import Param, Pattern, hookimpl
+from flopsreg.declarations.symbols import n_h
 
 ROTARY_DIM = Param(name="rotary_dim", latex=r"d_{\mathrm{rot}}", meaning="the width RoPE rotates: its inverse frequencies are ceil(d_rot / 2)")
 
-SLOTS = [
-    Slot(name="attention.softmax_scaling", scope="layer", summary="a learned scale and bias per head on the attention logits (weights only)"),
-    Slot(name="rope_scaling", scope="model", summary="learned exponents of the RoPE frequencies (weights only)"),
-]
 
 SOFTMAX_SCALING = Pattern(
     name="softmax_scaling",
@@ -38,10 +34,6 @@ ROPE_ALPHA = Pattern(
     reference="Hugging Face MistralLarge4TextRotaryEmbedding.alpha (zeros_like(inv_freq)), shared by all layers",
 )
 
-
-@hookimpl
-def flopsreg_register_slots():
-    return SLOTS
 
 
 @hookimpl

@@ -1,8 +1,5 @@
-"""The token mixers besides softmax attention, as slot groups: the slots of a non-attention
-sequence mixer (one per layer fills ``mixer.*``), no token mixer at all, and softmax attention
-beside a mixer; and the slots of latent MoE.
-
-(Named to load after ``slots``, so the built-in slots come first wherever slots are listed.)
+"""Which flags select which token mixer: layers without softmax attention, and softmax attention
+beside a non-attention mixer (the slots and their groups are declared in :mod:`flopsreg.patterns.slots`).
 
 A layer whose flags select the group ``mixer`` (each mixer's module declares the flag that does)
 has no attention slots. ``no_attention``: an MLP-only or MoE-only layer (Nemotron-H ``-`` and
@@ -11,22 +8,9 @@ attention in parallel with a Mamba2 mixer on the same input, so the flag selects
 group too, which the mixer group may share a layer with.
 """
 
-from flopsreg import Convention, GroupSelector, Slot, SlotGroup, hookimpl
-from flopsreg.patterns.slots import ATTENTION
+from flopsreg import Convention, GroupSelector, hookimpl
+from flopsreg.patterns.slots import ATTENTION, MIXER, NO_MIXER
 
-MIXER = SlotGroup(
-    name="mixer",
-    summary="a linear-attention or state-space mixer (Gated DeltaNet, KDA, Mamba, short convolutions, lightning attention)",
-    beside={ATTENTION.name},
-)
-NO_MIXER = SlotGroup(name="no_mixer", summary="no token mixer: a feed-forward-only layer (its MLP or MoE alone)")
-SLOTS = [
-    Slot(name="mixer.projection", scope="layer", summary="a linear-attention / SSM mixer's input projections and gates"),
-    Slot(name="mixer.conv", scope="layer", summary="the mixer's short causal depthwise convolution"),
-    Slot(name="mixer.core", scope="layer", summary="the mixer's recurrence: its recurrent minimum, or a chunked scan"),
-    Slot(name="mixer.output", scope="layer", summary="the mixer's output projection"),
-    Slot(name="mlp.latent", scope="layer", summary="latent MoE: hidden -> latent before the routed experts, latent -> hidden after"),
-]
 CHUNKED_SCAN = Convention(
     name="chunked_scan",
     summary="linear-attention and SSM cores as the chunked scans training kernels and transformers' torch reference run (padding to whole chunks, triangular solves), not their recurrent minimum",
@@ -60,15 +44,6 @@ def flopsreg_register_conventions():
 
 
 @hookimpl
-def flopsreg_register_slot_groups():
-    return [MIXER, NO_MIXER]
-
-
-@hookimpl
 def flopsreg_register_group_selectors():
     return SELECTORS
 
-
-@hookimpl
-def flopsreg_register_slots():
-    return SLOTS

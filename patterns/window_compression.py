@@ -10,7 +10,7 @@ from flopsreg.patterns.dsa_topk import INDEX_TOPK, K
 from flopsreg.patterns.gqa_projection import HEAD_DIM, d_h
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.symbols import h, s
+from flopsreg.declarations.symbols import h, s
 
 CSA, HCA = "compressed_sparse", "heavily_compressed"  # the flags of the two compressed layer kinds
 _REFERENCE = (

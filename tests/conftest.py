@@ -1,17 +1,12 @@
-import sys
-from pathlib import Path
-
 import pytest
 
 import flopsreg
-from flopsreg.registry import builtin_plugins
+from flopsreg.plugins.registry import builtin_plugins
 
 # Import the built-in plugins as every registry does (sympy's evaluation off, expressions made
 # canonical where used) before any test module imports one of them with evaluation on, so the
-# suite runs against what users run. tests/test_lazy_builtins.py compares the two imports.
+# suite runs against what users run. tests/plugins/test_lazy_builtins.py compares the two imports.
 builtin_plugins()
-
-sys.path.insert(0, str(Path(__file__).parent))  # so tests can `import oracles`
 
 # Recorded data and the scripts that recorded it (they need torch and transformers): not tests.
 collect_ignore_glob = ["data/*"]

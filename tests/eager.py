@@ -5,7 +5,7 @@ FlopCounterMode sees. Each test adds the other masks and indexers its family's e
 from __future__ import annotations
 
 import flopsreg
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
 EAGER = flopsreg.Convention(name="eager", summary="full s x s scores", reference="transformers eager attention")
 RECTANGLE = flopsreg.Pattern(

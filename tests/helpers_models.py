@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import flopsreg
-from flopsreg.compile import compile_exact
+from flopsreg.formula.compile import compile_exact
 
 
 def gemma_like() -> flopsreg.Model:

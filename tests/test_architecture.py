@@ -105,9 +105,9 @@ def test_the_graph_reads_imports_inside_functions_too():
     """The reader is not vacuous: api imports render at the top, registry flopsreg.patterns inside
     a function, and compose's import of the registry under TYPE_CHECKING is left out."""
     assert "flopsreg.render" in GRAPH["flopsreg.api"]
-    assert "flopsreg.evaluate" in GRAPH["flopsreg.cli"]
-    assert "flopsreg.patterns" in GRAPH["flopsreg.registry"]  # builtin_plugins() imports it in a function
-    assert "flopsreg.registry" not in GRAPH["flopsreg.compose"]
+    assert "flopsreg.engine.evaluate" in GRAPH["flopsreg.cli"]
+    assert "flopsreg.patterns" in GRAPH["flopsreg.plugins.registry"]  # builtin_plugins() imports it in a function
+    assert "flopsreg.plugins.registry" not in GRAPH["flopsreg.engine.compose"]
 
 
 def test_no_import_cycle_among_flopsreg_modules():
@@ -115,7 +115,7 @@ def test_no_import_cycle_among_flopsreg_modules():
 
 
 def test_a_cycle_would_be_found(monkeypatch):
-    monkeypatch.setitem(GRAPH, "flopsreg.model", GRAPH["flopsreg.model"] | {"flopsreg.compose"})
+    monkeypatch.setitem(GRAPH, "flopsreg.model", GRAPH["flopsreg.model"] | {"flopsreg.engine.compose"})
     assert _cycle() is not None
 
 
@@ -184,3 +184,73 @@ def test_the_core_names_no_pattern_slot_model_type_or_block(registry, module):
     in_strings, as_identifiers = _plugin_names(registry)
     named = ((words & in_strings) | (identifiers & as_identifiers)) - CONTRACT_WORDS
     assert not named, f"{module} names {sorted(named)}, which belong to plugins"
+
+
+# -- folders by the path data takes ----------------------------------------------------------------
+
+# flopsreg's folders, from the bottom up (docs/architecture.md draws them): a module imports only
+# modules of its own layer or of a layer below it, never one above, not even inside a function.
+# The front end (api: the Registry users hold) sits with the renderers it hands to selections;
+# plot, a renderer, draws sweeps it runs through that front end.
+LAYERS = (
+    ("flopsreg.errors", "flopsreg._deprecated"),
+    ("flopsreg.declarations",),
+    ("flopsreg.formula",),
+    ("flopsreg.plugins",),
+    ("flopsreg.model",),
+    ("flopsreg.readers",),
+    ("flopsreg.engine",),
+    ("flopsreg.render", "flopsreg.api"),
+    ("flopsreg.cli",),
+    ("flopsreg.integrations",),
+    ("flopsreg", "flopsreg.__main__"),  # the public API, and `python -m flopsreg`
+)
+
+
+def _layer(module: str) -> int:
+    """The index in LAYERS of the folder (or top-level module) *module* belongs to."""
+    for index, prefixes in enumerate(LAYERS):
+        if any(module == prefix or module.startswith(prefix + ".") for prefix in prefixes if prefix != "flopsreg"):
+            return index
+    assert module == "flopsreg", f"{module} is in no layer of LAYERS: add its folder"
+    return len(LAYERS) - 1
+
+
+def _upward(graph: dict[str, set[str]]) -> list[str]:
+    """Every import of a core module of a module in a layer above its own."""
+    return [
+        f"{module} imports {target}"
+        for module in sorted(CORE)
+        for target in sorted(graph[module])
+        if not target.startswith("flopsreg.patterns") and _layer(target) > _layer(module)
+    ]
+
+
+def test_every_core_module_is_in_a_layer():
+    assert {_layer(module) for module in MODULES if not module.startswith("flopsreg.patterns")} == set(range(len(LAYERS)))
+
+
+def test_no_module_imports_a_module_above_it_in_the_flow():
+    assert _upward(GRAPH) == []
+
+
+def test_an_upward_import_would_be_found(monkeypatch):
+    monkeypatch.setitem(GRAPH, "flopsreg.model", GRAPH["flopsreg.model"] | {"flopsreg.engine.compose"})
+    assert _upward(GRAPH) == ["flopsreg.model imports flopsreg.engine.compose"]
+
+
+def test_only_the_loader_imports_the_built_in_plugins_and_only_their_list():
+    """The core loads the built-ins by the names flopsreg.patterns.BUILTIN lists, never their content."""
+    importers = {module for module in CORE if any(t.startswith("flopsreg.patterns") for t in GRAPH[module])}
+    assert importers == {"flopsreg.plugins.registry"}
+    assert GRAPH["flopsreg.plugins.registry"] & {m for m in MODULES if m.startswith("flopsreg.patterns")} == {"flopsreg.patterns"}
+
+
+def test_no_module_of_patterns_carries_its_role_in_a_prefix():
+    """Readers live in patterns/hf/ and patterns/megatron/, conventions in patterns/conventions/."""
+    plugins = [module.removeprefix("flopsreg.patterns.") for module in MODULES if module.startswith("flopsreg.patterns.")]
+    roles = {"hf": "hf_", "megatron": "megatron_", "conventions": "convention"}  # folder -> the prefix it replaces
+    top = [m for m in plugins if "." not in m and m not in roles and re.match(r"_?(hf_|megatron_|convention)", m)]
+    nested = [m for m in plugins if "." in m and m.partition(".")[2].lstrip("_").startswith(roles[m.partition(".")[0]])]
+    assert top == [] and nested == []  # megatron_bridge in conventions/ names a framework, not a role
+    assert {m.partition(".")[0] for m in plugins if "." in m} == {"hf", "megatron", "conventions"}

@@ -5,7 +5,6 @@ docs/patterns.md (make_patterns_reference.py), the tables of docs/examples.md
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,14 +15,11 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 def load(name: str):
-    """A docs script as a module (they import docs/_tables.py and each other by name)."""
-    sys.path.insert(0, str(DOCS))
-    try:
-        spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(DOCS))
+    """A docs script as a fresh module (they import docs/_tables.py and each other by name: docs/ is
+    on pytest's pythonpath, pyproject.toml)."""
+    spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
     return module
 
 
@@ -114,7 +110,7 @@ def test_a_newly_registered_convention_gets_its_rows(conventions):
         @flopsreg.hookimpl
         def flopsreg_register_patterns():
             from flopsreg.patterns.logits import VOCAB
-            from flopsreg.symbols import h, s
+            from flopsreg.declarations.symbols import h, s
 
             return [flopsreg.Pattern(name="halves_logits", slot="head", flags={"halves", "lm_head"}, precedence=100, scope="model",
                                      params=(VOCAB,), formula=4 * s * h * VOCAB.symbol, summary="logits twice", reference="a test")]

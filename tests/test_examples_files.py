@@ -10,7 +10,7 @@ import pytest
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.examples_index import example_names
+from flopsreg.model.examples_index import example_names
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 NAMES = sorted(path.stem for path in EXAMPLES.glob("*.toml"))

@@ -133,7 +133,7 @@ def test_drop_ins_read_the_arguments_with_the_readers_of_their_registry():
     """A plugin reader in the registry passed to a drop-in reads the namespace; without it, the built-in reads it."""
     import types
 
-    from flopsreg.declare import MegatronReader
+    from flopsreg.declarations.declare import MegatronReader
 
     @flopsreg.hookimpl
     def flopsreg_register_megatron_readers():
@@ -274,7 +274,7 @@ def test_verl_drop_in_refuses_what_it_cannot_count():
 
 def test_bridge_drop_in_signature_and_units():
     from flopsreg.integrations.megatron_bridge import num_floating_point_operations as bridge_flops
-    from test_conventions_bridge import LLAMA_3_8B
+    from test_megatron_bridge import LLAMA_3_8B
 
     cfg = SimpleNamespace(model=LLAMA_3_8B)
     assert bridge_flops(cfg) == bridge_flops(cfg, 1) == 197_631_846_383_616  # exact training FLOPs, one sequence
@@ -286,7 +286,7 @@ def test_verl_and_bridge_drop_ins_reuse_one_plan_per_config():
     """A training loop calls them every step: the model is read and planned once per config."""
     from flopsreg.integrations.megatron_bridge import bridge_plan
     from flopsreg.integrations.verl import FlopsCounter
-    from test_conventions_bridge import LLAMA_3_8B
+    from test_megatron_bridge import LLAMA_3_8B
 
     assert FlopsCounter(dict(LLAMA2_7B), device_name="CPU")._plan is FlopsCounter(AttributeConfig(LLAMA2_7B), device_name="CPU")._plan
     registry = flopsreg.Registry.default()

@@ -59,11 +59,12 @@ def test_readers_and_framework_drop_ins_are_installed(name):
 
 def test_every_builtin_pattern_module_is_a_plugin_and_nothing_else_is_registered(registry):
     folder = Path(flopsreg.patterns.__file__).parent
-    modules = sorted(p.stem for p in folder.glob("*.py") if not p.stem.startswith("_"))
+    files = (p.relative_to(folder).with_suffix("").parts for p in folder.rglob("*.py"))
+    modules = sorted(".".join(parts) for parts in files if not parts[-1].startswith("_"))
     owners = {registry.plugin_of(p).removeprefix("flopsreg.patterns.") for p in registry.patterns}
-    declaring = {"quantities", "slots", "token_mixers"}  # declare the built-in quantities, slots and slot groups; no patterns
-    declaring |= {m for m in modules if m.startswith("megatron_")}  # Megatron-LM argument readers; no patterns
-    declaring |= {m for m in modules if m.startswith("hf_")}  # Hugging Face readers and layer types; no patterns
+    declaring = {"quantities", "slots", "token_mixers"}  # the built-in quantities, slots, slot groups and their selectors; no patterns
+    declaring |= {m for m in modules if m.startswith("megatron.")}  # Megatron-LM argument readers; no patterns
+    declaring |= {m for m in modules if m.startswith("hf.")}  # Hugging Face readers and layer types; no patterns
     assert sorted(owners | declaring) == modules
     assert set(registry.quantities) == {"pairs", "qk_dim", "v_dim", "ffn_matrices", "index_pairs", "compressed_index_pairs", "index_pool_pairs"}
 

@@ -27,8 +27,8 @@ from flopsreg.integrations.megatron import num_floating_point_operations
 from flopsreg.integrations.nanogpt import estimate_mfu
 from flopsreg.integrations.verl import FlopsCounter
 from flopsreg.model import check_int
-from flopsreg.peaks import PEAK, STEP_TIME, TOKENS_PER_SECOND, exact_number, number_from_text
-from test_conventions_bridge import LLAMA_3_8B
+from flopsreg.engine.peaks import PEAK, STEP_TIME, TOKENS_PER_SECOND, exact_number, number_from_text
+from test_megatron_bridge import LLAMA_3_8B
 from test_integrations import CORE_PER_SQUARED_TOKEN, LLAMA2_7B, LLAMA2_7B_VERL, PER_TOKEN, AttributeConfig, llama3_8b_args
 from test_nanogpt import GPT2, nanogpt_training
 

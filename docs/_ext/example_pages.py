@@ -16,7 +16,7 @@ LENGTHS = (4096, 32768)  # the context lengths of the per-convention tables
 
 def _page(name: str, folder: Path) -> str:
     import flopsreg
-    from flopsreg import notebook, plot
+    from flopsreg.render import notebook, plot
 
     registry = flopsreg.Registry.default()
     model = flopsreg.Model.example(name)
@@ -31,7 +31,7 @@ def _page(name: str, folder: Path) -> str:
 
 
 def _write_pages(app: Any) -> None:
-    from flopsreg.examples_index import example_names
+    from flopsreg.model.examples_index import example_names
 
     folder = Path(app.srcdir) / "_generated" / "examples"
     folder.mkdir(parents=True, exist_ok=True)

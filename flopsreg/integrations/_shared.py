@@ -21,11 +21,11 @@ from typing import Any
 import attrs
 import sympy
 
-from flopsreg.compose import ModelSelection
+from flopsreg.engine.compose import ModelSelection
 from flopsreg.errors import ModelError, PlausibilityWarning, did_you_mean
 from flopsreg.model import Model, as_int, shown
 from flopsreg.api import Registry
-from flopsreg.peaks import STEP_TIME, exact_number
+from flopsreg.engine.peaks import STEP_TIME, exact_number
 from flopsreg.readers.megatron import read_arguments
 
 __all__ = [
@@ -208,7 +208,7 @@ def implausible(message: str, *, stacklevel: int) -> None:
 
 def time_problem(name: str, value: Any) -> str | None:
     """What no real step has about the step time *value* (negative, 0, nan, infinite, or outside
-    :data:`flopsreg.peaks.STEP_TIME`), or None; a value that is no number is an error naming *name*."""
+    :data:`flopsreg.engine.peaks.STEP_TIME`), or None; a value that is no number is an error naming *name*."""
     if isinstance(value, (bool, str, bytes)) or getattr(value, "shape", ()) != ():
         raise ModelError(f"{name} = {shown(value)}: expected the step time in seconds, one number")
     try:

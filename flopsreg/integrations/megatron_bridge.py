@@ -29,13 +29,13 @@ from typing import Any
 import attrs
 
 from flopsreg.api import Registry
-from flopsreg.compose import ModelSelection
+from flopsreg.engine.compose import ModelSelection
 from flopsreg.errors import ModelError
-from flopsreg.evaluate import TRAINING_PASSES
+from flopsreg.engine.evaluate import TRAINING_PASSES
 from flopsreg.integrations._shared import attribute, default_registry, keep_plan, megatron_model, packed_forward, real_statistics, whole_number
 from flopsreg.model import as_int, shown
-from flopsreg.pattern import EXACT
-from flopsreg.declare import family_flag as family
+from flopsreg.declarations.pattern import EXACT
+from flopsreg.declarations.declare import family_flag as family
 from flopsreg.patterns.sliding_window import WINDOW
 
 __all__ = ["num_floating_point_operations"]

@@ -15,7 +15,7 @@ from flopsreg.api import Registry
 from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import attribute, default_registry, implausible, time_problem
 from flopsreg.model import Model, as_int, shown
-from flopsreg.pattern import EXACT
+from flopsreg.declarations.pattern import EXACT
 
 __all__ = ["A100_BF16_PEAK", "estimate_mfu", "gpt_model"]
 

@@ -21,10 +21,10 @@ from typing import Any
 
 from flopsreg.api import Registry
 from flopsreg.errors import ModelError
-from flopsreg.evaluate import TRAINING_PASSES
+from flopsreg.engine.evaluate import TRAINING_PASSES
 from flopsreg.integrations._shared import attribute, default_registry, keep_plan
 from flopsreg.model import Model, as_int, shown
-from flopsreg.pattern import EXACT
+from flopsreg.declarations.pattern import EXACT
 
 __all__ = ["get_nparams_and_flops", "hf_config"]
 

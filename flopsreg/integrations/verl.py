@@ -7,11 +7,11 @@ promised TFLOP/s per device) as floats. ``convention="verl"`` reproduces verl's 
 default counts exactly. The training FLOPs behind the first value, an exact int, are
 :meth:`FlopsCounter.training_flops`.
 
-The promised figure is the dense BF16 peak of flopsreg's table (:mod:`flopsreg.peaks`, each with
+The promised figure is the dense BF16 peak of flopsreg's table (:mod:`flopsreg.engine.peaks`, each with
 its datasheet) for the devices verl's table names and flopsreg's has (A100, H100, H200, B200,
 GB200, MI300X, MI355X), found in the device name as verl finds it. For any other device it is
 ``inf``, verl's own answer for a device it does not know, so MFU reads 0 rather than a made-up
-figure: pass ``peak=`` (a :mod:`flopsreg.peaks` name or FLOP/s) to set it.
+figure: pass ``peak=`` (a :mod:`flopsreg.engine.peaks` name or FLOP/s) to set it.
 """
 
 from __future__ import annotations
@@ -22,13 +22,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flopsreg.api import Registry
-from flopsreg.compose import ModelSelection
+from flopsreg.engine.compose import ModelSelection
 from flopsreg.errors import ModelError
-from flopsreg.evaluate import evaluate, length_list
+from flopsreg.engine.evaluate import evaluate, length_list
 from flopsreg.integrations._shared import default_registry, implausible, keep_plan, time_problem
 from flopsreg.model import Model
-from flopsreg.pattern import EXACT
-from flopsreg.peaks import PEAKS, exact_number, peak_flops
+from flopsreg.declarations.pattern import EXACT
+from flopsreg.engine.peaks import PEAKS, exact_number, peak_flops
 
 __all__ = ["FlopsCounter"]
 
@@ -87,7 +87,7 @@ class FlopsCounter:
             attributes are the config fields (verl's own tests use one).
         convention: ``"exact"`` (the default) or a registered convention such as ``"verl"``.
         registry: the plugins to read and count with; default the built-in and installed ones.
-        peak: the promised FLOP/s per device (a :mod:`flopsreg.peaks` name or a number); default
+        peak: the promised FLOP/s per device (a :mod:`flopsreg.engine.peaks` name or a number); default
             the current device's, as the module docstring says.
         device_name: the device name to look the peak up by (verl's testing hook); default the
             current device's.

@@ -2,10 +2,10 @@
 
 This module only dispatches. It reads the three dimensions every run has (``hidden_size``,
 ``num_layers``, ``num_attention_heads``), starts a decoder of full-causal dense layers, and
-hands it to the registered :class:`~flopsreg.declare.MegatronReader` s: each argument
+hands it to the registered :class:`~flopsreg.declarations.declare.MegatronReader` s: each argument
 to the reader of highest precedence that claims it, the readers from the lowest precedence to
 the highest (by name within one precedence). What the arguments mean lives in those readers,
-the built-in ones in ``flopsreg.patterns.megatron_*``.
+the built-in ones in ``flopsreg.patterns.megatron``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError, did_you_mean
 from flopsreg.model import Model, as_int, shown
-from flopsreg.declare import MegatronReader
+from flopsreg.declarations.declare import MegatronReader
 from flopsreg.readers.decoder import Decoder, build_model
-from flopsreg.registry import PluginRegistry, default_plugins
+from flopsreg.plugins.registry import PluginRegistry, default_plugins
 
 __all__ = ["Arguments", "claims", "load_megatron_args", "read_arguments", "window_keys"]
 

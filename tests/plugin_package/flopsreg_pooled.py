@@ -15,12 +15,12 @@ up, to show every extension point a new architecture needs, with no edit to flop
 import sympy
 
 from flopsreg import Param, Pattern, Quantity, Slot, hookimpl
-from flopsreg.declare import HFLayerType, HFReader
+from flopsreg.declarations.declare import HFLayerType, HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
 POOL = Param(name="pool", latex="B", meaning="consecutive tokens pooled into one key/value block")
 POOLED_BLOCKS = Quantity(

@@ -17,7 +17,7 @@ import sympy
 
 import flopsreg
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.symbols import s
+from flopsreg.declarations.symbols import s
 
 SINKS = flopsreg.Param(name="sinks", latex="S", meaning="leading tokens every query sees", minimum=0)
 W, S = WINDOW.symbol, SINKS.symbol

@@ -4,7 +4,7 @@ For every published config in tests/data/hf, build a tiny model of the same stru
 model_type and layer pattern, small widths), run one real forward pass of the transformers
 implementation on the CPU with eager attention, and record what torch counts, per matmul
 kind, and how many (query, key) pairs the attention mask transformers builds for each layer
-lets through. The result, forward.json, is an oracle independent of flopsreg: tests/test_hf_forward.py
+lets through. The result, forward.json, is an oracle independent of flopsreg: tests/hf/test_forward.py
 compares flopsreg's count of the same tiny configs with it.
 
 Needs torch and transformers (not flopsreg dependencies):

@@ -7,7 +7,7 @@ of SEQ_LEN tokens, and record: what torch counts in total and per module (inclus
 every module, by name under ``model.``), the (query, key) pairs the mask each attention call
 received lets through (for DSA: the causal mask combined with the indexer's top-k), and
 ``sum(p.numel())`` of the model and of each module's own parameters. The result, forward_attention2026.json, is an oracle
-independent of flopsreg: tests/test_hf_forward_attention2026.py compares flopsreg with it.
+independent of flopsreg: tests/hf/test_attention2026_forward.py compares flopsreg with it.
 
 Needs torch and transformers (not flopsreg dependencies):
     pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_attention2026.py

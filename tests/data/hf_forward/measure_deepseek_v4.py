@@ -4,7 +4,7 @@ families, whose ``measure`` it reuses; writes forward_deepseek_v4.json.
 
 The pairs recorded per attention call are those its mask lets through over the raw keys and
 the compressed entries transformers concatenates after them (the CSA mask carrying the indexer's
-top-k). The test is tests/test_hf_forward_deepseek_v4.py.
+top-k). The test is tests/hf/test_deepseek_v4_forward.py.
 
 Needs torch and transformers (not flopsreg dependencies):
     pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_deepseek_v4.py

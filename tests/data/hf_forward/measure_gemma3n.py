@@ -1,7 +1,7 @@
 """Measure the forward FLOPs of a tiny Gemma 3n text model (sliding and full layers, KV sharing,
 AltUp, LAuReL, per-layer embeddings, per-layer MLP widths, activation sparsity) with torch's
 FlopCounterMode, reusing measure_attention2026.py's ``measure``; writes forward_gemma3n.json,
-which tests/test_hf_forward_gemma3n.py compares flopsreg with.
+which tests/hf/test_gemma3n_forward.py compares flopsreg with.
 
 Needs torch and transformers (not flopsreg dependencies):
     pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_gemma3n.py

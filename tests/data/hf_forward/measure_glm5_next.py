@@ -4,7 +4,7 @@ measure_attention2026.py does for the other 2026 families, whose ``measure`` it 
 forward_glm5_next.json.
 
 The pairs recorded per attention call are those its mask lets through: the indexer's selected
-pools (plus the tail) of each query. The test is tests/test_hf_forward_glm5_next.py.
+pools (plus the tail) of each query. The test is tests/hf/test_glm5_next_forward.py.
 
 Needs torch and transformers (not flopsreg dependencies):
     pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_glm5_next.py

@@ -7,7 +7,7 @@ fallback: torch_chunk_gated_delta_rule, chunk_kimi_delta_attention, the Mamba2 t
 the F.conv1d causal conv; MiniMax's lightning attention runs its own block loop), under torch's FlopCounterMode, at two
 sequence lengths. Recorded per model: the total, the counted FLOPs of every module (inclusive of its children), and the
 parameters of every module (``sum(p.numel())``, recursive) and of the whole model. The result,
-forward_linear.json, is an oracle independent of flopsreg: tests/test_hf_forward_linear.py
+forward_linear.json, is an oracle independent of flopsreg: tests/hf/test_linear_forward.py
 compares flopsreg's counts of the same configs with it.
 
 Needs torch and transformers (not flopsreg dependencies):

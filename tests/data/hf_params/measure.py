@@ -14,7 +14,7 @@ class builds it: ``AutoModel.from_config(text_config)`` and a ``lm_head`` (see `
 Kimi-K2.5/K2.6's ``text_config`` says ``model_type: kimi_k2``, which ``AutoConfig`` does not
 know: it is built as ``deepseek_v3``, as transformers' KimiK25Config and flopsreg's reader read it.
 
-The result, params.json, is an oracle independent of flopsreg for tests/test_parameters.py.
+The result, params.json, is an oracle independent of flopsreg for tests/engine/test_parameters.py.
 Needs torch and transformers (not flopsreg dependencies):
     pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_params/measure.py
 """

@@ -1,0 +1,599 @@
+"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, plot, convert,
+generate, mfu, peaks, params, cache.
+
+``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
+models when they can (see :mod:`flopsreg.engine.cache`): no plugin is loaded and sympy is not imported.
+
+Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
+plugins) go to stderr and do not change the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import warnings
+from fractions import Fraction
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flopsreg import render
+from flopsreg.engine.evaluate import RECOMPUTE, evaluate
+from flopsreg.errors import FlopsregError, did_you_mean
+from flopsreg.model.examples_index import example_names, example_path
+from flopsreg.model import Model
+from flopsreg.engine.evaluate import LOGITS_MODES
+from flopsreg.engine.sweep import iter_sweep, parse_lengths
+
+if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
+    from flopsreg.api import Registry
+    from flopsreg.engine.peaks import Bounds
+    from flopsreg.engine.cache import Cache
+
+__all__ = ["load_model_arg", "main"]
+
+
+def load_model_arg(spec: str, *, blocks: Sequence[tuple[str, str]] = (), registry: Registry | None = None) -> Model:
+    """A model from a ``.toml`` file, a Hugging Face ``config.json`` (or a folder holding one),
+    or a bundled example name; an argument that looks like a path must exist.
+
+    *blocks* are ``(option, block)`` pairs: the blocks of extra layers a config.json declares to
+    count (``--block NAME``, or its shorthand ``--NAME``), each an error, naming the option, if
+    the model has none. A config.json is read with *registry*'s readers (default: the built-in
+    and installed plugins).
+    """
+    if not spec.strip():
+        raise FlopsregError("MODEL '': empty; give a .toml file, a config.json or a bundled example name")
+    path = Path(spec)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise FlopsregError(f"MODEL {spec!r}: a folder without a config.json")
+        path = path / "config.json"
+    if path.is_file():
+        if path.suffix == ".json":
+            model = Model.from_hf_config(path, registry=registry, blocks=[block for _, block in blocks])
+        else:
+            model = Model.from_toml(path)
+    elif spec in example_names():
+        model = Model.example(spec)
+    elif os.sep in spec or "/" in spec or path.suffix in (".toml", ".json"):
+        bundled = example_path(spec)
+        hint = f" (the bundled example is called {bundled.stem!r}, without {path.suffix})" if bundled and path.suffix else ""
+        raise FlopsregError(f"MODEL {spec!r}: no such file{hint}")
+    else:
+        names = example_names()
+        raise FlopsregError(
+            f"MODEL {spec!r}: not a .toml or config.json file, nor a bundled example"
+            f"{did_you_mean(spec, names)} (bundled: {', '.join(names)})"
+        )
+    for option, block in blocks:
+        if not model.plan.blocks.get(block):
+            raise FlopsregError(
+                f"{option}: {model.name} has no {block} layers to count (a config.json declares them where its "
+                f"model_type's reader reads them; a model file lists them in plan.{block}, and they count always)"
+            )
+    return model
+
+
+def _seqlens(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+class UsageError(FlopsregError):
+    """The command line itself is malformed (unknown option, missing argument, ...)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one ``flopsreg: error:`` line and exit status 2, like the rest."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        """--help goes to stdout through :func:`_write`, so that a full disk is one error line too."""
+        if file is None or file is sys.stdout:
+            _write(message, end="")
+        else:
+            super()._print_message(message, file)
+
+
+class _Commands(argparse._SubParsersAction):
+    """The subcommands, each command's options added only when it is the one run (or for --help):
+    the others' dozens of ``add_argument`` calls would be a few percent of every start."""
+
+    def __init__(self, *args: Any, wanted: str | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._wanted = wanted
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:  # type: ignore[override]
+        parser = super().add_parser(name, **kwargs)
+        return parser if self._wanted in (None, name) else _Unused()
+
+
+class _Unused:
+    """Where the options of a command that is not being run go: nowhere."""
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> _Unused:
+        return self
+
+
+class _Version(argparse.Action):
+    """``--version``: the installed distribution's version, looked up only when asked for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help=str(kwargs.get("help")))
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from importlib.metadata import version
+
+        _write(f"flopsreg {version('flopsreg')}")
+        parser.exit()
+
+
+def _param(text: str) -> tuple[str, int]:
+    name, sep, value = text.partition("=")
+    try:
+        if not sep or not name.strip():
+            raise ValueError
+        return name.strip(), int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME=INTEGER, got {text!r}") from None
+
+
+def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, str], *, several: bool = False) -> None:
+    what = "a .toml model file, a config.json, or a bundled example name"
+    p.add_argument("model", metavar="MODEL", nargs="+" if several else None, help=what + (" (one or more)" if several else ""))
+    p.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a parameter wherever the model sets it, else model-wide (repeatable), e.g. window=512",
+    )
+    p.add_argument(
+        "--block",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="count the extra layers of block NAME a config.json declares (repeatable)",
+    )
+    for name, meaning in blocks.items():  # --NAME: the shorthand of --block NAME, for each declared block
+        p.add_argument(f"--{name}", dest="shorthand_blocks", action="append_const", const=name,
+                       default=[], help=f"--block {name}: count the {meaning}")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache of compiled models")
+
+
+def _length_options(p: argparse.ArgumentParser) -> None:
+    lengths = p.add_mutually_exclusive_group(required=True)
+    lengths.add_argument("--seq-len", type=int, metavar="S", help="tokens per sequence")
+    lengths.add_argument("--seqlens", type=_seqlens, metavar="S1,S2,...", help="one packed row of sequences")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences (or packed rows) per batch")
+
+
+def _convention_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--convention", default="exact", metavar="NAME", help="exact (default), megatron, slime, ...")
+
+
+def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; *blocks* are the registry's declared blocks (name: meaning), each with its
+    --NAME option. Given the *command* being run, only its options are added."""
+    parser = _Parser(prog="flopsreg", description="Exact FLOPs of transformer models.")
+    parser.add_argument("--version", action=_Version, help="show flopsreg's version and exit")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser, action=_Commands, wanted=command
+    )
+
+    p = sub.add_parser("patterns", help="list the registered patterns")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("eval", help="exact FLOPs of a model for a batch")
+    _model_options(p, blocks)
+    _length_options(p)
+    _convention_option(p)
+    p.add_argument(
+        "--recompute",
+        choices=tuple(RECOMPUTE),
+        default="none",
+        help="activation recomputation added to training FLOPs (default: none)",
+    )
+    p.add_argument("--cached", type=_seqlens, default=[0], metavar="P | P1,P2,...",
+                   help="tokens already in the KV cache per sequence (one, or one per --seqlens entry)")
+    p.add_argument("--logits", choices=LOGITS_MODES, default="all",
+                   help="logits on every position (training, default) or the last (serving)")
+    p.add_argument("--format", choices=("text", "json", "latex"), default="text")
+    p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
+    _document_option(p)
+
+    p = sub.add_parser("generate", help="prefill of a prompt and decode steps: per phase and per token")
+    _model_options(p, blocks)
+    p.add_argument("--prompt", type=int, required=True, metavar="P", help="prompt tokens (the prefill)")
+    p.add_argument("--new-tokens", type=int, required=True, metavar="T", help="tokens generated (prefill + T-1 decode steps)")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences generated together")
+    _convention_option(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("mfu", help="model and hardware FLOPs utilisation of a measured step")
+    _model_options(p, blocks)
+    _length_options(p)
+    _convention_option(p)
+    p.add_argument("--recompute", choices=tuple(RECOMPUTE), default="none", help="activation recomputation (counted by HFU)")
+    speed = p.add_mutually_exclusive_group(required=True)
+    speed.add_argument("--step-time", metavar="SECONDS", help="seconds per step on all devices")
+    speed.add_argument("--tokens-per-second", metavar="R", help="throughput per device")
+    p.add_argument("--devices", type=int, required=True, metavar="N", help="devices the step ran on")
+    p.add_argument("--peak", required=True, metavar="NAME|FLOPS", help="FLOP/s per device, or a name from flopsreg peaks")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("params", help="exact parameter counts: total, active per token, by layer kind and slot")
+    _model_options(p, blocks)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("peaks", help="the accelerators' dense peak FLOP/s, with sources")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("sweep", help="forward and training FLOPs over many sequence lengths")
+    _model_options(p, blocks)
+    p.add_argument(
+        "--seq-len",
+        required=True,
+        metavar="START:STOP[:STEP] | S1,S2,...",
+        help="lengths to evaluate; STOP is included, e.g. 1024:131072:1024",
+    )
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
+    _convention_option(p)
+    p.add_argument(
+        "--format", choices=("csv", "json", "jsonl"), default="csv", help="rows stream as they are computed"
+    )
+
+    p = sub.add_parser("compare", help="every convention against exact, and why they differ")
+    _model_options(p, blocks)
+    _length_options(p)
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+    p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
+    _model_options(p, blocks)
+    _convention_option(p)
+
+    p = sub.add_parser("formula", help="the model's closed form")
+    _model_options(p, blocks)
+    _convention_option(p)
+    p.add_argument("--format", choices=("text", "latex"), default="text")
+    _document_option(p)
+
+    p = sub.add_parser("plot", help='FLOPs against context length, as a PNG, SVG or PDF (pip install "flopsreg[plot]")')
+    _model_options(p, blocks, several=True)
+    p.add_argument("--seq-len", required=True, metavar="START:STOP[:STEP] | S1,S2,...", help="context lengths; STOP is included")
+    p.add_argument(
+        "--convention",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="one model: plot these conventions against exact (repeatable); several models: count all with it",
+    )
+    p.add_argument("--per-token", action="store_true", help="FLOPs per token instead of per sequence")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png, FILE.svg or FILE.pdf")
+
+    p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
+    _model_options(p, blocks)
+    p.add_argument("-o", "--output", metavar="PATH", help="write here instead of stdout")
+
+    p = sub.add_parser("cache", help="the cache of compiled models: where it is and what it holds, or clear it")
+    p.add_argument("action", choices=("info", "clear"))
+    return parser
+
+
+class _Session:
+    """The registry, loaded on first need, and the cache of compiled models, if enabled."""
+
+    def __init__(self, cache: Cache | None, registry: Registry | None = None) -> None:
+        self.cache = cache
+        self._registry = registry
+
+    @property
+    def registry(self) -> Registry:
+        if self._registry is None:  # its load warnings were printed from the cache already
+            self._registry = _load_registry(self.cache, announce=False)
+        return self._registry
+
+    def plan(self, model: Model, convention: str, *, symbolic: bool = False) -> Any:
+        """*model*'s plan under *convention*: from the cache if there (unless *symbolic* is needed)."""
+        if self.cache is not None and not symbolic:
+            cached = self.cache.selection(model, convention)
+            if cached is not None:
+                return cached
+        plan = self.registry.plan(model, convention=convention)
+        if self.cache is not None:
+            self.cache.store(plan)
+        return plan
+
+
+def _load_registry(cache: Cache | None, *, announce: bool = True) -> Registry:
+    """The built-in and installed plugins, their load warnings printed (and remembered by the cache)."""
+    from flopsreg.api import Registry
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry = Registry.default()
+    messages = [str(w.message) for w in caught]
+    if announce:
+        _warn(messages)
+    if cache is not None:
+        cache.store_registry(registry, messages)
+    return registry
+
+
+def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
+    """The command's output: one text, or chunks of text written as they come (long outputs)."""
+    if args.command == "cache":
+        from flopsreg.engine.cache import Cache
+
+        cache = session.cache or Cache.default()
+        return cache.clear() if args.action == "clear" else cache.info()
+    if args.command == "patterns":
+        if args.format == "json":
+            return json.dumps(render.patterns_json(session.registry), indent=2)
+        return render.patterns_text(session.registry)
+    if args.command == "peaks":
+        from flopsreg.engine.peaks import PEAKS
+
+        return json.dumps(render.peaks_json(PEAKS), indent=2) if args.format == "json" else render.peaks_text(PEAKS)
+    if args.no_cache:
+        session.cache = None
+    if args.command == "plot":
+        return _plot(args, [_load(args, spec, session) for spec in args.model], session.registry)
+    model = _load(args, args.model, session)
+    if args.command == "convert":
+        text = model.to_toml()
+        if args.output is None:
+            return text.rstrip("\n")
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise FlopsregError(f"-o {args.output}: cannot write: {exc.strerror or exc}") from None
+        return f"wrote {args.output}"
+    if args.command == "sweep":
+        rows = iter_sweep(session.plan(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
+        return _sweep_output(rows, args.format, args.batch)
+    if args.command == "compare":
+        comparison = session.registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
+        _warn(comparison.exact.warnings)
+        return json.dumps(comparison.to_dict(), indent=2) if args.format == "json" else comparison.to_text()
+    if args.command == "params":
+        _warn(session.registry.plan(model).warnings)
+        counts = session.registry.parameters(model)
+        return json.dumps(counts.to_dict(), indent=2) if args.format == "json" else counts.text()
+    if args.command == "explain":
+        return session.registry.plan(model, convention=args.convention).explain()
+    if args.command == "formula":
+        plan = session.registry.plan(model, convention=args.convention)
+        _warn(plan.warnings)
+        _check_document(args)
+        return render.latex(plan, document=args.document) if args.format == "latex" else render.formula_text(plan)
+    if args.command == "generate":
+        gen = session.registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
+        _warn(gen.prefill.warnings)
+        return json.dumps(gen.to_dict(), indent=2) if args.format == "json" else gen.to_text()
+    if args.command == "mfu":
+        result = session.registry.evaluate(
+            model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention
+        )
+        _warn(result.warnings)
+        from flopsreg.engine.peaks import STEP_TIME, TOKENS_PER_SECOND
+
+        speed = {
+            "step_time": _number("--step-time", args.step_time, STEP_TIME),
+            "tokens_per_second": _number("--tokens-per-second", args.tokens_per_second, TOKENS_PER_SECOND),
+        }
+        step = result.utilisation(peak=args.peak, devices=args.devices, **speed)
+        return json.dumps(step.to_dict(), indent=2) if args.format == "json" else step.to_text()
+    _check_document(args)
+    if args.per_layer and args.format != "json":
+        raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
+    cached = args.cached[0] if len(args.cached) == 1 else args.cached
+    serving = cached != 0 or args.logits != "all"  # serving forms are built symbolically, never cached
+    plan = session.plan(model, args.convention, symbolic=args.format == "latex" or serving)
+    result = evaluate(plan, args.seq_len, args.seqlens, args.batch, args.recompute, cached, args.logits)
+    _warn(result.warnings)
+    if args.format == "json":
+        text = json.dumps(render.result_json(result), indent=2)
+        return _with_layers(text, render.layers_json(result)) if args.per_layer else text
+    if args.format == "latex":
+        return result.latex(document=args.document)
+    return render.result_text(result)
+
+
+def _number(option: str, text: str | None, bounds: Bounds) -> Fraction | None:
+    """A decimal number given on the command line, exact (``1.5`` is 3/2), within *bounds*: the
+    range is checked before any arithmetic, so ``1e100000000`` is one line at once."""
+    return None if text is None else bounds.check(option, text)
+
+
+def _load(args: argparse.Namespace, spec: str, session: _Session) -> Model:
+    """The model *spec* names, with the blocks and ``--param`` values the command line asks for."""
+    asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
+    # a config.json is read by the plugins' readers: only then is the registry needed to read a model
+    model = load_model_arg(spec, blocks=asked, registry=session.registry if _is_hf_config(spec) else None)
+    notes = []
+    for name, value in args.param:  # every value checked before any is announced: an error is the only line
+        places = model.param_places(name)
+        if places == ("params",) and name not in model.params:  # set nowhere yet: some pattern must declare it
+            _check_declared(f"--param {name}={value}", name, model, session.registry)
+        model = model.with_param(name, value)
+        notes.append(f"--param {name}={value} set in {', '.join(places)}")
+    for note in notes:
+        _note(note)
+    return model
+
+
+def _check_declared(option: str, name: str, model: Model, registry: Registry) -> None:
+    """*name* is a parameter some loaded pattern declares (or a shared dimension such as hidden),
+    as model files are checked: else a typo, which would be set and then refused."""
+    declared = {symbol for symbol, info in registry.symbols.items() if info.kind == "dimension"}
+    if name not in declared:
+        candidates = declared | set(model.params) | {p for kind in model.kinds.values() for p in kind.params}
+        raise FlopsregError(
+            f"{option}: unknown parameter {name!r}{did_you_mean(name, candidates)} (neither {model.name} nor any of "
+            "its layer kinds sets it, and no loaded pattern declares it)"
+        )
+
+
+def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> str:
+    """``flopsreg plot``: one model stacked by slot, or its conventions against exact, or several
+    models on one axis; writes the file and says so."""
+    from flopsreg.render import plot  # matplotlib loads for this command only
+
+    plot.output_format(args.output)  # refused before any work
+    if len(models) > 1:
+        if len(args.convention) > 1:
+            raise FlopsregError(f"--convention: with several models give at most one (got {', '.join(args.convention)})")
+        convention = args.convention[0] if args.convention else "exact"
+        figure = plot.models(models, args.seq_len, registry=registry, convention=convention, per_token=args.per_token, batch=args.batch)
+    elif args.convention:
+        if args.per_token or args.batch != 1:
+            option = "--per-token" if args.per_token else f"--batch {args.batch}"
+            raise FlopsregError(f"{option}: the ratios of conventions to exact do not depend on it; drop it or --convention")
+        figure = plot.conventions(models[0], args.seq_len, names=args.convention, registry=registry)
+    else:
+        figure = plot.by_slot(models[0], args.seq_len, registry=registry, per_token=args.per_token, batch=args.batch)
+    return f"wrote {plot.save(figure, args.output)}"
+
+
+def _document_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--document", action="store_true", help="with --format latex: a complete document for pdflatex, not an amsmath fragment"
+    )
+
+
+def _check_document(args: argparse.Namespace) -> None:
+    """``--document`` belongs to LaTeX output only: refused with any other format."""
+    if args.document and args.format != "latex":
+        raise FlopsregError(f"--document: makes a LaTeX document; add --format latex (got --format {args.format})")
+
+
+def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
+    """Sweep rows as CSV, a JSON array or JSON lines, 4096 lines at a time (one write each); the
+    rows are :func:`flopsreg.render.sweep_lines`'s."""
+    chunks = render.sweep_lines(rows, "csv" if form == "csv" else "json", batch)
+    if form == "csv":
+        yield "seq_len,forward_flops,training_flops,forward_per_token,training_per_token"
+        yield from chunks
+    elif form == "jsonl":
+        yield from chunks
+    else:
+        yield "["
+        yield from _items((chunk.replace("\n", ",\n  ") for chunk in chunks), "  ")
+        yield "]"
+
+
+def _with_layers(text: str, layers: Iterator[dict]) -> Iterator[str]:
+    """The eval JSON object *text* with a ``layers`` list added last, one layer per line."""
+    yield text[: text.rindex("}")].rstrip() + ',\n  "layers": ['
+    yield from _items(map(json.dumps, layers), "    ")
+    yield "  ]\n}"
+
+
+def _items(lines: Iterator[str], indent: str) -> Iterator[str]:
+    """The items of a JSON array, one per line as they come: a comma after all but the last."""
+    previous = next(lines, None)
+    for line in lines:
+        yield f"{indent}{previous},"
+        previous = line
+    if previous is not None:
+        yield f"{indent}{previous}"
+
+
+def _warn(messages: Sequence[str]) -> None:
+    for message in messages:
+        print(f"flopsreg: warning: {message}", file=sys.stderr)
+
+
+def _note(message: str) -> None:
+    print(f"flopsreg: note: {message}", file=sys.stderr)
+
+
+def _is_hf_config(spec: str) -> bool:
+    path = Path(spec)
+    return (path / "config.json").is_file() if path.is_dir() else path.suffix == ".json"
+
+
+def _open_cache() -> Cache | None:
+    """The cache of compiled models, unless ``FLOPSREG_NO_CACHE`` turns it off (imported only then)."""
+    from flopsreg.engine.cache import Cache, cache_enabled
+
+    if not cache_enabled():
+        return None
+    cache = Cache.default()
+    if cache.refused:
+        _warn([f"the cache of compiled models is off: {cache.directory} is {cache.refused} (or set FLOPSREG_CACHE_DIR)"])
+        return None
+    return cache
+
+
+# Commands that need no plugin: the registry is not loaded (nor sympy imported) to run them, so
+# they work whatever an installed plugin does; nor is it for flopsreg --version or --help.
+_WITHOUT_PLUGINS = ("cache", "peaks")
+
+
+def _blocks(cache: Cache | None) -> tuple[Mapping[str, str], Registry | None]:
+    """The declared blocks (name: meaning), which the parser makes --NAME options of: from the
+    cache if it knows them (its stored load warnings printed), else from the registry, loaded."""
+    info = cache.registry_info() if cache is not None else None
+    if info is None:
+        registry = _load_registry(cache)
+        return {name: block.meaning for name, block in registry.blocks.items()}, registry
+    _warn(info["warnings"])
+    return info["blocks"], None
+
+
+def _write(output: str | Iterable[str], end: str = "\n") -> None:
+    """Print *output* (one text, or lines as they come), each followed by *end*, and flush it: a
+    failed write, such as a full disk, is an error line here rather than a traceback at exit."""
+    try:
+        if isinstance(output, str):
+            print(output, end=end)
+        else:
+            for line in output:
+                print(line, end=end)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        _drop_stdout()
+        raise FlopsregError(f"cannot write the output: {exc.strerror or exc}") from None
+
+
+def _drop_stdout() -> None:
+    """Point stdout at devnull: Python flushes it again at exit, and that flush must not fail."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 2 bad input)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        command = next((a for a in argv if not a.startswith("-")), None)  # options come after it
+        cache = registry = None
+        blocks: Mapping[str, str] = {}
+        if command is not None and command not in _WITHOUT_PLUGINS:
+            # --no-cache is looked for before parsing: the parser's --NAME options come from the registry
+            cache = None if "--no-cache" in argv else _open_cache()
+            blocks, registry = _blocks(cache)
+        args = _parser(blocks, command).parse_args(argv)
+        _write(_run(args, _Session(cache, registry)))
+    except FlopsregError as exc:
+        print(f"flopsreg: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into head and closed early: not an error
+        _drop_stdout()
+    return 0

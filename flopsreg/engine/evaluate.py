@@ -1,0 +1,446 @@
+"""Evaluation: exact FLOPs of a composed model for concrete sequence lengths, and the result types.
+
+The :class:`Evaluator` owns the one cache of composed models (selection and composition are
+pure, so each (model, convention) is composed once) and evaluates them with compiled
+exact-integer code.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from fractions import Fraction
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from flopsreg.errors import ModelError, PatternError, did_you_mean
+from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
+
+if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
+    import sympy
+
+    from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.structure import Structure
+    from flopsreg.engine.utilisation import StepUtilisation, Utilisation
+    from flopsreg.plugins.registry import PluginRegistry
+
+__all__ = [
+    "LOGITS_MODES",
+    "Evaluator",
+    "LayerResult",
+    "RECOMPUTE",
+    "Result",
+    "evaluate",
+    "length_list",
+    "positive_int",
+    "sequence_lengths",
+]
+
+LOGITS_MODES = ("all", "last")  # every position (training), or the last one of each sequence (serving)
+
+TRAINING_PASSES = 3  # forward + backward (gradients w.r.t. inputs and weights)
+_PLAN_CACHE_SIZE = 1024
+
+
+@attrs.frozen
+class LayerResult:
+    """One layer's exact FLOPs for the whole batch, and the pattern chosen for each slot."""
+
+    index: int
+    kind: str
+    patterns: Mapping[str, str] = attrs.field(hash=False)
+    flops: int
+
+
+RECOMPUTE = {
+    "none": "no activation recomputation: training = 3 x forward",
+    "selective": "the slots declared for selective recomputation (the attention core) are recomputed in the backward pass",
+    "full": "every decoder layer's forward is recomputed in the backward pass (not the model-level slots)",
+}
+
+
+@attrs.frozen
+class Result:
+    """Exact FLOPs of a model for a batch; see :meth:`flopsreg.Registry.evaluate`."""
+
+    selection: ModelSelection
+    seqlens: tuple[int, ...]
+    batch: int
+    recompute: str
+    forward: int  # exact forward FLOPs of the whole batch
+    cached: tuple[int, ...] = ()  # tokens already in the KV cache, per sequence (empty: none)
+    logits: str = "all"  # logits on every position, or on the "last" of each sequence
+
+    @property
+    def serving(self) -> bool:
+        """Whether this counts a serving step (a cached prefix or last-position logits)."""
+        return bool(self.cached) or self.logits != "all"
+
+    def _per_length(self, function: Callable[[int, int, str], Any]) -> Any:
+        """``batch * sum(count * function(length, cached, logits))`` over the distinct (length,
+        cached) pairs, dicts added per key."""
+        total: Any = None
+        cached = self.cached or (0,) * len(self.seqlens)
+        for (length, prefix), count in Counter(zip(self.seqlens, cached)).items():
+            value = function(length, prefix, self.logits)
+            if isinstance(value, dict):
+                total = dict.fromkeys(value, 0) if total is None else total
+                for key, flops in value.items():
+                    total[key] += self.batch * count * flops
+            else:
+                total = (total or 0) + self.batch * count * value
+        return total
+
+    @cached_property
+    def unit_totals(self) -> dict[UnitSelection, int]:
+        """FLOPs for the whole batch through each unit of the plan once (one layer of a kind)."""
+        return {unit: self._per_length(unit.total) for unit in self.selection.units}
+
+    @cached_property
+    def unit_flops(self) -> dict[UnitSelection, dict[str, int]]:
+        """FLOPs per slot for the whole batch through each unit of the plan once.
+
+        Computed on first use, so a caller that needs only the total does not pay for it.
+        """
+        return {unit: self.flops_through(unit) for unit in self.selection.units}
+
+    def flops_through(self, unit: UnitSelection) -> dict[str, int]:
+        """FLOPs per slot for the whole batch through *unit* once: a unit of the plan, or one of
+        the block layers that a model-level slot counts (``selection.blocks``)."""
+        return self._per_length(unit.flops)
+
+    @property
+    def plan(self) -> ModelSelection:
+        """The same as :attr:`selection` (its earlier name, kept as an alias)."""
+        return self.selection
+
+    @property
+    def model(self) -> Model:
+        return self.selection.model
+
+    @property
+    def convention(self) -> str:
+        return self.selection.convention
+
+    @property
+    def layers(self) -> Sequence[LayerResult]:
+        """Every decoder layer with its patterns and exact FLOPs for the batch, computed on access."""
+        by_kind = {unit.name: unit for unit in self.selection.kinds}
+        kind_at = self.model.plan.kind_at
+
+        def layer(index: int) -> LayerResult:
+            unit = by_kind[kind_at(index)]
+            return LayerResult(index=index, kind=unit.name, patterns=unit.patterns, flops=self.unit_totals[unit])
+
+        return IndexedView(self.model.plan.layers, layer)
+
+    @cached_property
+    def slot_flops(self) -> dict[str, int]:
+        """Forward FLOPs of the batch per slot, summed over the model: where the work goes."""
+        totals: dict[str, int] = {}
+        for unit in self.selection.units:
+            for slot, flops in self.unit_flops[unit].items():
+                totals[slot] = totals.get(slot, 0) + unit.count * flops
+        return totals
+
+    @property
+    def recomputed(self) -> int:
+        """Forward FLOPs repeated in the backward pass by activation recomputation."""
+        if self.recompute == "none":
+            return 0
+        if self.recompute == "full":
+            return sum(unit.count * self.unit_totals[unit] for unit in self.selection.kinds)
+        return sum(
+            unit.count * flops
+            for unit in self.selection.kinds
+            for slot, flops in self.unit_flops[unit].items()
+            if self.selection.slots[slot].selective_recompute
+        )
+
+    @property
+    def training(self) -> int:
+        """Forward plus backward (3 x forward), plus recomputed forward work if asked for."""
+        return TRAINING_PASSES * self.forward + self.recomputed
+
+    @property
+    def tokens(self) -> int:
+        """Tokens processed (new ones, not the cached prefix): batch x the sequence lengths."""
+        return self.batch * sum(self.seqlens)
+
+    @property
+    def forward_per_token(self) -> Fraction:
+        """Forward FLOPs per processed token, exact (for a decode step: per generated token)."""
+        return Fraction(self.forward, self.tokens)
+
+    @property
+    def training_per_token(self) -> Fraction:
+        """Training FLOPs (with any recomputation) per token, exact."""
+        return Fraction(self.training, self.tokens)
+
+    def mfu(
+        self,
+        *,
+        peak: str | int | float | Fraction,
+        devices: int = 1,
+        step_time: float | None = None,
+        tokens_per_second: float | None = None,
+    ) -> Utilisation:
+        """Model FLOPs utilisation of one step that processed this batch: training FLOPs without
+        recomputation (forward only for a serving step) over ``step_time x devices x peak``.
+
+        ``peak`` is FLOP/s per device or a name from :data:`flopsreg.engine.peaks.PEAKS` (e.g.
+        ``"h100-sxm-bf16"``); ``tokens_per_second`` (per device) may replace ``step_time``. Each
+        must lie in its range (:mod:`flopsreg.engine.peaks`), and an MFU above 1 is a ModelError naming
+        the likely unit mistake.
+        """
+        flops = self.forward if self.serving else TRAINING_PASSES * self.forward
+        from flopsreg.engine.utilisation import utilisation  # only for MFU
+
+        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="MFU")
+
+    def hfu(
+        self,
+        *,
+        peak: str | int | float | Fraction,
+        devices: int = 1,
+        step_time: float | None = None,
+        tokens_per_second: float | None = None,
+    ) -> Utilisation:
+        """Hardware FLOPs utilisation: as :meth:`mfu`, counting recomputed forward work too."""
+        flops = self.forward if self.serving else self.training
+        from flopsreg.engine.utilisation import utilisation  # only for MFU
+
+        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="HFU")
+
+    def utilisation(
+        self,
+        *,
+        peak: str | int | float | Fraction,
+        devices: int = 1,
+        step_time: float | None = None,
+        tokens_per_second: float | None = None,
+    ) -> StepUtilisation:
+        """:meth:`mfu` and :meth:`hfu` of one step together, as ``flopsreg mfu`` prints them
+        (``.to_dict()`` is its ``--format json``)."""
+        from flopsreg.engine.utilisation import StepUtilisation  # only for MFU
+
+        speed = {"peak": peak, "devices": devices, "step_time": step_time, "tokens_per_second": tokens_per_second}
+        return StepUtilisation(self, self.mfu(**speed), self.hfu(**speed))
+
+    def to_dict(self, *, per_layer: bool = False) -> dict[str, Any]:
+        """Equal to ``flopsreg eval --format json`` for the same call (exact totals as decimal
+        strings); ``per_layer=True`` adds the ``layers`` list of ``--per-layer``."""
+        fields = self.selection.render.result_json(self)
+        if per_layer:
+            fields["layers"] = list(self.selection.render.layers_json(self))
+        return fields
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.selection.warnings
+
+    @property
+    def expression(self) -> sympy.Expr:
+        """Forward FLOPs of one sequence, closed form in ``seq_len`` (and ``cached`` for a
+        serving step), dimensions substituted."""
+        return self.selection.serving_expression(self.logits) if self.serving else self.selection.expression
+
+    def explain(self) -> str:
+        return self.selection.explain()
+
+    def latex(self, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
+        """Paste-ready LaTeX: the closed form, this result's totals and FLOPs per token, and a
+        legend; a fragment that needs only amsmath, or with ``document=True`` a whole document."""
+        return self.selection.render.latex(self.selection, result=self, document=document, numbered=numbered, annotate=annotate)
+
+    def __repr__(self) -> str:
+        """Short: the model, the lengths and the forward total (the attrs dump is the whole plan)."""
+        lengths = f"seq_len={self.seqlens[0]}" if len(self.seqlens) == 1 else f"seqlens=<{len(self.seqlens)} sequences>"
+        return f"Result(model={self.model.name!r}, {lengths}, batch={self.batch}, convention={self.convention!r}, forward={self.forward})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: totals, FLOPs per layer kind, the closed form and its symbols."""
+        return self.selection.render.result_markdown(self)
+
+    def _repr_latex_(self) -> str:
+        """The equations for Jupyter, in what MathJax 3 renders (no tabular, no comments)."""
+        return self.selection.render.mathjax(self.selection, result=self)
+
+
+def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, ...]:
+    if (seq_len is None) == (seqlens is None):
+        raise ModelError("give exactly one of seq_len (every sequence alike) or seqlens (one packed row)")
+    if seqlens is None:
+        return (positive_int("seq_len", seq_len, "a sequence length"),)
+    return tuple(length_list("seqlens", seqlens, "a list of sequence lengths"))
+
+
+def length_list(field: str, values: Any, expected: str) -> list[int]:
+    """*values* (a list, tuple or 1-D array; not a string) as sequence lengths, at least one."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable) or len(getattr(values, "shape", (0,))) != 1:
+        raise ModelError(f"{field} = {shown(values)}: expected {expected}, got {kind_of(values)}")
+    lengths = list(sequence_lengths(field, values))
+    if not lengths:
+        raise ModelError(f"{field}: empty; give at least one sequence length")
+    return lengths
+
+
+def _cached(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int, ...]:
+    """The cached prefix of each sequence (empty when none has one); the error names ``cached``."""
+    if isinstance(cached, (str, bytes)) or not isinstance(cached, Iterable) or getattr(cached, "shape", None) == ():
+        values = (cached,) * len(lengths)  # one count for every sequence (a 0-d array too)
+    elif len(getattr(cached, "shape", (0,))) != 1:
+        raise ModelError(f"cached = {shown(cached)}: expected one int, or a list with one per sequence, got {kind_of(cached)}")
+    else:
+        values = tuple(cached)
+        if len(values) != len(lengths):
+            raise ModelError(
+                f"cached: {len(values)} entries for {len(lengths)} sequences: expected one int, or one per entry of seqlens"
+            )
+    checked = tuple(nonnegative_int("cached", value, "a count of cached tokens") for value in values)
+    return checked if any(checked) else ()
+
+
+def nonnegative_int(field: str, value: Any, what: str) -> int:
+    """*value* as a Python int >= 0 (numpy integers and 0-d arrays accepted, bools, floats and other shapes refused)."""
+    return _at_least(0, field, value, what)
+
+
+def positive_int(field: str, value: Any, what: str) -> int:
+    """*value* as a Python int >= 1 (numpy integers and 0-d arrays accepted, bools, floats and other shapes refused)."""
+    if type(value) is int and value >= 1:
+        return value
+    return _at_least(1, field, value, what)
+
+
+def _at_least(minimum: int, field: str, value: Any, what: str) -> int:
+    number = as_int(value)
+    if number is None or number < minimum:
+        got = "" if number is not None or type(value) in (int, float) else f", got {kind_of(value)}"
+        raise ModelError(f"{field}: {shown(value)} is not {what}: expected an integer >= {minimum}{got}")
+    return number
+
+
+def sequence_lengths(field: str, lengths: Iterable[Any]) -> Iterator[int]:
+    """Each entry of *lengths* as a sequence length (an int >= 1); the error names *field*."""
+    for value in lengths:
+        yield positive_int(field, value, "a sequence length")
+
+
+def evaluate(
+    plan: ModelSelection,
+    seq_len: int | None = None,
+    seqlens: Sequence[int] | None = None,
+    batch: int = 1,
+    recompute: str = "none",
+    cached: int | Sequence[int] = 0,
+    logits: str = "all",
+) -> Result:
+    """Exact FLOPs of *plan* over ``batch`` copies of the given sequences (see Registry.evaluate)."""
+    if seqlens is None and type(seq_len) is int and seq_len >= 1:  # the common case, checked fast
+        lengths: tuple[int, ...] = (seq_len,)
+    else:
+        lengths = _lengths(seq_len, seqlens)
+    if type(batch) is not int or batch < 1:
+        batch = positive_int("batch", batch, "a batch size")
+    if recompute not in RECOMPUTE if isinstance(recompute, str) else True:
+        raise ModelError(
+            f"recompute: {recompute!r} is not a recomputation mode{did_you_mean(str(recompute), RECOMPUTE)} "
+            f"(expected one of: {', '.join(RECOMPUTE)})"
+        )
+    if type(cached) is int and cached == 0 and logits == "all":
+        if len(lengths) == 1:
+            forward = batch * plan.forward(lengths[0])
+        else:
+            forward = batch * sum(count * plan.forward(length) for length, count in Counter(lengths).items())
+        return Result(plan, lengths, batch, recompute, forward)  # positional: measurably cheaper
+    if logits not in LOGITS_MODES:
+        raise ModelError(f"logits: {logits!r}: expected one of {', '.join(map(repr, LOGITS_MODES))} (every position, or the last)")
+    prefix = _cached(cached, lengths)
+    pairs = Counter(zip(lengths, prefix or (0,) * len(lengths)))
+    forward = batch * sum(count * plan.serving(length, c, logits) for (length, c), count in pairs.items())
+    return Result(plan, lengths, batch, recompute, forward, prefix, logits)
+
+
+class Evaluator:
+    """Composes each (model, convention) once and evaluates it: the one cache of composed models.
+
+    SlotSelection and composition are pure and models are values, so a cached plan can never be
+    another model's. A model that differs from a composed one only in parameter values is not
+    composed again: it is rebound to their shared :class:`~flopsreg.engine.structure.Structure` (the
+    second such model compiles the structure's forward FLOPs with values as arguments). Both
+    caches are bounded, so sweeps over many architectures stay bounded.
+    """
+
+    def __init__(self, registry: PluginRegistry, render: Any) -> None:
+        self._registry = registry
+        self._render = render
+        self._plans: dict[tuple[Model, str], ModelSelection] = {}
+        # per structure: its first plan, then its Structure (False: none, compose each model)
+        self._structures: dict[Hashable, ModelSelection | Structure | bool] = {}
+
+    def select(self, model: Model, convention: str) -> ModelSelection:
+        """The composed :class:`ModelSelection` of *model* under *convention*, from the cache if there."""
+        try:
+            plan = self._plans.get((model, convention))
+        except TypeError:  # unhashable: not a Model; compose says what was expected
+            plan = None
+        if plan is None:
+            plan = self._compose(model, convention)
+            _bounded_put(self._plans, (model, convention), plan)
+        return plan
+
+    def structure(self, model: Model, convention: str) -> Structure | None:
+        """The :class:`~flopsreg.engine.structure.Structure` *model* shares with every model that differs
+        from it only in values (compiled on first use); None where it has none (blocks of extra layers)."""
+        from flopsreg.engine.structure import rebindable, structure_key
+
+        plan = self.select(model, convention)
+        if not rebindable(plan):
+            return None
+        key = structure_key(model, convention)
+        known = self._structures.get(key)
+        return self._compiled(key, plan if known is None else known)
+
+    def _compose(self, model: Model, convention: str) -> ModelSelection:
+        """*model* composed, or rebound to the structure of a model composed before."""
+        from flopsreg.engine.compose import compose
+
+        if not isinstance(model, Model) or not isinstance(convention, str):
+            return compose(self._registry, model, convention=convention, render=self._render)  # says what was expected
+        from flopsreg.engine.structure import rebindable, structure_key
+
+        key = structure_key(model, convention)
+        known = self._structures.get(key)
+        if known is None:
+            plan = compose(self._registry, model, convention=convention, render=self._render)
+            if rebindable(plan):
+                _bounded_put(self._structures, key, plan)
+            return plan
+        structure = self._compiled(key, known)  # the second model of a structure compiles it once
+        if structure is None:
+            return compose(self._registry, model, convention=convention, render=self._render)
+        return structure.rebind(model)
+
+    def _compiled(self, key: Hashable, known: ModelSelection | Structure | bool) -> Structure | None:
+        """The Structure of *key* (compiled from its first plan *known* if not yet); None where
+        its closed form has no exact compiled form with values as arguments (then each model is composed)."""
+        from flopsreg.engine.structure import Structure
+
+        if isinstance(known, Structure) or known is False:
+            return known or None
+        try:
+            structure: Structure | bool = Structure(self._registry, known)
+        except PatternError:
+            structure = False
+        _bounded_put(self._structures, key, structure)
+        return structure or None
+
+
+def _bounded_put(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    """``cache[key] = value``, dropping the oldest entry when a new key finds the cache full."""
+    if key not in cache and len(cache) >= _PLAN_CACHE_SIZE:
+        del cache[next(iter(cache))]
+    cache[key] = value

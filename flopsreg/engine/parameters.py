@@ -1,0 +1,214 @@
+"""Exact parameter counts: the weights each selected pattern holds (:attr:`Pattern.weights`),
+added up per layer kind, for the model-level slots, and for each block of extra layers.
+
+Selection is the same as for FLOPs, except that every slot is kept, the ones that only hold
+weights (norms, biases, the embedding) included. Nothing here knows a slot or a pattern by
+name: the head is the model-level slots a logits head fills (:attr:`Slot.per_position`), the
+embedding the other model-level weights over the head's parameters (its vocabulary).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import sympy
+
+from flopsreg.engine.compose import MODEL_LEVEL, ModelSelection, holds_weights_only
+from flopsreg.errors import ModelError
+from flopsreg.declarations.pattern import FLOPS
+from flopsreg.engine.select import SlotSelection, select
+
+if TYPE_CHECKING:
+    from flopsreg.plugins.registry import PluginRegistry
+
+__all__ = ["Parameters", "Share", "count_parameters"]
+
+
+@attrs.frozen(kw_only=True)
+class Share:
+    """The weights one slot's pattern holds, once per layer of a kind or once for the model.
+
+    Attributes:
+        where: the layer kind, ``"model"`` for the model-level slots, or ``"<block>.<kind>"``.
+        block: the block of extra layers it belongs to (not in :attr:`Parameters.total`), or None.
+        layers: how many times the model holds it (the kind's layers; 1 at model level).
+        slot, pattern: the slot and the pattern that fills it.
+        weights, active: what it holds once, and the part one token uses (routed experts at top-k).
+    """
+
+    where: str
+    block: str | None
+    layers: int
+    slot: str
+    pattern: str
+    weights: int
+    active: int
+
+    @property
+    def total(self) -> int:
+        """What the model holds of it: :attr:`weights` times :attr:`layers`."""
+        return self.weights * self.layers
+
+
+@attrs.frozen(kw_only=True)
+class Parameters:
+    """Exact parameter counts of a model, as ``sum(p.numel())`` of its transformers model gives.
+
+    Attributes:
+        model: the model's name.
+        total: every weight of the decoder, the embedding and the head (a tied matrix once),
+            norms and biases included; not the blocks (transformers does not build them).
+        active: the weights one token uses: routed experts at top-k, everything else in full.
+        embedding: the input embedding (V x h).
+        head: the logits head's own weights: V x h, or 0 when tied to the embedding (the
+            matrix is then counted once, in :attr:`embedding`).
+        blocks: ``{block: weights}`` of each block of extra layers the plan lists (e.g. MTP
+            modules), its own pattern's weights included; not in :attr:`total`.
+        shares: every slot's weights by layer kind (bounded: kinds, never layers).
+    """
+
+    model: str
+    total: int
+    active: int
+    embedding: int
+    head: int
+    blocks: Mapping[str, int]
+    shares: tuple[Share, ...]
+
+    def by_slot(self) -> dict[str, int]:
+        """``{slot: weights}`` over the whole model (blocks left out), in the order of :attr:`shares`."""
+        totals: dict[str, int] = {}
+        for share in self.shares:
+            if share.block is None:
+                totals[share.slot] = totals.get(share.slot, 0) + share.total
+        return totals
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, every count a decimal string (exact in any JSON reader); keys are the field names."""
+        counts = {field.name: str(getattr(self, field.name)) for field in attrs.fields(Parameters) if field.type == "int"}
+        return {
+            "model": self.model,
+            **counts,
+            "blocks": {name: str(value) for name, value in self.blocks.items()},
+            "shares": [
+                {
+                    **{field.name: getattr(share, field.name) for field in attrs.fields(Share)},
+                    "weights": str(share.weights),
+                    "active": str(share.active),
+                }
+                for share in self.shares
+            ],
+        }
+
+    def text(self) -> str:
+        """A plain-text summary: the totals, then every share."""
+        lines = [
+            f"{self.model}: {self.total:,} parameters, {self.active:,} active per token",
+            f"  {_FIELDS.embedding.name} {self.embedding:,}; {_FIELDS.head.name} {self.head:,}"
+            + ("" if self.head else f" (tied: held once, in the {_FIELDS.embedding.name})"),
+            *(f"  block {name}: {value:,} (not in the total)" for name, value in self.blocks.items()),
+        ]
+        for share in self.shares:
+            times = f" x {share.layers}" if share.where != MODEL else ""
+            active = f" (active {share.active:,})" if share.active != share.weights else ""
+            lines.append(f"  {share.where:<14} {share.slot:<20} {share.pattern:<20} {share.weights:>16,}{times}{active}")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def __repr__(self) -> str:
+        """Short: the model and its totals."""
+        counts = ", ".join(f"{field.name}={getattr(self, field.name)}" for field in _FIELDS if field.type == "int")
+        return f"Parameters(model={self.model!r}, {counts})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: the totals, then one table row per share."""
+        rows = [f"| {s.where} | `{s.slot}` | `{s.pattern}` | {s.layers} | {s.weights:,} | {s.active:,} |" for s in self.shares]
+        blocks = "".join(f"; block {name}: {value:,} (not in the total)" for name, value in self.blocks.items())
+        return (
+            f"**{self.model}**: {self.total:,} parameters, {self.active:,} active per token "
+            f"({_FIELDS.embedding.name} {self.embedding:,}, {_FIELDS.head.name} {self.head:,}{blocks})\n\n"
+            "| where | slot | pattern | times | weights | active |\n| --- | --- | --- | ---: | ---: | ---: |\n" + "\n".join(rows)
+        )
+
+
+_FIELDS = attrs.fields(Parameters)
+MODEL = "model"  # Share.where of the model-level slots
+
+
+def _weights(registry: PluginRegistry, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str) -> list[tuple[SlotSelection, int, int]]:
+    """``(selection, weights, active)`` of each selection holding weights, quantities and parameters substituted."""
+    quantities: dict[sympy.Symbol, sympy.Expr] = {}
+    for sel in selections:
+        for name, expr in sel.pattern.quantities.items():
+            if name != FLOPS:
+                quantities[registry.quantities[name].symbol] = expr
+    found = []
+    for sel in selections:
+        pair = []
+        for expr in (sel.pattern.weights, sel.pattern.weights if sel.pattern.active_weights is None else sel.pattern.active_weights):
+            for _ in range(len(quantities) + 1):
+                expr = expr.xreplace(quantities)
+            expr = expr.xreplace({sym: sympy.Integer(params[sym.name]) for sym in expr.free_symbols if sym.name in params})
+            if expr.free_symbols:
+                missing = ", ".join(sorted(repr(sym.name) for sym in expr.free_symbols))
+                raise ModelError(f"{where}: the weights of pattern {sel.pattern.name!r} need {missing}, which the model does not set")
+            if not (expr.is_Integer and expr >= 0):
+                raise ModelError(f"{where}: the weights of pattern {sel.pattern.name!r} come to {expr}, not a whole number >= 0")
+            pair.append(int(expr))
+        if pair[0] or pair[1]:
+            found.append((sel, pair[0], pair[1]))
+    return found
+
+
+def _shares(
+    registry: PluginRegistry, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str, label: str, layers: int, blocks: Mapping[str, str | None]
+) -> list[Share]:
+    """The :class:`Share` of every selection holding weights; *blocks* maps a pattern to the block it counts."""
+    return [
+        Share(where=label, block=blocks.get(sel.pattern.name), layers=layers, slot=sel.slot, pattern=sel.pattern.name, weights=weights, active=active)
+        for sel, weights, active in _weights(registry, selections, params, where)
+    ]
+
+
+def count_parameters(registry: PluginRegistry, plan: ModelSelection) -> Parameters:
+    """The parameters of the exact plan *plan* of a model (checked and selected as for FLOPs)."""
+    model = plan.model
+    shares: list[Share] = []
+    for unit in plan.kinds:
+        shares += _shares(registry, select(registry, "layer", unit.flags, unit.where), unit.params, unit.where, unit.name, unit.count, {})
+    for block in registry.blocks.values():  # the layers of each block, e.g. MTP: not in the total; once per kind, as decoder kinds
+        for kind, indices in model.block_kinds(block.name).items():
+            where = f"{block.name} layer {indices[0].start} (kind {kind!r})"
+            flags, params = model.merged(kind)
+            selections = select(registry, "layer", flags | block.layer_flags, where)
+            shares += _shares(
+                registry, selections, params, where, f"{block.name}.{kind}", sum(map(len, indices)), {sel.pattern.name: block.name for sel in selections}
+            )
+    selections = select(registry, "model", plan.head.flags, MODEL_LEVEL)
+    # A model-level pattern whose formula counts a block's layers holds that block's own weights.
+    owners = {sel.pattern.name: b.name for sel in selections for b in registry.blocks.values() if {b.flops, b.layers} & sel.pattern.formula.free_symbols}
+    structure = {block.layers.name: len(model.plan.blocks.get(block.name, ())) for block in registry.blocks.values()}
+    shares += _shares(registry, selections, {**model.params, **structure}, MODEL_LEVEL, MODEL, 1, owners)
+    blocks: dict[str, int] = {}
+    for share in shares:
+        if share.block is not None:
+            blocks[share.block] = blocks.get(share.block, 0) + share.total
+    main = [share for share in shares if share.block is None]
+    heads = [sel for sel in selections if registry.slots[sel.slot].per_position]
+    vocabulary = frozenset().union(*(sel.pattern.param_names for sel in heads))
+    # The embedding: model-level weights without work over the head's parameters (its vocabulary).
+    embedding = {sel.pattern.name for sel in selections if holds_weights_only(sel.pattern) and sel.pattern.param_names & vocabulary}
+    at_model = [share for share in main if share.where == MODEL]
+    return Parameters(
+        model=model.name,
+        total=sum(share.total for share in main),
+        active=sum(share.active * share.layers for share in main),
+        embedding=sum(share.total for share in at_model if share.pattern in embedding),
+        head=sum(share.total for share in at_model if share.slot in {sel.slot for sel in heads}),
+        blocks=blocks,
+        shares=tuple(shares),
+    )

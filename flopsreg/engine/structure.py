@@ -1,0 +1,219 @@
+"""Models that differ only in parameter values: composed once, evaluated with values as arguments.
+
+Flags select, values never do: the patterns, quantities and closed forms of a model depend on its
+*structure* (:func:`structure_key`: convention, flags, plan, and the names of the parameters set
+model-wide and per layer kind), not on the numbers. A :class:`Structure` holds one composed model
+of a structure and the whole model's forward FLOPs compiled once with every parameter value as an
+argument; :meth:`Structure.rebind` gives another model of that structure its own
+:class:`~flopsreg.engine.compose.ModelSelection` without selecting or composing again: its values are
+checked (ranges and pattern constraints, with compose's messages) and its ``forward`` calls the
+compiled code. Its symbolic parts (expression, LaTeX, per-slot detail) are derived on first use.
+
+Layer counts are part of the plan, hence of the structure: a model with more layers is composed
+again (once per plan). A model whose plan lists blocks of extra layers (multi-token prediction)
+is not rebound: its model-level formula holds the blocks' FLOPs with their values substituted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import sympy
+
+from flopsreg.formula.compile import compile_exact, trial_function
+from flopsreg.engine.compose import (
+    KindSelection, ModelSelection, UnitSelection, Unused, check_constraint, check_values, unused, warning_texts,
+)
+from flopsreg.errors import PatternError
+from flopsreg.model import FrozenMap, Model
+from flopsreg.declarations.pattern import EXACT, Constraint, Pattern
+
+if TYPE_CHECKING:
+    from flopsreg.formula.compile import CompiledFormula
+    from flopsreg.plugins.registry import PluginRegistry
+
+__all__ = ["Structure", "rebindable", "structure_key"]
+
+SEQ_LEN = "seq_len"
+
+
+def structure_key(model: Model, convention: str) -> Hashable:
+    """What decides selection and composition, without the values: the convention, the flags,
+    the plan (kinds, their order and layer counts, blocks) and the parameter names set where."""
+    return (
+        convention,
+        model.flags,
+        model.plan,
+        tuple(model.params),
+        tuple((name, kind.flags, tuple(kind.params)) for name, kind in model.kinds.items()),
+    )
+
+
+def rebindable(selection: ModelSelection) -> bool:
+    """Whether other models can share *selection*'s structure (no blocks of extra layers)."""
+    return not selection.blocks
+
+
+Place = tuple[str | None, str]  # where a model sets a value: (layer kind, or None for model-wide; parameter)
+
+
+@attrs.frozen
+class _CheckedConstraint:
+    """A constraint of a selected pattern, compiled to read the model's values directly."""
+
+    constraint: Constraint
+    pattern: Pattern
+    kind: str | None  # the unit's layer kind; None: the model-level slots
+    where: str
+    reads: tuple[int, ...]  # the index in :attr:`Structure.places` of each argument of *function*
+    function: Callable[..., Any] | None  # None: no exact compiled form, ask sympy every time
+
+
+class Structure:
+    """One composed model of a structure, and its forward FLOPs with values as arguments.
+
+    A model's values are read as one list, in the order of :attr:`places` (every value the
+    template sets: model-wide, then per layer kind); the checks and the compiled forward read
+    that list by index.
+    """
+
+    def __init__(self, registry: PluginRegistry, template: ModelSelection) -> None:
+        self._registry = registry
+        self.template = template
+        model = template.model
+        self.places: tuple[Place, ...] = (*((None, name) for name in model.params),) + tuple(
+            (kind, name) for kind, layer_kind in model.kinds.items() for name in layer_kind.params
+        )
+        self._index = {place: i for i, place in enumerate(self.places)}
+        self._minimums = tuple(registry.params[name].minimum if name in registry.params else 1 for _, name in self.places)
+        # values the plan gives the model-level slots (each block's layer count), as compose sets them
+        self._plan_given = {block.layers.name: template.head.params[block.layers.name] for block in registry.blocks.values()}
+        self._unused = self._unused_templates()
+        self.formula, self.reads = self._compile_forward()
+        self._constraints = tuple(self._compiled_constraints())
+
+    def _unused_templates(self) -> tuple[Unused, ...]:
+        """The warnings of the template, without values (see :func:`flopsreg.engine.compose.unused`)."""
+        template = self.template
+        model = template.model
+        if template.convention != EXACT:
+            model = attrs.evolve(model, flags=model.flags | {template.convention})
+        return unused(self._registry, model, template.kinds, template.head)
+
+    def _place(self, kind: str | None, name: str) -> Place | None:
+        """Where a unit's parameter *name* comes from: the kind's params, the model's, or (None) the plan."""
+        model = self.template.model
+        if kind is not None and name in model.kinds[kind].params:
+            return (kind, name)
+        if kind is None and name in self._plan_given:
+            return None
+        return (None, name) if name in model.params else None
+
+    def _compile_forward(self) -> tuple[CompiledFormula, tuple[int | None, ...]]:
+        """The whole model's forward FLOPs of one sequence, every value an argument (a kind's own
+        value a separate argument ``kind.name``), compiled once; and the index in :attr:`places`
+        each argument reads (None: the sequence length)."""
+        total = sympy.Integer(0)
+        for unit in self.template.units:
+            kind = unit.name if isinstance(unit, KindSelection) else None
+            replace = {}
+            for symbol in unit.expression.free_symbols:
+                if symbol.name == SEQ_LEN:
+                    continue
+                place = self._place(kind, symbol.name)
+                if place is None:  # given by the plan: the same for every model of the structure
+                    replace[symbol] = sympy.Integer(unit.params[symbol.name])
+                elif place[0] is not None:
+                    replace[symbol] = sympy.Symbol(f"{place[0]}.{place[1]}", **symbol.assumptions0)
+            total += unit.count * unit.expression.xreplace(replace)
+        formula = compile_exact(total)
+        return formula, tuple(None if name == SEQ_LEN else self._index[_split(name)] for name in formula.argnames)
+
+    def _compiled_constraints(self) -> list[_CheckedConstraint]:
+        checked = []
+        for unit in self.template.units:
+            kind = unit.name if isinstance(unit, KindSelection) else None
+            for selection in unit.selections:
+                for constraint in selection.pattern.constraints:
+                    try:
+                        names, function = trial_function(constraint.condition)
+                        places = [self._place(kind, name) for name in names]
+                    except PatternError:
+                        function, places = None, []
+                    if None in places:  # reads a value the plan gives: ask sympy
+                        function, places = None, []
+                    reads = tuple(self._index[place] for place in places)  # type: ignore[index]
+                    checked.append(_CheckedConstraint(constraint, selection.pattern, kind, unit.where, reads, function))
+        return checked
+
+    def values(self, model: Model) -> list[int]:
+        """*model*'s value at each of :attr:`places`."""
+        params, kinds = model.params, model.kinds
+        return [(params if kind is None else kinds[kind].params)[name] for kind, name in self.places]
+
+    def forward_function(self, values: Sequence[int]) -> Callable[[int], int | Fraction]:
+        """Forward FLOPs of one sequence for *values* (see :meth:`values`) as a function of the length."""
+        function = self.formula.function
+        arguments = [None if read is None else values[read] for read in self.reads]
+        if None not in arguments:  # the FLOPs do not depend on the length
+            return lambda seq_len: function(*arguments)
+        at = arguments.index(None)
+        before, after = arguments[:at], arguments[at + 1 :]
+        return lambda seq_len: function(*before, seq_len, *after)
+
+    def holds(self, values: Sequence[int]) -> bool:
+        """Whether *values* (see :meth:`values`) pass every check the cheap way (False also where
+        a constraint has no compiled form: :meth:`refuse` asks sympy)."""
+        for value, minimum in zip(values, self._minimums):
+            if value < minimum:
+                return False
+        return all(item.function is not None and item.function(*[values[i] for i in item.reads]) for item in self._constraints)
+
+    def refuse(self, model: Model) -> None:
+        """Raise compose's message for the first check *model*'s values fail; return if none does."""
+        check_values(self._registry, model)
+        for item in self._constraints:
+            check_constraint(item.constraint, item.pattern, self._unit_params(model, item.kind), item.where)
+
+    def _unit_params(self, model: Model, kind: str | None) -> Mapping[str, int]:
+        return model.merged(kind)[1] if kind is not None else {**model.params, **self._plan_given}
+
+    def rebind(self, model: Model) -> ModelSelection:
+        """*model* (of this structure) selected and composed as the template is, checked, with
+        its own values: the forward FLOPs come from the compiled code."""
+        values = self.values(model)
+        if not self.holds(values):
+            self.refuse(model)
+        template, params = self.template, model.params
+        kinds = tuple(_with_params(unit, FrozenMap({**params, **model.kinds[unit.name].params})) for unit in template.kinds)
+        return ModelSelection(
+            model=model,
+            convention=template.convention,
+            kinds=kinds,
+            head=_with_params(template.head, {**params, **self._plan_given}),
+            blocks=template.blocks,
+            warnings=warning_texts(model, self._unused) if self._unused else (),
+            symbols=template.symbols,
+            slots=template.slots,
+            render=template.render,
+            bound_forward=self.forward_function(values),
+        )
+
+
+def _with_params(unit: UnitSelection, params: Mapping[str, int]) -> Any:
+    """*unit* with another model's *params*: the same selections and symbolic terms (as
+    ``attrs.evolve``, written out: it runs once per model of a sweep)."""
+    fields = {
+        "name": unit.name, "flags": unit.flags, "params": params, "selections": unit.selections, "terms": unit.terms,
+        "quantities": unit.quantities, "prefix_source": unit.prefix_source, "per_position": unit.per_position,
+    }
+    return KindSelection(**fields, layers=unit.layers) if isinstance(unit, KindSelection) else type(unit)(**fields)
+
+
+def _split(argname: str) -> tuple[str | None, str]:
+    """``"kind.name"`` -> (kind, name); ``"name"`` -> (None, name)."""
+    kind, dot, name = argname.rpartition(".")
+    return (kind, name) if dot else (None, argname)

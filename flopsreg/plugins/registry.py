@@ -1,0 +1,633 @@
+"""The plugin registry: loads plugins into a fresh pluggy manager and validates what they declare.
+
+Built-in plugins (the modules :data:`flopsreg.patterns.BUILTIN` lists) go through exactly the hooks a
+third-party plugin uses. Loading runs in two passes: first every plugin's declarations
+(quantities, slots, blocks, conventions, readers), then every plugin's patterns, checked against
+all declarations. A plugin that fails in any way is skipped as a whole, reported by name in
+:attr:`PluginRegistry.errors` and as a :class:`~flopsreg.errors.PluginWarning`; the others load.
+This module only loads: selection, composition and evaluation live in their own modules.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+import importlib.machinery
+import os
+import re
+import sys
+import threading
+import types
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+import pluggy
+import sympy
+from sympy.core.parameters import evaluate as sympy_evaluation
+
+from flopsreg.plugins import hookspecs
+from flopsreg.plugins.checks import (
+    check_compositions,
+    check_depth,
+    check_exact,
+    check_flagless_params,
+    check_params,
+    check_symbols,
+    check_ties,
+    is_builtin,
+    unprovided,
+)
+from flopsreg.errors import PluginError, PluginWarning, did_you_mean
+from flopsreg.declarations.pattern import EXACT, FLOPS, Block, Convention, GroupSelector, Param, Pattern, Quantity, Slot, SlotGroup
+from flopsreg.declarations.declare import HFLayerType, HFReader, MegatronReader, family_flag
+from flopsreg.declarations.symbols import SHARED, SymbolInfo, SymbolTable
+
+__all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins", "default_plugins", "plugin_fault"]
+
+ENTRY_POINT_GROUP = "flopsreg"
+_HOOK_PREFIX = f"{hookspecs.PROJECT}_"
+_HOOK_NAMES = frozenset(
+    name for name in dir(hookspecs) if name.startswith(_HOOK_PREFIX) and callable(getattr(hookspecs, name))
+)
+# The declaration hooks of the first pass, and the type each returns.
+_DECLARATIONS = {
+    "quantities": ("flopsreg_register_quantities", Quantity),
+    "slots": ("flopsreg_register_slots", Slot),
+    "slot_groups": ("flopsreg_register_slot_groups", SlotGroup),
+    "group_selectors": ("flopsreg_register_group_selectors", GroupSelector),
+    "blocks": ("flopsreg_register_blocks", Block),
+    "conventions": ("flopsreg_register_conventions", Convention),
+    "hf_readers": ("flopsreg_register_hf_readers", HFReader),
+    "hf_layer_types": ("flopsreg_register_hf_layer_types", HFLayerType),
+    "megatron_readers": ("flopsreg_register_megatron_readers", MegatronReader),
+}
+
+
+def builtin_plugins() -> list[types.ModuleType]:
+    """The modules :data:`flopsreg.patterns.BUILTIN` lists, imported, in its order.
+
+    They are imported with sympy's evaluation off: their formulas are built as written, without
+    sympy's flattening and assumption queries (two thirds of their import), and each pattern's
+    expressions are made canonical where they are first used (:func:`flopsreg.declarations.pattern.canonical`).
+    tests/plugins/test_lazy_builtins.py checks that this gives every declaration exactly as an import
+    with evaluation on does. Only while no other thread runs: the switch is per thread, but
+    sympy's cache of built expressions is shared, so another thread could be handed one built
+    unevaluated.
+    """
+    from flopsreg.patterns import BUILTIN
+
+    alone = threading.active_count() == 1
+    with sympy_evaluation(False) if alone else contextlib.nullcontext():
+        return [importlib.import_module(f"flopsreg.patterns.{name}") for name in BUILTIN]
+
+
+def _plugin_name(plugin: object) -> str:
+    """A module's name, a class's qualified name, or an instance's class's (by type(), which runs no plugin code)."""
+    kind = type(plugin)
+    if issubclass(kind, types.ModuleType):
+        return plugin.__name__  # type: ignore[attr-defined]
+    if issubclass(kind, type):
+        return plugin.__qualname__  # type: ignore[attr-defined]
+    return kind.__qualname__
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: first line of its message`` of an exception a plugin raised; never raises itself."""
+    try:
+        lines = str(exc).strip().splitlines()
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - its __str__ is plugin code too
+        lines = ["(its message cannot be printed)"]
+    text = lines[0][:300] if lines else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def plugin_fault(name: str, what: str) -> Iterator[None]:
+    """Run code of plugin *name*: anything it raises but Ctrl-C (SystemExit, RecursionError and
+    MemoryError too) becomes the PluginError that skips it, saying *what* it was doing.
+
+    Only a KeyboardInterrupt goes through, as pytest's plugin loader lets it; a PluginError
+    naming another plugin is blamed on this one (a plugin cannot have another skipped).
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except PluginError as error:
+        if error.plugin != name:
+            raise PluginError(name, f"{what} raised {_described(error)}") from error
+        raise
+    except BaseException as exc:  # noqa: BLE001 - SystemExit from a plugin must not end the program
+        raise PluginError(name, f"{what} raised {_described(exc)}") from exc
+
+
+@attrs.frozen
+class Contribution:
+    """What one plugin declared and registered."""
+
+    declared: Mapping[str, tuple[Any, ...]]  # kind ("quantities", "slots", ...) -> declarations
+    patterns: tuple[Pattern, ...] = ()
+
+
+def may_declare_entry_points(group: str) -> bool:
+    """Whether any distribution on ``sys.path`` may declare entry points of *group*.
+
+    A look at each ``*.dist-info``/``*.egg-info`` folder's ``entry_points.txt``; anything it cannot
+    read this way (a zip or egg file on the path, a custom finder) answers True, and
+    :mod:`importlib.metadata` then decides. False lets a start skip importing it.
+    """
+    header = re.compile(rf"^\s*\[\s*{re.escape(group)}\s*\]", re.MULTILINE)
+    if any(hasattr(finder, "find_distributions") and finder is not importlib.machinery.PathFinder for finder in sys.meta_path):
+        return True  # another finder of distributions: only importlib.metadata knows what it finds
+    for entry in sys.path:
+        folder = entry or os.curdir
+        try:
+            names = os.listdir(folder)
+        except NotADirectoryError:  # a zip or an egg file: importlib.metadata reads those
+            return True
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith((".dist-info", ".egg-info")):
+                try:
+                    with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8", errors="replace") as file:
+                        if header.search(file.read()):
+                            return True
+                except OSError:
+                    continue
+    return False
+
+
+class _Manager(pluggy.PluginManager):
+    """pluggy's manager, looking in a built-in plugin only at names spelt as hooks.
+
+    pluggy inspects every attribute of a plugin for a hookimpl marker (a tenth of loading the
+    built-ins); the built-ins name their hooks as the hookspecs do, which the suite checks, while
+    any other plugin is inspected in full (it may give ``specname``).
+    """
+
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        if not name.startswith(_HOOK_PREFIX) and is_builtin(plugin):
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+
+class PluginRegistry:
+    """Every loaded plugin's patterns and declarations, validated.
+
+    Args:
+        plugins: extra plugin objects (modules, classes or instances with hookimpls).
+        builtins: register the built-in plugins of :mod:`flopsreg.patterns` first.
+        load_entry_points: then load installed plugins of the entry-point group ``flopsreg``
+            (skipped when the environment sets ``FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1``).
+        trust_builtins: load the built-ins without the load-time checks (names, declarations,
+            ties, symbols, trial evaluations), which the test suite runs over them with
+            ``trust_builtins=False``; every other plugin is checked against everything loaded.
+    """
+
+    def __init__(
+        self,
+        plugins: Iterable[object] = (),
+        *,
+        builtins: bool = True,
+        load_entry_points: bool = True,
+        trust_builtins: bool = True,
+    ) -> None:
+        self._trust_builtins = trust_builtins
+        self._pm = _Manager(hookspecs.PROJECT)
+        self._pm.add_hookspecs(hookspecs)
+        self._errors: list[PluginError] = []
+        self._loaded: dict[str, Contribution] = {}  # plugin name -> what it contributed, in load order
+        self._builtins: set[str] = set()  # names of the loaded plugins of flopsreg.patterns
+        candidates: list[tuple[str, Any]] = []
+        if builtins:
+            candidates += [(_plugin_name(m), m) for m in builtin_plugins()]
+        candidates += [(_plugin_name(p), p) for p in plugins]
+        if load_entry_points and os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD") != "1":
+            candidates += self._entry_point_plugins()
+        objects: dict[str, tuple[Any, bool, bool]] = {}  # name -> (plugin, built-in, trusted)
+        for name, plugin in candidates:  # pass 1: declarations
+            builtin = is_builtin(plugin)
+            trusted = self._trust_builtins and builtin  # loaded without the checks the test suite runs over it
+            if not trusted:  # its checks read what the plugins before it declared
+                self._index()
+            try:
+                self._loaded[name] = Contribution(declared=self._declare(name, plugin, trusted))
+            except PluginError as error:
+                self._skip(error)
+                continue
+            objects[name] = (plugin, builtin, trusted)
+        for name, (plugin, builtin, trusted) in objects.items():  # pass 2: patterns, against every declaration
+            if not trusted:
+                self._index()
+            try:
+                patterns = self._patterns(name, builtin, trusted)
+            except PluginError as error:
+                self._drop(name, error)
+                continue
+            self._loaded[name] = attrs.evolve(self._loaded[name], patterns=tuple(patterns))
+            if builtin:
+                self._builtins.add(name)
+        self._index()
+        if self._errors or not all(trusted for _, _, trusted in objects.values()):
+            self._check_references()
+        self._pm.check_pending()
+
+    @classmethod
+    def default(cls) -> PluginRegistry:
+        """The built-in plugins plus every installed plugin."""
+        return cls()
+
+    # -- loading -------------------------------------------------------------------------------
+
+    def _entry_point_plugins(self) -> list[tuple[str, Any]]:
+        if not may_declare_entry_points(ENTRY_POINT_GROUP):
+            return []
+        import importlib.metadata  # a tenth of a cold start: only where some distribution may declare the group
+
+        loaded = []
+        for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = ep.dist.name if ep.dist else "?"
+            name = f"{ep.name} ({dist})"
+            try:
+                with plugin_fault(name, f"importing {ep.value!r}"):
+                    loaded.append((name, ep.load()))
+            except PluginError as error:  # one broken plugin must not stop the others
+                self._skip(error)
+        return loaded
+
+    def _declare(self, name: str, plugin: Any, trusted: bool) -> dict[str, tuple[Any, ...]]:
+        """Register one plugin and collect its declarations, checked against those loaded before."""
+        if not trusted:
+            with plugin_fault(name, "reading its attributes"):
+                self._check_hook_names(name, plugin)
+        self._register(name, plugin)
+        try:
+            declared = {kind: tuple(self._collect(name, hook, type_)) for kind, (hook, type_) in _DECLARATIONS.items()}
+            if not trusted:
+                with plugin_fault(name, "checking its declarations"):
+                    self._check_declarations(name, declared)
+        except PluginError:
+            self._pm.unregister(name=name)
+            raise
+        return declared
+
+    def _register(self, name: str, plugin: Any) -> None:
+        """Register *plugin* with pluggy; if that fails part-way (a ``dir`` or attribute that raises),
+        nothing of it stays registered."""
+        taken = self._pm.has_plugin(name)
+        try:
+            with plugin_fault(name, "registering its hooks"):
+                try:
+                    self._pm.register(plugin, name=name)
+                except (ValueError, pluggy.PluginValidationError) as exc:
+                    raise PluginError(name, str(exc)) from exc
+        except PluginError:
+            if not taken and self._pm.has_plugin(name):
+                self._pm.unregister(name=name)
+            raise
+
+    def _patterns(self, name: str, builtin: bool, trusted: bool) -> list[Pattern]:
+        """Collect one plugin's patterns and check them against everything loaded so far."""
+        patterns = self._collect(name, "flopsreg_register_patterns", Pattern)
+        if trusted:  # checked by the test suite (Registry(trust_builtins=False)), not at every start
+            return patterns
+        with plugin_fault(name, "checking its patterns"):
+            self._check_group_references(name, self._loaded[name].declared)
+            for pattern in patterns:  # first: every later check recurses through the formulas
+                check_depth(name, pattern)
+            self._check_patterns(name, patterns)
+            for pattern in patterns:
+                check_exact(name, pattern)
+            loaded = list(self._all_patterns())
+            builtins = [p for n in self._builtins for p in self._loaded[n].patterns] + (list(patterns) if builtin else [])
+            check_flagless_params(name, patterns, builtins, self._selected_slots())
+            conventions = set(self.conventions)
+            owner = {**self._owner, **{p.name: name for p in patterns}}
+            check_ties(name, patterns, loaded, conventions, owner)
+            check_compositions(name, patterns, loaded, conventions, owner, frozenset(self.quantities))
+        return patterns
+
+    def _skip(self, error: PluginError) -> None:
+        self._errors.append(error)
+        warnings.warn(str(error), PluginWarning, stacklevel=3)
+
+    def _drop(self, name: str, error: PluginError) -> None:
+        """Unload plugin *name* (declarations too) and report why."""
+        self._pm.unregister(name=name)
+        del self._loaded[name]
+        self._builtins.discard(name)
+        self._index()
+        self._skip(error)
+
+    def _all_patterns(self) -> Iterable[Pattern]:
+        return (p for contribution in self._loaded.values() for p in contribution.patterns)
+
+    def _index(self) -> None:
+        """The lookup tables of the loaded plugins, first declaration first."""
+        for cached in ("params", "conventions", "quantities", "slots", "slot_groups", "group_selectors", "slot_group_of", "blocks",
+                       "hf_readers", "hf_layer_types", "megatron_readers", "flags", "symbols", "patterns"):
+            self.__dict__.pop(cached, None)
+        self._owner: dict[str, str] = {}  # pattern name -> plugin name
+        self._params: dict[str, tuple[Param, str]] = {}  # param name -> (param, pattern name)
+        self._declared: dict[str, dict[str, tuple[Any, str]]] = {kind: {} for kind in _DECLARATIONS}
+        for name, contribution in self._loaded.items():
+            for pattern in contribution.patterns:
+                self._owner[pattern.name] = name
+                for param in pattern.params:
+                    self._params.setdefault(param.name, (param, pattern.name))
+            for kind, items in contribution.declared.items():
+                for item in items:
+                    self._declared[kind].setdefault(item.name, (item, name))
+
+    def _check_declarations(self, name: str, declared: Mapping[str, Sequence[Any]]) -> None:
+        """Names are unique per kind (an identical redeclaration is fine); none shadows a shared symbol."""
+        for kind, items in declared.items():
+            seen: dict[str, Any] = {}
+            for item in items:
+                if kind == "conventions" and item.name == EXACT:
+                    raise PluginError(name, f"convention name {EXACT!r} is reserved for flopsreg's own exact counting")
+                if kind == "quantities" and item.name in SHARED:
+                    raise PluginError(name, f"quantity {item.name!r} is a shared symbol ({SHARED[item.name].meaning})")
+                known = self._declared[kind].get(item.name)
+                previous = known[0] if known else seen.get(item.name)
+                if previous is not None and (previous != item or kind == "conventions"):
+                    by = known[1] if known else name
+                    raise PluginError(
+                        name,
+                        f"{kind.rstrip('s').replace('_', ' ')} {item.name!r} is already declared by plugin {by!r}"
+                        + ("" if kind == "conventions" else " differently; import and reuse that declaration"),
+                    )
+                seen[item.name] = item
+        self._check_argument_claims(name, declared["megatron_readers"])
+        defaults = [g.name for g, _ in self._declared["slot_groups"].values() if g.default]
+        defaults += [g.name for g in declared["slot_groups"] if g.default and g.name not in defaults]
+        if len(defaults) > 1:
+            raise PluginError(
+                name,
+                f"slot groups {defaults[0]!r} and {defaults[1]!r} are both the default token mixer; at most one group may be "
+                "(select the other by flags with a GroupSelector)",
+            )
+
+    def _check_group_references(self, plugin: str, declared: Mapping[str, Sequence[Any]]) -> None:
+        """Every slot group that plugin *plugin*'s group selectors and slot groups (``beside``) name is declared."""
+        groups = self.slot_groups
+        named = [(f"group selector {g.name!r}", g.group) for g in declared["group_selectors"]]
+        named += [(f"slot group {g.name!r} (beside)", other) for g in declared["slot_groups"] for other in sorted(g.beside)]
+        for what, group in named:
+            if group not in groups:
+                raise PluginError(
+                    plugin,
+                    f"{what} names slot group {group!r}, which no plugin declares{did_you_mean(group, groups)} "
+                    "(declare it with flopsreg_register_slot_groups)",
+                )
+
+    def _check_argument_claims(self, name: str, readers: Sequence[MegatronReader]) -> None:
+        """Two Megatron-LM readers claiming one argument at equal precedence: nobody decided."""
+        earlier = [(reader, owner) for reader, owner in self._declared["megatron_readers"].values()]
+        for i, reader in enumerate(readers):
+            for other, by in [*earlier, *((r, name) for r in readers[i + 1 :])]:
+                tied = reader.clashes(other)
+                if tied:
+                    raise PluginError(
+                        name,
+                        f"Megatron-LM reader {reader.name!r} claims args.{tied[0]} at precedence {reader.precedence}, "
+                        f"as does reader {other.name!r} of plugin {by!r}; give one of them a higher precedence",
+                    )
+
+    def _check_hook_names(self, name: str, plugin: Any) -> None:
+        for attr in dir(plugin):
+            opts = pluggy.PluginManager.parse_hookimpl_opts(self._pm, plugin, attr)  # every attribute
+            marked = opts is not None
+            hook = (opts or {}).get("specname") or attr
+            if marked and hook not in _HOOK_NAMES:
+                raise PluginError(name, f"unknown hook {hook!r}{did_you_mean(hook, _HOOK_NAMES)}")
+            if attr in _HOOK_NAMES and not marked and callable(getattr(plugin, attr, None)):
+                raise PluginError(name, f"{attr!r} is not decorated with @flopsreg.hookimpl, so it would never run")
+
+    def _collect(self, name: str, hook: str, kind: type) -> list[Any]:
+        """Call plugin *name*'s implementation of *hook* and check it returned a list of *kind*."""
+        items: list[Any] = []
+        for impl in getattr(self._pm.hook, hook).get_hookimpls():
+            if impl.plugin_name != name:
+                continue
+            if impl.kwargnames:
+                raise PluginError(
+                    name,
+                    f"hookimpl {impl.function.__name__} has default-valued parameters "
+                    f"{list(impl.kwargnames)}; pluggy never passes them, so remove them",
+                )
+            with plugin_fault(name, hook):
+                returned = impl.function()
+                if not isinstance(returned, (list, tuple)):
+                    raise PluginError(name, f"{hook} must return a list of {kind.__name__}, got {type(returned).__name__}")
+                for item in returned:
+                    if not isinstance(item, kind):
+                        raise PluginError(name, f"{hook} returned {item!r}, which is not a flopsreg.{kind.__name__}")
+                items += returned
+        return items
+
+    def _check_patterns(self, name: str, patterns: Sequence[Pattern]) -> None:
+        staged: dict[str, tuple[Param, str]] = {}
+        seen: dict[str, str] = {}
+        declared = {scope: self._declared_symbols(scope) for scope in {p.scope for p in patterns}}
+        for pattern in patterns:
+            owner = self._owner.get(pattern.name) or seen.get(pattern.name)
+            if owner is not None:
+                raise PluginError(name, f"pattern name {pattern.name!r} is already registered by plugin {owner!r}")
+            seen[pattern.name] = name
+            check_params(name, pattern)
+            for param in pattern.params:
+                if param.name in SHARED or param.name in self.quantities:
+                    raise PluginError(name, f"pattern {pattern.name!r} declares parameter {param.name!r}, which is a declared symbol")
+                known = staged.get(param.name) or self._params.get(param.name)
+                if known is not None and known[0] != param:
+                    raise PluginError(
+                        name,
+                        f"pattern {pattern.name!r} declares parameter {param.name!r} differently from pattern "
+                        f"{known[1]!r} (plugin {self._owner.get(known[1], name)!r}): {param} != {known[0]}; "
+                        "import and reuse that Param",
+                    )
+                staged.setdefault(param.name, (param, pattern.name))
+            self._check_references_of(name, pattern)
+            check_symbols(name, pattern, declared[pattern.scope])
+
+    def _check_references_of(self, plugin: str, pattern: Pattern) -> None:
+        """The slot a pattern fills and the quantities it produces are declared, in its scope."""
+        slot = self.slots.get(pattern.slot)
+        if slot is None:
+            raise PluginError(
+                plugin,
+                f"pattern {pattern.name!r} fills slot {pattern.slot!r}, which no plugin declares"
+                f"{did_you_mean(pattern.slot, self.slots)} (declare it with flopsreg_register_slots)",
+            )
+        if slot.scope != pattern.scope:
+            raise PluginError(
+                plugin, f"pattern {pattern.name!r} has scope {pattern.scope!r} but slot {slot.name!r} is of scope {slot.scope!r}"
+            )
+        for quantity in pattern.quantities:
+            if quantity != FLOPS and quantity not in self.quantities:
+                raise PluginError(
+                    plugin,
+                    f"pattern {pattern.name!r} produces {quantity!r}, which no plugin declares as a quantity"
+                    f"{did_you_mean(quantity, self.quantities)} (declare it with flopsreg_register_quantities)",
+                )
+
+    def _declared_symbols(self, scope: str) -> dict[sympy.Symbol, str]:
+        """The symbols a pattern of *scope* may use besides its parameters."""
+        declared = {info.symbol: info.meaning for info in SHARED.values()}
+        declared |= {q.symbol: q.meaning for q in self.quantities.values()}
+        if scope == "model":
+            for block in self.blocks.values():
+                declared |= {block.flops: f"FLOPs of the {block.name} layers", block.layers: f"{block.name} layers"}
+        return declared
+
+    def _check_references(self) -> None:
+        """After loading: drop plugins whose patterns reference a declaration or a quantity provider
+        that a dropped plugin took with it (built-in consumers load before their providers, and a
+        dropped plugin may have declared what another used), until nothing changes."""
+        while True:
+            patterns = list(self._all_patterns())
+            conventions = set(self.conventions)
+            quantities = frozenset(self.quantities)
+            declared = {scope: self._declared_symbols(scope) for scope in {p.scope for p in patterns}}
+            for name, contribution in self._loaded.items():
+                try:
+                    with plugin_fault(name, "checking its patterns"):
+                        self._check_group_references(name, contribution.declared)
+                        for pattern in contribution.patterns:
+                            self._check_references_of(name, pattern)
+                            check_symbols(name, pattern, declared[pattern.scope])
+                            problem = unprovided(pattern, patterns, conventions, quantities)
+                            if problem:
+                                raise PluginError(name, problem)
+                except PluginError as error:
+                    self._drop(name, error)
+                    break
+            else:
+                return
+
+    # -- queries -------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def patterns(self) -> tuple[Pattern, ...]:
+        """Every loaded pattern, by slot, then precedence (highest first), then name."""
+        return tuple(sorted(self._all_patterns(), key=lambda p: (p.slot, -p.precedence, p.name)))
+
+    @property
+    def errors(self) -> tuple[PluginError, ...]:
+        """The plugins that were skipped, each with the reason."""
+        return tuple(self._errors)
+
+    @functools.cached_property
+    def params(self) -> dict[str, Param]:
+        """Every declared parameter by name."""
+        return {name: param for name, (param, _) in sorted(self._params.items())}
+
+    def _declarations(self, kind: str) -> dict[str, Any]:
+        return {name: item for name, (item, _) in sorted(self._declared[kind].items())}
+
+    @functools.cached_property
+    def conventions(self) -> dict[str, Convention]:
+        """Every registered convention by name (``"exact"``, the default, needs none)."""
+        return self._declarations("conventions")
+
+    @functools.cached_property
+    def quantities(self) -> dict[str, Quantity]:
+        """Every declared quantity by name."""
+        return self._declarations("quantities")
+
+    @functools.cached_property
+    def slots(self) -> dict[str, Slot]:
+        """Every declared slot by name, in declaration order: the forward pass, for the built-ins
+        (the LaTeX prints terms in this order)."""
+        return {name: item for name, (item, _) in self._declared["slots"].items()}
+
+    @functools.cached_property
+    def slot_groups(self) -> dict[str, SlotGroup]:
+        """Every declared slot group (token mixer) by name."""
+        return self._declarations("slot_groups")
+
+    @functools.cached_property
+    def group_selectors(self) -> tuple[GroupSelector, ...]:
+        """Every declared rule selecting a layer's token mixer by its flags."""
+        return tuple(self._declarations("group_selectors").values())
+
+    @functools.cached_property
+    def slot_group_of(self) -> dict[str, str]:
+        """The slot group of each layer slot in one: the group its name's first part names
+        (``attention.core``: ``attention``), where a group of that name is declared."""
+        first = {slot.name: slot.name.partition(".")[0] for slot in self.slots.values() if slot.scope == "layer"}
+        return {name: group for name, group in first.items() if group in self.slot_groups}
+
+    def _selected_slots(self) -> frozenset[str]:
+        """The slots of the groups that a layer has only where its flags select them (not the default)."""
+        return frozenset(slot for slot, group in self.slot_group_of.items() if not self.slot_groups[group].default)
+
+    @functools.cached_property
+    def blocks(self) -> dict[str, Block]:
+        """Every declared block (named group of extra layers) by name."""
+        return self._declarations("blocks")
+
+    @functools.cached_property
+    def hf_readers(self) -> dict[str, HFReader]:
+        """The Hugging Face reader of each model_type."""
+        return self._declarations("hf_readers")
+
+    @functools.cached_property
+    def hf_layer_types(self) -> dict[str, HFLayerType]:
+        """Each declared Hugging Face ``layer_types`` string."""
+        return self._declarations("hf_layer_types")
+
+    @functools.cached_property
+    def megatron_readers(self) -> dict[str, MegatronReader]:
+        """Every Megatron-LM argument reader by name."""
+        return self._declarations("megatron_readers")
+
+    @functools.cached_property
+    def flags(self) -> frozenset[str]:
+        """Every flag some pattern or group selector reacts to or a Hugging Face reader gives its models (the family flag too)."""
+        readers = self.hf_readers.values()
+        return frozenset().union(
+            *(p.flags for p in self.patterns), *(g.flags for g in self.group_selectors), *(r.flags for r in readers), map(family_flag, self.hf_readers)
+        )
+
+    @functools.cached_property
+    def symbols(self) -> SymbolTable:
+        """The LaTeX and meaning of every symbol a formula may use: what renderers are given."""
+        infos = [*SHARED.values()]
+        infos += [SymbolInfo(name=q.name, latex=q.latex, meaning=q.meaning, kind="quantity") for q in self.quantities.values()]
+        infos += [SymbolInfo(name=p.name, latex=p.latex, meaning=p.meaning, kind="dimension") for p in self.params.values()]
+        for block in self.blocks.values():
+            infos += [
+                SymbolInfo(name=block.flops.name, latex=block.flops.latex, meaning=f"FLOPs of the {block.meaning}", kind="structure"),
+                SymbolInfo(name=block.layers.name, latex=block.layers.latex, meaning=f"number of {block.meaning}", kind="structure"),
+            ]
+        return SymbolTable(infos)
+
+    def loaded_plugins(self) -> dict[str, object]:
+        """Every loaded plugin object by name, built-ins first, in load order."""
+        return dict(self._pm.list_name_plugin())
+
+    def plugin_of(self, item: Pattern | str) -> str:
+        """The name of the plugin that registered *item* (a pattern, or a pattern's name)."""
+        return self._owner[item if isinstance(item, str) else item.name]
+
+    def pattern(self, name: str) -> Pattern:
+        """The pattern called *name*."""
+        for pattern in self.patterns:
+            if pattern.name == name:
+                return pattern
+        raise KeyError(f"no pattern {name!r}{did_you_mean(name, (p.name for p in self.patterns))}")
+
+
+@functools.lru_cache(maxsize=1)
+def default_plugins() -> PluginRegistry:
+    """The built-in and installed plugins, loaded once per process: what the readers use when
+    they are given no registry."""
+    return PluginRegistry()

@@ -1,0 +1,518 @@
+"""Text, JSON and LaTeX views of patterns, plans and results.
+
+LaTeX is composed here from the per-pattern formulas, one ``align`` row per term, because sympy
+reorders sums and folds constants when the whole model is one expression; a pattern that gives
+its own LaTeX (``Pattern.latex``) is printed as it gives it. Renderers of a selection or result
+take symbol names and meanings from ``selection.symbols``, never from the registry.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from fractions import Fraction
+from itertools import islice
+from math import gcd
+from typing import TYPE_CHECKING, Any
+
+from flopsreg.model import ranges_text
+
+# sympy, the pattern module and comparisons are imported by the renderers that need them, so
+# that results (result_text, result_json) render without them: the command line's cached path.
+if TYPE_CHECKING:
+    import sympy
+
+    from flopsreg.declarations.pattern import Pattern
+    from flopsreg.engine.compare import Comparison
+    from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.evaluate import Result
+    from flopsreg.engine.peaks import Peak
+    from flopsreg.engine.serving import Generation
+    from flopsreg.engine.utilisation import Utilisation
+    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.declarations.symbols import SymbolTable
+
+__all__ = [
+    "compare_json",
+    "compare_text",
+    "comparison_markdown",
+    "explain_text",
+    "formula_text",
+    "generation_json",
+    "generation_text",
+    "peaks_json",
+    "peaks_text",
+    "per_token_text",
+    "utilisation_json",
+    "utilisation_text",
+    "latex",
+    "layers_json",
+    "mathjax",
+    "pattern_latex",
+    "patterns_json",
+    "patterns_text",
+    "registry_markdown",
+    "result_json",
+    "sweep_json",
+    "sweep_lines",
+    "result_markdown",
+    "result_text",
+    "selection_markdown",
+]
+
+
+def _group(n: int) -> str:
+    return f"{n:,}"
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# -- patterns ---------------------------------------------------------------------------------
+
+
+def patterns_json(registry: PluginRegistry) -> list[dict[str, Any]]:
+    """Every registered pattern as a JSON-ready dict."""
+    return [
+        {
+            "name": p.name,
+            "slot": p.slot,
+            "flags": sorted(p.flags),
+            "precedence": p.precedence,
+            "scope": p.scope,
+            "produces": p.produces,
+            "params": [param.name for param in p.params],
+            "formula": str(p.formula),
+            "latex": pattern_latex(p),
+            "summary": p.summary,
+            "reference": p.reference,
+            "refusal": p.refusal,  # null, or the line a plan is refused with where the pattern wins
+            "plugin": registry.plugin_of(p),
+        }
+        for p in registry.patterns
+    ]
+
+
+def pattern_latex(pattern: Pattern) -> str:
+    """*pattern*'s formula in LaTeX: its own, if it gives one, else sympy's with the symbols' names."""
+    return pattern.formula_latex
+
+
+def patterns_text(registry: PluginRegistry) -> str:
+    """A table of every registered pattern."""
+    rows = [["slot", "pattern", "flags", "precedence", "params", "summary"]]
+    for p in registry.patterns:
+        rows.append(
+            [
+                p.slot,
+                p.name,
+                ", ".join(sorted(p.flags)) or "(default)",
+                str(p.precedence),
+                ", ".join(param.name for param in p.params) or "-",
+                p.summary,
+            ]
+        )
+    return _table(rows)
+
+
+# -- explanation ------------------------------------------------------------------------------
+
+
+def explain_text(plan: ModelSelection) -> str:
+    """One line per slot and layer kind: the chosen pattern and why."""
+    from flopsreg.declarations.pattern import EXACT
+
+    model = plan.model
+    layers, kinds = model.plan.layers, len(plan.kinds)
+    lines = [f"{model.name}: {layers} layer{'s' * (layers != 1)}, {kinds} kind{'s' * (kinds != 1)}"]
+    if plan.convention != EXACT:
+        lines.append(f"convention: {plan.convention}")
+    for unit in plan.units:
+        flags = ", ".join(sorted(unit.flags)) or "none"
+        lines.append(f"{unit.where}: flags {flags}")
+        for sel in unit.selections:
+            lines.append(f"  {sel.slot}: {sel.pattern.name} ({sel.reason})")
+    lines += [f"warning: {w}" for w in plan.warnings]
+    return "\n".join(lines)
+
+
+# -- formulas ---------------------------------------------------------------------------------
+
+
+def _display_terms(
+    unit: UnitSelection, symbols: SymbolTable
+) -> tuple[dict[str, tuple[Pattern, sympy.Expr]], list[tuple[str, Pattern, sympy.Expr]]]:
+    """Quantity rows (e.g. P(s)) and FLOPs terms, keeping produced quantities as named symbols."""
+    import sympy
+
+    from flopsreg.declarations.pattern import FLOPS
+
+    produced = {sel.pattern.produces: sel for sel in unit.selections if sel.pattern.produces != FLOPS}
+    shown: dict[str, tuple[Pattern, sympy.Expr]] = {}
+    inline = {}
+    for quantity, expr in unit.quantities.items():
+        if quantity in produced:
+            display = sympy.Symbol(f"{quantity}__{unit.name}")
+            shown[quantity] = (produced[quantity].pattern, expr)
+            inline[symbols[quantity].symbol] = display
+        else:
+            inline[symbols[quantity].symbol] = expr
+    terms = []
+    for sel in unit.selections:
+        if sel.pattern.produces == FLOPS:
+            terms.append((sel.slot, sel.pattern, sel.pattern.formula.xreplace(inline)))
+    return shown, terms
+
+
+def latex(plan: ModelSelection, result: Result | None = None, **options: bool) -> str:
+    """The model's closed form as paste-ready LaTeX; see :func:`flopsreg.render.tex.latex` for *options*."""
+    from flopsreg.render.tex import latex as paper_latex  # sympy: only for the renderers that need it
+
+    return paper_latex(plan, result, **options)
+
+
+def mathjax(plan: ModelSelection, result: Result | None = None) -> str:
+    """The equations in what MathJax 3 renders, for notebooks (see :func:`flopsreg.render.tex.mathjax`)."""
+    from flopsreg.render.tex import mathjax as render_mathjax
+
+    return render_mathjax(plan, result)
+
+
+def result_markdown(result: Result) -> str:
+    """A notebook's Markdown display of a result (see :mod:`flopsreg.render.notebook`)."""
+    from flopsreg.render import notebook
+
+    return notebook.result_markdown(result)
+
+
+def selection_markdown(plan: ModelSelection) -> str:
+    """A notebook's Markdown display of a selection."""
+    from flopsreg.render import notebook
+
+    return notebook.selection_markdown(plan)
+
+
+def registry_markdown(registry: PluginRegistry) -> str:
+    """A notebook's Markdown display of a registry."""
+    from flopsreg.render import notebook
+
+    return notebook.registry_markdown(registry)
+
+
+def comparison_markdown(comparison: Comparison) -> str:
+    """A notebook's Markdown display of a comparison."""
+    from flopsreg.render import notebook
+
+    return notebook.comparison_markdown(comparison)
+
+
+def formula_text(plan: ModelSelection) -> str:
+    """The closed form in plain text: each layer kind's terms, then the model total."""
+    lines = [f"{plan.model.name}: forward FLOPs of one sequence of seq_len tokens"]
+    for unit in plan.units:
+        shown, terms = _display_terms(unit, plan.symbols)
+        lines.append(f"{unit.where}:")
+        for quantity, (pattern, expr) in shown.items():
+            lines.append(f"  {quantity} = {expr}    [{pattern.name}]")
+        for slot, pattern, expr in terms:
+            lines.append(f"  + {expr}    [{slot}: {pattern.name}]")
+    lines.append("total, dimensions substituted:")
+    lines.append(f"  F(seq_len) = {plan.expression}")
+    return "\n".join(line.replace("__", "_") for line in lines)
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+def _lengths_text(result: Result) -> str:
+    if len(result.seqlens) == 1:
+        text = f"batch {result.batch} x {result.seqlens[0]} tokens"
+    else:
+        text = f"batch {result.batch} x packed row of {len(result.seqlens)} sequences ({sum(result.seqlens)} tokens)"
+    if result.cached:
+        shown = result.cached[0] if len(set(result.cached)) == 1 else ", ".join(map(str, result.cached))
+        text += f" after {shown} cached"
+    return text + (", logits at the last position" if result.logits != "all" else "")
+
+
+def per_token_text(value: Fraction) -> str:
+    """An exact per-token count: the integer, or the fraction with a 4-digit approximation."""
+    if value.denominator == 1:
+        return _group(value.numerator)
+    return f"{value.numerator}/{value.denominator} (~{float(value):.4g})"
+
+
+def exact_json(value: Fraction) -> str:
+    """An exact rational for JSON: ``"123"`` or ``"246/5"``."""
+    return str(value)
+
+
+def result_text(result: Result) -> str:
+    """A table of FLOPs per layer kind, then forward and training totals."""
+    rows = [["kind", "layers", "patterns", "FLOPs per layer"]]
+    for unit in result.selection.units:
+        layers = f"{unit.count}: {_short_ranges(unit.layers)}" if unit.scope == "layer" else "model"
+        rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_totals[unit])])
+    lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
+    lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
+    how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
+    lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; {how})")
+    lines.append(f"per token: forward {per_token_text(result.forward_per_token)}, training {per_token_text(result.training_per_token)}")
+    return "\n".join(lines)
+
+
+def _short_ranges(layers: tuple[range, ...]) -> str:
+    text = ranges_text(layers)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def ranges_json(layers: tuple[range, ...]) -> list[dict[str, int]]:
+    """Layer ranges for JSON: ``first`` and ``last`` index (inclusive) and ``step``."""
+    return [{"first": r.start, "last": r[-1], "step": r.step} for r in layers]
+
+
+def _batch_fields(result: Result) -> dict[str, Any]:
+    """What every JSON view of a result starts with: the model and the batch it counted."""
+    return {
+        "model": result.model.name,
+        "seqlens": list(result.seqlens),
+        "batch": result.batch,
+        "convention": result.convention,
+        "recompute": result.recompute,
+    }
+
+
+def result_json(result: Result) -> dict[str, Any]:
+    """The JSON contract: exact totals as decimal strings, plus float conveniences.
+
+    Layers are grouped by kind (their indices as ranges), so the size follows the layer kinds,
+    not the layer count; :func:`layers_json` gives the per-layer form on request.
+    """
+    kinds = [
+        {
+            "kind": unit.name,
+            "count": unit.count,
+            "layers": ranges_json(unit.layers),
+            "patterns": unit.patterns,
+            "flops_per_layer": str(result.unit_totals[unit]),
+            "flops": str(unit.count * result.unit_totals[unit]),
+        }
+        for unit in result.selection.kinds
+    ]
+    head = result.selection.head
+    return {
+        **_batch_fields(result),
+        "forward_flops": str(result.forward),
+        "training_flops": str(result.training),
+        "forward_flops_float": float(result.forward),
+        "training_flops_float": float(result.training),
+        "cached": list(result.cached) or [0] * len(result.seqlens),
+        "logits": result.logits,
+        "tokens": result.tokens,
+        "forward_flops_per_token": exact_json(result.forward_per_token),
+        "training_flops_per_token": exact_json(result.training_per_token),
+        "forward_flops_per_token_float": float(result.forward_per_token),
+        "training_flops_per_token_float": float(result.training_per_token),
+        "kinds": kinds,
+        "model_level": {
+            "patterns": head.patterns,
+            "flops": str(result.unit_totals.get(head, 0)),
+        },
+        "slots": {slot: str(flops) for slot, flops in result.slot_flops.items()},
+        "warnings": list(result.warnings),
+    }
+
+
+def layers_json(result: Result) -> Iterator[dict[str, Any]]:
+    """One entry per decoder layer, generated one at a time (``eval --per-layer``)."""
+    for layer in result.layers:
+        yield {"index": layer.index, "kind": layer.kind, "patterns": dict(layer.patterns), "flops": str(layer.flops)}
+
+
+# -- comparisons ------------------------------------------------------------------------------
+
+
+def compare_text(comparison: Comparison) -> str:
+    """A table of each convention against exact, then every difference with its reason."""
+    from flopsreg.engine.compare import ratio_text
+
+    exact = comparison.exact
+    rows = [["convention", "forward FLOPs", "training FLOPs", "training / token", "vs exact"]]
+    notes = []
+    for total in comparison.totals:
+        if total.result is None:
+            rows.append([total.convention, "-", "-", "-", "cannot count"])
+            notes.append(f"{total.convention}: {total.error}")
+            continue
+        per_token = total.result.training_per_token
+        rows.append(
+            [
+                total.convention,
+                _group(total.result.forward),
+                _group(total.result.training),
+                f"{float(per_token):.4g}",
+                ratio_text(total.ratio(exact)),
+            ]
+        )
+    lines = [f"{exact.model.name}, {_lengths_text(exact)}", _table(rows)]
+    if comparison.differences:
+        lines += ["", "differences from exact:"] + [f"- {d}" for d in comparison.differences]
+    lines += [f"- {note}" for note in notes]
+    return "\n".join(lines)
+
+
+def compare_json(comparison: Comparison) -> dict[str, Any]:
+    """Totals as decimal strings, ratios as floats, differences with their reasons."""
+    exact = comparison.exact
+    totals = []
+    for total in comparison.totals:
+        entry: dict[str, Any] = {"convention": total.convention}
+        if total.result is None:
+            entry["error"] = total.error
+        else:
+            ratio = total.ratio(exact)
+            entry |= {
+                "forward_flops": str(total.result.forward),
+                "training_flops": str(total.result.training),
+                "forward_flops_per_token": exact_json(total.result.forward_per_token),
+                "training_flops_per_token": exact_json(total.result.training_per_token),
+                "ratio_to_exact": None if ratio is None else float(ratio),
+            }
+        totals.append(entry)
+    return {
+        "model": exact.model.name,
+        "seqlens": list(exact.seqlens),
+        "batch": exact.batch,
+        "conventions": totals,
+        "differences": [
+            {
+                "convention": d.convention,
+                "where": d.where,
+                "slot": d.slot,
+                "exact_pattern": d.exact_pattern,
+                "pattern": d.pattern,
+                "reason": d.reason,
+                "effects": {slot: None if r is None else float(r) for slot, r in d.effects},
+                "text": str(d),
+                "block": d.block,
+                "depths": list(d.depths),
+            }
+            for d in comparison.differences
+        ],
+    }
+
+
+# -- serving and utilisation ------------------------------------------------------------------
+
+
+def generation_text(gen: Generation) -> str:
+    """Prefill and decode totals, and FLOPs per generated token."""
+    model = gen.prefill.model.name
+    lines = [f"{model}, batch {gen.batch}: prompt {gen.prompt} tokens, {gen.new_tokens} new tokens", ""]
+    lines.append(f"prefill  {_group(gen.prefill_flops)} FLOPs ({gen.prefill_flops:.4g}; {gen.prompt} tokens, logits at the last)")
+    lines.append(f"decode   {_group(gen.decode_flops)} FLOPs ({gen.decode_flops:.4g}; {gen.decode_steps} steps of 1 token)")
+    lines.append(f"total    {_group(gen.total)} FLOPs ({gen.total:.4g})")
+    lines.append(f"per generated token: {per_token_text(gen.per_token)}")
+    if gen.decode_per_token is not None:
+        lines.append(f"per decode step and sequence: {per_token_text(gen.decode_per_token)}")
+    return "\n".join(lines)
+
+
+def generation_json(gen: Generation) -> dict[str, Any]:
+    """The generation totals: exact integers as decimal strings, per-token values as exact rationals."""
+    decode = gen.decode_per_token
+    return {
+        "model": gen.prefill.model.name,
+        "convention": gen.prefill.convention,
+        "prompt": gen.prompt,
+        "new_tokens": gen.new_tokens,
+        "batch": gen.batch,
+        "decode_steps": gen.decode_steps,
+        "prefill_flops": str(gen.prefill_flops),
+        "decode_flops": str(gen.decode_flops),
+        "total_flops": str(gen.total),
+        "flops_per_generated_token": exact_json(gen.per_token),
+        "flops_per_generated_token_float": float(gen.per_token),
+        "decode_flops_per_step": None if decode is None else exact_json(decode),
+        "warnings": list(gen.prefill.warnings),
+    }
+
+
+# -- sweeps ------------------------------------------------------------------------------------
+
+
+def sweep_lines(rows: Iterable[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
+    """``(seq_len, forward FLOPs)`` rows as the lines ``flopsreg sweep`` writes, 4096 joined by
+    newlines at a time: ``form`` ``"csv"`` (no header) or ``"json"`` (one object per line), with
+    training FLOPs and FLOPs per token (exact: an integer or a reduced fraction ``n/d``, as
+    ``str(Fraction)`` writes it) beside the totals.
+
+    Each line is one format string filled with ints and ``math.gcd`` reductions, not a Fraction
+    and a ``json.dumps`` per row: the values are digits and ``/``, which JSON needs no escaping for.
+    """
+    if form == "csv":
+        line = "{},{},{},{}{},{}{}".format
+    else:
+        line = (
+            '{{"seq_len": {}, "forward_flops": "{}", "training_flops": "{}", '
+            '"forward_per_token": "{}{}", "training_per_token": "{}{}"}}'
+        ).format
+
+    def text(n: int, f: int) -> str:
+        tokens = batch * n
+        g = gcd(f, tokens)
+        num, den = f // g, tokens // g
+        t_num, t_den = (num, den // 3) if den % 3 == 0 else (3 * num, den)  # 3 num / den, reduced
+        return line(n, f, 3 * f, num, f"/{den}" if den != 1 else "", t_num, f"/{t_den}" if t_den != 1 else "")
+
+    rows = iter(rows)
+    return iter(lambda: "\n".join([text(n, f) for n, f in islice(rows, 4096)]), "")
+
+
+def sweep_json(rows: Iterable[tuple[int, int]], batch: int = 1) -> list[dict[str, Any]]:
+    """The rows of ``flopsreg sweep --format json`` for *rows* (what :meth:`flopsreg.Registry.iter_sweep`
+    yields with the same *batch*), as Python objects: ``json.loads`` of the command's output."""
+    return [json.loads(line) for chunk in sweep_lines(rows, "json", batch) for line in chunk.split("\n")]
+
+
+def peaks_text(peaks: Mapping[str, Peak]) -> str:
+    """The peak table: name, device, format, dense TFLOP/s per device, and source."""
+    rows = [["name", "device", "format", "TFLOP/s", "source"]]
+    for peak in peaks.values():
+        rows.append([peak.name, peak.device, peak.dtype, f"{peak.flops / 10**12:g}", peak.source])
+    return _table(rows)
+
+
+def peaks_json(peaks: Mapping[str, Peak]) -> list[dict[str, Any]]:
+    return [
+        {"name": p.name, "device": p.device, "format": p.dtype, "flops": str(p.flops), "source": p.source}
+        for p in peaks.values()
+    ]
+
+
+def utilisation_text(result: Result, mfu: Utilisation, hfu: Utilisation) -> str:
+    """MFU and HFU of a step, with the numbers they come from."""
+    lines = [
+        f"{result.model.name}, {_lengths_text(result)}, {mfu.devices} device(s) at {float(mfu.peak):.4g} FLOP/s each",
+        f"step time  {float(mfu.seconds):.6g} s",
+        f"MFU        {mfu.decimal(6)} ({_group(mfu.flops)} model FLOPs)",
+        f"HFU        {hfu.decimal(6)} ({_group(hfu.flops)} hardware FLOPs, recompute {result.recompute})",
+    ]
+    return "\n".join(lines)
+
+
+def utilisation_json(result: Result, mfu: Utilisation, hfu: Utilisation) -> dict[str, Any]:
+    """MFU and HFU as decimal fraction strings and floats, with the exact FLOPs."""
+    return {
+        **_batch_fields(result),
+        "devices": mfu.devices,
+        "peak_flops": str(mfu.peak),
+        "step_time": str(mfu.seconds),
+        "mfu": mfu.to_dict(),
+        "hfu": hfu.to_dict(),
+        "warnings": list(result.warnings),
+    }

@@ -1,0 +1,446 @@
+"""Paste-ready LaTeX of a composed model: a fragment that needs only ``amsmath``, or a document.
+
+Terms are printed per pattern, in ``align`` rows sized for one column of a two-column article
+(wide terms split, short ones sharing a row), in the order the slots are declared (the forward
+pass, for the built-in slots), because sympy reorders sums when the model is one expression. A
+quantity that is the same in every layer kind keeps its plain symbol (``P``, ``f``); one that
+differs is written per kind (``P_{local}(s)``), and a kind that has the same patterns as an
+earlier one is written as the difference. The legend is a table of the symbols in order of
+appearance with their meaning and their value for this model.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import sympy
+
+from flopsreg.declarations.pattern import FLOPS, Pattern
+
+if TYPE_CHECKING:
+    from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.evaluate import Result
+
+__all__ = ["latex", "legend", "mathjax", "scientific"]
+
+_SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_NEEDS = "% Needs only \\usepackage{amsmath}."
+
+
+def escape(text: str) -> str:
+    """*text* made safe for LaTeX text mode."""
+    return "".join(_SPECIALS.get(char, char) for char in text)
+
+
+def thousands(n: int) -> str:
+    """*n* with ``{,}`` between groups of three digits, as LaTeX math prints a comma without space."""
+    return f"{n:,}".replace(",", "{,}")
+
+
+def scientific(value: int | Fraction, digits: int = 4) -> str:
+    r"""*value* in LaTeX scientific notation with *digits* significant digits, e.g. ``3.300 \times 10^{13}``,
+    rounded half up with exact arithmetic."""
+    value = Fraction(value)
+    if value == 0:
+        return "0"
+    exponent = len(str(int(abs(value)))) - 1 if abs(value) >= 1 else -len(str(int(1 / abs(value))))
+    while abs(value) >= Fraction(10) ** (exponent + 1):
+        exponent += 1
+    while abs(value) < Fraction(10) ** exponent:
+        exponent -= 1
+    scaled = abs(value) / Fraction(10) ** (exponent - digits + 1)
+    mantissa = int(scaled + Fraction(1, 2))
+    if mantissa >= 10**digits:
+        mantissa, exponent = mantissa // 10, exponent + 1
+    text = str(mantissa)
+    text = text[0] + ("." + text[1:] if digits > 1 else "")
+    sign = "-" if value < 0 else ""
+    return f"{sign}{text}" if exponent == 0 else f"{sign}{text} \\times 10^{{{exponent}}}"
+
+
+def meaning(text: str) -> str:
+    """A symbol's meaning as a paper gives it: parentheses naming config keys (``a_b``, ``a.b``) dropped,
+    then up to the first ``;`` (after which plugins give technical notes)."""
+    return re.sub(r" ?\([^()]*(?:_|\w\.\w)[^()]*\)", "", text).split(";", 1)[0].strip()
+
+
+_MAX_WIDTH = 26  # visible characters of a term's LaTeX that fit one column of a two-column article
+_MERGED_WIDTH = 22  # the same for several short terms joined on one row (more operators and spaces)
+
+
+def _width(text: str) -> int:
+    """A rough count of the characters *text* shows: commands, braces and scripts' markers dropped."""
+    return len(re.sub(r"\\(?:mathrm|left|right|frac|quad|,)|[{}_^ ]", "", text))
+
+
+def _top_level_split(text: str, separator: str) -> list[str]:
+    """*text* split at each *separator* outside braces."""
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(text):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0 and text.startswith(separator, i):
+            parts.append(text[start:i])
+            start = i = i + len(separator)
+            continue
+        i += 1
+    return parts + [text[start:]]
+
+
+def _continued(text: str) -> str:
+    """A continuation row's right side: ``\\quad + text``, or ``\\quad - ...`` for a negative term."""
+    return r"\quad - " + text[1:].lstrip() if text.startswith("-") else r"\quad + " + text
+
+
+def _name(unit: UnitSelection) -> str:
+    return r"\mathrm{" + escape(unit.name) + "}"
+
+
+class _Writer:
+    """Builds the rows of one model's ``align`` and records the symbols they use, in order."""
+
+    def __init__(self, plan: ModelSelection, annotate: bool) -> None:
+        self.plan = plan
+        self.annotate = annotate
+        self.names = plan.symbols.latex_names()
+        self.rows: list[str] = []
+        self.used: list[sympy.Symbol] = []
+        self.numbered_row = -1  # the row that keeps its equation number; none by default
+        self.constants: dict[sympy.Symbol, int] = {}  # constant quantities: legend values
+
+    def tex(self, expr: sympy.Expr, pattern: Pattern | None = None) -> str:
+        """*pattern*'s own LaTeX if it gives one, else sympy's rendering of *expr*; symbols recorded."""
+        text = pattern.latex if pattern is not None and pattern.latex else sympy.latex(expr, symbol_names=self.names)
+        source = pattern.formula if pattern is not None and pattern.latex else expr
+        found = [(self._position(text, sym), str(sym), sym) for sym in source.free_symbols if sym not in self.used]
+        self.used += [sym for _, _, sym in sorted(found, key=lambda item: (item[0], item[1]))]
+        return text
+
+    def rows_of(self, lhs: str, expr: sympy.Expr, pattern: Pattern | None = None, note: str = "") -> None:
+        """*expr* as one or more rows, ``lhs = ...`` or, without *lhs*, continuing a sum: a
+        pattern's where-clause (after ``,\\ ``) on a row of its own, a term too wide for a column
+        split over its summands, the outer factors distributed."""
+        text = self.tex(expr, pattern)
+        if pattern is not None and pattern.latex:
+            parts = _top_level_split(text, r",\ ")
+            self.row(lhs, (f"= {parts[0]}" if lhs else _continued(parts[0])) + ("," if len(parts) > 1 else ""), note)
+            for part in parts[1:]:
+                self.row("", r"\qquad " + part)
+            return
+        summands = self._split(expr) if _width(text) > _MAX_WIDTH else [expr]
+        texts = [text] if len(summands) == 1 else [self.tex(summand) for summand in summands]
+        for i, part in enumerate(texts):
+            first = i == 0 and lhs
+            self.row(lhs if first else "", f"= {part}" if first else _continued(part), note if i == 0 else "")
+
+    def _split(self, expr: sympy.Expr) -> list[sympy.Expr]:
+        """*expr*'s summands, outer factors distributed; a summand twice too wide for a column
+        (a product with a sum, e.g. heads x a count of pools) over the summands of its widest sum."""
+        summands = sympy.expand(expr, deep=False).as_ordered_terms()
+        if len(summands) == 1:
+            return summands
+        return [part for term in summands for part in self._distributed(term)]
+
+    def _distributed(self, term: sympy.Expr) -> list[sympy.Expr]:
+        """*term*, or if it is a product twice too wide for a column, c (x + y + ...) as c x, c y, ..."""
+        sums = [factor for factor in term.args if term.is_Mul and factor.is_Add]
+        if not sums or _width(sympy.latex(term, symbol_names=self.names)) <= 2 * _MAX_WIDTH:
+            return [term]
+        widest = max(sums, key=lambda factor: _width(sympy.latex(factor, symbol_names=self.names)))
+        rest = sympy.Mul(*(factor for factor in term.args if factor is not widest))
+        return [rest * part for part in widest.as_ordered_terms()]
+
+    def _position(self, text: str, symbol: sympy.Symbol) -> int:
+        name = self.names.get(symbol, sympy.latex(symbol))
+        match = re.search(r"(?<![A-Za-z\\{])" + re.escape(name) + r"(?![A-Za-z])", text)
+        return match.start() if match else len(text)
+
+    def row(self, lhs: str, rhs: str, note: str = "") -> None:
+        """Add ``lhs &rhs``: *rhs* starts with its relation (``= ...``) or, continuing, ``\\quad + ...``;
+        a continuation joins the row above while both fit the column together."""
+        if not lhs and rhs.startswith((r"\quad + ", r"\quad - ")) and self.rows:
+            code, _, comment = self.rows[-1].partition(" % ")
+            if _width(code.split("&", 1)[1] + rhs) <= _MERGED_WIDTH:
+                notes = "; ".join(n for n in (comment, note) if n)
+                self.rows[-1] = f"{code} {rhs.removeprefix(chr(92) + 'quad ')}" + (f" % {notes}" if self.annotate and notes else "")
+                return
+        comment = f" % {note}" if self.annotate and note else ""
+        self.rows.append(f"{lhs} &{rhs}{comment}".lstrip())
+
+
+def _quantities(plan: ModelSelection) -> tuple[dict[str, sympy.Expr], dict[tuple[str, str], sympy.Symbol]]:
+    """Quantities produced alike in every unit that produces them (``{name: expr}``), and the
+    per-unit display symbols of the others (``{(unit, name): symbol}``)."""
+    produced: dict[str, dict[str, sympy.Expr]] = {}
+    for unit in plan.units:
+        mine = {sel.pattern.produces for sel in unit.selections if sel.pattern.produces != FLOPS}
+        for quantity, expr in unit.quantities.items():
+            if quantity in mine:
+                produced.setdefault(quantity, {})[unit.name] = expr
+    shared = {q: next(iter(by.values())) for q, by in produced.items() if len(set(by.values())) == 1}
+    per_unit = {(u, q): sympy.Symbol(f"{q}__{u}") for q, by in produced.items() if q not in shared for u in by}
+    return shared, per_unit
+
+
+def _terms(plan: ModelSelection, unit: UnitSelection, per_unit: dict[tuple[str, str], sympy.Symbol]) -> list[tuple[str, Pattern, sympy.Expr]]:
+    """*unit*'s FLOPs terms in slot order, produced quantities kept as symbols, the rest inlined;
+    a slot whose pattern counts nothing (formula 0, e.g. an emptied slot) adds no term."""
+    produced = {sel.pattern.produces for sel in unit.selections if sel.pattern.produces != FLOPS}
+    inline = {}
+    for quantity, expr in unit.quantities.items():
+        symbol = plan.symbols[quantity].symbol
+        if quantity not in produced:
+            inline[symbol] = expr
+        elif (unit.name, quantity) in per_unit:
+            inline[symbol] = per_unit[unit.name, quantity]
+    order = {slot: i for i, slot in enumerate(plan.slots)}
+    counted = (sel for sel in unit.selections if sel.pattern.produces == FLOPS and sel.pattern.formula != 0)
+    selections = sorted(counted, key=lambda sel: order.get(sel.slot, len(order)))
+    return [(sel.slot, sel.pattern, sel.pattern.formula.xreplace(inline)) for sel in selections]
+
+
+def _of_s(expr: sympy.Expr) -> str:
+    return "(s)" if any(sym.name == "seq_len" for sym in expr.free_symbols) else ""
+
+
+def _definitions(w: _Writer, shared: dict[str, sympy.Expr], per_unit: dict[tuple[str, str], sympy.Symbol]) -> dict[sympy.Symbol, int]:
+    """Rows defining the quantities that depend on the sequence; constant ones become table values."""
+    plan, constants = w.plan, {}
+    patterns = {sel.pattern.produces: sel.pattern for unit in plan.units for sel in unit.selections}
+    for quantity, expr in shared.items():
+        symbol = plan.symbols[quantity].symbol
+        if not expr.free_symbols and expr.is_Integer:
+            constants[symbol] = int(expr)
+            continue
+        lhs = plan.symbols[quantity].latex + _of_s(expr)
+        w.names[symbol] = lhs
+        w.rows_of(lhs, expr, patterns[quantity], patterns[quantity].name)
+        w.used.append(symbol)
+    for unit in plan.units:
+        for sel in unit.selections:
+            symbol = per_unit.get((unit.name, sel.pattern.produces))
+            if symbol is None:
+                continue
+            expr = unit.quantities[sel.pattern.produces]
+            w.names[symbol] = f"{plan.symbols[sel.pattern.produces].latex}_{{{_name(unit)}}}{_of_s(expr)}"
+            w.rows_of(w.names[symbol], expr, sel.pattern, sel.pattern.name)
+    return constants
+
+
+def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> None:
+    """One function per layer kind: the difference from an earlier kind with the same patterns,
+    or the terms common to every such kind (written once, as ``F_{common}``) plus its own."""
+    terms = {unit.name: _terms(w.plan, unit, per_unit) for unit in w.plan.kinds}
+    patterns = {name: [(slot, pattern) for slot, pattern, _ in these] for name, these in terms.items()}
+    like = {}
+    for i, unit in enumerate(w.plan.kinds):
+        like[unit.name] = next((other.name for other in w.plan.kinds[:i] if patterns[other.name] == patterns[unit.name] and like[other.name] is None), None)
+    full = [unit for unit in w.plan.kinds if like[unit.name] is None]
+    common = [
+        term for term in terms[full[0].name] if len(full) > 1 and all(term in terms[unit.name] for unit in full[1:])
+    ] if full else []
+    common = common if len(common) > 1 else []
+    for i, (slot, pattern, expr) in enumerate(common):
+        w.rows_of(r"F_{\mathrm{common}}(s)" if i == 0 else "", expr, note=f"{slot}: {pattern.name}")
+    for unit in w.plan.kinds:
+        lhs = f"F_{{{_name(unit)}}}(s)"
+        if like[unit.name] is not None:
+            theirs = {slot: expr for slot, _, expr in terms[like[unit.name]]}
+            delta = sympy.factor(sum((expr - theirs[slot] for slot, _, expr in terms[unit.name]), sympy.Integer(0)))
+            text = w.tex(delta)
+            w.row(lhs, f"= F_{{{_name_of(w.plan, like[unit.name])}}}(s)", "same patterns as " + like[unit.name])
+            if delta != 0:
+                w.row("", _continued(text))
+            continue
+        own = [term for term in terms[unit.name] if term not in common]
+        if common:
+            w.row(lhs, r"= F_{\mathrm{common}}(s)")
+        for i, (slot, pattern, expr) in enumerate(own):
+            first = i == 0 and not common
+            w.rows_of(lhs if first else "", expr, note=f"{slot}: {pattern.name}")
+
+
+def _name_of(plan: ModelSelection, kind: str) -> str:
+    return _name(plan.kind(kind))
+
+
+def _block_rows(w: _Writer) -> None:
+    """``F_{block}(s)``: the FLOPs of a block of extra layers (e.g. prediction modules) as the sum
+    of the layer-kind functions above, when its layers are of decoder kinds (else the symbol and
+    its meaning in the legend say what it is)."""
+    kinds = {unit.name: unit for unit in w.plan.kinds}
+    for block, names in w.plan.model.plan.blocks.items():
+        info = w.plan.symbols.get(f"{block}_block")  # the name symbols.block_flops gives it
+        if info is None or not set(names) <= set(kinds):
+            continue
+        counts = {name: names.count(name) for name in dict.fromkeys(names)}
+        parts = [f"{c}\\,F_{{{_name(kinds[n])}}}(s)" if c != 1 else f"F_{{{_name(kinds[n])}}}(s)" for n, c in counts.items()]
+        w.names[info.symbol] = f"{info.latex}(s)"
+        w.row(w.names[info.symbol], "= " + " + ".join(parts))
+
+
+def _total_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol], numbered: bool) -> None:
+    """``F(s)``: the kinds times their layer counts plus the model-level terms, one summand per row."""
+    plan = w.plan
+    for i, unit in enumerate(plan.kinds):
+        text = f"{unit.count}\\,F_{{{_name(unit)}}}(s)" if unit.count != 1 else f"F_{{{_name(unit)}}}(s)"
+        w.row("" if i else "F(s)", _continued(text) if i else f"= {text}")
+    for i, (slot, pattern, expr) in enumerate(_terms(plan, plan.head, per_unit)):
+        w.rows_of("" if plan.kinds or i else "F(s)", expr, note=f"{slot}: {pattern.name}")
+    if numbered:
+        w.numbered_row = len(w.rows) - 1
+
+
+def _serving_rows(w: _Writer, result: Result) -> None:
+    """A serving step in terms of F: s new tokens after c cached ones (query-local masks), less the
+    per-position slots' work on all but the last position when only its logits are computed."""
+    plan = result.selection
+    cached = plan.symbols["cached"].symbol
+    w.used.append(cached)
+    if len(set(result.cached)) == 1:
+        w.constants[cached] = result.cached[0]
+    if result.logits == "all":
+        w.row(r"F(s \mid c)", "= F(c + s) - F(c)")
+        return
+    slots = sorted({slot for unit in plan.units for slot in unit.per_position if slot in unit.terms})
+    w.row(r"F(s \mid c)", r"= F(c + s) - F(c) - (s - 1)\,F_{1},")
+    w.row("", rf"\qquad F_{{1}}\!: \text{{{escape(', '.join(slots))} at one position}}")
+
+
+def _result_rows(w: _Writer, result: Result) -> None:
+    """The evaluated total in scientific notation with the exact integer, and FLOPs per token."""
+    if result.serving:
+        _serving_rows(w, result)
+    cached = result.cached or (0,) * len(result.seqlens)
+    counts: dict[tuple[int, int], int] = {}
+    for length, prefix in zip(result.seqlens, cached):
+        counts[length, prefix] = counts.get((length, prefix), 0) + 1
+
+    def call(n: int, c: int) -> str:
+        return rf"F({n} \mid {c})" if result.serving else f"F({n})"
+
+    batch = "" if result.batch == 1 else f"{result.batch}\\,"
+    if len(counts) <= 3:
+        calls = " + ".join(f"{k}\\,{call(n, c)}" if k != 1 else call(n, c) for (n, c), k in counts.items())
+    else:
+        calls = rf"\textstyle\sum_{{i=1}}^{{{len(result.seqlens)}}} F(s_i)"
+    lhs = f"{batch}({calls})" if batch and len(counts) > 1 else batch + calls
+    tokens = result.batch * sum(result.seqlens)
+    w.row(lhs, r"\approx " + scientific(result.forward))
+    w.row("", "= " + thousands(result.forward))
+    per_token = f"({lhs})/{thousands(tokens)}" if " + " in lhs and not batch else f"{lhs}/{thousands(tokens)}"  # a bare sum needs them
+    w.row(per_token, r"\approx " + scientific(Fraction(result.forward, tokens)) + r"\ \text{per token}")
+
+
+def _kind_values(plan: ModelSelection, symbol: sympy.Symbol) -> dict[int, list[str]]:
+    """*symbol*'s values in this model, each with the units (layer kinds, model) that set it."""
+    values: dict[int, list[str]] = {}
+    for unit in plan.units:
+        if symbol.name in unit.params:
+            values.setdefault(unit.params[symbol.name], []).append(unit.name)
+    return values
+
+
+def _value(plan: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Symbol, int]) -> str:
+    """*symbol*'s value in this model: one number, a number per layer kind, or blank."""
+    if symbol in constants:
+        return thousands(constants[symbol])
+    values = _kind_values(plan, symbol)
+    if len(values) == 1:
+        return thousands(next(iter(values)))
+    return ", ".join(f"{thousands(v)}\\,(\\text{{{escape(', '.join(kinds))}}})" for v, kinds in values.items())
+
+
+def _legend_symbols(w: _Writer) -> list[sympy.Symbol]:
+    """The symbols the legend explains, in order of appearance (not the per-unit display ones)."""
+    return [symbol for symbol in w.used if "__" not in symbol.name and symbol.name in w.plan.symbols]
+
+
+def _legend_rows(w: _Writer) -> list[tuple[str, str, str]]:
+    """``(LaTeX, meaning, value)`` of each symbol in order of appearance; value ``""`` if none."""
+    rows = []
+    for symbol in _legend_symbols(w):
+        info = w.plan.symbols[symbol.name]
+        rows.append((info.latex, meaning(info.meaning), _value(w.plan, symbol, w.constants)))
+    return rows
+
+
+def legend(plan: ModelSelection) -> list[tuple[str, str, str]]:
+    """The symbols of *plan*'s formula in order of appearance: ``(LaTeX, meaning, value)``."""
+    return _legend_rows(_rows(plan, None))
+
+
+def _legend(w: _Writer) -> str:
+    """A table of the symbols in order of appearance: symbol, meaning, value for this model. A
+    value that differs between layer kinds follows the meaning instead, where the column wraps:
+    ``$256$ (sliding), $512$ (full)``."""
+    rows = []
+    for symbol, (tex, text, value) in zip(_legend_symbols(w), _legend_rows(w)):
+        values = {} if symbol in w.constants else _kind_values(w.plan, symbol)
+        if len(values) > 1:
+            per_kind = ", ".join(f"${thousands(v)}$ ({escape(', '.join(kinds))})" for v, kinds in values.items())
+            rows.append(f"${tex}$ & {escape(text)}: {per_kind} & \\\\")
+        else:
+            rows.append(f"${tex}$ & {escape(text)} & " + (f"${value}$ " if value else "") + "\\\\")
+    # Set small so that a long model (many kinds, per-kind values) keeps its fragment to one page.
+    head = "\\noindent where\\par\\smallskip\\noindent\n{\\small\\begin{tabular}{@{}l@{\\enspace}p{0.62\\linewidth}@{\\enspace}r@{}}\n"
+    return head + "\n".join(rows) + "\n\\end{tabular}}\n"
+
+
+def _rows(plan: ModelSelection, result: Result | None, annotate: bool = False) -> _Writer:
+    """The writer with every row of *plan* (and *result*'s totals) written."""
+    w = _Writer(plan, annotate)
+    shared, per_unit = _quantities(plan)
+    w.constants = _definitions(w, shared, per_unit)
+    _layer_rows(w, per_unit)
+    _block_rows(w)
+    _total_rows(w, per_unit, True)
+    if result is not None:
+        _result_rows(w, result)
+    return w
+
+
+def mathjax(plan: ModelSelection, result: Result | None = None) -> str:
+    """The equations alone as ``$$\\begin{aligned}...$$``: what MathJax 3 renders in Jupyter (no
+    tabular, no comments, no equation numbers)."""
+    rows = _rows(plan, result).rows
+    return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
+
+
+def latex(plan: ModelSelection, result: Result | None = None, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
+    """*plan*'s closed form as paste-ready LaTeX (see the module docstring).
+
+    The fragment compiles in any document that loads ``amsmath``; ``document=True`` wraps it in a
+    complete ``article`` for plain ``pdflatex``. ``numbered`` gives the model total ``F(s)`` an
+    equation number (the only one); ``annotate`` adds each row's slot and pattern as a comment.
+    """
+    w = _rows(plan, result, annotate)
+    if not numbered:
+        w.numbered_row = -1
+    rows = _lines(w.rows, w.numbered_row)
+    what = f"{plan.model.name}: forward FLOPs F(s) of one sequence of s tokens"
+    if plan.convention != "exact":
+        what += f", counted as the {plan.convention} convention does"
+    body = (
+        f"% {escape(what)}.\n{_NEEDS}\n"
+        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w)
+    )
+    if not document:
+        return body
+    return (
+        "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
+        f"\\section*{{{escape(plan.model.name)}}}\n" + body + "\\end{document}\n"
+    )
+
+
+def _lines(rows: list[str], numbered: int) -> list[str]:
+    """The ``align`` lines: ``\\notag`` on every row but the *numbered* one, ``\\\\`` between rows,
+    and each row's comment after both."""
+    lines = []
+    for i, row in enumerate(rows):
+        code, sep, comment = row.partition(" % ")
+        code += "" if i == numbered else r" \notag"
+        code += "" if i == len(rows) - 1 else r" \\"
+        lines.append(code + (f" % {comment}" if sep else ""))
+    return lines

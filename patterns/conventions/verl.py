@@ -1,0 +1,214 @@
+"""The ``verl`` convention: verl's ``FlopsCounter.estimate_flops`` as formulas.
+
+Reproduces ``verl/utils/flops_counter.py`` (verl-project/verl 1dda039b, 2026-08-22). verl picks
+an estimator by ``config.model_type``; here the model's family flag (``hf_<model_type>``, set by
+the Hugging Face readers and written in the bundled examples) picks the patterns. Every
+estimator counts 6 x (its linear parameters) per token plus 6 n_h d per (query, key) position
+over s^2 positions per layer: a causal s^2/2 pairs, with the input embedding and the logits as
+two V x h matmuls whether or not they are tied, 3 FFN matmuls, and no MTP. ``gemma3_text`` and
+``gpt_oss`` count a sliding layer as s min(s, W) positions, i.e. s W / 2 pairs once s > W (half
+of what the window attends); every other type ignores windows (Mistral's ``sliding_window``
+included). ``qwen2_moe`` and ``qwen3_moe`` count every layer as MoE and leave out shared experts.
+``qwen3_5`` and ``qwen3_5_moe`` count the Gated DeltaNet recurrence as 5 d_k d_v H_v per token
+forward (the recurrent minimum is 6).
+A model type verl has no estimator for gets 0 from verl: the convention refuses it, naming that.
+"""
+
+import attrs
+import sympy
+
+from flopsreg import Convention, Pattern, hookimpl
+from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted
+from flopsreg.declarations.declare import family_flag as family
+from flopsreg.patterns import gated_deltanet
+from flopsreg.patterns.gated_deltanet import H_v, d_k, d_v
+from flopsreg.patterns.logits import VOCAB
+from flopsreg.patterns.sliding_window import WINDOW
+from flopsreg.declarations.symbols import h, s
+
+SOURCE = "verl verl/utils/flops_counter.py, FlopsCounter.estimate_flops (verl-project/verl 1dda039b, 2026-08-22)"
+
+# model_type -> verl's estimator (ESTIMATE_FUNC), for the types flopsreg reads.
+ESTIMATORS = {
+    "llama": "_estimate_qwen2_flops",
+    "qwen2": "_estimate_qwen2_flops",
+    "qwen3": "_estimate_qwen2_flops",
+    "mistral": "_estimate_qwen2_flops",
+    "qwen2_moe": "_estimate_qwen2_moe_flops",
+    "qwen3_moe": "_estimate_qwen2_moe_flops",
+    "deepseek_v3": "_estimate_deepseek_v3_flops",
+    "gemma3_text": "_estimate_gemma3_flops",
+    "gpt_oss": "_estimate_gpt_oss_flops",
+    "qwen3_5": "_estimate_qwen3_5_flops",
+    "qwen3_5_moe": "_estimate_qwen3_5_flops",
+}
+# Read by flopsreg; verl has no estimator for them (its _estimate_unknown_flops returns 0).
+UNSUPPORTED = (
+    "mixtral", "gemma2", "gemma3", "deepseek_v2", "llama4_text", "llama4",
+    "qwen3_next", "olmo_hybrid", "kimi_linear", "nemotron_h", "falcon_h1", "granitemoehybrid", "jamba", "lfm2",
+    "minimax", "deepseek_v32", "glm_moe_dsa", "mistral_large4", "mistral_large4_text", "kimi_k25", "gemma4",
+    "gemma4_text", "glm4_moe", "mistral4", "minimax_m2", "starcoder2",
+    "qwen3_5_text", "qwen3_5_moe_text",  # verl's qwen3_5 estimator is keyed by the multimodal wrappers' types
+    "deepseek_v4", "gemma3n", "gemma3n_text", "glm5_next", "glm5_next_text",
+)
+SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
+QWEN_MOE = ("qwen2_moe", "qwen3_moe")
+
+
+def family_precedence(model_type: str) -> int:
+    """Above the convention-wide rules, and distinct per type: no two families' rules tie."""
+    return PRECEDENCE + 10 + [*ESTIMATORS, *UNSUPPORTED].index(model_type)
+
+
+VERL = Convention(
+    name="verl",
+    summary="verl's MFU count: by model_type; causal s^2/2, windows as s*W/2, embedding counted as a matmul",
+    reference=SOURCE,
+)
+
+W = WINDOW.symbol
+
+PATTERNS = [
+    attrs.evolve(
+        half_square_causal("verl", SOURCE),
+        summary="verl: causal s^2/2 pairs on every layer but the gemma3_text and gpt_oss sliding ones "
+        "(Mistral's and Qwen2's windows ignored)",
+    ),
+    Pattern(
+        name="verl_ffn",
+        slot="mlp.activation",
+        flags={"verl"},
+        precedence=PRECEDENCE,
+        produces="ffn_matrices",
+        formula=3,
+        summary="verl: 3 FFN matmuls in every estimator flopsreg maps (SwiGLU/GeGLU written into each)",
+        reference=SOURCE,
+    ),
+    not_counted("verl", "mtp", "mtp", {"mtp"}, "verl: multi-token prediction (num_nextn_predict_layers)", SOURCE, scope="model"),
+    Pattern(
+        name="verl_unknown_family",
+        slot="head",
+        flags={"verl"},
+        precedence=PRECEDENCE,
+        scope="model",
+        formula=0,
+        summary="verl: no model_type, no count",
+        reference=SOURCE,
+        refusal=(
+            "verl's FlopsCounter picks its formula by config.model_type, and this model has no family flag "
+            f"({', '.join(family(t) for t in ESTIMATORS)}): read it from its config.json, or add the "
+            "flag of its model_type to the model's flags"
+        ),
+    ),
+]
+for _type, _estimator in ESTIMATORS.items():
+    PATTERNS.append(
+        Pattern(
+            name=f"verl_{_type}_head",
+            slot="head",
+            flags={"verl", family(_type)},
+            precedence=family_precedence(_type),
+            scope="model",
+            params=(VOCAB,),
+            formula=2 * s * h * 2 * VOCAB.symbol,
+            summary=f"verl ({_estimator}): the input embedding and the logits as two V x h matmuls, "
+            "tie_word_embeddings ignored",
+            reference=SOURCE,
+        )
+    )
+for _type in UNSUPPORTED:
+    PATTERNS.append(
+        Pattern(
+            name=f"verl_{_type}_unsupported",
+            slot="head",
+            flags={"verl", family(_type)},
+            precedence=family_precedence(_type),
+            scope="model",
+            formula=0,
+            summary=f"verl: no estimator for model_type {_type}",
+            reference=SOURCE,
+            refusal=(
+                f"verl has no FLOPs estimator for model_type {_type!r}: its FlopsCounter returns 0 "
+                "(_estimate_unknown_flops), so verl reports 0 TFLOP/s and MFU 0"
+            ),
+        )
+    )
+# _estimate_qwen3_5_flops: every projection, the conv and the MLPs as their weights (so as exact),
+# and the Gated DeltaNet recurrence as 15 d_k d_v H_v per token for training: 5 forward, where
+# the recurrent minimum is 6.
+PATTERNS.append(
+    Pattern(
+        name="verl_gated_deltanet_core",
+        slot="mixer.core",
+        flags={"verl", gated_deltanet.FLAG},
+        precedence=PRECEDENCE,
+        params=gated_deltanet.CORE.params,
+        formula=5 * s * H_v * d_k * d_v,
+        weights=gated_deltanet.CORE.weights,
+        summary="verl (_compute_qwen3_5_gdn_recurrence_flops): the Gated DeltaNet recurrence as 5 d_k d_v H_v per token forward (15 for training)",
+        reference=SOURCE,
+    )
+)
+for _type in SLIDING:
+    PATTERNS.append(
+        Pattern(
+            name=f"verl_{_type}_sliding",
+            slot="attention.mask",
+            flags={"verl", family(_type), "sliding_window"},
+            precedence=family_precedence(_type),
+            produces="pairs",
+            params=(WINDOW,),
+            # 6 n_h d s min(s, W) training FLOPs, the factor of a causal s^2/2 layer: s min(s, W)/2 pairs.
+            formula=sympy.Piecewise((s**2 / 2, s <= W), (s * W / 2, True)),
+            summary="verl: sliding layers as s*W/2 pairs (s*min(s, W) halved like a causal layer): "
+            "about half the s*W the window attends",
+            reference=SOURCE,
+        )
+    )
+# Qwen2-MoE's shared expert and its gate: _estimate_qwen2_moe_flops counts neither (Qwen3-MoE has none).
+PATTERNS += [
+    Pattern(
+        name="verl_qwen2_moe_shared_experts",
+        slot="mlp.shared",
+        flags={"verl", family("qwen2_moe"), "shared_experts"},
+        precedence=family_precedence("qwen2_moe"),
+        formula=0,
+        summary="verl (_estimate_qwen2_moe_flops): the shared experts are not counted",
+        reference=SOURCE,
+    ),
+    Pattern(
+        name="verl_qwen2_moe_shared_expert_gate",
+        slot="mlp.shared_gate",
+        flags={"verl", family("qwen2_moe"), "shared_expert_gate"},
+        precedence=family_precedence("qwen2_moe"),
+        formula=0,
+        summary="verl (_estimate_qwen2_moe_flops): the shared-expert gate is not counted",
+        reference=SOURCE,
+    ),
+]
+for _type in QWEN_MOE:
+    PATTERNS.append(
+        Pattern(
+            name=f"verl_{_type}_dense_layer",
+            slot="mlp",
+            flags={"verl", family(_type), "mlp"},
+            precedence=family_precedence(_type),
+            formula=0,
+            summary=f"verl: a dense layer in a {_type} model",
+            reference=SOURCE,
+            refusal=(
+                f"verl's {ESTIMATORS[_type]} counts every layer of a {_type} model as MoE, but these layers are "
+                "dense (mlp_only_layers, decoder_sparse_step): not reproduced"
+            ),
+        )
+    )
+
+
+@hookimpl
+def flopsreg_register_conventions():
+    return [VERL]
+
+
+@hookimpl
+def flopsreg_register_patterns():
+    return PATTERNS

@@ -1,0 +1,1 @@
+"""The Megatron-LM argument readers: one module per argument feature, each a built-in plugin."""

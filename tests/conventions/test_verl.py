@@ -1,0 +1,283 @@
+"""The verl convention against verl's published formula (verl/utils/flops_counter.py at
+verl-project/verl 1dda039b), written out by hand here, and against the numbers verl's own test
+suite expects (tests/utils/test_flops_counter.py at that commit).
+
+verl's estimators: training FLOPs = 6 x (linear parameters N, embedding and lm_head as 2 V h) x
+sum s_i + 6 x n_h d x (per layer: sum s_i^2, or sum s_i min(s_i, W) on gemma3_text / gpt_oss
+sliding layers).
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import flopsreg
+from flopsreg.cli import main
+
+HF = Path(__file__).parents[1] / "data" / "hf"
+
+
+def hf(name):
+    return json.loads((HF / f"{name}.json").read_text())
+
+
+def verl(registry, model, **lengths):
+    return registry.evaluate(model, convention="verl", **lengths).training
+
+
+# -- verl's own test suite: its configs and the numbers it expects -------------------------------
+
+# Each config as verl's test gives it, plus what the transformers config class would add and
+# flopsreg's readers refuse to guess (noted per entry); verl reads none of these.
+VERL_SUITE = {
+    "llama": ({"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+               "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32},
+              (149226491215872, 536372695793664)),
+    "qwen2": ({"model_type": "qwen2", "vocab_size": 152064, "hidden_size": 3584, "intermediate_size": 18944,
+               "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4},
+              (167073690943488, 591764889010176)),
+    "qwen3": ({"model_type": "qwen3", "vocab_size": 151936, "hidden_size": 4096, "intermediate_size": 12288,
+               "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128},
+              (180997438046208, 648394032807936)),
+    # + decoder_sparse_step 1 (Qwen3MoeConfig's default)
+    "qwen3_moe": ({"model_type": "qwen3_moe", "hidden_size": 2048, "vocab_size": 151936, "num_hidden_layers": 48,
+                   "num_key_value_heads": 4, "num_attention_heads": 32, "head_dim": 128, "moe_intermediate_size": 768,
+                   "num_experts_per_tok": 8, "num_experts": 128, "decoder_sparse_step": 1},
+                  (78593069678592, 306570470621184)),
+    "deepseek_v3": ({"model_type": "deepseek_v3", "hidden_size": 7168, "vocab_size": 129280,
+                     "moe_intermediate_size": 2048, "num_hidden_layers": 61, "first_k_dense_replace": 3,
+                     "num_attention_heads": 128, "n_routed_experts": 256, "num_experts_per_tok": 8,
+                     "n_shared_experts": 1, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "v_head_dim": 128,
+                     "intermediate_size": 18432, "qk_nope_head_dim": 128, "q_lora_rank": 1536},
+                    (848766538088448, 3145850406567936)),
+    # + sliding_window null (Mistral-Small-24B-Instruct-2501 has no window; verl ignores it either way)
+    "mistral": ({"model_type": "mistral", "vocab_size": 131072, "hidden_size": 5120, "intermediate_size": 32768,
+                 "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+                 "sliding_window": None},
+                (512303699066880, 1787393589903360)),
+    "gemma3_text": ({"model_type": "gemma3_text", "vocab_size": 262208, "hidden_size": 3840,
+                     "intermediate_size": 15360, "num_hidden_layers": 48, "num_attention_heads": 16,
+                     "num_key_value_heads": 8, "head_dim": 256, "sliding_window": 1024, "layer_types": None,
+                     "sliding_window_pattern": 6},
+                    (279084659638272, 963929979224064)),
+    "gpt_oss": ({"model_type": "gpt_oss", "vocab_size": 201088, "hidden_size": 2880, "num_hidden_layers": 24,
+                 "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 64, "intermediate_size": 2880,
+                 "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128,
+                 "layer_types": ["sliding_attention", "full_attention"] * 12},
+                (91780464771072, 323953008574464)),
+}  # fmt: skip
+VERL_BATCHES = ([512, 1024, 2048], [4096, 4096, 4096])
+
+
+@pytest.mark.parametrize("model_type", sorted(VERL_SUITE))
+def test_verl_suite_numbers_to_the_digit(registry, model_type):
+    config, expected = VERL_SUITE[model_type]
+    model = flopsreg.Model.from_hf_config(config)
+    assert [verl(registry, model, seqlens=batch) for batch in VERL_BATCHES] == list(expected)
+
+
+# -- hand arithmetic from the formula, on real configs --------------------------------------------
+
+
+def test_llama_3_8b_dense(registry):
+    """Dense GQA (the qwen2 estimator): embedding and lm_head both, causal s^2 x 6 n_h d per layer."""
+    h, L, n_h, g, d, F, V = 4096, 32, 32, 8, 128, 14336, 128256
+    s = 4096
+    n = L * (3 * h * F + h * (n_h * d + 2 * g * d + n_h * d)) + 2 * V * h
+    expected = 6 * n * s + 6 * s * s * d * n_h * L
+    assert expected == 210_539_296_849_920  # anchors 10.1: +6 V h s over Megatron-LM's number
+    model = flopsreg.Model.from_hf_config(hf("llama-3-8b"))
+    assert verl(registry, model, seq_len=s) == expected
+    assert verl(registry, flopsreg.Model.example("llama-3-8b"), seq_len=s) == expected
+
+
+def test_qwen3_30b_a3b_moe_counts_the_router_and_top_k(registry):
+    h, L, n_h, g, d, E, k, F_e, V = 2048, 48, 32, 4, 128, 128, 8, 768, 151936
+    s = 32768
+    per_layer = h * (n_h * d + 2 * g * d + n_h * d) + 3 * h * F_e * k + h * E
+    expected = 6 * (L * per_layer + 2 * V * h) * s + 6 * s * s * d * n_h * L
+    assert verl(registry, flopsreg.Model.from_hf_config(hf("qwen3-30b-a3b")), seq_len=s) == expected
+    assert verl(registry, flopsreg.Model.example("qwen3-30b-a3b"), seq_len=s) == expected
+
+
+def test_qwen2_moe_leaves_out_the_shared_expert_and_its_gate(registry):
+    config = hf("qwen2-moe")
+    h, L, n_h, g = config["hidden_size"], config["num_hidden_layers"], config["num_attention_heads"], config["num_key_value_heads"]
+    d, E, k, F_e, V = h // n_h, config["num_experts"], config["num_experts_per_tok"], config["moe_intermediate_size"], config["vocab_size"]
+    assert config["shared_expert_intermediate_size"] > 0  # present in the model, absent from verl's count
+    s = 4096
+    per_layer = h * (n_h * d + 2 * g * d + n_h * d) + 3 * h * F_e * k + h * E
+    expected = 6 * (L * per_layer + 2 * V * h) * s + 6 * s * s * d * n_h * L
+    assert verl(registry, flopsreg.Model.from_hf_config(config), seq_len=s) == expected
+
+
+def test_gpt_oss_20b_sliding_layers_count_s_times_min_s_w(registry):
+    """Brute force: verl's seqlen_square_sum adds s * min(s, W) for each sliding layer."""
+    h, L, n_h, g, d, E, k, F_e, V, W = 2880, 24, 64, 8, 64, 32, 4, 2880, 201088, 128
+    s = 32768
+    square_sum = sum(s * min(s, W) if i % 2 == 0 else s * s for i in range(L))  # even layers slide
+    n = L * (h * (n_h * d + 2 * g * d + n_h * d) + h * E + 3 * h * F_e * k) + 2 * V * h
+    expected = 6 * n * s + 6 * square_sum * d * n_h
+    assert verl(registry, flopsreg.Model.from_hf_config(hf("gpt-oss-20b")), seq_len=s) == expected
+    assert verl(registry, flopsreg.Model.example("gpt-oss-20b"), seq_len=s) == expected
+    # per sliding layer verl's s*min(s, W)/2 pairs against the pairs the window attends
+    exact_pairs = sum(min(q + 1, W) for q in range(s))
+    assert exact_pairs == s * W - W * (W - 1) // 2 and s * W // 2 < exact_pairs
+
+
+def test_gemma3_text_counts_its_tied_embedding_twice_and_windows_as_s_w_over_2(registry):
+    config = {**hf("gemma-3-4b")["text_config"], "model_type": "gemma3_text"}
+    h, L, n_h, g, d, F, V, W = 2560, 34, 8, 4, 256, 10240, 262208, 1024
+    s = 4096
+    square_sum = sum(s * min(s, W) if (i + 1) % 6 else s * s for i in range(L))  # sliding_window_pattern 6
+    n = L * (3 * h * F + h * (n_h * d + 2 * g * d + n_h * d)) + 2 * V * h  # 2 V h although tied
+    expected = 6 * n * s + 6 * square_sum * d * n_h
+    assert verl(registry, flopsreg.Model.from_hf_config(config), seq_len=s) == expected
+
+
+def test_deepseek_v3_mla_moe_without_mtp(registry):
+    h, L, k_dense, n_h, E, k, F_e, shared, F, V = 7168, 61, 3, 128, 256, 8, 2048, 1, 18432, 129280
+    r_q, r_kv, d_n, d_r, d_v = 1536, 512, 128, 64, 128
+    s = 4096
+    attention = h * r_q + n_h * (d_n + d_r) * r_q + h * (r_kv + d_r) + n_h * (d_n + d_v) * r_kv + n_h * d_v * h
+    n = (L - k_dense) * (attention + h * E + 3 * h * F_e * (k + shared)) + k_dense * (attention + 3 * h * F) + 2 * V * h
+    expected = 6 * n * s + 3 * s * s * L * (d_n + d_r + d_v) * n_h
+    assert expected == 1_048_616_802_189_312  # anchors 10.2
+    assert verl(registry, flopsreg.Model.example("deepseek-v3"), seq_len=s) == expected
+    with_mtp = flopsreg.Model.from_hf_config(hf("deepseek-v3"), blocks=("mtp",))
+    assert verl(registry, with_mtp, seq_len=s) == expected  # num_nextn_predict_layers: not counted
+
+
+def test_mistral_sliding_window_is_ignored(registry):
+    h, L, n_h, g, d, F, V = 4096, 32, 32, 8, 128, 14336, 32000
+    s = 32768  # eight windows of 4096
+    expected = 6 * (L * (3 * h * F + h * (2 * n_h * d + 2 * g * d)) + 2 * V * h) * s + 6 * s * s * d * n_h * L
+    model = flopsreg.Model.example("mistral-7b-v0.1")
+    assert verl(registry, model, seq_len=s) == expected
+    assert registry.evaluate(model, seq_len=s, convention="verl").layers[0].patterns["attention.mask"] == "verl_causal"
+
+
+def test_packed_rows_use_each_sequence(registry):
+    model = flopsreg.Model.example("llama-3-8b")
+    assert verl(registry, model, seqlens=[100, 4000]) == verl(registry, model, seq_len=100) + verl(registry, model, seq_len=4000)
+
+
+# -- what verl does not count: refused, naming verl's silent 0 ----------------------------------
+
+UNSUPPORTED = {
+    "mixtral-8x7b": "mixtral",
+    "gemma-2-9b": "gemma2",
+    "gemma-3-4b": "gemma3",
+    "llama-4-scout": "llama4",
+    "deepseek-v2-lite": "deepseek_v2",
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNSUPPORTED))
+def test_model_types_verl_has_no_estimator_for_are_refused(registry, name):
+    model = flopsreg.Model.from_hf_config(hf(name))
+    with pytest.raises(flopsreg.ModelError) as error:
+        registry.evaluate(model, seq_len=4096, convention="verl")
+    message = str(error.value)
+    assert f"verl has no FLOPs estimator for model_type '{UNSUPPORTED[name]}'" in message
+    assert "returns 0" in message and "\n" not in message
+
+
+def test_llama4_text_config_is_refused_too(registry):
+    config = {**hf("llama-4-scout")["text_config"], "model_type": "llama4_text"}
+    with pytest.raises(flopsreg.ModelError, match="model_type 'llama4_text': its FlopsCounter returns 0"):
+        registry.evaluate(flopsreg.Model.from_hf_config(config), seq_len=16, convention="verl")
+
+
+def test_a_model_without_a_family_flag_is_refused(registry):
+    model = flopsreg.Model.uniform("plain", layers=2, flags={"mlp", "lm_head"}, hidden=64, heads=4, kv_heads=4, head_dim=16, ffn_hidden=128, vocab=100)
+    assert registry.evaluate(model, seq_len=8).forward > 0
+    with pytest.raises(flopsreg.ModelError, match=r"picks its formula by config.model_type, and this model has no family flag \(hf_llama"):
+        registry.evaluate(model, seq_len=8, convention="verl")
+
+
+def test_dense_layers_of_a_qwen_moe_model_are_refused(registry):
+    """verl counts every layer of qwen3_moe as MoE; a model with dense layers cannot be reproduced."""
+    config = {**hf("qwen3-30b-a3b"), "mlp_only_layers": [0], "intermediate_size": 6144}
+    with pytest.raises(flopsreg.ModelError, match=r"layer 0 \(kind 'dense'\), slot mlp: verl's _estimate_qwen2_moe_flops counts every layer"):
+        registry.evaluate(flopsreg.Model.from_hf_config(config), seq_len=16, convention="verl")
+
+
+def test_cli_eval_and_sweep_refuse_in_one_line(capsys):
+    assert main(["eval", "mixtral-8x7b", "--seq-len", "4096", "--convention", "verl"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "model_type 'mixtral'" in err and "returns 0" in err
+    assert main(["eval", "llama-3-8b", "--seq-len", "4096", "--convention", "verl", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["training_flops"] == "210539296849920"
+
+
+def test_compare_lists_verl_as_refused_and_traces_its_differences(registry):
+    refused = registry.compare(flopsreg.Model.example("mixtral-8x7b"), seq_len=4096)
+    (total,) = [t for t in refused.totals if t.convention == "verl"]
+    assert total.result is None and "returns 0" in total.error
+    comparison = registry.compare(flopsreg.Model.example("gpt-oss-20b"), seq_len=4096, conventions=["verl"])
+    reasons = {(d.slot, d.pattern): d.reason for d in comparison.differences}
+    assert reasons[("attention.mask", "verl_gpt_oss_sliding")].startswith("verl: sliding layers as s*W/2 pairs")
+    assert reasons[("head", "verl_gpt_oss_head")].startswith("verl (_estimate_gpt_oss_flops): the input embedding and the logits")
+
+
+def test_examples_and_their_configs_agree_under_verl(registry):
+    """The family flag written in each example is the one its published config's reader sets."""
+    for path in sorted((Path(__file__).parents[2] / "examples").glob("*.toml")):
+        config = HF / f"{path.stem}.json"
+        if not config.exists():
+            continue
+        outcomes = []
+        for model in (flopsreg.Model.from_toml(path), flopsreg.Model.from_hf_config(config)):
+            try:
+                outcomes.append(registry.evaluate(model, seq_len=4096, convention="verl").training)
+            except flopsreg.ModelError as error:
+                outcomes.append(str(error))
+        assert outcomes[0] == outcomes[1], path.stem
+
+
+def verl_qwen3_5(text: dict, seqlens: list[int]) -> int:
+    """verl's _estimate_qwen3_5_flops (1dda039b), written out from its formula: training FLOPs."""
+    h, vocab, layers = text["hidden_size"], text["vocab_size"], text["num_hidden_layers"]
+    heads, kv, d = text["num_attention_heads"], text["num_key_value_heads"], text["head_dim"]
+    if text.get("layer_types"):
+        full = sum(t == "full_attention" for t in text["layer_types"])
+    else:
+        full = sum(not (i + 1) % text.get("full_attention_interval", 4) for i in range(layers))
+    linear = layers - full
+    q, k, v = heads * d, kv * d, kv * d
+    lk = text["linear_num_key_heads"] * text["linear_key_head_dim"]
+    lv = text["linear_num_value_heads"] * text["linear_value_head_dim"]
+    attn_n = h * (2 * q + k + v + q) * full  # q_proj with its gate, k, v, o
+    attn_n += (h * (2 * lk + 3 * lv + 2 * text["linear_num_value_heads"]) + text["linear_conv_kernel_dim"] * (2 * lk + lv)) * linear
+    if "num_experts" in text:
+        mlp_n = (h * text["num_experts"] + 3 * h * text["moe_intermediate_size"] * text["num_experts_per_tok"]
+                 + 3 * h * text["shared_expert_intermediate_size"] + h) * layers
+    else:
+        mlp_n = 3 * h * text["intermediate_size"] * layers
+    tokens = sum(seqlens)
+    dense = 6 * (mlp_n + attn_n + 2 * vocab * h) * tokens
+    attention = 6 * sum(n * n for n in seqlens) * d * heads * full
+    recurrence = 15 * text["linear_key_head_dim"] * text["linear_value_head_dim"] * text["linear_num_value_heads"] * tokens * linear
+    return dense + attention + recurrence
+
+
+@pytest.mark.parametrize("name", ["qwen3.5-9b", "qwen3.5-35b-a3b"])
+@pytest.mark.parametrize("s", [4096, 32768])
+def test_qwen3_5_as_verl_counts_it(registry, name, s):
+    """Dense and MoE Qwen3.5 (Gated DeltaNet in three layers of four): verl's estimator to the digit,
+    from the config.json and from the bundled example."""
+    config = json.loads((HF / f"{name}.json").read_text())
+    expected = verl_qwen3_5(config["text_config"], [s])
+    assert registry.evaluate(flopsreg.Model.from_hf_config(config), seq_len=s, convention="verl").training == expected
+    assert registry.evaluate(flopsreg.Model.example(name), seq_len=s, convention="verl").training == expected
+
+
+def test_text_only_qwen3_5_and_the_other_2026_types_get_verls_zero(registry):
+    """verl keys its Qwen3.5 estimator by the multimodal configs' model_type: a qwen3_5_text config, like
+    Qwen3-Next's or Kimi Linear's, falls to _estimate_unknown_flops."""
+    text = json.loads((HF / "qwen3.5-9b.json").read_text())["text_config"]
+    for model in (flopsreg.Model.from_hf_config(text), flopsreg.Model.example("qwen3-next-80b-a3b"), flopsreg.Model.example("kimi-linear-48b-a3b")):
+        with pytest.raises(flopsreg.ModelError, match=r"verl has no FLOPs estimator for model_type '\w+': its FlopsCounter returns 0"):
+            registry.evaluate(model, seq_len=4096, convention="verl")

@@ -1,0 +1,95 @@
+"""flopsreg against real Hugging Face forward passes, recorded in tests/data/hf_forward.
+
+tests/data/hf_forward/measure.py built a tiny model of every published config in tests/data/hf
+(same model_type and layer pattern, small widths), ran one forward pass of the transformers
+implementation, and recorded what torch's FlopCounterMode counted and how many (query, key)
+pairs the attention mask transformers built for each layer let through. Those numbers come
+from torch and transformers, not from flopsreg.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+import flopsreg
+from eager import eager_registry as make_eager_registry
+from flopsreg.formula.compile import compile_exact
+from test_linear_forward import LINEAR_FAMILY_CONFIGS
+
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward.json").read_text())
+SEQ_LEN = RECORD["seq_len"]
+MODELS = sorted(RECORD["models"])
+
+
+@pytest.fixture(scope="module")
+def eager_registry():
+    return make_eager_registry()
+
+
+
+def test_the_record_covers_every_published_config():
+    # the linear-attention / SSM hybrids are recorded as tiny configs of their own (forward_linear.json)
+    published = sorted(p.stem for p in (Path(__file__).parents[1] / "data" / "hf").glob("*.json") if p.stem not in LINEAR_FAMILY_CONFIGS)
+    # The 2026 families (DSA, Gemma 4, ...) are recorded by model type in forward_attention2026.json
+    # (tests/hf/test_attention2026_forward.py); Kimi-K2.x's decoder is DeepSeek-V3's, recorded here.
+    newer = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_attention2026.json").read_text())
+    newer_types = {entry["config"].get("text_config", entry["config"])["model_type"] for entry in newer["models"].values()} | {"deepseek_v3"}
+    # DeepSeek-V4, Gemma 3n and GLM-5.3-Flash are recorded in forward_deepseek_v4.json, forward_gemma3n.json
+    # and forward_glm5_next.json (tests/hf/test_deepseek_v4_forward.py, _gemma3n.py, _glm5_next.py).
+    newer_types |= {"deepseek_v4", "gemma3n_text", "glm5_next_text"}
+    data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
+    decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
+    later = [name for name in published if name not in MODELS]
+    assert set(MODELS) <= set(published)
+    assert {name: decoder_type[name] for name in later if decoder_type[name].replace("kimi_k2", "deepseek_v3") not in newer_types} == {}
+    assert all("flops" in RECORD["models"][name] for name in MODELS), "a model failed to run when recorded"
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_pairs_per_layer_equal_the_masks_transformers_builds(registry, name):
+    """Which layers slide or are chunked, and the window/chunk off-by-ones, against HF's masks."""
+    entry = RECORD["models"][name]
+    plan = registry.plan(flopsreg.Model.from_hf_config(entry["config"]))
+    by_kind = {unit.name: unit for unit in plan.kinds}
+    ours = [
+        compile_exact(by_kind[layer.kind].quantities["pairs"])({**layer.params, "seq_len": SEQ_LEN})
+        for layer in plan.model.layers
+    ]
+    assert ours == entry["pairs"]
+
+
+def _all_experts_executed(config: dict) -> int:
+    """Llama 4's transformers MoE runs every expert on every token (a dense bmm): the routed
+    experts beyond top-k are implementation FLOPs, not model FLOPs. Written out for the test."""
+    text = config.get("text_config", config)
+    experts, top_k = text["num_local_experts"], text["num_experts_per_tok"]
+    moe_layers = len(text["moe_layers"])
+    per_expert = 3 * 2 * SEQ_LEN * text["hidden_size"] * text["intermediate_size"]  # gate, up, down
+    return moe_layers * (experts - top_k) * per_expert
+
+
+IMPLEMENTATION_EXTRA = {"llama-4-scout": _all_experts_executed}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_matmul_equals_what_torch_counted(eager_registry, name):
+    """Projections, MLPs, routers, routed and shared experts, MLA, logits: all of them."""
+    entry = RECORD["models"][name]
+    model = flopsreg.Model.from_hf_config(entry["config"])
+    ours = eager_registry.evaluate(model, seq_len=SEQ_LEN, convention="eager").forward
+    extra = IMPLEMENTATION_EXTRA.get(name, lambda config: 0)(entry["config"])
+    assert ours + extra == entry["flops"]["total"]
+
+
+def test_exact_counts_fewer_pairs_than_eager_attention_computes(registry, eager_registry):
+    """The difference between eager and exact is only the masked-out half of the scores."""
+    entry = RECORD["models"]["llama-3-8b"]
+    model = flopsreg.Model.from_hf_config(entry["config"])
+    exact = registry.evaluate(model, seq_len=SEQ_LEN).forward
+    eager = eager_registry.evaluate(model, seq_len=SEQ_LEN, convention="eager").forward
+    text = entry["config"]
+    layers, heads = text["num_hidden_layers"], text["num_attention_heads"]
+    head_dim = text["hidden_size"] // heads  # LlamaConfig: no head_dim given
+    masked_out = SEQ_LEN**2 - SEQ_LEN * (SEQ_LEN + 1) // 2
+    assert eager - exact == layers * 2 * heads * (head_dim + head_dim) * masked_out

@@ -1,0 +1,133 @@
+"""What a paper author gets from the LaTeX output: one meaning per symbol, forward-pass order,
+values in the legend, one equation number, no internal identifiers, totals read two ways."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+
+import flopsreg
+from flopsreg.render.tex import meaning, scientific
+from test_cli import gemma_forward
+
+EXAMPLES = ["deepseek-v3", "gemma-3-4b", "gpt-oss-20b", "llama-3-8b", "llama-4-scout", "mixtral-8x7b", "qwen3-30b-a3b"]
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return flopsreg.Registry.default()
+
+
+def _align(text: str) -> str:
+    return text.split("\\begin{align}\n")[1].split("\\end{align}")[0]
+
+
+def _legend(text: str) -> list[str]:
+    return [row for row in text.split("\\begin{tabular}")[1].splitlines()[1:] if row.startswith("$")]
+
+
+@pytest.mark.parametrize(
+    ("value", "digits", "expected"),
+    [
+        (32_999_781_433_344, 4, r"3.300 \times 10^{13}"),
+        (12_345, 3, r"1.23 \times 10^{4}"),
+        (99_995, 4, r"1.000 \times 10^{5}"),  # rounds up into the next power of ten
+        (Fraction(1, 3), 4, r"3.333 \times 10^{-1}"),
+        (7, 4, "7.000"),
+    ],
+)
+def test_scientific_notation_is_rounded_half_up_exactly(value, digits, expected):
+    assert scientific(value, digits) == expected
+
+
+def test_meanings_drop_config_keys_and_technical_notes():
+    assert meaning("key/value heads (= heads for MHA, 1 for MQA; num_key_value_heads)") == "key/value heads"
+    assert meaning("hidden size (model width)") == "hidden size (model width)"
+    assert meaning("attended (query, key) pairs of one sequence; from the attention.mask slot") == "attended (query, key) pairs of one sequence"
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_one_equation_number_and_no_internal_identifiers(registry, name):
+    plan = registry.select(flopsreg.Model.example(name))
+    text = plan.render.latex(plan)
+    rows = _align(text).split(" \\\\\n")
+    assert [r"\notag" in row for row in rows] == [True] * (len(rows) - 1) + [False]  # F(s) is (1)
+    assert all(r"\notag" in row for row in _align(plan.render.latex(plan, numbered=False)).split(" \\\\\n"))
+    internal = {p.name for p in registry.patterns} | set(registry.slots) | {"_"}
+    maths = [line for line in text.splitlines() if not line.startswith("%")]
+    for line in maths:
+        code = re.sub(r"\\[a-zA-Z]+|[a-z]_\{", "", line)  # commands and subscripts are LaTeX, not names
+        assert not any(word in code for word in internal if len(word) > 1 and ("_" in word or "." in word)), line
+
+
+def test_annotations_are_comments_only(registry):
+    plan = registry.select(flopsreg.Model.example("gemma-3-4b"))
+    text = plan.render.latex(plan, annotate=True)
+    assert r"\notag \\ % attention.mask: sliding_window" not in text  # the mask is a definition row
+    assert r"\notag \\ % sliding_window" in text and r"\notag \\ % attention.query: query_projection" in text
+
+
+def test_terms_follow_the_forward_pass(registry):
+    plan = registry.select(flopsreg.Model.example("llama-3-8b"))
+    text = _align(plan.render.latex(plan))
+    query = text.index(r"2 d_{\mathrm{h}} n_{\mathrm{h}} h s")  # q_proj
+    keys_values = text.index(r"4 d_{\mathrm{h}} h n_{\mathrm{kv}} s")  # k_proj and v_proj
+    core = text.index(r"4 d_{\mathrm{h}} n_{\mathrm{h}} P(s)")  # QK^T and PV
+    mlp = text.index(r"2 d_{\mathrm{ff}} f h s")
+    logits = text.index(r"2 h s V")
+    assert query < keys_values < core < mlp < logits
+
+
+def test_the_legend_gives_each_symbol_once_with_its_value(registry):
+    plan = registry.select(flopsreg.Model.example("llama-3-8b"))
+    legend = _legend(plan.render.latex(plan))
+    symbols = [row.split(" & ")[0] for row in legend]
+    assert len(symbols) == len(set(symbols)) and "$F$" not in symbols  # F means FLOPs only
+    assert symbols[0] == "$s$"  # in order of appearance
+    assert r"$h$ & hidden size (model width) & $4{,}096$ \\" in legend
+    assert r"$d_{\mathrm{ff}}$ & inner width of a dense MLP & $14{,}336$ \\" in legend
+    assert r"$f$ & hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU) & $3$ \\" in legend
+
+
+def test_kinds_that_differ_only_in_their_mask_are_written_as_the_difference(registry):
+    plan = registry.select(flopsreg.Model.example("gemma-3-4b"))
+    text = _align(plan.render.latex(plan))
+    assert r"F_{\mathrm{global}}(s) &= F_{\mathrm{local}}(s) \notag \\" in text
+    assert text.count(r"d_{\mathrm{ff}} f h s") == 1  # shared terms written once
+
+
+def test_totals_in_scientific_notation_exact_and_per_token(registry):
+    res = registry.evaluate(flopsreg.Model.example("gemma-3-4b"), seq_len=4096, batch=2)
+    forward = 2 * gemma_forward(4096)  # derived matmul by matmul in test_cli
+    text = _align(res.latex())
+    assert rf"2\,F(4096) &\approx {scientific(forward)} \notag \\" in text
+    assert "&= " + f"{forward:,}".replace(",", "{,}") in text
+    assert rf"2\,F(4096)/8{{,}}192 &\approx {scientific(Fraction(forward, 2 * 4096))}\ \text{{per token}}" in text
+    packed = _align(registry.evaluate(flopsreg.Model.example("gemma-3-4b"), seqlens=[100, 2000]).latex())
+    assert rf"(F(100) + F(2000))/2{{,}}100 &\approx {scientific(Fraction(gemma_forward(100) + gemma_forward(2000), 2100))}" in packed
+
+
+def test_the_document_is_complete(registry):
+    res = registry.evaluate(flopsreg.Model.example("gemma-3-4b"), seq_len=8)
+    text = res.latex(document=True)
+    assert text.startswith("\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n")
+    assert text.endswith("\\end{document}\n") and "% Needs only \\usepackage{amsmath}." in text
+
+
+def test_the_jupyter_latex_is_in_mathjax_s_subset(registry):
+    res = registry.evaluate(flopsreg.Model.example("llama-4-scout"), seq_len=4096)
+    text = res._repr_latex_()
+    assert text.startswith("$$\\begin{aligned}\n") and text.endswith("\\end{aligned}$$")
+    environments = set(re.findall(r"\\begin\{(\w+)\}", text))
+    assert environments <= {"aligned", "cases", "matrix"}  # MathJax 3 renders these; no itemize, tabular
+    assert "%" not in text and r"\notag" not in text
+
+
+def test_a_block_of_extra_layers_is_the_sum_of_its_kinds(registry):
+    model = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"])
+    text = _align(registry.select(model).render.latex(registry.select(model)))
+    assert r"F_{\mathrm{mtp}}(s) &= F_{\mathrm{moe}}(s) \notag \\" in text
+    assert r"&\quad + F_{\mathrm{mtp}}(s) + D_{\mathrm{mtp}}" in text
