@@ -18,12 +18,11 @@ _install_old_paths()  # flopsreg.compile, flopsreg.registry, ...: moved in 0.2, 
 
 # The rest is imported on first access: the command line answers from its cache without sympy.
 _LAZY = {
-    "Registry": "flopsreg.api",
+    "Registry": "flopsreg.registry",
     "ModelSelection": "flopsreg.engine.compose",
-    "ModelPlan": "flopsreg.engine.compose:ModelSelection",
-    "HFLayerType": "flopsreg.declarations.declare",
-    "HFReader": "flopsreg.declarations.declare",
-    "MegatronReader": "flopsreg.declarations.declare",
+    "HFLayerType": "flopsreg.declarations.readers",
+    "HFReader": "flopsreg.declarations.readers",
+    "MegatronReader": "flopsreg.declarations.readers",
     "LayerResult": "flopsreg.engine.evaluate",
     "Result": "flopsreg.engine.evaluate",
     "hookimpl": "flopsreg.plugins.hookspecs",
@@ -38,11 +37,11 @@ _LAZY = {
     "Slot": "flopsreg.declarations.pattern",
     "SlotGroup": "flopsreg.declarations.pattern",
     "SlotSelection": "flopsreg.engine.select",
-    "Selection": "flopsreg.engine.select:SlotSelection",
 }
 
-# ModelPlan and Selection are earlier names, kept as aliases for one release (0.2): a model's
-# selection result was its "plan", a word that now means only the layer layout (Plan).
+# Earlier names, which warn for one release (0.2): a model's selection result was its "plan", a
+# word that now means only the layer layout (Plan).
+_RENAMED = {"ModelPlan": "ModelSelection", "Selection": "SlotSelection"}
 
 __all__ = [
     "Block",
@@ -58,7 +57,6 @@ __all__ = [
     "MegatronReader",
     "Model",
     "ModelError",
-    "ModelPlan",
     "ModelSelection",
     "Param",
     "Parameters",
@@ -70,7 +68,6 @@ __all__ = [
     "Quantity",
     "Registry",
     "Result",
-    "Selection",
     "SelectionError",
     "Slot",
     "SlotGroup",
@@ -85,6 +82,11 @@ def __getattr__(name: str) -> object:
         from importlib.metadata import version
 
         return version("flopsreg")
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"flopsreg.{name} is deprecated and will be removed in 0.3: use flopsreg.{_RENAMED[name]}", DeprecationWarning, stacklevel=2)
+        return __getattr__(_RENAMED[name])
     if name in _LAZY:
         import importlib
 

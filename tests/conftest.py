@@ -1,7 +1,7 @@
 import pytest
 
 import flopsreg
-from flopsreg.plugins.registry import builtin_plugins
+from flopsreg.plugins.loader import builtin_plugins
 
 # Import the built-in plugins as every registry does (sympy's evaluation off, expressions made
 # canonical where used) before any test module imports one of them with evaluation on, so the

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import flopsreg
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 
 
 def gemma_like() -> flopsreg.Model:
@@ -66,7 +66,7 @@ def gqa_model(
 
 def unit_of(registry: flopsreg.Registry, model: flopsreg.Model, kind: str | None = None):
     """The plan of one layer kind (the first kind when *kind* is None)."""
-    plan = registry.plan(model)
+    plan = registry.select(model)
     return plan.kinds[0] if kind is None else plan.kind(kind)
 
 

@@ -80,7 +80,7 @@ def test_the_registry_refuses_one_plugin_alone_and_switches_that_are_not_boolean
 CALLS = {
     "evaluate": lambda reg, model, **kw: reg.evaluate(model, seq_len=8, **kw),
     "select": lambda reg, model, **kw: reg.select(model, **kw),
-    "plan": lambda reg, model, **kw: reg.plan(model, **kw),
+    "plan": lambda reg, model, **kw: reg.select(model, **kw),
     "parameters": lambda reg, model, **kw: reg.parameters(model),
     "generate": lambda reg, model, **kw: reg.generate(model, prompt=8, new_tokens=2, **kw),
     "compare": lambda reg, model, **kw: reg.compare(model, seq_len=8, conventions=[kw["convention"]] if kw else None),

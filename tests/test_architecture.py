@@ -102,12 +102,12 @@ def _cycle() -> list[str] | None:
 
 
 def test_the_graph_reads_imports_inside_functions_too():
-    """The reader is not vacuous: api imports render at the top, registry flopsreg.patterns inside
+    """The reader is not vacuous: the registry imports render at the top, the loader flopsreg.patterns inside
     a function, and compose's import of the registry under TYPE_CHECKING is left out."""
-    assert "flopsreg.render" in GRAPH["flopsreg.api"]
+    assert "flopsreg.render" in GRAPH["flopsreg.registry"]
     assert "flopsreg.engine.evaluate" in GRAPH["flopsreg.cli"]
-    assert "flopsreg.patterns" in GRAPH["flopsreg.plugins.registry"]  # builtin_plugins() imports it in a function
-    assert "flopsreg.plugins.registry" not in GRAPH["flopsreg.engine.compose"]
+    assert "flopsreg.patterns" in GRAPH["flopsreg.plugins.loader"]  # builtin_plugins() imports it in a function
+    assert "flopsreg.plugins.loader" not in GRAPH["flopsreg.engine.compose"]
 
 
 def test_no_import_cycle_among_flopsreg_modules():
@@ -190,7 +190,7 @@ def test_the_core_names_no_pattern_slot_model_type_or_block(registry, module):
 
 # flopsreg's folders, from the bottom up (docs/architecture.md draws them): a module imports only
 # modules of its own layer or of a layer below it, never one above, not even inside a function.
-# The front end (api: the Registry users hold) sits with the renderers it hands to selections;
+# The front end (registry: the Registry users hold) sits with the renderers it hands to selections;
 # plot, a renderer, draws sweeps it runs through that front end.
 LAYERS = (
     ("flopsreg.errors", "flopsreg._deprecated"),
@@ -200,7 +200,7 @@ LAYERS = (
     ("flopsreg.model",),
     ("flopsreg.readers",),
     ("flopsreg.engine",),
-    ("flopsreg.render", "flopsreg.api"),
+    ("flopsreg.render", "flopsreg.registry"),
     ("flopsreg.cli",),
     ("flopsreg.integrations",),
     ("flopsreg", "flopsreg.__main__"),  # the public API, and `python -m flopsreg`
@@ -242,8 +242,8 @@ def test_an_upward_import_would_be_found(monkeypatch):
 def test_only_the_loader_imports_the_built_in_plugins_and_only_their_list():
     """The core loads the built-ins by the names flopsreg.patterns.BUILTIN lists, never their content."""
     importers = {module for module in CORE if any(t.startswith("flopsreg.patterns") for t in GRAPH[module])}
-    assert importers == {"flopsreg.plugins.registry"}
-    assert GRAPH["flopsreg.plugins.registry"] & {m for m in MODULES if m.startswith("flopsreg.patterns")} == {"flopsreg.patterns"}
+    assert importers == {"flopsreg.plugins.loader"}
+    assert GRAPH["flopsreg.plugins.loader"] & {m for m in MODULES if m.startswith("flopsreg.patterns")} == {"flopsreg.patterns"}
 
 
 def test_no_module_of_patterns_carries_its_role_in_a_prefix():

@@ -187,7 +187,7 @@ def test_chunked_wins_over_sliding_window_on_a_layer_with_both_flags(registry):
     )
     pairs = 4 * (8192 * 8193 // 2)  # four full chunks of 8192, each a causal triangle
     assert pairs == chunk_pairs(s, 8192) == 134_234_112
-    plan = registry.plan(model)
+    plan = registry.select(model)
     selection = next(sel for sel in plan.kinds[0].selections if sel.slot == "attention.mask")
     assert selection.pattern.name == "chunked"
     assert [p.name for p in selection.applicable][:2] == ["chunked", "sliding_window"]

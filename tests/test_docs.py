@@ -27,7 +27,7 @@ def _readme_namespace() -> dict:
 
 def test_readme_sink_pattern_matches_a_brute_force_mask():
     """The README's plugin formula counts exactly the pairs of a window-plus-sinks mask."""
-    from flopsreg.formula.compile import compile_exact
+    from flopsreg.formula.exact import compile_exact
 
     pattern = _readme_namespace()["SINK_WINDOW"]
     formula = compile_exact(pattern.formula)

@@ -59,7 +59,7 @@ def test_example_loads_with_its_stem_as_name_and_a_config_source(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_example_plans_without_warnings(registry, name):
     """No parameter of an example is set without a selected pattern using it."""
-    plan = registry.plan(flopsreg.Model.from_toml(EXAMPLES / f"{name}.toml"))
+    plan = registry.select(flopsreg.Model.from_toml(EXAMPLES / f"{name}.toml"))
     assert plan.warnings == ()
 
 

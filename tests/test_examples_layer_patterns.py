@@ -47,7 +47,7 @@ def explained_patterns(text: str) -> dict[int, dict[str, str]]:
 
 
 def _explain(registry, name: str) -> str:
-    return registry.plan(flopsreg.Model.from_toml(EXAMPLES / f"{name}.toml")).explain()
+    return registry.select(flopsreg.Model.from_toml(EXAMPLES / f"{name}.toml")).explain()
 
 
 def gemma_3(layers: int) -> list[str]:

@@ -133,7 +133,7 @@ def test_drop_ins_read_the_arguments_with_the_readers_of_their_registry():
     """A plugin reader in the registry passed to a drop-in reads the namespace; without it, the built-in reads it."""
     import types
 
-    from flopsreg.declarations.declare import MegatronReader
+    from flopsreg.declarations.readers import MegatronReader
 
     @flopsreg.hookimpl
     def flopsreg_register_megatron_readers():

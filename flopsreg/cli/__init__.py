@@ -29,7 +29,7 @@ from flopsreg.engine.evaluate import LOGITS_MODES
 from flopsreg.engine.sweep import iter_sweep, parse_lengths
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
-    from flopsreg.api import Registry
+    from flopsreg.registry import Registry
     from flopsreg.engine.peaks import Bounds
     from flopsreg.engine.cache import Cache
 
@@ -306,13 +306,13 @@ class _Session:
             self._registry = _load_registry(self.cache, announce=False)
         return self._registry
 
-    def plan(self, model: Model, convention: str, *, symbolic: bool = False) -> Any:
+    def select(self, model: Model, convention: str, *, symbolic: bool = False) -> Any:
         """*model*'s plan under *convention*: from the cache if there (unless *symbolic* is needed)."""
         if self.cache is not None and not symbolic:
             cached = self.cache.selection(model, convention)
             if cached is not None:
                 return cached
-        plan = self.registry.plan(model, convention=convention)
+        plan = self.registry.select(model, convention=convention)
         if self.cache is not None:
             self.cache.store(plan)
         return plan
@@ -320,7 +320,7 @@ class _Session:
 
 def _load_registry(cache: Cache | None, *, announce: bool = True) -> Registry:
     """The built-in and installed plugins, their load warnings printed (and remembered by the cache)."""
-    from flopsreg.api import Registry
+    from flopsreg.registry import Registry
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -363,20 +363,20 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             raise FlopsregError(f"-o {args.output}: cannot write: {exc.strerror or exc}") from None
         return f"wrote {args.output}"
     if args.command == "sweep":
-        rows = iter_sweep(session.plan(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
+        rows = iter_sweep(session.select(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
         return _sweep_output(rows, args.format, args.batch)
     if args.command == "compare":
         comparison = session.registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
         _warn(comparison.exact.warnings)
         return json.dumps(comparison.to_dict(), indent=2) if args.format == "json" else comparison.to_text()
     if args.command == "params":
-        _warn(session.registry.plan(model).warnings)
+        _warn(session.registry.select(model).warnings)
         counts = session.registry.parameters(model)
         return json.dumps(counts.to_dict(), indent=2) if args.format == "json" else counts.text()
     if args.command == "explain":
-        return session.registry.plan(model, convention=args.convention).explain()
+        return session.registry.select(model, convention=args.convention).explain()
     if args.command == "formula":
-        plan = session.registry.plan(model, convention=args.convention)
+        plan = session.registry.select(model, convention=args.convention)
         _warn(plan.warnings)
         _check_document(args)
         return render.latex(plan, document=args.document) if args.format == "latex" else render.formula_text(plan)
@@ -402,7 +402,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
     cached = args.cached[0] if len(args.cached) == 1 else args.cached
     serving = cached != 0 or args.logits != "all"  # serving forms are built symbolically, never cached
-    plan = session.plan(model, args.convention, symbolic=args.format == "latex" or serving)
+    plan = session.select(model, args.convention, symbolic=args.format == "latex" or serving)
     result = evaluate(plan, args.seq_len, args.seqlens, args.batch, args.recompute, cached, args.logits)
     _warn(result.warnings)
     if args.format == "json":

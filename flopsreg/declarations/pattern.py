@@ -39,7 +39,7 @@ _FORMULA = "a sympy expression built from flopsreg.declarations.symbols and Para
 def canonical(expr: Any) -> Any:
     """*expr* as sympy builds it with evaluation on: every node rebuilt from its canonical arguments.
 
-    The built-in plugins are imported with sympy's evaluation off (:func:`flopsreg.plugins.registry.builtin_plugins`:
+    The built-in plugins are imported with sympy's evaluation off (:func:`flopsreg.plugins.loader.builtin_plugins`:
     their formulas are then built without sympy's flattening and assumption queries, two thirds of
     their import), so a pattern's expressions are made canonical where they are first read, once per
     pattern. On an expression already built with evaluation on this returns an equal one.

@@ -2,7 +2,7 @@
 
 An entry holds what ``eval`` and ``sweep`` need of a composed model (each unit's patterns,
 layers and formulas, the whole model's formula, the warnings) as JSON data: each formula is a
-formula tree (:mod:`flopsreg.formula.runtime`), from which flopsreg writes the code itself; nothing read
+formula tree (:mod:`flopsreg.formula.tree`), from which flopsreg writes the code itself; nothing read
 from disk is ever executed. The key covers everything that determines the formulas: the entry
 format, the Python version, the content of flopsreg's source files, the folders distributions
 are installed in, the content of every module of each installed plugin, the model (its TOML) and
@@ -34,11 +34,11 @@ import attrs
 
 from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.model import Model
-from flopsreg.formula.runtime import Formula
+from flopsreg.formula.tree import Formula
 
 if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection
-    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.plugins.loader import PluginLoader
 
 __all__ = ["CachedSelection", "CachedUnit", "Cache", "cache_enabled"]
 
@@ -111,7 +111,7 @@ def environment_key() -> str:
     return _digest([FORMAT, sys.version_info[:2], _sources(), _installed(), autoload])
 
 
-def plugin_files(registry: PluginRegistry) -> list[list[Any]]:
+def plugin_files(registry: PluginLoader) -> list[list[Any]]:
     """Path and content digest of every loaded module of each installed plugin's top-level
     package (the plugin's own module and the helpers beside it): an edited plugin, editable
     installs included, changes the key although no install folder changes."""
@@ -438,7 +438,7 @@ class Cache:
         self._plugins = _digest(files)
         return info
 
-    def store_registry(self, registry: PluginRegistry, warnings: list[str]) -> None:
+    def store_registry(self, registry: PluginLoader, warnings: list[str]) -> None:
         files = plugin_files(registry)
         self._plugins = _digest(files)
         blocks = {name: block.meaning for name, block in registry.blocks.items()}

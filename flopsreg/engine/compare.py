@@ -20,7 +20,7 @@ from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.declarations.pattern import EXACT, FLOPS
 
 if TYPE_CHECKING:
-    from flopsreg.api import Registry
+    from flopsreg.registry import Registry
     from flopsreg.model import Model
 
 __all__ = ["Comparison", "ConventionTotal", "Difference", "compare"]

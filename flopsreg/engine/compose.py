@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import sympy
 
-from flopsreg.formula.compile import CompiledFormula, compile_exact
+from flopsreg.formula.exact import CompiledFormula, compile_exact
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
 from flopsreg.model import FrozenMap, Model, ranges_text, total_length
 from flopsreg.declarations.pattern import EXACT, FLOPS, Constraint, Convention, Pattern, Slot
-from flopsreg.formula.prefix import PrefixForms, prefix_forms
+from flopsreg.formula.cached_prefix import PrefixForms, prefix_forms
 from flopsreg.engine.select import SlotSelection, select
 from flopsreg.declarations.symbols import SHARED, SymbolTable, cached, s
 
 
 if TYPE_CHECKING:
-    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.plugins.loader import PluginLoader
 
 __all__ = [
     "KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "Unused", "check_constraint", "check_convention",
@@ -250,7 +250,7 @@ class ModelSelection:
         return flops if type(flops) is int else self.compiled({"seq_len": seq_len})
 
 
-def check_convention(registry: PluginRegistry, convention: Any) -> None:
+def check_convention(registry: PluginLoader, convention: Any) -> None:
     """*convention* is ``"exact"`` or a registered convention's name; else one line with the closest."""
     if not isinstance(convention, str):
         raise ModelError(f"convention: expected a convention name (a string), got {type(convention).__name__} {convention!r:.60}")
@@ -259,7 +259,7 @@ def check_convention(registry: PluginRegistry, convention: Any) -> None:
         raise ModelError(f"convention: {convention!r} is not registered{did_you_mean(convention, known)} (known: {', '.join(known)})")
 
 
-def compose(registry: PluginRegistry, model: Model, *, convention: str = EXACT, render: Any = None) -> ModelSelection:
+def compose(registry: PluginLoader, model: Model, *, convention: str = EXACT, render: Any = None) -> ModelSelection:
     """Select patterns for every layer kind and the model-level slots, checking every input, and
     compose each unit's closed form; *render* is handed to the plan for its text and LaTeX."""
     if not isinstance(model, Model):
@@ -330,7 +330,7 @@ def _blocks_prefix(block_units: Mapping[sympy.Symbol, Sequence[KindSelection]]) 
     return forms, None
 
 
-def _check_blocks(registry: PluginRegistry, model: Model, head: ModelLevelSelection) -> None:
+def _check_blocks(registry: PluginLoader, model: Model, head: ModelLevelSelection) -> None:
     """Every block the plan lists is declared, and some applicable model-level pattern counts it
     (a convention may choose not to count it, but must know it)."""
     formulas = sympy.Add(*(p.formula for sel in head.selections for p in sel.applicable))
@@ -358,7 +358,7 @@ def _values(expr: sympy.Basic | Constraint, params: Mapping[str, int]) -> dict[s
     return {sym: sympy.Integer(params[sym.name]) for sym in expr.free_symbols if sym.name in params}
 
 
-def _check_names(registry: PluginRegistry, model: Model) -> None:
+def _check_names(registry: PluginLoader, model: Model) -> None:
     known_flags = registry.flags - set(registry.conventions)  # conventions are chosen per evaluation
     known_params = set(registry.params) | {name for name, info in SHARED.items() if info.kind == "dimension"}
     places = [("", model.flags, model.params)] + [
@@ -384,7 +384,7 @@ def _check_names(registry: PluginRegistry, model: Model) -> None:
             _check_value(registry, model, where, name, value)
 
 
-def check_values(registry: PluginRegistry, model: Model) -> None:
+def check_values(registry: PluginLoader, model: Model) -> None:
     """The checks of :func:`compose` that read parameter values (each within its declared
     range), for a model whose flags and parameter names are known to be valid: a model of a
     structure already composed (:mod:`flopsreg.engine.structure`) is refused with the same message."""
@@ -393,12 +393,12 @@ def check_values(registry: PluginRegistry, model: Model) -> None:
         _check_value_list(registry, model, f"kinds.{name}.", kind.params)
 
 
-def _check_value_list(registry: PluginRegistry, model: Model, where: str, params: Mapping[str, int]) -> None:
+def _check_value_list(registry: PluginLoader, model: Model, where: str, params: Mapping[str, int]) -> None:
     for name, value in params.items():
         _check_value(registry, model, where, name, value)
 
 
-def _check_value(registry: PluginRegistry, model: Model, where: str, name: str, value: int) -> None:
+def _check_value(registry: PluginLoader, model: Model, where: str, name: str, value: int) -> None:
     """Parameter *name* = *value* (a declared or shared parameter) lies in its range."""
     param = registry.params.get(name)
     minimum = param.minimum if param else 1
@@ -408,7 +408,7 @@ def _check_value(registry: PluginRegistry, model: Model, where: str, name: str, 
 
 
 def _plan_unit(
-    registry: PluginRegistry,
+    registry: PluginLoader,
     quantity_names: Mapping[sympy.Symbol, str],
     unit_type: type[UnitSelection],
     flags: frozenset[str],
@@ -524,7 +524,7 @@ def holds_weights_only(pattern: Pattern) -> bool:
     return pattern.produces == FLOPS and pattern.formula == 0 and pattern.weights != 0
 
 
-def _check_params(registry: PluginRegistry, unit: UnitSelection, where: str) -> None:
+def _check_params(registry: PluginLoader, unit: UnitSelection, where: str) -> None:
     needed = _symbol_names(unit.expression) - {"seq_len", "cached"}
     for sel in unit.selections:
         for constraint in sel.pattern.constraints:
@@ -569,7 +569,7 @@ def warning_texts(model: Model, templates: Sequence[Unused]) -> tuple[str, ...]:
     return tuple(texts)
 
 
-def unused(registry: PluginRegistry, model: Model, kinds: Sequence[UnitSelection], head: UnitSelection) -> tuple[Unused, ...]:
+def unused(registry: PluginLoader, model: Model, kinds: Sequence[UnitSelection], head: UnitSelection) -> tuple[Unused, ...]:
     """Parameters that are set but that no selected pattern uses: the slime MLA bug, made visible.
 
     Under a convention, parameters of the exact patterns it displaces count as used: ignoring

@@ -1,6 +1,6 @@
 """Evaluation: exact FLOPs of a composed model for concrete sequence lengths, and the result types.
 
-The :class:`Evaluator` owns the one cache of composed models (selection and composition are
+The :class:`CompositionCache` owns the one cache of composed models (selection and composition are
 pure, so each (model, convention) is composed once) and evaluates them with compiled
 exact-integer code.
 """
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from flopsreg._deprecated import old_names
 from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
 
@@ -24,11 +25,11 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.structure import Structure
     from flopsreg.engine.utilisation import StepUtilisation, Utilisation
-    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.plugins.loader import PluginLoader
 
 __all__ = [
     "LOGITS_MODES",
-    "Evaluator",
+    "CompositionCache",
     "LayerResult",
     "RECOMPUTE",
     "Result",
@@ -113,7 +114,10 @@ class Result:
 
     @property
     def plan(self) -> ModelSelection:
-        """The same as :attr:`selection` (its earlier name, kept as an alias)."""
+        """Deprecated (removed in 0.3): the earlier name of :attr:`selection`."""
+        import warnings
+
+        warnings.warn("Result.plan is deprecated and will be removed in 0.3: use Result.selection", DeprecationWarning, stacklevel=2)
         return self.selection
 
     @property
@@ -364,7 +368,7 @@ def evaluate(
     return Result(plan, lengths, batch, recompute, forward, prefix, logits)
 
 
-class Evaluator:
+class CompositionCache:
     """Composes each (model, convention) once and evaluates it: the one cache of composed models.
 
     SlotSelection and composition are pure and models are values, so a cached plan can never be
@@ -374,7 +378,7 @@ class Evaluator:
     caches are bounded, so sweeps over many architectures stay bounded.
     """
 
-    def __init__(self, registry: PluginRegistry, render: Any) -> None:
+    def __init__(self, registry: PluginLoader, render: Any) -> None:
         self._registry = registry
         self._render = render
         self._plans: dict[tuple[Model, str], ModelSelection] = {}
@@ -444,3 +448,6 @@ def _bounded_put(cache: dict[Any, Any], key: Any, value: Any) -> None:
     if key not in cache and len(cache) >= _PLAN_CACHE_SIZE:
         del cache[next(iter(cache))]
     cache[key] = value
+
+
+__getattr__ = old_names(__name__)  # Evaluator, this cache's name until 0.1

@@ -21,7 +21,7 @@ from flopsreg.declarations.pattern import FLOPS
 from flopsreg.engine.select import SlotSelection, select
 
 if TYPE_CHECKING:
-    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.plugins.loader import PluginLoader
 
 __all__ = ["Parameters", "Share", "count_parameters"]
 
@@ -139,7 +139,7 @@ _FIELDS = attrs.fields(Parameters)
 MODEL = "model"  # Share.where of the model-level slots
 
 
-def _weights(registry: PluginRegistry, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str) -> list[tuple[SlotSelection, int, int]]:
+def _weights(registry: PluginLoader, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str) -> list[tuple[SlotSelection, int, int]]:
     """``(selection, weights, active)`` of each selection holding weights, quantities and parameters substituted."""
     quantities: dict[sympy.Symbol, sympy.Expr] = {}
     for sel in selections:
@@ -165,7 +165,7 @@ def _weights(registry: PluginRegistry, selections: Iterable[SlotSelection], para
 
 
 def _shares(
-    registry: PluginRegistry, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str, label: str, layers: int, blocks: Mapping[str, str | None]
+    registry: PluginLoader, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str, label: str, layers: int, blocks: Mapping[str, str | None]
 ) -> list[Share]:
     """The :class:`Share` of every selection holding weights; *blocks* maps a pattern to the block it counts."""
     return [
@@ -174,7 +174,7 @@ def _shares(
     ]
 
 
-def count_parameters(registry: PluginRegistry, plan: ModelSelection) -> Parameters:
+def count_parameters(registry: PluginLoader, plan: ModelSelection) -> Parameters:
     """The parameters of the exact plan *plan* of a model (checked and selected as for FLOPs)."""
     model = plan.model
     shares: list[Share] = []

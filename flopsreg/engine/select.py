@@ -18,7 +18,7 @@ from flopsreg.errors import WITHOUT_PLUGINS_HINT, SelectionError
 from flopsreg.declarations.pattern import Pattern
 
 if TYPE_CHECKING:
-    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.plugins.loader import PluginLoader
 
 __all__ = ["SlotSelection", "select", "token_mixers"]
 
@@ -40,7 +40,7 @@ class SlotSelection:
         return f"flag{'s' if len(flags) > 1 else ''} {', '.join(flags)} set; {ranking}"
 
 
-def token_mixers(registry: PluginRegistry, flags: frozenset[str], where: str) -> frozenset[str]:
+def token_mixers(registry: PluginLoader, flags: frozenset[str], where: str) -> frozenset[str]:
     """The slot groups (token mixers) a layer with *flags* has: those its flags select, else the
     default one. Two selected groups that no :class:`~flopsreg.SlotGroup` declares may share a
     layer (``beside``) are an error naming the layer (*where*) and the flags."""
@@ -61,7 +61,7 @@ def token_mixers(registry: PluginRegistry, flags: frozenset[str], where: str) ->
     return frozenset(chosen)
 
 
-def select(registry: PluginRegistry, scope: str, flags: frozenset[str], where: str) -> list[SlotSelection]:
+def select(registry: PluginLoader, scope: str, flags: frozenset[str], where: str) -> list[SlotSelection]:
     """One :class:`SlotSelection` per slot that some applicable pattern of *scope* fills: on a
     layer, only slots of no group or of a group the layer has (:func:`token_mixers`)."""
     groups = token_mixers(registry, flags, where) if scope == "layer" else frozenset()

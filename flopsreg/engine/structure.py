@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import sympy
 
-from flopsreg.formula.compile import compile_exact, trial_function
+from flopsreg.formula.exact import compile_exact, trial_function
 from flopsreg.engine.compose import (
     KindSelection, ModelSelection, UnitSelection, Unused, check_constraint, check_values, unused, warning_texts,
 )
@@ -32,8 +32,8 @@ from flopsreg.model import FrozenMap, Model
 from flopsreg.declarations.pattern import EXACT, Constraint, Pattern
 
 if TYPE_CHECKING:
-    from flopsreg.formula.compile import CompiledFormula
-    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.formula.exact import CompiledFormula
+    from flopsreg.plugins.loader import PluginLoader
 
 __all__ = ["Structure", "rebindable", "structure_key"]
 
@@ -80,7 +80,7 @@ class Structure:
     that list by index.
     """
 
-    def __init__(self, registry: PluginRegistry, template: ModelSelection) -> None:
+    def __init__(self, registry: PluginLoader, template: ModelSelection) -> None:
         self._registry = registry
         self.template = template
         model = template.model

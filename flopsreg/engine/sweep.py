@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sized
 from itertools import islice, product
 from typing import TYPE_CHECKING, Any
 
-from flopsreg.engine.evaluate import Evaluator, length_list, positive_int, sequence_lengths
+from flopsreg.engine.evaluate import CompositionCache, length_list, positive_int, sequence_lengths
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model, check_int
 
@@ -84,7 +84,7 @@ def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype
         values = plan.compiled.sweep("seq_len", lengths, {})
         return values if batch == 1 else [batch * v for v in values]
     numpy = _numpy()
-    from flopsreg.formula.compile import compile_numpy
+    from flopsreg.formula.exact import compile_numpy
     from flopsreg.declarations.symbols import s
 
     if isinstance(lengths, range):  # built in C, not one Python int at a time
@@ -164,7 +164,7 @@ def _at(model: Model, point: Mapping[str, int]) -> Model:
 
 
 def iter_grid(
-    evaluator: Evaluator, model: Model, convention: str, params: Any, seq_len: Any, batch: int = 1
+    evaluator: CompositionCache, model: Model, convention: str, params: Any, seq_len: Any, batch: int = 1
 ) -> Iterator[tuple[int, ...]]:
     """Rows ``(v1, ..., vk, seq_len, forward FLOPs)`` over the cartesian product of the values of
     *params* (in its order) and the lengths, the length varying fastest (``itertools.product``
@@ -177,7 +177,7 @@ def iter_grid(
 
 
 def _grid_rows(
-    evaluator: Evaluator, model: Model, convention: str, axes: dict[str, list[int]], lengths: range | list[int], batch: int
+    evaluator: CompositionCache, model: Model, convention: str, axes: dict[str, list[int]], lengths: range | list[int], batch: int
 ) -> Iterator[tuple[int, ...]]:
     structure = evaluator.structure(model, convention)
     if structure is None:  # no shared structure (blocks of extra layers): each point composed
@@ -222,7 +222,7 @@ def _check(structure: Structure, model: Model, values: list[int], targets: list[
 
 
 def grid_sweep(
-    evaluator: Evaluator, model: Model, convention: str, params: Any, seq_len: Any, *, batch: int = 1, dtype: type | None = None
+    evaluator: CompositionCache, model: Model, convention: str, params: Any, seq_len: Any, *, batch: int = 1, dtype: type | None = None
 ) -> Any:
     """Forward FLOPs over a grid of parameter values and lengths (see :meth:`flopsreg.Registry.sweep`):
     a flat list of exact ints in :func:`iter_grid` order, or with ``dtype=float`` a float64 numpy

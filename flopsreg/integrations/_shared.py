@@ -24,12 +24,12 @@ import sympy
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.errors import ModelError, PlausibilityWarning, did_you_mean
 from flopsreg.model import Model, as_int, shown
-from flopsreg.api import Registry
+from flopsreg.registry import Registry
 from flopsreg.engine.peaks import STEP_TIME, exact_number
 from flopsreg.readers.megatron import read_arguments
 
 __all__ = [
-    "attribute", "default_registry", "implausible", "keep_plan", "linear_and_quadratic", "megatron_model", "megatron_plan",
+    "attribute", "default_registry", "implausible", "keep_selection", "linear_and_quadratic", "megatron_model", "megatron_plan",
     "packed_forward", "time_problem", "whole_number",
 ]
 
@@ -53,7 +53,7 @@ def megatron_model(args: Any, registry: Registry) -> Model:
     return Model.from_megatron_args(args, registry=registry)
 
 
-def keep_plan(key: Any, build: Callable[[], ModelSelection]) -> ModelSelection:
+def keep_selection(key: Any, build: Callable[[], ModelSelection]) -> ModelSelection:
     """The plan kept under *key*, else ``build()``'s, kept (the oldest dropped beyond the bound).
 
     *key* holds the registry, the convention and every value the reader reads; None: not kept.
@@ -90,7 +90,7 @@ def megatron_plan(args: Any, registry: Registry, convention: str) -> ModelSelect
             hash(key)
         except TypeError:
             key = None
-    plan = keep_plan(key, lambda: registry.plan(megatron_model(args, registry), convention=convention))
+    plan = keep_selection(key, lambda: registry.select(megatron_model(args, registry), convention=convention))
     snapshot = _Snapshot.of(args, _read_names(registry), plan)
     if snapshot is not None:
         if len(_recent) >= _PLANS_KEPT:

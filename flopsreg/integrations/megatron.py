@@ -14,7 +14,7 @@ from typing import Any
 from flopsreg.errors import ModelError
 from flopsreg.engine.evaluate import TRAINING_PASSES, evaluate
 from flopsreg.integrations._shared import default_registry, megatron_plan, packed_forward, whole_number
-from flopsreg.api import Registry
+from flopsreg.registry import Registry
 from flopsreg.declarations.pattern import EXACT
 
 __all__ = ["num_floating_point_operations"]

@@ -28,14 +28,14 @@ from typing import Any
 
 import attrs
 
-from flopsreg.api import Registry
+from flopsreg.registry import Registry
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.errors import ModelError
 from flopsreg.engine.evaluate import TRAINING_PASSES
-from flopsreg.integrations._shared import attribute, default_registry, keep_plan, megatron_model, packed_forward, real_statistics, whole_number
+from flopsreg.integrations._shared import attribute, default_registry, keep_selection, megatron_model, packed_forward, real_statistics, whole_number
 from flopsreg.model import as_int, shown
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.declarations.declare import family_flag as family
+from flopsreg.declarations.readers import family_flag as family
 from flopsreg.patterns.sliding_window import WINDOW
 
 __all__ = ["num_floating_point_operations"]
@@ -123,9 +123,9 @@ def bridge_plan(model: Any, registry: Registry, convention: str) -> ModelSelecti
             read = attrs.evolve(
                 read, flags=read.flags | {family("gemma3_text")}, params={**read.params, WINDOW.name: args["window_size"][0] + 1}
             )
-        return registry.plan(read, convention=convention)
+        return registry.select(read, convention=convention)
 
-    return keep_plan((registry, convention, values), build)
+    return keep_selection((registry, convention, values), build)
 
 
 def _frozen(value: Any) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flopsreg.api import Registry
+from flopsreg.registry import Registry
 from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import attribute, default_registry, implausible, time_problem
 from flopsreg.model import Model, as_int, shown

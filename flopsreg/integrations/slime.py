@@ -13,7 +13,7 @@ from typing import Any
 
 from flopsreg.engine.evaluate import evaluate, length_list
 from flopsreg.integrations._shared import default_registry, megatron_plan
-from flopsreg.api import Registry
+from flopsreg.registry import Registry
 from flopsreg.declarations.pattern import EXACT
 
 __all__ = ["calculate_fwd_flops"]

@@ -19,10 +19,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from flopsreg.api import Registry
+from flopsreg.registry import Registry
 from flopsreg.errors import ModelError
 from flopsreg.engine.evaluate import TRAINING_PASSES
-from flopsreg.integrations._shared import attribute, default_registry, keep_plan
+from flopsreg.integrations._shared import attribute, default_registry, keep_selection
 from flopsreg.model import Model, as_int, shown
 from flopsreg.declarations.pattern import EXACT
 
@@ -272,7 +272,7 @@ def get_nparams_and_flops(
     registry = registry or default_registry()
     config = hf_config(model_config)
     key = (registry, convention, tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(config.items())))
-    plan = keep_plan(key, lambda: registry.plan(_model(config, registry), convention=convention))
+    plan = keep_selection(key, lambda: registry.select(_model(config, registry), convention=convention))
     parameters = registry.parameters(plan.model)
     nparams = parameters.total + sum(parameters.blocks.values())
     per_token = Fraction(TRAINING_PASSES * plan.forward(length), length)

@@ -21,11 +21,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flopsreg.api import Registry
+from flopsreg.registry import Registry
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.errors import ModelError
 from flopsreg.engine.evaluate import evaluate, length_list
-from flopsreg.integrations._shared import default_registry, implausible, keep_plan, time_problem
+from flopsreg.integrations._shared import default_registry, implausible, keep_selection, time_problem
 from flopsreg.model import Model
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.peaks import PEAKS, exact_number, peak_flops
@@ -114,7 +114,7 @@ class FlopsCounter:
     def _read_plan(self) -> ModelSelection:
         data = config_dict(self.config)
         key = (self.registry, self.convention, json.dumps(data, sort_keys=True, default=repr))
-        return keep_plan(key, lambda: self.registry.plan(Model.from_hf_config(data, registry=self.registry), convention=self.convention))
+        return keep_selection(key, lambda: self.registry.select(Model.from_hf_config(data, registry=self.registry), convention=self.convention))
 
     def training_flops(self, batch_seqlens: Sequence[int]) -> int:
         """Exact training FLOPs (forward + backward) of sequences of these valid-token lengths."""

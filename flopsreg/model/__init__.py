@@ -711,9 +711,9 @@ def _check_registry(value: Any) -> None:
     """A reader's ``registry=`` option is None or a registry of plugins."""
     if value is None:
         return
-    from flopsreg.plugins.registry import PluginRegistry  # loaded already wherever a registry was made
+    from flopsreg.plugins.loader import PluginLoader  # loaded already wherever a registry was made
 
-    if not isinstance(value, PluginRegistry):
+    if not isinstance(value, PluginLoader):
         raise ModelError(f"registry = {value!r:.60}: expected a flopsreg.Registry (or None for the default), got {type(value).__name__}")
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 import sympy
 
-from flopsreg.formula.compile import trial_function
+from flopsreg.formula.exact import trial_function
 from flopsreg.errors import PatternError, PluginError, did_you_mean
 from flopsreg.declarations.pattern import FLOPS, Pattern
 

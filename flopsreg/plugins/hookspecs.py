@@ -57,14 +57,14 @@ def flopsreg_register_blocks() -> list:
 
 @hookspec
 def flopsreg_register_hf_readers() -> list:
-    """Return :class:`~flopsreg.declarations.declare.HFReader` s: Hugging Face model_types this plugin reads."""
+    """Return :class:`~flopsreg.declarations.readers.HFReader` s: Hugging Face model_types this plugin reads."""
 
 
 @hookspec
 def flopsreg_register_hf_layer_types() -> list:
-    """Return :class:`~flopsreg.declarations.declare.HFLayerType` s: ``layer_types`` strings and their flags."""
+    """Return :class:`~flopsreg.declarations.readers.HFLayerType` s: ``layer_types`` strings and their flags."""
 
 
 @hookspec
 def flopsreg_register_megatron_readers() -> list:
-    """Return :class:`~flopsreg.declarations.declare.MegatronReader` s: Megatron-LM argument features."""
+    """Return :class:`~flopsreg.declarations.readers.MegatronReader` s: Megatron-LM argument features."""

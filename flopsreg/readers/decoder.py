@@ -208,7 +208,7 @@ class Decoder:
             Layers: a reader builds a periodic rule with :meth:`Layers.rule`, so its cost is the
             period, not the layer count). A Hugging Face reader gives
             ``layer_types`` strings (``full_attention``, ``sliding_attention``, ...): the loader
-            gives them the flags and parameters their :class:`~flopsreg.declarations.declare.HFLayerType`
+            gives them the flags and parameters their :class:`~flopsreg.declarations.readers.HFLayerType`
             declares. Other readers name kinds of their own and define them in ``attention_kinds``.
         mlps: the MLP of every decoder layer, e.g. ``dense`` or ``moe`` (a list or Layers).
         attention_kinds: flags and parameters of each attention entry, e.g.

@@ -146,7 +146,7 @@ class Fields:
         """``layer_types``: one string of *allowed* per layer, or None when absent or null.
 
         What each string means (flags, parameters) is declared by an
-        :class:`~flopsreg.declarations.declare.HFLayerType` plugin; *allowed* are those this
+        :class:`~flopsreg.declarations.readers.HFLayerType` plugin; *allowed* are those this
         model_type's modeling code runs.
         """
         value = self.data.get("layer_types")

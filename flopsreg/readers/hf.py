@@ -1,9 +1,9 @@
 """Hugging Face ``config.json`` -> :class:`flopsreg.Model`: dispatch to the reader plugins.
 
-A reader plugin claims a ``model_type`` with an :class:`~flopsreg.declarations.declare.HFReader` and
+A reader plugin claims a ``model_type`` with an :class:`~flopsreg.declarations.readers.HFReader` and
 reads the config through the strict field accessor :class:`~flopsreg.readers.fields.Fields`
 into a per-layer :class:`~flopsreg.readers.decoder.Decoder`; the ``layer_types`` strings it gives
-get the flags and parameters their :class:`~flopsreg.declarations.declare.HFLayerType` declares. This
+get the flags and parameters their :class:`~flopsreg.declarations.readers.HFLayerType` declares. This
 module only reads the file, finds the reader and builds the model: it names no model type.
 """
 
@@ -18,11 +18,11 @@ import attrs
 
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model, printable_name
-from flopsreg.declarations.declare import HFLayerType, HFReader, family_flag
+from flopsreg.declarations.readers import HFLayerType, HFReader, family_flag
 from flopsreg.readers.decoder import Decoder, TooManyListed, build_model, layers_with
 from flopsreg.readers.files import parse_json, read_text
 from flopsreg.readers.fields import Fields
-from flopsreg.plugins.registry import PluginRegistry, default_plugins
+from flopsreg.plugins.loader import PluginLoader, default_plugins
 
 __all__ = ["load_hf_config"]
 
@@ -154,7 +154,7 @@ def _with_per_layer_config(decoder: Decoder, fields: Fields, reader: HFReader) -
     return attrs.evolve(decoder, attention=attention, attention_kinds=kinds)
 
 
-def _blocks(asked: Iterable[str], named: Mapping[str, bool], registry: PluginRegistry) -> frozenset[str]:
+def _blocks(asked: Iterable[str], named: Mapping[str, bool], registry: PluginLoader) -> frozenset[str]:
     """The block names asked for, each declared by a plugin; ``NAME=True`` is deprecated."""
     asked = list(asked)
     for block, wanted in named.items():
@@ -174,7 +174,7 @@ def _blocks(asked: Iterable[str], named: Mapping[str, bool], registry: PluginReg
 def load_hf_config(
     config: str | Path | Mapping[str, Any],
     *,
-    registry: PluginRegistry | None = None,
+    registry: PluginLoader | None = None,
     blocks: Iterable[str] = (),
     name: str | None = None,
     **named_blocks: bool,
@@ -184,7 +184,7 @@ def load_hf_config(
     Args:
         config: the path, or the parsed JSON object.
         registry: the plugins whose readers and layer types are used; default
-            :func:`flopsreg.plugins.registry.default_plugins` (the built-in and installed plugins).
+            :func:`flopsreg.plugins.loader.default_plugins` (the built-in and installed plugins).
         blocks: the blocks of extra layers to count that the config declares but the Hugging Face
             forward pass does not run, e.g. ``("mtp",)`` for DeepSeek-V3's multi-token-prediction
             layers (``num_nextn_predict_layers``); a block the config does not declare adds nothing.

@@ -2,7 +2,7 @@
 
 This module only dispatches. It reads the three dimensions every run has (``hidden_size``,
 ``num_layers``, ``num_attention_heads``), starts a decoder of full-causal dense layers, and
-hands it to the registered :class:`~flopsreg.declarations.declare.MegatronReader` s: each argument
+hands it to the registered :class:`~flopsreg.declarations.readers.MegatronReader` s: each argument
 to the reader of highest precedence that claims it, the readers from the lowest precedence to
 the highest (by name within one precedence). What the arguments mean lives in those readers,
 the built-in ones in ``flopsreg.patterns.megatron``.
@@ -15,9 +15,9 @@ from typing import Any
 
 from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError, did_you_mean
 from flopsreg.model import Model, as_int, shown
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.readers.decoder import Decoder, build_model
-from flopsreg.plugins.registry import PluginRegistry, default_plugins
+from flopsreg.plugins.loader import PluginLoader, default_plugins
 
 __all__ = ["Arguments", "claims", "load_megatron_args", "read_arguments", "window_keys"]
 
@@ -155,7 +155,7 @@ def claims(readers: Iterable[MegatronReader]) -> dict[str, MegatronReader]:
 
 
 
-def read_arguments(registry: PluginRegistry | None = None) -> tuple[str, ...]:
+def read_arguments(registry: PluginLoader | None = None) -> tuple[str, ...]:
     """Every argument the Megatron-LM readers of *registry* may read: their values determine the model."""
     readers = (registry or default_plugins()).megatron_readers.values()
     return tuple(sorted({*_REQUIRED, *claims(readers)}))
@@ -169,7 +169,7 @@ def _fault(reader: MegatronReader | None, problem: str) -> PluginError:
 
 
 def load_megatron_args(
-    args: Any, *, registry: PluginRegistry | None = None, name: str = "megatron-model"
+    args: Any, *, registry: PluginLoader | None = None, name: str = "megatron-model"
 ) -> Model:
     """A model from a Megatron-LM argument namespace (after ``validate_args``), read by the
     Megatron-LM readers of *registry* (default: the built-in and installed plugins)."""

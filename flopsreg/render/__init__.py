@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from flopsreg.engine.peaks import Peak
     from flopsreg.engine.serving import Generation
     from flopsreg.engine.utilisation import Utilisation
-    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.plugins.loader import PluginLoader
     from flopsreg.declarations.symbols import SymbolTable
 
 __all__ = [
@@ -75,7 +75,7 @@ def _table(rows: list[list[str]]) -> str:
 # -- patterns ---------------------------------------------------------------------------------
 
 
-def patterns_json(registry: PluginRegistry) -> list[dict[str, Any]]:
+def patterns_json(registry: PluginLoader) -> list[dict[str, Any]]:
     """Every registered pattern as a JSON-ready dict."""
     return [
         {
@@ -102,7 +102,7 @@ def pattern_latex(pattern: Pattern) -> str:
     return pattern.formula_latex
 
 
-def patterns_text(registry: PluginRegistry) -> str:
+def patterns_text(registry: PluginLoader) -> str:
     """A table of every registered pattern."""
     rows = [["slot", "pattern", "flags", "precedence", "params", "summary"]]
     for p in registry.patterns:
@@ -196,7 +196,7 @@ def selection_markdown(plan: ModelSelection) -> str:
     return notebook.selection_markdown(plan)
 
 
-def registry_markdown(registry: PluginRegistry) -> str:
+def registry_markdown(registry: PluginLoader) -> str:
     """A notebook's Markdown display of a registry."""
     from flopsreg.render import notebook
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from flopsreg.engine.compare import Comparison
     from flopsreg.engine.compose import ModelSelection
     from flopsreg.engine.evaluate import Result
-    from flopsreg.plugins.registry import PluginRegistry
+    from flopsreg.plugins.loader import PluginLoader
 
 __all__ = ["comparison_markdown", "markdown_table", "registry_markdown", "result_markdown", "selection_markdown"]
 
@@ -84,7 +84,7 @@ def comparison_markdown(comparison: Comparison) -> str:
     return "\n\n".join(parts)
 
 
-def registry_markdown(registry: PluginRegistry) -> str:
+def registry_markdown(registry: PluginLoader) -> str:
     """Every registered pattern: slot, name, flags, precedence and formula."""
     rows = (
         (p.slot, f"`{p.name}`", ", ".join(sorted(p.flags)) or "(default)", str(p.precedence), f"${p.formula_latex}$")

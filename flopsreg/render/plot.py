@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from flopsreg.api import Registry
+from flopsreg.registry import Registry
 from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.engine.evaluate import positive_int, sequence_lengths
 from flopsreg.model import Model

@@ -100,10 +100,10 @@ def _name(unit: UnitSelection) -> str:
 class _Writer:
     """Builds the rows of one model's ``align`` and records the symbols they use, in order."""
 
-    def __init__(self, plan: ModelSelection, annotate: bool) -> None:
-        self.plan = plan
+    def __init__(self, selection: ModelSelection, annotate: bool) -> None:
+        self.selection = selection
         self.annotate = annotate
-        self.names = plan.symbols.latex_names()
+        self.names = selection.symbols.latex_names()
         self.rows: list[str] = []
         self.used: list[sympy.Symbol] = []
         self.numbered_row = -1  # the row that keeps its equation number; none by default
@@ -169,11 +169,11 @@ class _Writer:
         self.rows.append(f"{lhs} &{rhs}{comment}".lstrip())
 
 
-def _quantities(plan: ModelSelection) -> tuple[dict[str, sympy.Expr], dict[tuple[str, str], sympy.Symbol]]:
+def _quantities(selection: ModelSelection) -> tuple[dict[str, sympy.Expr], dict[tuple[str, str], sympy.Symbol]]:
     """Quantities produced alike in every unit that produces them (``{name: expr}``), and the
     per-unit display symbols of the others (``{(unit, name): symbol}``)."""
     produced: dict[str, dict[str, sympy.Expr]] = {}
-    for unit in plan.units:
+    for unit in selection.units:
         mine = {sel.pattern.produces for sel in unit.selections if sel.pattern.produces != FLOPS}
         for quantity, expr in unit.quantities.items():
             if quantity in mine:
@@ -183,18 +183,18 @@ def _quantities(plan: ModelSelection) -> tuple[dict[str, sympy.Expr], dict[tuple
     return shared, per_unit
 
 
-def _terms(plan: ModelSelection, unit: UnitSelection, per_unit: dict[tuple[str, str], sympy.Symbol]) -> list[tuple[str, Pattern, sympy.Expr]]:
+def _terms(selection: ModelSelection, unit: UnitSelection, per_unit: dict[tuple[str, str], sympy.Symbol]) -> list[tuple[str, Pattern, sympy.Expr]]:
     """*unit*'s FLOPs terms in slot order, produced quantities kept as symbols, the rest inlined;
     a slot whose pattern counts nothing (formula 0, e.g. an emptied slot) adds no term."""
     produced = {sel.pattern.produces for sel in unit.selections if sel.pattern.produces != FLOPS}
     inline = {}
     for quantity, expr in unit.quantities.items():
-        symbol = plan.symbols[quantity].symbol
+        symbol = selection.symbols[quantity].symbol
         if quantity not in produced:
             inline[symbol] = expr
         elif (unit.name, quantity) in per_unit:
             inline[symbol] = per_unit[unit.name, quantity]
-    order = {slot: i for i, slot in enumerate(plan.slots)}
+    order = {slot: i for i, slot in enumerate(selection.slots)}
     counted = (sel for sel in unit.selections if sel.pattern.produces == FLOPS and sel.pattern.formula != 0)
     selections = sorted(counted, key=lambda sel: order.get(sel.slot, len(order)))
     return [(sel.slot, sel.pattern, sel.pattern.formula.xreplace(inline)) for sel in selections]
@@ -206,24 +206,24 @@ def _of_s(expr: sympy.Expr) -> str:
 
 def _definitions(w: _Writer, shared: dict[str, sympy.Expr], per_unit: dict[tuple[str, str], sympy.Symbol]) -> dict[sympy.Symbol, int]:
     """Rows defining the quantities that depend on the sequence; constant ones become table values."""
-    plan, constants = w.plan, {}
-    patterns = {sel.pattern.produces: sel.pattern for unit in plan.units for sel in unit.selections}
+    selection, constants = w.selection, {}
+    patterns = {sel.pattern.produces: sel.pattern for unit in selection.units for sel in unit.selections}
     for quantity, expr in shared.items():
-        symbol = plan.symbols[quantity].symbol
+        symbol = selection.symbols[quantity].symbol
         if not expr.free_symbols and expr.is_Integer:
             constants[symbol] = int(expr)
             continue
-        lhs = plan.symbols[quantity].latex + _of_s(expr)
+        lhs = selection.symbols[quantity].latex + _of_s(expr)
         w.names[symbol] = lhs
         w.rows_of(lhs, expr, patterns[quantity], patterns[quantity].name)
         w.used.append(symbol)
-    for unit in plan.units:
+    for unit in selection.units:
         for sel in unit.selections:
             symbol = per_unit.get((unit.name, sel.pattern.produces))
             if symbol is None:
                 continue
             expr = unit.quantities[sel.pattern.produces]
-            w.names[symbol] = f"{plan.symbols[sel.pattern.produces].latex}_{{{_name(unit)}}}{_of_s(expr)}"
+            w.names[symbol] = f"{selection.symbols[sel.pattern.produces].latex}_{{{_name(unit)}}}{_of_s(expr)}"
             w.rows_of(w.names[symbol], expr, sel.pattern, sel.pattern.name)
     return constants
 
@@ -231,25 +231,25 @@ def _definitions(w: _Writer, shared: dict[str, sympy.Expr], per_unit: dict[tuple
 def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> None:
     """One function per layer kind: the difference from an earlier kind with the same patterns,
     or the terms common to every such kind (written once, as ``F_{common}``) plus its own."""
-    terms = {unit.name: _terms(w.plan, unit, per_unit) for unit in w.plan.kinds}
+    terms = {unit.name: _terms(w.selection, unit, per_unit) for unit in w.selection.kinds}
     patterns = {name: [(slot, pattern) for slot, pattern, _ in these] for name, these in terms.items()}
     like = {}
-    for i, unit in enumerate(w.plan.kinds):
-        like[unit.name] = next((other.name for other in w.plan.kinds[:i] if patterns[other.name] == patterns[unit.name] and like[other.name] is None), None)
-    full = [unit for unit in w.plan.kinds if like[unit.name] is None]
+    for i, unit in enumerate(w.selection.kinds):
+        like[unit.name] = next((other.name for other in w.selection.kinds[:i] if patterns[other.name] == patterns[unit.name] and like[other.name] is None), None)
+    full = [unit for unit in w.selection.kinds if like[unit.name] is None]
     common = [
         term for term in terms[full[0].name] if len(full) > 1 and all(term in terms[unit.name] for unit in full[1:])
     ] if full else []
     common = common if len(common) > 1 else []
     for i, (slot, pattern, expr) in enumerate(common):
         w.rows_of(r"F_{\mathrm{common}}(s)" if i == 0 else "", expr, note=f"{slot}: {pattern.name}")
-    for unit in w.plan.kinds:
+    for unit in w.selection.kinds:
         lhs = f"F_{{{_name(unit)}}}(s)"
         if like[unit.name] is not None:
             theirs = {slot: expr for slot, _, expr in terms[like[unit.name]]}
             delta = sympy.factor(sum((expr - theirs[slot] for slot, _, expr in terms[unit.name]), sympy.Integer(0)))
             text = w.tex(delta)
-            w.row(lhs, f"= F_{{{_name_of(w.plan, like[unit.name])}}}(s)", "same patterns as " + like[unit.name])
+            w.row(lhs, f"= F_{{{_name_of(w.selection, like[unit.name])}}}(s)", "same patterns as " + like[unit.name])
             if delta != 0:
                 w.row("", _continued(text))
             continue
@@ -261,17 +261,17 @@ def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> No
             w.rows_of(lhs if first else "", expr, note=f"{slot}: {pattern.name}")
 
 
-def _name_of(plan: ModelSelection, kind: str) -> str:
-    return _name(plan.kind(kind))
+def _name_of(selection: ModelSelection, kind: str) -> str:
+    return _name(selection.kind(kind))
 
 
 def _block_rows(w: _Writer) -> None:
     """``F_{block}(s)``: the FLOPs of a block of extra layers (e.g. prediction modules) as the sum
     of the layer-kind functions above, when its layers are of decoder kinds (else the symbol and
     its meaning in the legend say what it is)."""
-    kinds = {unit.name: unit for unit in w.plan.kinds}
-    for block, names in w.plan.model.plan.blocks.items():
-        info = w.plan.symbols.get(f"{block}_block")  # the name symbols.block_flops gives it
+    kinds = {unit.name: unit for unit in w.selection.kinds}
+    for block, names in w.selection.model.plan.blocks.items():
+        info = w.selection.symbols.get(f"{block}_block")  # the name symbols.block_flops gives it
         if info is None or not set(names) <= set(kinds):
             continue
         counts = {name: names.count(name) for name in dict.fromkeys(names)}
@@ -282,12 +282,12 @@ def _block_rows(w: _Writer) -> None:
 
 def _total_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol], numbered: bool) -> None:
     """``F(s)``: the kinds times their layer counts plus the model-level terms, one summand per row."""
-    plan = w.plan
-    for i, unit in enumerate(plan.kinds):
+    selection = w.selection
+    for i, unit in enumerate(selection.kinds):
         text = f"{unit.count}\\,F_{{{_name(unit)}}}(s)" if unit.count != 1 else f"F_{{{_name(unit)}}}(s)"
         w.row("" if i else "F(s)", _continued(text) if i else f"= {text}")
-    for i, (slot, pattern, expr) in enumerate(_terms(plan, plan.head, per_unit)):
-        w.rows_of("" if plan.kinds or i else "F(s)", expr, note=f"{slot}: {pattern.name}")
+    for i, (slot, pattern, expr) in enumerate(_terms(selection, selection.head, per_unit)):
+        w.rows_of("" if selection.kinds or i else "F(s)", expr, note=f"{slot}: {pattern.name}")
     if numbered:
         w.numbered_row = len(w.rows) - 1
 
@@ -295,15 +295,15 @@ def _total_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol], numbe
 def _serving_rows(w: _Writer, result: Result) -> None:
     """A serving step in terms of F: s new tokens after c cached ones (query-local masks), less the
     per-position slots' work on all but the last position when only its logits are computed."""
-    plan = result.selection
-    cached = plan.symbols["cached"].symbol
+    selection = result.selection
+    cached = selection.symbols["cached"].symbol
     w.used.append(cached)
     if len(set(result.cached)) == 1:
         w.constants[cached] = result.cached[0]
     if result.logits == "all":
         w.row(r"F(s \mid c)", "= F(c + s) - F(c)")
         return
-    slots = sorted({slot for unit in plan.units for slot in unit.per_position if slot in unit.terms})
+    slots = sorted({slot for unit in selection.units for slot in unit.per_position if slot in unit.terms})
     w.row(r"F(s \mid c)", r"= F(c + s) - F(c) - (s - 1)\,F_{1},")
     w.row("", rf"\qquad F_{{1}}\!: \text{{{escape(', '.join(slots))} at one position}}")
 
@@ -333,20 +333,20 @@ def _result_rows(w: _Writer, result: Result) -> None:
     w.row(per_token, r"\approx " + scientific(Fraction(result.forward, tokens)) + r"\ \text{per token}")
 
 
-def _kind_values(plan: ModelSelection, symbol: sympy.Symbol) -> dict[int, list[str]]:
+def _kind_values(selection: ModelSelection, symbol: sympy.Symbol) -> dict[int, list[str]]:
     """*symbol*'s values in this model, each with the units (layer kinds, model) that set it."""
     values: dict[int, list[str]] = {}
-    for unit in plan.units:
+    for unit in selection.units:
         if symbol.name in unit.params:
             values.setdefault(unit.params[symbol.name], []).append(unit.name)
     return values
 
 
-def _value(plan: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Symbol, int]) -> str:
+def _value(selection: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Symbol, int]) -> str:
     """*symbol*'s value in this model: one number, a number per layer kind, or blank."""
     if symbol in constants:
         return thousands(constants[symbol])
-    values = _kind_values(plan, symbol)
+    values = _kind_values(selection, symbol)
     if len(values) == 1:
         return thousands(next(iter(values)))
     return ", ".join(f"{thousands(v)}\\,(\\text{{{escape(', '.join(kinds))}}})" for v, kinds in values.items())
@@ -354,21 +354,21 @@ def _value(plan: ModelSelection, symbol: sympy.Symbol, constants: dict[sympy.Sym
 
 def _legend_symbols(w: _Writer) -> list[sympy.Symbol]:
     """The symbols the legend explains, in order of appearance (not the per-unit display ones)."""
-    return [symbol for symbol in w.used if "__" not in symbol.name and symbol.name in w.plan.symbols]
+    return [symbol for symbol in w.used if "__" not in symbol.name and symbol.name in w.selection.symbols]
 
 
 def _legend_rows(w: _Writer) -> list[tuple[str, str, str]]:
     """``(LaTeX, meaning, value)`` of each symbol in order of appearance; value ``""`` if none."""
     rows = []
     for symbol in _legend_symbols(w):
-        info = w.plan.symbols[symbol.name]
-        rows.append((info.latex, meaning(info.meaning), _value(w.plan, symbol, w.constants)))
+        info = w.selection.symbols[symbol.name]
+        rows.append((info.latex, meaning(info.meaning), _value(w.selection, symbol, w.constants)))
     return rows
 
 
-def legend(plan: ModelSelection) -> list[tuple[str, str, str]]:
-    """The symbols of *plan*'s formula in order of appearance: ``(LaTeX, meaning, value)``."""
-    return _legend_rows(_rows(plan, None))
+def legend(selection: ModelSelection) -> list[tuple[str, str, str]]:
+    """The symbols of *selection*'s formula in order of appearance: ``(LaTeX, meaning, value)``."""
+    return _legend_rows(_rows(selection, None))
 
 
 def _legend(w: _Writer) -> str:
@@ -377,7 +377,7 @@ def _legend(w: _Writer) -> str:
     ``$256$ (sliding), $512$ (full)``."""
     rows = []
     for symbol, (tex, text, value) in zip(_legend_symbols(w), _legend_rows(w)):
-        values = {} if symbol in w.constants else _kind_values(w.plan, symbol)
+        values = {} if symbol in w.constants else _kind_values(w.selection, symbol)
         if len(values) > 1:
             per_kind = ", ".join(f"${thousands(v)}$ ({escape(', '.join(kinds))})" for v, kinds in values.items())
             rows.append(f"${tex}$ & {escape(text)}: {per_kind} & \\\\")
@@ -388,10 +388,10 @@ def _legend(w: _Writer) -> str:
     return head + "\n".join(rows) + "\n\\end{tabular}}\n"
 
 
-def _rows(plan: ModelSelection, result: Result | None, annotate: bool = False) -> _Writer:
-    """The writer with every row of *plan* (and *result*'s totals) written."""
-    w = _Writer(plan, annotate)
-    shared, per_unit = _quantities(plan)
+def _rows(selection: ModelSelection, result: Result | None, annotate: bool = False) -> _Writer:
+    """The writer with every row of *selection* (and *result*'s totals) written."""
+    w = _Writer(selection, annotate)
+    shared, per_unit = _quantities(selection)
     w.constants = _definitions(w, shared, per_unit)
     _layer_rows(w, per_unit)
     _block_rows(w)
@@ -401,27 +401,27 @@ def _rows(plan: ModelSelection, result: Result | None, annotate: bool = False) -
     return w
 
 
-def mathjax(plan: ModelSelection, result: Result | None = None) -> str:
+def mathjax(selection: ModelSelection, result: Result | None = None) -> str:
     """The equations alone as ``$$\\begin{aligned}...$$``: what MathJax 3 renders in Jupyter (no
     tabular, no comments, no equation numbers)."""
-    rows = _rows(plan, result).rows
+    rows = _rows(selection, result).rows
     return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
 
 
-def latex(plan: ModelSelection, result: Result | None = None, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
-    """*plan*'s closed form as paste-ready LaTeX (see the module docstring).
+def latex(selection: ModelSelection, result: Result | None = None, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
+    """*selection*'s closed form as paste-ready LaTeX (see the module docstring).
 
     The fragment compiles in any document that loads ``amsmath``; ``document=True`` wraps it in a
     complete ``article`` for plain ``pdflatex``. ``numbered`` gives the model total ``F(s)`` an
     equation number (the only one); ``annotate`` adds each row's slot and pattern as a comment.
     """
-    w = _rows(plan, result, annotate)
+    w = _rows(selection, result, annotate)
     if not numbered:
         w.numbered_row = -1
     rows = _lines(w.rows, w.numbered_row)
-    what = f"{plan.model.name}: forward FLOPs F(s) of one sequence of s tokens"
-    if plan.convention != "exact":
-        what += f", counted as the {plan.convention} convention does"
+    what = f"{selection.model.name}: forward FLOPs F(s) of one sequence of s tokens"
+    if selection.convention != "exact":
+        what += f", counted as the {selection.convention} convention does"
     body = (
         f"% {escape(what)}.\n{_NEEDS}\n"
         "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w)
@@ -430,7 +430,7 @@ def latex(plan: ModelSelection, result: Result | None = None, *, document: bool 
         return body
     return (
         "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
-        f"\\section*{{{escape(plan.model.name)}}}\n" + body + "\\end{document}\n"
+        f"\\section*{{{escape(selection.model.name)}}}\n" + body + "\\end{document}\n"
     )
 
 

@@ -18,7 +18,7 @@ import sympy
 
 from flopsreg import Convention, Pattern, hookimpl
 from flopsreg.patterns.conventions._rules import PRECEDENCE
-from flopsreg.declarations.declare import family_flag as family
+from flopsreg.declarations.readers import family_flag as family
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mtp import MTP, MTP_BLOCK, mtp_block, mtp_layers
 from flopsreg.patterns.quantities import d_qk, d_v, pairs

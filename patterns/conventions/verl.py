@@ -19,7 +19,7 @@ import sympy
 
 from flopsreg import Convention, Pattern, hookimpl
 from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted
-from flopsreg.declarations.declare import family_flag as family
+from flopsreg.declarations.readers import family_flag as family
 from flopsreg.patterns import gated_deltanet
 from flopsreg.patterns.gated_deltanet import H_v, d_k, d_v
 from flopsreg.patterns.logits import VOCAB

@@ -5,7 +5,7 @@ from flopsreg import hookimpl
 from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.mtp import MTP_BLOCK
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp

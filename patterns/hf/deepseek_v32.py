@@ -6,7 +6,7 @@ from collections.abc import Iterable
 import attrs
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.hf.deepseek import deepseek
 from flopsreg.patterns.hf.layer_types import INDEXED, INDEXED_SHARED

@@ -5,7 +5,7 @@ MQA, a grouped output projection, attention sinks, mHC hyper-connections and MoE
 from typing import Any
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.window_compression import CSA, CSA_RATE, HCA, HCA_RATE

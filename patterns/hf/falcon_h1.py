@@ -3,7 +3,7 @@ mixer in parallel on the same input, then a gated MLP. The Mamba2 inner width is
 when set (class default 1024, which overrides ``mamba_expand``), else ``mamba_expand`` x hidden."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import mamba_params, refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp

@@ -5,7 +5,7 @@ from flopsreg import hookimpl
 from flopsreg.patterns.hf._common import GATED_LM, alternating, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp

@@ -3,7 +3,7 @@
 values, AltUp residual copies, a LAuReL branch, per-layer embeddings, per-layer MLP widths."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import GATED_LM, weight_flags
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.altup import ALTUP, ALTUP_INPUTS

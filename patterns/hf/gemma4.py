@@ -4,7 +4,7 @@
 keys and values, per-layer embeddings, and experts beside the dense MLP."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import GATED_LM, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp

@@ -2,7 +2,7 @@
 MoE with shared experts from ``first_k_dense_replace`` on, MTP layers as the mtp block."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp

@@ -3,7 +3,7 @@ text_config: KDA on the linear_attention layers, NoPE MLA with k-pool DSA on the
 ones, mHC around every sublayer, a dense SwiGLU MLP on the first layers and MoE on the others."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp

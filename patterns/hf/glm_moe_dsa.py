@@ -2,7 +2,7 @@
 ``indexer_types`` lets a layer reuse the previous full layer's top-k instead of running an indexer."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf.deepseek_v32 import dsa
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields

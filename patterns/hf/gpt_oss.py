@@ -2,7 +2,7 @@
 
 from flopsreg import hookimpl
 from flopsreg.patterns.hf._common import GATED_LM, alternating, weight_flags
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.biases import EXPERT_BIAS, ROUTER_BIAS
 from flopsreg.readers.decoder import Decoder, Layers

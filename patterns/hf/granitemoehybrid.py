@@ -3,7 +3,7 @@
 MoE of gated experts of width ``intermediate_size`` beside it."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import mamba_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp

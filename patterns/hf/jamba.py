@@ -5,7 +5,7 @@ the layers ``i % expert_layer_period == expert_layer_offset``, a gated MLP on th
 import math
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns._mixer_common import CONV_KERNEL

@@ -2,7 +2,7 @@
 ``text_config``, which the published configs call ``kimi_k2`` (transformers rewrites it)."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf.deepseek import deepseek
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields

@@ -3,7 +3,7 @@ without rotary embeddings in the full_attention ones (non-absorbed, as the MLA p
 a dense MLP on the first layers and MoE with shared experts on the others."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import TORCH_DELTA_CHUNK, refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK

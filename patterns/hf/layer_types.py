@@ -8,7 +8,7 @@ from flopsreg.patterns.chunked import CHUNK, CHUNKED
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.declarations.declare import HFLayerType
+from flopsreg.declarations.readers import HFLayerType
 
 FULL_ATTENTION = HFLayerType(
     name="full_attention",

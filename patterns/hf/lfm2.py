@@ -3,7 +3,7 @@ attention in the full_attention ones, a SwiGLU MLP on every layer whose width th
 adjusts from ``intermediate_size`` when ``block_auto_adjust_ff_dim`` is true."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import GATED_LM, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL

@@ -3,7 +3,7 @@
 from flopsreg import hookimpl
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params

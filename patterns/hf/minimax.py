@@ -3,7 +3,7 @@ linear_attention layers, GQA (sliding when ``sliding_window`` is set) in the ful
 a Mixtral-style MoE (softmax router, top-k of num_local_experts) on every layer."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import renamed, type_list
 from flopsreg.patterns.hf.layer_types import FULL, LIGHTNING_LAYER, SLIDING

@@ -2,7 +2,7 @@
 layer, whose experts have width ``intermediate_size``; no shared expert, no dense layer."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp

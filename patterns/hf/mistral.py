@@ -4,7 +4,7 @@ keys unless it is null; Mixtral routes every layer to experts."""
 from flopsreg import hookimpl
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp

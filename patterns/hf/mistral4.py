@@ -2,7 +2,7 @@
 Mistral4Config's own defaults (every layer MoE unless first_k_dense_replace says otherwise)."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf.deepseek import deepseek
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields

@@ -4,7 +4,7 @@ layers (``no_rope_layers``), layers reusing an earlier layer's latent (``kv_sour
 and GLM-5's shared top-k (``indexer_types``)."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp

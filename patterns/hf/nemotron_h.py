@@ -3,7 +3,7 @@
 non-gated relu^2 MLP, or a MoE of non-gated experts with a shared MLP, optionally latent."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK

@@ -3,7 +3,7 @@ layers with separate q/k/v/a/b/g projections, GQA attention with q/k norms in th
 SwiGLU MLP on every layer; the linear_* widths default as the config class derives them."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp

@@ -4,7 +4,7 @@
 from flopsreg import hookimpl
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers

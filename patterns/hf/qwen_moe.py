@@ -4,7 +4,7 @@ and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer.""
 from flopsreg import hookimpl
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers, layers_with
 from flopsreg.patterns.dense_mlp import dense_mlp

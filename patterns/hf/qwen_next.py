@@ -3,7 +3,7 @@
 (``output_gate``) in the full_attention ones, dense or MoE MLPs with a gated shared expert."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list

@@ -2,7 +2,7 @@
 every layer sliding when ``sliding_window`` is set."""
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import weight_flags
 from flopsreg.patterns.biases import ATTENTION_BIAS, MLP_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp

@@ -18,7 +18,7 @@ erase and write gates) adds the flag ``gated_deltanet2``; ``dsa`` is refused by 
 import attrs
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.gated_deltanet import FLAG, KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2

@@ -16,7 +16,7 @@ stacks (a ``--spec`` ending in ``gdp_stack_spec``), and windows or MLA on ``*`` 
 import attrs
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.layered_mtp import LAYERED_MTP, MTP_DEPTH
 from flopsreg.patterns.norms import SINGLE_NORM
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2, GROUPS, HEAD_DIM, HEADS, STATE

@@ -9,7 +9,7 @@ back; shared experts and the router stay on the hidden width. Megatron-LM requir
 import attrs
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.latent_moe import FLAG, LATENT
 
 

@@ -7,7 +7,7 @@
 import attrs
 
 from flopsreg import hookimpl
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
 

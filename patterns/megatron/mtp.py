@@ -7,7 +7,7 @@ import attrs
 
 from flopsreg import ModelError, hookimpl
 from flopsreg.patterns.mtp import MTP_BLOCK
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 
 
 def read(args, decoder):

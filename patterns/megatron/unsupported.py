@@ -9,7 +9,7 @@ folds into ``hybrid_layer_pattern`` (arguments read before that are refused, not
 """
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 
 # Each refused argument and what it switches on.
 UNSUPPORTED = {

@@ -9,7 +9,7 @@ output layer computes every padded row, so ``vocab`` (what ``exact`` counts) is
 import attrs
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 
 
 def _vocabularies(args) -> tuple[dict[str, int], set[str]]:

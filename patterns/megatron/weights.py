@@ -11,7 +11,7 @@ projections, shared experts) are refused, naming the argument.
 import attrs
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.dense_mlp import DENSE_MLP
 from flopsreg.patterns.biases import ATTENTION_BIAS, EXPERT_BIAS, MLP_BIAS, QKV_BIAS
 from flopsreg.patterns.embedding import TIED_LOGITS

@@ -675,11 +675,11 @@ def test_unknown_convention_names_the_closest(registry, typo, closest):
 
 def test_explain_under_a_convention_ranks_the_patterns(registry):
     """The trace names the convention and the ranking it won, e.g. over the sliding window."""
-    text = registry.plan(flopsreg.Model.from_megatron_args(gemma3_4b_args()), convention="megatron").explain()
+    text = registry.select(flopsreg.Model.from_megatron_args(gemma3_4b_args()), convention="megatron").explain()
     assert "convention: megatron" in text
     assert "megatron_causal 100 > sliding_window 20 > full_causal 10" in text
     assert "megatron_ffn 100 > gated_ffn 20 > plain_ffn 10" in text
-    slime = registry.plan(flopsreg.Model.from_megatron_args(gemma3_4b_args()), convention="slime").explain()
+    slime = registry.select(flopsreg.Model.from_megatron_args(gemma3_4b_args()), convention="slime").explain()
     assert "slime_causal 100 > sliding_window 20 > full_causal 10" in slime
 
 

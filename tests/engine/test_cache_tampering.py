@@ -18,7 +18,7 @@ import pytest
 
 import flopsreg
 import flopsreg.engine.cache
-import flopsreg.formula.runtime
+import flopsreg.formula.tree
 from flopsreg.engine.cache import Cache
 from flopsreg.cli import main
 
@@ -87,7 +87,7 @@ def test_nothing_from_a_signed_entry_reaches_the_compiler(tmp_path, capsys, monk
         sources.append(source)
         return real_compile(source, *args, **kwargs)
 
-    monkeypatch.setattr(flopsreg.formula.runtime, "compile", spy, raising=False)
+    monkeypatch.setattr(flopsreg.formula.tree, "compile", spy, raising=False)
     selection = Cache.default().selection(MODEL, "exact")
     assert not any("__import__" in source or MARKER in source for source in sources)
     assert not marker.exists()
@@ -134,10 +134,10 @@ def test_a_tree_nested_beyond_the_bound_is_a_miss_without_recursion(capsys):
     path.write_bytes(cache._mac(cache._key(create=True), payload) + b"\n" + payload)
     assert Cache.default().selection(MODEL, "exact") is None
     shallow_enough = ["arg", 0]
-    for _ in range(flopsreg.formula.runtime.MAX_TREE_DEPTH):
+    for _ in range(flopsreg.formula.tree.MAX_TREE_DEPTH):
         shallow_enough = ["add", shallow_enough, 1]
     with pytest.raises(ValueError, match="deeper than"):
-        flopsreg.formula.runtime.check_tree(shallow_enough, 1)
+        flopsreg.formula.tree.check_tree(shallow_enough, 1)
 
 
 def test_the_runtime_checks_the_tree_iteratively():
@@ -146,7 +146,7 @@ def test_the_runtime_checks_the_tree_iteratively():
     for _ in range(100_000):
         deep = ["not", deep]
     with pytest.raises(ValueError, match="deeper than"):
-        flopsreg.formula.runtime.check_tree(deep, 0)
+        flopsreg.formula.tree.check_tree(deep, 0)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
@@ -327,7 +327,7 @@ def test_a_plugin_file_changed_since_the_registry_entry_reloads_the_registry(tmp
 
 def test_formula_code_is_written_from_the_tree_alone():
     """Argument names never reach the code: ``lambda``, ``min`` and ``_exdiv`` are fine names."""
-    formula = flopsreg.formula.runtime.Formula.from_tree(
+    formula = flopsreg.formula.tree.Formula.from_tree(
         "lambda + min(min, _exdiv)", ("lambda", "min", "_exdiv"),
         ["add", ["arg", 0], ["min", ["arg", 1], ["arg", 2]], ["div", ["arg", 0], 2]],
     )
@@ -342,9 +342,9 @@ def test_a_tree_at_the_depth_bound_compiles_and_evaluates(operation):
     """The deepest tree check_tree accepts, of the operation that writes the most parentheses,
     is within what Python compiles, and computes what the same loop in Python computes."""
     tree: object = ["arg", 0]
-    for _ in range(flopsreg.formula.runtime.MAX_TREE_DEPTH - 1):
+    for _ in range(flopsreg.formula.tree.MAX_TREE_DEPTH - 1):
         tree = ["if", ["true"], tree, 0] if operation == "if" else [operation, tree, 3 if operation != "div" else 1]
     value, expected = 10**60 + 7, 10**60 + 7
-    for _ in range(flopsreg.formula.runtime.MAX_TREE_DEPTH - 1):
+    for _ in range(flopsreg.formula.tree.MAX_TREE_DEPTH - 1):
         expected = {"ceildiv": -(-expected // 3), "floordiv": expected // 3, "mod": expected % 3}.get(operation, expected)
-    assert flopsreg.formula.runtime.Formula.from_tree("deep", ("x",), tree)({"x": value}) == expected
+    assert flopsreg.formula.tree.Formula.from_tree("deep", ("x",), tree)({"x": value}) == expected

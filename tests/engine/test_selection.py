@@ -43,7 +43,7 @@ def mla_model(*, flags, **extra) -> flopsreg.Model:
 
 
 def test_explain_gemma_like_names_each_kind_its_layers_flags_and_reasons(registry):
-    lines = registry.plan(gemma_like()).explain().splitlines()
+    lines = registry.select(gemma_like()).explain().splitlines()
     assert lines[0] == "gemma-like: 34 layers, 2 kinds"
     local = lines.index("layers 0-4, 6-10, 12-16, 18-22, 24-28, 30-33 (kind 'local'): flags sliding_window")
     glob = lines.index("layers 5, 11, 17, 23, 29 (kind 'global'): flags none")
@@ -55,13 +55,13 @@ def test_explain_gemma_like_names_each_kind_its_layers_flags_and_reasons(registr
 
 def test_result_explain_equals_plan_explain(registry):
     model = gemma_like()
-    assert registry.evaluate(model, seq_len=8).explain() == registry.plan(model).explain()
+    assert registry.evaluate(model, seq_len=8).explain() == registry.select(model).explain()
 
 
 def test_chunked_beats_sliding_window_when_both_flags_are_set(registry):
     """chunked (30) > sliding_window (20) > full_causal (10); the reason lists every flag used."""
     model = flopsreg.Model.uniform("both", layers=2, flags={"chunked", "sliding_window"}, chunk=8, **GQA)
-    plan = registry.plan(model)
+    plan = registry.select(model)
     assert plan.kinds[0].patterns["attention.mask"] == "chunked"
     text = plan.explain()
     assert "  attention.mask: chunked (flags chunked, sliding_window set; chunked 30 > sliding_window 20 > full_causal 10)" in text
@@ -73,7 +73,7 @@ def test_chunked_beats_sliding_window_when_both_flags_are_set(registry):
 
 def test_window_on_a_chunked_layer_is_reported_unused(registry):
     model = flopsreg.Model.uniform("both", layers=1, flags={"chunked", "sliding_window"}, chunk=8, window=4, **GQA)
-    (warning,) = registry.plan(model).warnings
+    (warning,) = registry.select(model).warnings
     assert "params.window = 4" in warning and "sliding_window (flags: sliding_window)" in warning
 
 
@@ -100,7 +100,7 @@ def test_kind_level_unused_param_warning_names_the_kind_and_layers(registry):
         kinds={"a": flopsreg.LayerKind(params={"window": 7}), "b": flopsreg.LayerKind(flags={"sliding_window"}, params={"window": 7})},
         plan=flopsreg.Plan(layers=4, cycle=["a", "b"]),
     )
-    (warning,) = registry.plan(model).warnings
+    (warning,) = registry.select(model).warnings
     assert "kinds.a.params.window = 7" in warning and "layers 0, 2 (kind 'a')" in warning
 
 
@@ -136,7 +136,7 @@ def test_mla_with_q_lora_flag_uses_low_rank_query_without_warning(registry):
 
 def test_gqa_params_on_an_mla_model_are_reported_unused(registry):
     """slime's bug inverted: GQA parameters on an MLA layer are not silently mixed in."""
-    warnings = registry.plan(mla_model(flags={"mla"}, kv_heads=4, head_dim=16)).warnings
+    warnings = registry.select(mla_model(flags={"mla"}, kv_heads=4, head_dim=16)).warnings
     assert any("params.kv_heads = 4" in w and "gqa_projection" in w for w in warnings)
     assert any("params.head_dim = 16" in w for w in warnings)
 
@@ -156,7 +156,7 @@ def test_mask_selection_depends_on_flags_only(registry, flags, with_window, with
         params["chunk"] = 3
     model = flopsreg.Model.uniform("m", layers=1, flags=flags, **params)
     expected = "chunked" if "chunked" in flags else "sliding_window" if "sliding_window" in flags else "full_causal"
-    assert registry.plan(model).kinds[0].patterns["attention.mask"] == expected
+    assert registry.select(model).kinds[0].patterns["attention.mask"] == expected
     oracle = {"chunked": chunked_mask(11, 3), "sliding_window": sliding_window_mask(11, 5), "full_causal": causal_mask(11)}
     assert registry.evaluate(model, seq_len=11).forward == attention_layer_flops(
         s=11, **GQA, attended_pairs=pairs(oracle[expected])
@@ -169,19 +169,19 @@ def test_mask_selection_depends_on_flags_only(registry, flags, with_window, with
 def test_flagged_pattern_missing_its_parameter_is_a_model_error(registry):
     model = flopsreg.Model.uniform("m", layers=2, flags={"sliding_window"}, **GQA)
     with pytest.raises(flopsreg.ModelError, match=r"layers 0-1 \(kind 'layer'\): parameter 'window' .* needed by sliding_window but not set"):
-        registry.plan(model)
+        registry.select(model)
 
 
 def test_missing_shared_dimension_is_a_model_error(registry):
     model = flopsreg.Model.uniform("m", layers=1, heads=4, kv_heads=2, head_dim=8)
     with pytest.raises(flopsreg.ModelError, match=r"parameter 'hidden' .* not set"):
-        registry.plan(model)
+        registry.select(model)
 
 
 def test_heads_not_multiple_of_kv_heads_names_both_values(registry):
     model = flopsreg.Model.uniform("m", layers=1, hidden=64, heads=8, kv_heads=3, head_dim=8)
     with pytest.raises(flopsreg.ModelError, match=r"heads = 8, kv_heads = 3: heads must be a multiple of kv_heads \(pattern gqa_projection\)"):
-        registry.plan(model)
+        registry.select(model)
 
 
 @pytest.mark.parametrize(
@@ -228,7 +228,7 @@ def test_heads_not_multiple_of_kv_heads_names_both_values(registry):
 )
 def test_unknown_names_suggest_the_closest_known_name(registry, model, message):
     with pytest.raises(flopsreg.ModelError, match=message):
-        registry.plan(model)
+        registry.select(model)
 
 
 @pytest.mark.parametrize("value", [0, -1])
@@ -240,14 +240,14 @@ def test_window_below_minimum_names_field_and_value(registry, value):
         plan=flopsreg.Plan.uniform("local", 1),
     )
     with pytest.raises(flopsreg.ModelError, match=rf"kinds\.local\.params\.window = {value}: expected an integer >= 1"):
-        registry.plan(model)
+        registry.select(model)
 
 
 @pytest.mark.parametrize("name", ["hidden", "heads", "kv_heads", "head_dim"])
 def test_dimension_zero_names_field(registry, name):
     model = flopsreg.Model.uniform("m", layers=1, **{**GQA, name: 0})
     with pytest.raises(flopsreg.ModelError, match=rf"params\.{name} = 0: expected an integer >= 1"):
-        registry.plan(model)
+        registry.select(model)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ import oracles
 from flopsreg.patterns.conventions._rules import MIXER_FLAGS
 from flopsreg.patterns.conventions.mixer_refusals import FLAGS as REFUSED_2026
 from flopsreg.cli import main
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.model.examples_index import example_names
 from flopsreg.patterns.chunked import CHUNKED
 from flopsreg.patterns.conventions.megatron_bridge import NO_BRIDGE
@@ -30,7 +30,7 @@ from flopsreg.patterns.conventions.verl import ESTIMATORS
 from flopsreg.patterns.full_causal import FULL_CAUSAL
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
 from flopsreg.engine.peaks import PEAKS
-from flopsreg.formula.prefix import _is_proportional, difference
+from flopsreg.formula.cached_prefix import _is_proportional, difference
 from flopsreg.declarations.symbols import s
 from flopsreg.plugins.testing import check_prefix_form, count_prefix_pairs
 from test_megatron_and_slime import deepseek_v3_args, gemma3_4b_args, llama3_8b_args

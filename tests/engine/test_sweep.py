@@ -22,7 +22,7 @@ def _model(name):
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_compiled_total_equals_sympy_substitution(registry, name):
     """The compiled whole-model function against sympy's own exact arithmetic (subs)."""
-    plan = registry.plan(_model(name))
+    plan = registry.select(_model(name))
     for length in LENGTHS:
         expected = plan.expression.subs(s, length)
         assert expected.is_Integer
@@ -90,8 +90,8 @@ def test_cli_sweep_csv_and_json(capsys):
 
 def test_repeated_evaluations_reuse_one_plan(registry):
     model = _model("deepseek-v3")
-    assert registry.plan(model) is registry.plan(_model("deepseek-v3"))  # equal models share a plan
-    assert registry.plan(model, convention="slime") is not registry.plan(model)
+    assert registry.select(model) is registry.select(_model("deepseek-v3"))  # equal models share a plan
+    assert registry.select(model, convention="slime") is not registry.select(model)
 
 
 def test_sympy_symbol_is_the_engine_symbol():

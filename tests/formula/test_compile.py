@@ -1,4 +1,4 @@
-"""flopsreg.formula.compile: sympy expressions to exact-integer Python.
+"""flopsreg.formula.exact: sympy expressions to exact-integer Python.
 
 Every expected value is computed in the test with Python ints (``//``, ``%``, explicit sums),
 never with floats. The failure modes matter as much: a non-integer result and a float in a
@@ -14,7 +14,7 @@ import sympy
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.errors import PatternError
 from flopsreg.patterns.chunked import CHUNKED
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import flopsreg
-from flopsreg.declarations.declare import HFReader
+from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import gqa_params

@@ -21,7 +21,7 @@ import pytest
 
 import flopsreg
 from eager import eager_registry as make_eager_registry
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, DSA_INDEXER_FROM_HIDDEN, p_idx
 from flopsreg.declarations.symbols import s
 
@@ -64,7 +64,7 @@ def _layers(name: str) -> str:
 
 
 def _layer_flops(registry, model, convention="exact") -> list[dict[str, int]]:
-    plan = registry.plan(model, convention=convention)
+    plan = registry.select(model, convention=convention)
     units = {unit.name: unit for unit in plan.kinds}
     return [units[layer.kind].flops(SEQ_LEN) for layer in model.layers]
 
@@ -78,7 +78,7 @@ def test_every_case_ran():
 
 @pytest.mark.parametrize("name", MODELS)
 def test_pairs_per_layer_equal_what_the_mask_or_the_topk_let_through(registry, name):
-    plan = registry.plan(_model(name))
+    plan = registry.select(_model(name))
     units = {unit.name: unit for unit in plan.kinds}
     ours = [
         compile_exact(units[layer.kind].quantities["pairs"])({**layer.params, "seq_len": SEQ_LEN})
@@ -123,7 +123,7 @@ def test_the_new_patterns_weights_equal_the_modules_parameters(registry, name):
     """dsa_indexer(_from_hidden), the MLA and K/V projection variants, parallel_experts,
     per_layer_input and per_layer_embedding hold exactly the parameters of the modules they count."""
     model = _model(name)
-    plan = registry.plan(model)
+    plan = registry.select(model)
     units = {unit.name: unit for unit in plan.kinds}
     checked = set()
     for layer in model.layers:

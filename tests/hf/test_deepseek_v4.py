@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.errors import ModelError
 from flopsreg.patterns.window_compression import CSA_INDEX_MASK, CSA_MASK, HCA_MASK
 from flopsreg.patterns.hyper_connections import MHC, MHC_HEAD

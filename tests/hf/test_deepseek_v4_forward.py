@@ -20,7 +20,7 @@ import sympy
 
 import flopsreg
 from eager import eager_registry as make_eager_registry
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.window_compression import CSA_INDEXER, CSA_MASK, HCA_MASK, m, m_h, p_cidx
 from flopsreg.patterns.dsa_indexer import n_idx
 from flopsreg.declarations.symbols import s
@@ -58,7 +58,7 @@ def _model(name: str) -> flopsreg.Model:
 
 
 def _units(registry, model, convention="exact"):
-    plan = registry.plan(model, convention=convention)
+    plan = registry.select(model, convention=convention)
     return plan, {unit.name: unit for unit in plan.kinds}
 
 

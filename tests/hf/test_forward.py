@@ -14,7 +14,7 @@ import pytest
 
 import flopsreg
 from eager import eager_registry as make_eager_registry
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from test_linear_forward import LINEAR_FAMILY_CONFIGS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward.json").read_text())
@@ -50,7 +50,7 @@ def test_the_record_covers_every_published_config():
 def test_pairs_per_layer_equal_the_masks_transformers_builds(registry, name):
     """Which layers slide or are chunked, and the window/chunk off-by-ones, against HF's masks."""
     entry = RECORD["models"][name]
-    plan = registry.plan(flopsreg.Model.from_hf_config(entry["config"]))
+    plan = registry.select(flopsreg.Model.from_hf_config(entry["config"]))
     by_kind = {unit.name: unit for unit in plan.kinds}
     ours = [
         compile_exact(by_kind[layer.kind].quantities["pairs"])({**layer.params, "seq_len": SEQ_LEN})

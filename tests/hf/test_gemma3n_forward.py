@@ -14,7 +14,7 @@ import pytest
 
 import flopsreg
 from eager import eager_registry as make_eager_registry
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.errors import ModelError
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma3n.json").read_text())
@@ -39,7 +39,7 @@ def _own(prefix: str) -> int:
 
 def test_pairs_per_layer_equal_what_the_mask_let_through(registry):
     model = _model()
-    units = {unit.name: unit for unit in registry.plan(model).kinds}
+    units = {unit.name: unit for unit in registry.select(model).kinds}
     ours = [compile_exact(units[layer.kind].quantities["pairs"])({**layer.params, "seq_len": SEQ_LEN}) for layer in model.layers]
     assert ours == CASE["pairs"]
 
@@ -50,7 +50,7 @@ def test_the_whole_forward_equals_flop_counter_mode(eager_registry):
 
 def test_every_module_of_every_layer(eager_registry):
     model = _model()
-    plan = eager_registry.plan(model, convention="eager")
+    plan = eager_registry.select(model, convention="eager")
     units = {unit.name: unit for unit in plan.kinds}
     for layer in model.layers:
         ours, at = units[layer.kind].flops(SEQ_LEN), f"model.layers.{layer.index}"
@@ -82,7 +82,7 @@ def _weights(plan, unit, slot: str, params) -> int:
 
 def test_altup_laurel_and_their_heads_hold_their_modules_parameters(registry):
     model = _model()
-    plan = registry.plan(model)
+    plan = registry.select(model)
     units = {unit.name: unit for unit in plan.kinds}
     for layer in model.layers:
         unit, at, params = units[layer.kind], f"model.layers.{layer.index}", {**model.params, **layer.params}

@@ -20,7 +20,7 @@ def glm(**changes) -> dict:
 
 
 def patterns(registry, model, layer: int) -> dict[str, str]:
-    plan = registry.plan(model)
+    plan = registry.select(model)
     unit = next(kind for kind in plan.kinds if kind.name == model.layers[layer].kind)
     return {sel.slot: sel.pattern.name for sel in unit.selections}
 

@@ -21,7 +21,7 @@ import sympy
 
 import flopsreg
 import linear_oracles as lo
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.dsa_kpool import INDEX_KPOOL, KPOOL_INDEXER, p_pool
 from flopsreg.declarations.symbols import s
 
@@ -74,7 +74,7 @@ def _unseen(model: flopsreg.Model, flags: frozenset[str]) -> int:
 
 
 def _units(registry, model, convention="exact"):
-    plan = registry.plan(model, convention=convention)
+    plan = registry.select(model, convention=convention)
     return plan, {unit.name: unit for unit in plan.kinds}
 
 

@@ -14,13 +14,13 @@ import flopsreg
 import oracles
 from flopsreg import ModelError, PluginWarning
 from flopsreg.cli import main
-from flopsreg.declarations.declare import HFLayerType, HFReader
+from flopsreg.declarations.readers import HFLayerType, HFReader
 from flopsreg.readers.decoder import Decoder
-from flopsreg.plugins.registry import default_plugins
+from flopsreg.plugins.loader import default_plugins
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params
 from flopsreg.readers.hf import load_hf_config
-from flopsreg.plugins.registry import default_plugins as default_registry
+from flopsreg.plugins.loader import default_plugins as default_registry
 from hf_data import path
 
 
@@ -236,7 +236,7 @@ def test_cli_block_the_config_does_not_declare_is_an_error(capsys):
 def test_cli_reads_configs_with_the_plugins_it_loaded(tmp_path, monkeypatch, capsys, tiny_registry):
     file = tmp_path / "config.json"
     file.write_text(json.dumps(TINY))
-    monkeypatch.setattr(flopsreg.api.Registry, "default", classmethod(lambda cls: tiny_registry))
+    monkeypatch.setattr(flopsreg.registry.Registry, "default", classmethod(lambda cls: tiny_registry))
     assert main(["eval", str(file), "--seq-len", "5", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["forward_flops"] == str(tiny_forward(5))
 

@@ -60,7 +60,7 @@ def test_qwen3_next_layout_and_one_token_by_hand(registry):
 
 def test_qwen3_next_intermediate_size_is_unused_when_every_layer_is_moe(registry):
     model = load(config("qwen3-next-80b-a3b"))
-    assert "ffn_hidden" not in model.params and registry.plan(model).warnings == ()
+    assert "ffn_hidden" not in model.params and registry.select(model).warnings == ()
 
 
 def test_qwen3_next_reads_full_attention_interval_when_layer_types_is_absent():

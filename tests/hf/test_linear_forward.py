@@ -22,7 +22,7 @@ import sympy
 
 import flopsreg
 import linear_oracles as lo
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.declarations.symbols import s
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_linear.json").read_text())

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import flopsreg
 from flopsreg.readers.hf import load_hf_config
-from flopsreg.plugins.registry import default_plugins as default_registry
+from flopsreg.plugins.loader import default_plugins as default_registry
 from flopsreg.readers.decoder import shortest_plan
 from hf_data import config, indices, path
 
@@ -380,7 +380,7 @@ def test_every_published_config_round_trips_through_toml(registry, name):
     """to_toml() gives the same model back, and every parameter set is used (no warnings)."""
     model = load_hf_config(path(name), blocks=("mtp",))
     assert flopsreg.Model.from_toml_string(model.to_toml()) == model
-    assert registry.plan(model).warnings == ()
+    assert registry.select(model).warnings == ()
 
 
 def test_every_supported_model_type_has_a_config_here():

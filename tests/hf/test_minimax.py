@@ -17,7 +17,7 @@ import pytest
 import flopsreg
 import linear_oracles as lo
 from flopsreg import ModelError
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 
 HF = Path(__file__).parents[1] / "data" / "hf"
 PARAMS = json.loads((Path(__file__).parents[1] / "data" / "hf_params" / "params.json").read_text())["models"]

@@ -110,7 +110,7 @@ def test_mla_flag_reads_the_mla_arguments():
 def test_mla_without_q_lora_rank_has_no_q_lora_flag(registry):
     model = flopsreg.Model.from_megatron_args(mla_args(q_lora_rank=None))
     assert "mla" in model.flags and "q_lora" not in model.flags
-    assert registry.plan(model).kinds[0].patterns["attention.query"] == "query_projection"
+    assert registry.select(model).kinds[0].patterns["attention.query"] == "query_projection"
 
 
 def test_mla_exact_flops_by_hand(registry):

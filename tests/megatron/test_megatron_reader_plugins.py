@@ -15,7 +15,7 @@ import flopsreg
 from flopsreg import Param, Pattern
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
 from flopsreg.patterns.quantities import f
-from flopsreg.declarations.declare import MegatronReader
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.readers.megatron import Arguments, claims
 from flopsreg.declarations.symbols import h, s
 

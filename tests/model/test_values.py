@@ -130,7 +130,7 @@ def test_plan_indices_cover_exactly_the_layers_of_each_kind(layers, first, cycle
 
 
 def test_a_sweep_over_a_billion_lengths_streams(registry):
-    rows = iter_sweep(registry.plan(llama(1)), range(1, 10**9 + 1))
+    rows = iter_sweep(registry.select(llama(1)), range(1, 10**9 + 1))
     assert list(itertools.islice(rows, 3)) == [(s, llama_layer(s) + s * HEAD) for s in (1, 2, 3)]
 
 

@@ -11,7 +11,7 @@ import attrs
 import pytest
 
 import flopsreg
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.dsa_topk import DSA_TOPK
 from flopsreg.plugins.testing import check_mask_pattern, check_prefix_form
 from hf_data import config, path
@@ -68,12 +68,12 @@ def indexer_loop(seq_len: int, cached: int = 0) -> int:
 
 @pytest.mark.parametrize(("seq_len", "cached"), [(1, 0), (7, 0), (23, 0), (1, 40), (6, 9)])
 def test_indexer_counts_every_causal_pair_of_every_index_head(registry, seq_len, cached):
-    unit = registry.plan(dsa_model({"dsa_indexer"})).kinds[0]
+    unit = registry.select(dsa_model({"dsa_indexer"})).kinds[0]
     assert unit.flops(seq_len, cached)["attention.topk_indexer"] == indexer_loop(seq_len, cached)
 
 
 def test_a_layer_sharing_another_layers_topk_has_no_indexer(registry):
-    unit = registry.plan(dsa_model(set())).kinds[0]
+    unit = registry.select(dsa_model(set())).kinds[0]
     assert "attention.topk_indexer" not in unit.flops(23)
     assert {sel.slot: sel.pattern.name for sel in unit.selections}["attention.mask"] == "dsa_topk"
 
@@ -106,8 +106,8 @@ def nonabsorbed_loop(seq_len: int) -> int:
 
 @pytest.mark.parametrize("seq_len", [1, 4, 17])
 def test_absorbed_mla_is_its_own_pattern_under_an_explicit_flag(registry, seq_len):
-    default = registry.plan(dsa_model({"dsa_indexer"})).kinds[0].flops(seq_len)
-    absorbed = registry.plan(dsa_model({"dsa_indexer", "mla_absorbed"})).kinds[0].flops(seq_len)
+    default = registry.select(dsa_model({"dsa_indexer"})).kinds[0].flops(seq_len)
+    absorbed = registry.select(dsa_model({"dsa_indexer", "mla_absorbed"})).kinds[0].flops(seq_len)
     core_and_kv = ("attention.projection", "attention.core")
     assert sum(default[slot] for slot in core_and_kv) == nonabsorbed_loop(seq_len)
     assert sum(absorbed[slot] for slot in core_and_kv) == absorbed_loop(seq_len)
@@ -156,7 +156,7 @@ def test_deepseek_v32_published_config(registry):
 def test_below_index_topk_dsa_attends_to_every_causal_key(registry):
     """index_topk only sparsifies queries past position 2048: at 1024 tokens the pairs are causal."""
     model = flopsreg.Model.from_hf_config(path("deepseek-v3.2"))
-    unit = registry.plan(model).kinds[0]
+    unit = registry.select(model).kinds[0]
     pairs = compile_exact(unit.quantities["pairs"])({**model.merged(unit.name)[1], "seq_len": 1024})
     assert pairs == 1024 * 1025 // 2
 

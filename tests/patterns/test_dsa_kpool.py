@@ -104,13 +104,13 @@ def indexer_loop(seq_len: int, cached: int = 0) -> int:
 
 @pytest.mark.parametrize(("seq_len", "cached"), [(1, 0), (3, 0), (4, 0), (29, 0), (1, 40), (6, 9)])
 def test_kpool_indexer_scores_every_causal_complete_pool(registry, seq_len, cached):
-    unit = registry.plan(kpool_model({"dsa_indexer"})).kinds[0]
+    unit = registry.select(kpool_model({"dsa_indexer"})).kinds[0]
     assert unit.flops(seq_len, cached)["attention.topk_indexer"] == indexer_loop(seq_len, cached)
 
 
 def test_kpool_selection_by_flags(registry):
     """The kpool flag picks the pool mask (and the pool indexer where an indexer runs); the tail flag the tail form."""
-    chosen = lambda flags: {sel.slot: sel.pattern.name for sel in registry.plan(kpool_model(flags)).kinds[0].selections}  # noqa: E731
+    chosen = lambda flags: {sel.slot: sel.pattern.name for sel in registry.select(kpool_model(flags)).kinds[0].selections}  # noqa: E731
     assert chosen({"dsa_indexer"})["attention.mask"] == "dsa_kpool_topk"
     assert chosen({"dsa_indexer"})["attention.topk_indexer"] == "dsa_kpool_indexer"
     assert chosen({"dsa_kpool_tail"})["attention.mask"] == "dsa_kpool_topk_tail"

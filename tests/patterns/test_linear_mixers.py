@@ -11,7 +11,7 @@ import pytest
 
 import flopsreg
 import linear_oracles as lo
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 
 H = 64  # hidden width of the hand-made models
 

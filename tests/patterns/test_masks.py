@@ -66,7 +66,7 @@ def planned(registry, flag: str, size: int):
 def test_full_causal_core_matches_brute_force_mask(registry, s):
     """Default mask (no flag): core FLOPs and pairs equal the explicit causal mask."""
     model = causal()
-    assert registry.plan(model).kinds[0].patterns["attention.mask"] == "full_causal"
+    assert registry.select(model).kinds[0].patterns["attention.mask"] == "full_causal"
     assert mask_pairs(registry, model, s) == brute_pairs("causal", s)
     assert slot_flops(registry, model, "attention.core", s) == core_flops(brute_pairs("causal", s))
 

@@ -78,7 +78,7 @@ def test_logits_head_is_counted_once_per_position(registry):
 def test_attention_only_layers_report_no_mlp_activation(registry):
     """A quantity-only slot nobody uses (the FFN matmul count) is not selected at all."""
     model = Model.uniform("m", layers=1, **DIMS)
-    assert "mlp.activation" not in registry.plan(model).kinds[0].patterns
+    assert "mlp.activation" not in registry.select(model).kinds[0].patterns
 
 
 def _deepseek_like(mtp: bool) -> Model:
@@ -128,11 +128,11 @@ def test_mla_moe_model_and_its_mtp_module():
 def test_mtp_flag_and_plan_must_agree(registry):
     no_layers = Model.uniform("m", layers=1, flags=["lm_head", "mtp"], vocab=100, **DIMS)
     with pytest.raises(flopsreg.ModelError, match=r"mtp_layers = 0: flag mtp needs the MTP decoder layers listed in plan.mtp"):
-        registry.plan(no_layers)
+        registry.select(no_layers)
     no_flag = Model(name="m", params={**DIMS, "vocab": 100}, flags=["lm_head"], kinds={"a": LayerKind()},
                     plan=Plan(layers=1, cycle=["a"], mtp=["a"]))
     with pytest.raises(flopsreg.ModelError, match=r"plan.mtp lists 1 layer\(s\), but no selected pattern counts them \(set the flag of a pattern that does: .*mtp"):
-        registry.plan(no_flag)
+        registry.select(no_flag)
 
 
 def test_training_is_three_forwards_plus_requested_recomputation(registry):

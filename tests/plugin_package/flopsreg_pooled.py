@@ -15,7 +15,7 @@ up, to show every extension point a new architecture needs, with no edit to flop
 import sympy
 
 from flopsreg import Param, Pattern, Quantity, Slot, hookimpl
-from flopsreg.declarations.declare import HFLayerType, HFReader
+from flopsreg.declarations.readers import HFLayerType, HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.readers.decoder import Decoder

@@ -20,7 +20,7 @@ import attrs, sympy
 import flopsreg.patterns
 from flopsreg.plugins import hookspecs
 from flopsreg.declarations.pattern import Constraint, Pattern, canonical
-from flopsreg.plugins.registry import builtin_plugins
+from flopsreg.plugins.loader import builtin_plugins
 
 fields = [a for a in attrs.fields(Pattern) if a.init]  # what a plugin declares
 
@@ -102,7 +102,7 @@ def test_with_another_thread_running_the_builtins_are_imported_with_evaluation_o
     """sympy's cache of built expressions is shared by threads: no unevaluated one may reach another."""
     code = r"""
 import threading, sympy
-from flopsreg.plugins.registry import builtin_plugins
+from flopsreg.plugins.loader import builtin_plugins
 stop = threading.Event()
 worker = threading.Thread(target=stop.wait)
 worker.start()

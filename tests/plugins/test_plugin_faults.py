@@ -115,7 +115,7 @@ def test_a_plugin_failing_at_import_is_skipped_by_name_and_the_next_one_loads(tm
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", raising=False)
     monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [FakeEntryPoint("quitter", name), FakeEntryPoint("sinks", "plugins_for_tests.sink_window")])
-    monkeypatch.setattr("flopsreg.plugins.registry.may_declare_entry_points", lambda group: True)
+    monkeypatch.setattr("flopsreg.plugins.loader.may_declare_entry_points", lambda group: True)
     with pytest.warns(flopsreg.PluginWarning) as record:
         reg = flopsreg.Registry()
     (error,) = reg.errors

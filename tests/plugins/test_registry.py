@@ -16,7 +16,7 @@ import pytest
 import sympy
 
 import flopsreg
-from flopsreg.formula.compile import compile_exact
+from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.declarations.symbols import h, integer_symbol, s
 from oracles import attention_layer_flops, causal_mask, pairs, sliding_window_mask
@@ -175,7 +175,7 @@ def test_sink_window_plugin_applies_only_where_both_flags_are_set(plugin):
     assert reg.errors == ()
     assert reg.pattern("sink_window").precedence == 25
     assert "sinks" in reg.flags and reg.params["sinks"].minimum == 0
-    plan = reg.plan(sink_model())
+    plan = reg.select(sink_model())
     assert plan.kind("sink").patterns["attention.mask"] == "sink_window"
     assert plan.kind("local").patterns["attention.mask"] == "sliding_window"
     assert plan.kind("global").patterns["attention.mask"] == "full_causal"
@@ -206,7 +206,7 @@ def test_sinks_flag_alone_keeps_full_causal_and_warns_about_the_unused_sinks_par
         kinds={"k": flopsreg.LayerKind(flags={"sinks"}, params={"sinks": 3})},
         plan=flopsreg.Plan.uniform("k", 2),
     )
-    plan = reg.plan(model)
+    plan = reg.select(model)
     assert plan.kind("k").patterns["attention.mask"] == "full_causal"
     (warning,) = plan.warnings
     assert "kinds.k.params.sinks = 3" in warning
@@ -227,7 +227,7 @@ def test_sinks_below_minimum_is_a_model_error():
     reg = load_quietly(sink_window)
     model = flopsreg.Model.uniform("neg", layers=1, flags={"sliding_window", "sinks"}, window=5, sinks=-1, **gqa_params())
     with pytest.raises(flopsreg.ModelError, match=r"params\.sinks = -1: expected an integer >= 0"):
-        reg.plan(model)
+        reg.select(model)
 
 
 # -- broken plugins -------------------------------------------------------------------------------
@@ -400,7 +400,7 @@ def _fake_entry_points(monkeypatch, *entry_points, calls=None):
         return list(entry_points)
 
     monkeypatch.setattr("importlib.metadata.entry_points", entry_points_)
-    monkeypatch.setattr("flopsreg.plugins.registry.may_declare_entry_points", lambda group: True)  # as if installed
+    monkeypatch.setattr("flopsreg.plugins.loader.may_declare_entry_points", lambda group: True)  # as if installed
 
 
 def test_entry_point_failing_to_import_is_reported_and_the_next_one_loads(monkeypatch):
@@ -479,7 +479,7 @@ def test_precedence_tie_skips_the_later_plugin_naming_both_patterns_and_plugins(
     )
     assert "flag_b" not in reg.flags
     model = flopsreg.Model.uniform("m", layers=1, flags={"flag_a"}, **gqa_params())
-    assert reg.plan(model).kind("layer").patterns["attention.mask"] == "mask_a"
+    assert reg.select(model).kind("layer").patterns["attention.mask"] == "mask_a"
 
 
 def test_tie_with_a_builtin_default_skips_the_plugin_and_builtins_win():
@@ -488,7 +488,7 @@ def test_tie_with_a_builtin_default_skips_the_plugin_and_builtins_win():
     reg, error = load_skipping(rival)
     assert re.search(r"^plugin 'rival': pattern 'rival_causal' ties with pattern 'full_causal' \(plugin "
                      r"'flopsreg\.patterns\.full_causal'\) .*both apply everywhere \(neither has flags\)", str(error))
-    assert reg.plan(flopsreg.Model.uniform("m", layers=2, **gqa_params())).kind("layer").patterns["attention.mask"] == "full_causal"
+    assert reg.select(flopsreg.Model.uniform("m", layers=2, **gqa_params())).kind("layer").patterns["attention.mask"] == "full_causal"
 
 
 def test_tie_between_two_patterns_of_one_plugin_skips_it():
@@ -515,7 +515,7 @@ def test_equal_precedence_under_two_different_conventions_is_not_a_tie():
 
 def test_engine_tie_check_stays_as_a_backstop(monkeypatch):
     """With the load-time check switched off, evaluation still refuses a tie, naming both plugins."""
-    monkeypatch.setattr(flopsreg.plugins.registry, "check_ties", lambda *args: None)
+    monkeypatch.setattr(flopsreg.plugins.loader, "check_ties", lambda *args: None)
     reg = load_quietly(_tie_plugin("plugin_a", "mask_a", "flag_a"), _tie_plugin("plugin_b", "mask_b", "flag_b"))
     model = flopsreg.Model(
         name="tied",
@@ -524,7 +524,7 @@ def test_engine_tie_check_stays_as_a_backstop(monkeypatch):
         plan=flopsreg.Plan(layers=4, cycle=["plain", "tied"]),
     )
     with pytest.raises(flopsreg.SelectionError) as info:
-        reg.plan(model)
+        reg.select(model)
     message = str(info.value)
     for part in ("layers 1, 3 (kind 'tied')", "attention.mask", "'mask_a' (plugin 'plugin_a')", "'mask_b' (plugin 'plugin_b')", "precedence 40"):
         assert part in message, message
@@ -558,7 +558,7 @@ def test_flagless_pattern_may_use_what_the_default_patterns_require():
     reg = load_quietly(module_plugin("kv_norm", flopsreg_register_patterns=hook_returning(pattern), flopsreg_register_slots=slots_for(pattern)))
     model = flopsreg.Model.uniform("m", layers=1, **gqa_params())
     # kv_heads 2, head_dim 8, heads 4, v_dim = head_dim 8, pairs = 5 * 6 / 2 = 15 at seq_len 5
-    assert reg.evaluate(model, seq_len=5).plan.kind("layer").flops(5)["extra.kv_norm"] == 2 * 5 * 2 * 8 + 2 * 4 * 8 * 15
+    assert reg.evaluate(model, seq_len=5).selection.kind("layer").flops(5)["extra.kv_norm"] == 2 * 5 * 2 * 8 + 2 * 4 * 8 * 15
 
 
 def test_flagless_model_pattern_using_a_layer_quantity_is_skipped():
@@ -634,7 +634,7 @@ def test_half_pairs_are_fine_when_every_consumer_makes_them_whole():
     reg = load_quietly(halves)
     model = flopsreg.Model.uniform("m", layers=1, **gqa_params())
     # core at seq_len 3: 2 * 4 heads * (8 + 8) * 3/2 = 192
-    assert reg.evaluate(model, seq_len=3, convention="halves").plan.kind("layer").flops(3)["attention.core"] == 192
+    assert reg.evaluate(model, seq_len=3, convention="halves").selection.kind("layer").flops(3)["attention.core"] == 192
 
 
 def test_a_provider_that_breaks_an_earlier_plugins_formula_is_the_one_skipped():
@@ -656,7 +656,7 @@ def test_builtins_pass_the_hook_name_check_the_registry_skips_for_them(registry)
     """Every built-in hook is spelt as a hookspec and decorated, as a third-party plugin's must be."""
     import pluggy
 
-    for module in flopsreg.plugins.registry.builtin_plugins():
+    for module in flopsreg.plugins.loader.builtin_plugins():
         registry._check_hook_names(module.__name__, module)
         marked = [a for a in dir(module) if pluggy.PluginManager.parse_hookimpl_opts(registry._pm, module, a) is not None]
         assert all(a.startswith("flopsreg_") for a in marked), (module.__name__, marked)  # the manager looks only there
@@ -684,8 +684,8 @@ def test_builtins_pass_every_load_time_check(registry):
     assert [p.name for p in checked.patterns] == [p.name for p in registry.patterns]
     declaring_only = {"flopsreg.patterns.quantities", "flopsreg.patterns.slots", "flopsreg.patterns.token_mixers"}  # declarations, no patterns
     declaring_only |= {r.read.__module__ for r in registry.megatron_readers.values()}  # Megatron-LM readers only
-    declaring_only |= {m.__name__ for m in flopsreg.plugins.registry.builtin_plugins() if m.__name__.startswith("flopsreg.patterns.hf.")}  # HF readers only
-    assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.plugins.registry.builtin_plugins()} - declaring_only
+    declaring_only |= {m.__name__ for m in flopsreg.plugins.loader.builtin_plugins() if m.__name__.startswith("flopsreg.patterns.hf.")}  # HF readers only
+    assert {registry.plugin_of(p) for p in registry.patterns} == {m.__name__ for m in flopsreg.plugins.loader.builtin_plugins()} - declaring_only
 
 
 def test_every_module_of_patterns_is_listed_once_in_builtin_and_nothing_else_is():
@@ -701,7 +701,7 @@ def test_every_module_of_patterns_is_listed_once_in_builtin_and_nothing_else_is(
     assert len(listed) == len(set(listed)), [name for name in listed if listed.count(name) > 1]
     assert sorted(listed) == modules
     assert {"hf.llama", "megatron.mlp", "conventions.megatron", "slots"} <= set(listed)  # subpackages walked too
-    assert [m.__name__ for m in flopsreg.plugins.registry.builtin_plugins()] == [f"flopsreg.patterns.{name}" for name in listed]
+    assert [m.__name__ for m in flopsreg.plugins.loader.builtin_plugins()] == [f"flopsreg.patterns.{name}" for name in listed]
 
 
 def test_slots_are_listed_in_forward_pass_order_declared_in_one_place(registry):
@@ -731,7 +731,7 @@ def test_pattern_needing_a_quantity_nobody_provides_is_a_selection_error():
     reg = load_quietly(module_plugin("bare", flopsreg_register_patterns=hook_returning(bare)))
     model = flopsreg.Model.uniform("m", layers=3, flags={"bare_projection"}, hidden=64, heads=4)
     with pytest.raises(flopsreg.SelectionError, match=r"layers 0-2 \(kind 'layer'\).*'qk_dim', 'v_dim'.*no selected pattern"):
-        reg.plan(model)
+        reg.select(model)
 
 
 def test_two_patterns_producing_the_same_quantity_is_a_selection_error():
@@ -739,7 +739,7 @@ def test_two_patterns_producing_the_same_quantity_is_a_selection_error():
     extra = mask_pattern("side_pairs", slot="attention.side", flags={"side"}, precedence=10, formula=s)
     reg = load_quietly(module_plugin("side", flopsreg_register_patterns=hook_returning(extra), flopsreg_register_slots=slots_for(extra)))
     with pytest.raises(flopsreg.SelectionError, match="'pairs' is produced by both"):
-        reg.plan(flopsreg.Model.uniform("m", layers=1, flags={"side"}, **gqa_params()))
+        reg.select(flopsreg.Model.uniform("m", layers=1, flags={"side"}, **gqa_params()))
 
 
 def test_hookimpl_with_specname_is_accepted():
@@ -847,7 +847,7 @@ def test_the_entry_point_pre_scan_skips_importlib_metadata_only_when_no_distribu
     a dist-info with a [flopsreg] section, anything on sys.path it cannot list, or another finder."""
     import sys
 
-    from flopsreg.plugins.registry import may_declare_entry_points
+    from flopsreg.plugins.loader import may_declare_entry_points
 
     monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path)])
     monkeypatch.setattr(sys, "meta_path", [m for m in sys.meta_path if not hasattr(m, "find_distributions") or m.__name__ == "PathFinder"])

@@ -193,7 +193,7 @@ def test_bundled_gemma_3_4b_layout():
 
 
 def test_bundled_gemma_plans_without_warnings(registry):
-    plan = registry.plan(flopsreg.Model.from_toml(str(EXAMPLES / "gemma-3-4b.toml")))
+    plan = registry.select(flopsreg.Model.from_toml(str(EXAMPLES / "gemma-3-4b.toml")))
     assert plan.warnings == ()
     assert {k.name: k.patterns["attention.mask"] for k in plan.kinds} == {"local": "sliding_window", "global": "full_causal"}
 

@@ -4,7 +4,7 @@ Built-in plugins (the modules :data:`flopsreg.patterns.BUILTIN` lists) go throug
 third-party plugin uses. Loading runs in two passes: first every plugin's declarations
 (quantities, slots, blocks, conventions, readers), then every plugin's patterns, checked against
 all declarations. A plugin that fails in any way is skipped as a whole, reported by name in
-:attr:`PluginRegistry.errors` and as a :class:`~flopsreg.errors.PluginWarning`; the others load.
+:attr:`PluginLoader.errors` and as a :class:`~flopsreg.errors.PluginWarning`; the others load.
 This module only loads: selection, composition and evaluation live in their own modules.
 """
 
@@ -42,10 +42,10 @@ from flopsreg.plugins.checks import (
 )
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
 from flopsreg.declarations.pattern import EXACT, FLOPS, Block, Convention, GroupSelector, Param, Pattern, Quantity, Slot, SlotGroup
-from flopsreg.declarations.declare import HFLayerType, HFReader, MegatronReader, family_flag
+from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.declarations.symbols import SHARED, SymbolInfo, SymbolTable
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginRegistry", "builtin_plugins", "default_plugins", "plugin_fault"]
+__all__ = ["ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "plugin_fault"]
 
 ENTRY_POINT_GROUP = "flopsreg"
 _HOOK_PREFIX = f"{hookspecs.PROJECT}_"
@@ -177,7 +177,7 @@ class _Manager(pluggy.PluginManager):
         return super().parse_hookimpl_opts(plugin, name)
 
 
-class PluginRegistry:
+class PluginLoader:
     """Every loaded plugin's patterns and declarations, validated.
 
     Args:
@@ -239,7 +239,7 @@ class PluginRegistry:
         self._pm.check_pending()
 
     @classmethod
-    def default(cls) -> PluginRegistry:
+    def default(cls) -> PluginLoader:
         """The built-in plugins plus every installed plugin."""
         return cls()
 
@@ -627,7 +627,7 @@ class PluginRegistry:
 
 
 @functools.lru_cache(maxsize=1)
-def default_plugins() -> PluginRegistry:
+def default_plugins() -> PluginLoader:
     """The built-in and installed plugins, loaded once per process: what the readers use when
     they are given no registry."""
-    return PluginRegistry()
+    return PluginLoader()

@@ -1,7 +1,7 @@
 """Exact-integer code from sympy expressions, compiled once per expression.
 
 ``sympy.lambdify`` prints ``n*(n+1)/2`` with float division. Here an expression becomes a formula
-tree (:mod:`flopsreg.formula.runtime`) with exact division instead (an ``int`` when it divides, a
+tree (:mod:`flopsreg.formula.tree`) with exact division instead (an ``int`` when it divides, a
 ``Fraction`` otherwise), integer division for ``floor`` of a quotient and ``%`` for ``Mod``, so
 results stay exact at any size; the runtime writes and compiles the code. A result that is not an
 integer is a formula bug and raises :class:`~flopsreg.errors.PatternError`.
@@ -19,7 +19,7 @@ import sympy
 from sympy.printing.numpy import NumPyPrinter
 
 from flopsreg.errors import PatternError
-from flopsreg.formula.runtime import Formula
+from flopsreg.formula.tree import Formula
 
 __all__ = ["CompiledFormula", "compile_exact", "compile_numpy", "trial_function"]
 
@@ -38,7 +38,7 @@ _N_ARY = {sympy.Add: "add", sympy.Min: "min", sympy.Max: "max", sympy.And: "and"
 
 
 class _Tree:
-    """A sympy expression as a formula tree (:mod:`flopsreg.formula.runtime`) with no float anywhere:
+    """A sympy expression as a formula tree (:mod:`flopsreg.formula.tree`) with no float anywhere:
     rationals and denominators become exact divisions, ``floor``/``ceiling`` of a quotient integer
     divisions, a ``Piecewise`` nested conditionals."""
 

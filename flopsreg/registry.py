@@ -7,16 +7,19 @@ hands the renderers to the plans it makes, so that no lower module imports a hig
 
 from __future__ import annotations
 
+import warnings
+
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
+from flopsreg._deprecated import old_names
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.errors import FlopsregError, PluginError
-from flopsreg.engine.evaluate import Evaluator, Result, evaluate
+from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
 from flopsreg.model import Model
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.plugins.registry import PluginRegistry
+from flopsreg.plugins.loader import PluginLoader
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 
 if TYPE_CHECKING:  # imported where used: an evaluation needs none of them
@@ -27,7 +30,7 @@ if TYPE_CHECKING:  # imported where used: an evaluation needs none of them
 __all__ = ["Registry"]
 
 
-class Registry(PluginRegistry):
+class Registry(PluginLoader):
     """All loaded plugins, and the entry point to evaluation.
 
     >>> reg = Registry.default()
@@ -48,7 +51,7 @@ class Registry(PluginRegistry):
     ) -> None:
         _check_arguments(plugins, {"builtins": builtins, "load_entry_points": load_entry_points, "trust_builtins": trust_builtins})
         super().__init__(plugins, builtins=builtins, load_entry_points=load_entry_points, trust_builtins=trust_builtins)
-        self._evaluator = Evaluator(self, render)
+        self._evaluator = CompositionCache(self, render)
 
     def __repr__(self) -> str:
         """Short: how many patterns and slots, and the conventions."""
@@ -69,7 +72,8 @@ class Registry(PluginRegistry):
         return self._evaluator.select(model, convention)
 
     def plan(self, model: Model, *, convention: str = EXACT) -> ModelSelection:
-        """The same as :meth:`select` (its earlier name, kept as an alias)."""
+        """Deprecated (removed in 0.3): the earlier name of :meth:`select`."""
+        warnings.warn("Registry.plan is deprecated and will be removed in 0.3: use Registry.select", DeprecationWarning, stacklevel=2)
         return self._evaluator.select(model, convention)
 
     def evaluate(
@@ -192,3 +196,6 @@ def _check_arguments(plugins: object, switches: dict[str, object]) -> None:
     for option, value in switches.items():
         if not isinstance(value, bool):
             raise FlopsregError(f"{option} = {value!r:.60}: expected True or False, got {type(value).__name__}")
+
+
+__getattr__ = old_names(__name__)  # PluginRegistry and the loader functions this module held until 0.1
