@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import statistics
-import subprocess
 import os
 import re
+import statistics
+import subprocess
 import sys
 import tempfile
 import time

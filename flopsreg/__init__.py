@@ -10,9 +10,9 @@
 from __future__ import annotations
 
 import flopsreg.readers  # noqa: F401 - the readers behind Model.from_toml, from_hf_config, ...
+from flopsreg._deprecated import install as _install_old_paths
 from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError
 from flopsreg.model import Layer, LayerKind, Model, Plan
-from flopsreg._deprecated import install as _install_old_paths
 
 _install_old_paths()  # flopsreg.compile, flopsreg.registry, ...: moved in 0.2, warned about until 0.3
 

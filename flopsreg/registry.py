@@ -8,19 +8,18 @@ hands the renderers to the plans it makes, so that no lower module imports a hig
 from __future__ import annotations
 
 import warnings
-
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
 from flopsreg._deprecated import old_names
-from flopsreg.engine.compose import ModelSelection
-from flopsreg.errors import FlopsregError, PluginError
-from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
-from flopsreg.model import Model
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.plugins.loader import PluginLoader
+from flopsreg.engine.compose import ModelSelection
+from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
+from flopsreg.errors import FlopsregError, PluginError
+from flopsreg.model import Model
+from flopsreg.plugins.loader import PluginLoader
 
 if TYPE_CHECKING:  # imported where used: an evaluation needs none of them
     from flopsreg.engine.compare import Comparison

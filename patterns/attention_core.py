@@ -1,8 +1,8 @@
 """The attention core: QK^T and PV over the attended (query, key) pairs."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.quantities import d_qk, d_v, pairs
 from flopsreg.declarations.symbols import n_h
+from flopsreg.patterns.quantities import d_qk, d_v, pairs
 
 ATTENTION_CORE = Pattern(
     name="attention_core",

@@ -1,8 +1,8 @@
 """A gate on the attention output (Qwen3-Next gated attention): one more hidden -> heads x v matmul."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.quantities import d_v
 from flopsreg.declarations.symbols import h, n_h, s
+from flopsreg.patterns.quantities import d_v
 
 ATTENTION_OUTPUT_GATE = Pattern(
     name="attention_output_gate",

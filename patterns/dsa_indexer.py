@@ -2,8 +2,8 @@
 causal (query, key) pair, on the layers that run one (not those reusing another layer's top-k)."""
 
 from flopsreg import Param, Pattern, Quantity, hookimpl
-from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
 from flopsreg.declarations.symbols import h, s
+from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
 
 INDEX_PAIRS = Quantity(
     name="index_pairs",

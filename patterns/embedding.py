@@ -6,8 +6,8 @@ is held once, by the embedding, and the head holds none.
 """
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.logits import LOGITS, VOCAB
 from flopsreg.declarations.symbols import h
+from flopsreg.patterns.logits import LOGITS, VOCAB
 
 INPUT_EMBEDDING = Pattern(
     name="input_embedding",

@@ -2,8 +2,8 @@
 that reuse keys and values (the RMSNorm after the per-layer projection is per_layer_input's own)."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.norms import QK_NORM
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
+from flopsreg.patterns.norms import QK_NORM
 from flopsreg.patterns.quantities import d_qk
 
 REUSED_KV_Q_NORM = Pattern(

@@ -2,8 +2,8 @@
 serves as the value, so the layer has no value projection."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS, d_h, n_kv
 from flopsreg.declarations.symbols import h, s
+from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS, d_h, n_kv
 
 K_EQ_V_PROJECTION = Pattern(
     name="k_eq_v_projection",

@@ -10,9 +10,9 @@ S = S' + k (beta (v - u))^T (d^2); the readout o = S^T q (d^2). 3 d^2 multiply-a
 """
 
 from flopsreg import Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv
-from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.declarations.symbols import h, s
+from flopsreg.patterns._mixer_common import CHUNKS, PADDED_LATEX, SCAN_CHUNK, VARIANT, Q, short_conv
+from flopsreg.patterns.token_mixers import selects_mixer
 
 PRECEDENCE = 20  # this mixer's own: see _mixer_common
 FLAG = "kda"

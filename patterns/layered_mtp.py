@@ -6,9 +6,9 @@ not once per listed layer as :mod:`flopsreg.patterns.mtp` does.
 """
 
 from flopsreg import Param, Pattern, hookimpl
+from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mtp import mtp_block
-from flopsreg.declarations.symbols import h, s
 
 LAYERED_MTP = "layered_mtp"  # model flag: each MTP depth runs the layers the plan lists for it
 MTP_DEPTH = Param(name="mtp_depth", latex="D", meaning="multi-token-prediction depths, each running several layers")

@@ -6,9 +6,9 @@ import attrs
 import sympy
 
 from flopsreg import Constraint, Param, Pattern, hookimpl
-from flopsreg.patterns._mixer_common import VARIANT, CHUNKS, PADDED_LATEX, SCAN_CHUNK, Q, short_conv
-from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.declarations.symbols import h, s
+from flopsreg.patterns._mixer_common import CHUNKS, PADDED_LATEX, SCAN_CHUNK, VARIANT, Q, short_conv
+from flopsreg.patterns.token_mixers import selects_mixer
 
 PRECEDENCE = 30  # this mixer's own: see _mixer_common
 FLAG = "mamba2"

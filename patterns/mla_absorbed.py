@@ -2,9 +2,18 @@
 latent, queries and outputs pass through the absorbed up-projections; chosen by ``mla_absorbed``."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.mla_projection import KV_LORA_RANK, QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM, V_HEAD_DIM, d_nope, d_rope, d_vh, r_kv
-from flopsreg.patterns.quantities import pairs
 from flopsreg.declarations.symbols import h, n_h, s
+from flopsreg.patterns.mla_projection import (
+    KV_LORA_RANK,
+    QK_NOPE_HEAD_DIM,
+    QK_ROPE_HEAD_DIM,
+    V_HEAD_DIM,
+    d_nope,
+    d_rope,
+    d_vh,
+    r_kv,
+)
+from flopsreg.patterns.quantities import pairs
 
 _REFERENCE = (
     "DeepSeek-AI 2024, 'DeepSeek-V2' (arXiv:2405.04434), section 2.1.2 (absorbing W_UK into W_Q and "

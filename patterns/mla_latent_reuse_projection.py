@@ -2,8 +2,17 @@
 ``kv_source_layers``): no down-projection, the up-projection to every head still runs."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.mla_projection import KV_LORA_RANK, QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM, V_HEAD_DIM, d_nope, d_rope, d_vh, r_kv
 from flopsreg.declarations.symbols import n_h, s
+from flopsreg.patterns.mla_projection import (
+    KV_LORA_RANK,
+    QK_NOPE_HEAD_DIM,
+    QK_ROPE_HEAD_DIM,
+    V_HEAD_DIM,
+    d_nope,
+    d_rope,
+    d_vh,
+    r_kv,
+)
 
 MLA_LATENT_REUSE_PROJECTION = Pattern(
     name="mla_latent_reuse_projection",

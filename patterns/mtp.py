@@ -5,8 +5,8 @@ plans those layers like decoder layers and gives their FLOPs as ``MTP_BLOCK.flop
 """
 
 from flopsreg import Block, Constraint, Pattern, hookimpl
-from flopsreg.patterns.logits import VOCAB
 from flopsreg.declarations.symbols import h, s
+from flopsreg.patterns.logits import VOCAB
 
 MTP_BLOCK = Block(
     name="mtp",

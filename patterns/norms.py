@@ -7,10 +7,10 @@ Hugging Face families use RMSNorm (one scale of the normalised width); with the 
 """
 
 from flopsreg import Pattern, hookimpl
+from flopsreg.declarations.symbols import h, n_h
 from flopsreg.patterns.gqa_projection import KV_HEADS
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.quantities import d_qk
-from flopsreg.declarations.symbols import h, n_h
 
 DECODER_NORMS = Pattern(
     name="decoder_norms",

@@ -1,8 +1,8 @@
 """The attention output projection: heads x value width -> hidden."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.quantities import d_v
 from flopsreg.declarations.symbols import h, n_h, s
+from flopsreg.patterns.quantities import d_v
 
 OUTPUT_PROJECTION = Pattern(
     name="output_projection",

@@ -1,8 +1,8 @@
 """The query projection: hidden -> heads x qk width in one matmul."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.quantities import d_qk
 from flopsreg.declarations.symbols import h, n_h, s
+from flopsreg.patterns.quantities import d_qk
 
 QUERY_PROJECTION = Pattern(
     name="query_projection",

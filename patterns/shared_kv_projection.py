@@ -2,8 +2,8 @@
 projection hidden -> head_dim and its RMSNorm, read by every query head."""
 
 from flopsreg import Pattern, hookimpl
-from flopsreg.patterns.gqa_projection import HEAD_DIM, d_h
 from flopsreg.declarations.symbols import h, s
+from flopsreg.patterns.gqa_projection import HEAD_DIM, d_h
 
 SHARED_KV_PROJECTION = Pattern(
     name="shared_kv_projection",

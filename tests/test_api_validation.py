@@ -288,6 +288,7 @@ def _flopsreg(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[st
     return subprocess.run([sys.executable, "-m", "flopsreg", *argv], capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
@@ -306,6 +307,7 @@ def test_commands_that_need_no_plugin_do_not_load_them(broken_plugin, argv, expe
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_the_broken_plugin_is_loaded_by_a_command_that_needs_plugins(broken_plugin):
     """The control for the test above: the plugin is installed and its import runs."""
     env, marker = broken_plugin
@@ -313,6 +315,7 @@ def test_the_broken_plugin_is_loaded_by_a_command_that_needs_plugins(broken_plug
     assert marker.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [["peaks"], ["cache", "info"]])
 def test_commands_that_need_no_plugin_do_not_import_sympy(tmp_path, argv):
     code = (
@@ -328,6 +331,7 @@ def test_commands_that_need_no_plugin_do_not_import_sympy(tmp_path, argv):
 # -- a full disk on stdout ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
 @pytest.mark.parametrize(
     "argv",
@@ -349,6 +353,7 @@ def test_a_full_disk_on_stdout_is_one_error_line(tmp_path, argv):
     assert done.stderr == "flopsreg: error: cannot write the output: No space left on device\n"
 
 
+@pytest.mark.slow
 def test_output_piped_into_a_reader_that_stops_early_is_still_not_an_error(tmp_path):
     env = {**os.environ, "FLOPSREG_CACHE_DIR": str(tmp_path / "cache")}
     sweep = subprocess.Popen(

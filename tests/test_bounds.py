@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.engine import sweep as sweep_module
 from flopsreg.cli import main
+from flopsreg.engine import sweep as sweep_module
 from flopsreg.readers.decoder import Layers, shortest_plan
 from flopsreg.readers.files import MAX_NESTING, check_nesting
 

@@ -9,10 +9,10 @@ exit status 0.
 from __future__ import annotations
 
 import json
-from fractions import Fraction
 import os
 import subprocess
 import sys
+from fractions import Fraction
 
 import pytest
 
@@ -283,6 +283,7 @@ def test_usage_errors_exit_with_status_2(capsys):
 # -- the module entry point ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_python_dash_m_flopsreg_patterns():
     env = {**os.environ, "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD": "1"}
     done = subprocess.run(
@@ -293,6 +294,7 @@ def test_python_dash_m_flopsreg_patterns():
     assert done.stderr == ""
 
 
+@pytest.mark.slow
 def test_python_dash_m_flopsreg_error_status():
     env = {**os.environ, "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD": "1"}
     done = subprocess.run(
@@ -409,6 +411,7 @@ def test_a_hundred_million_layer_model_in_json_stays_small(capsys, tmp_path):
     assert len(out) < 3000
 
 
+@pytest.mark.slow
 def test_sweep_streams_into_head_and_exits_at_once():
     """`flopsreg sweep ... | head -3` over a billion lengths: three rows, no error, flat memory."""
     env = {**os.environ, "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD": "1"}

@@ -109,8 +109,8 @@ def test_a_newly_registered_convention_gets_its_rows(conventions):
 
         @flopsreg.hookimpl
         def flopsreg_register_patterns():
-            from flopsreg.patterns.logits import VOCAB
             from flopsreg.declarations.symbols import h, s
+            from flopsreg.patterns.logits import VOCAB
 
             return [flopsreg.Pattern(name="halves_logits", slot="head", flags={"halves", "lm_head"}, precedence=100, scope="model",
                                      params=(VOCAB,), formula=4 * s * h * VOCAB.symbol, summary="logits twice", reference="a test")]

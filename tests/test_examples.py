@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from oracles import causal_pairs, chunk_pairs, window_pairs
 
 import flopsreg
-from oracles import causal_pairs, chunk_pairs, window_pairs
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

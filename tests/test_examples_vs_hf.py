@@ -34,4 +34,4 @@ def test_example_equals_hf_loader_at_three_lengths(registry, name):
         ours, theirs = registry.evaluate(example, seq_len=s), registry.evaluate(loaded, seq_len=s)
         assert theirs.forward == ours.forward, s
         # and layer by layer: the same patterns and FLOPs at the same indices
-        assert [(l.patterns, l.flops) for l in theirs.layers] == [(l.patterns, l.flops) for l in ours.layers], s
+        assert [(layer.patterns, layer.flops) for layer in theirs.layers] == [(layer.patterns, layer.flops) for layer in ours.layers], s

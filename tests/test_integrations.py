@@ -273,8 +273,9 @@ def test_verl_drop_in_refuses_what_it_cannot_count():
 
 
 def test_bridge_drop_in_signature_and_units():
-    from flopsreg.integrations.megatron_bridge import num_floating_point_operations as bridge_flops
     from test_megatron_bridge import LLAMA_3_8B
+
+    from flopsreg.integrations.megatron_bridge import num_floating_point_operations as bridge_flops
 
     cfg = SimpleNamespace(model=LLAMA_3_8B)
     assert bridge_flops(cfg) == bridge_flops(cfg, 1) == 197_631_846_383_616  # exact training FLOPs, one sequence
@@ -284,9 +285,10 @@ def test_bridge_drop_in_signature_and_units():
 
 def test_verl_and_bridge_drop_ins_reuse_one_plan_per_config():
     """A training loop calls them every step: the model is read and planned once per config."""
+    from test_megatron_bridge import LLAMA_3_8B
+
     from flopsreg.integrations.megatron_bridge import bridge_plan
     from flopsreg.integrations.verl import FlopsCounter
-    from test_megatron_bridge import LLAMA_3_8B
 
     assert FlopsCounter(dict(LLAMA2_7B), device_name="CPU")._plan is FlopsCounter(AttributeConfig(LLAMA2_7B), device_name="CPU")._plan
     registry = flopsreg.Registry.default()

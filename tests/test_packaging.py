@@ -105,6 +105,7 @@ def test_public_api_is_sorted_and_importable():
         assert getattr(flopsreg, name) is not None
 
 
+@pytest.mark.slow
 def test_console_script_and_module_entry_point_agree():
     by_module = subprocess.run([sys.executable, "-m", "flopsreg", "patterns", "--format", "json"], capture_output=True, text=True, check=True)
     script = Path(sys.executable).with_name("flopsreg")
@@ -112,6 +113,7 @@ def test_console_script_and_module_entry_point_agree():
     assert by_module.stdout == by_script.stdout
 
 
+@pytest.mark.slow
 def test_a_bundled_example_evaluates_from_any_folder(tmp_path):
     """The README's first command, run where no examples/ folder is at hand."""
     script = Path(sys.executable).with_name("flopsreg")

@@ -18,19 +18,19 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 import pytest
+from test_integrations import CORE_PER_SQUARED_TOKEN, LLAMA2_7B, LLAMA2_7B_VERL, PER_TOKEN, AttributeConfig, llama3_8b_args
+from test_megatron_bridge import LLAMA_3_8B
+from test_nanogpt import GPT2, nanogpt_training
 
 import flopsreg
 from flopsreg.cli import main
+from flopsreg.engine.peaks import PEAK, STEP_TIME, TOKENS_PER_SECOND, exact_number, number_from_text
 from flopsreg.errors import PlausibilityWarning
 from flopsreg.integrations import megatron_bridge, slime
 from flopsreg.integrations.megatron import num_floating_point_operations
 from flopsreg.integrations.nanogpt import estimate_mfu
 from flopsreg.integrations.verl import FlopsCounter
 from flopsreg.model import check_int
-from flopsreg.engine.peaks import PEAK, STEP_TIME, TOKENS_PER_SECOND, exact_number, number_from_text
-from test_megatron_bridge import LLAMA_3_8B
-from test_integrations import CORE_PER_SQUARED_TOKEN, LLAMA2_7B, LLAMA2_7B_VERL, PER_TOKEN, AttributeConfig, llama3_8b_args
-from test_nanogpt import GPT2, nanogpt_training
 
 # nanoGPT's flops_per_fwdbwd for GPT-2 small: N = get_num_params() (without wpe), T = 1024
 GPT2_FLOPS = nanogpt_training(124_439_808 - 1024 * 768, 12, 12, 768, 1024)

@@ -1,7 +1,8 @@
 """A first end-to-end check against hand arithmetic (the detailed suites live beside it)."""
 
-import flopsreg
 from oracles import attention_layer_flops, causal_mask, pairs, sliding_window_mask
+
+import flopsreg
 
 
 def test_gemma_like_model_matches_hand_arithmetic():

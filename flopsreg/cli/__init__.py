@@ -15,23 +15,22 @@ import json
 import os
 import sys
 import warnings
-from fractions import Fraction
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flopsreg import render
-from flopsreg.engine.evaluate import RECOMPUTE, evaluate
-from flopsreg.errors import FlopsregError, did_you_mean
-from flopsreg.model.examples_index import example_names, example_path
-from flopsreg.model import Model
-from flopsreg.engine.evaluate import LOGITS_MODES
+from flopsreg.engine.evaluate import LOGITS_MODES, RECOMPUTE, evaluate
 from flopsreg.engine.sweep import iter_sweep, parse_lengths
+from flopsreg.errors import FlopsregError, did_you_mean
+from flopsreg.model import Model
+from flopsreg.model.examples_index import example_names, example_path
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
-    from flopsreg.registry import Registry
-    from flopsreg.engine.peaks import Bounds
     from flopsreg.engine.cache import Cache
+    from flopsreg.engine.peaks import Bounds
+    from flopsreg.registry import Registry
 
 __all__ = ["load_model_arg", "main"]
 

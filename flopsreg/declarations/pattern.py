@@ -16,10 +16,11 @@ from typing import Any, NoReturn
 
 import attrs
 import sympy
-from sympy.core.parameters import evaluate as _evaluation, global_parameters
+from sympy.core.parameters import evaluate as _evaluation
+from sympy.core.parameters import global_parameters
 
-from flopsreg.errors import PatternError
 from flopsreg.declarations.symbols import Symbol, block_flops, block_layers, integer_symbol
+from flopsreg.errors import PatternError
 
 __all__ = [
     "EXACT", "FLOPS", "Block", "Constraint", "Convention", "GroupSelector", "Param", "Pattern", "Quantity", "Slot", "SlotGroup",

@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flopsreg.errors import FlopsregError, ModelError
-from flopsreg.model import Model
 from flopsreg.formula.tree import Formula
+from flopsreg.model import Model
 
 if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection

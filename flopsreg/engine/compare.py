@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from flopsreg.declarations.pattern import EXACT, FLOPS
 from flopsreg.engine.compose import UnitSelection, check_convention
 from flopsreg.engine.evaluate import Result
-from flopsreg.model import ranges_text
 from flopsreg.errors import FlopsregError, ModelError
-from flopsreg.declarations.pattern import EXACT, FLOPS
+from flopsreg.model import ranges_text
 
 if TYPE_CHECKING:
-    from flopsreg.registry import Registry
     from flopsreg.model import Model
+    from flopsreg.registry import Registry
 
 __all__ = ["Comparison", "ConventionTotal", "Difference", "compare"]
 

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import sympy
 
-from flopsreg.formula.exact import CompiledFormula, compile_exact
-from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
-from flopsreg.model import FrozenMap, Model, ranges_text, total_length
 from flopsreg.declarations.pattern import EXACT, FLOPS, Constraint, Convention, Pattern, Slot
-from flopsreg.formula.cached_prefix import PrefixForms, prefix_forms
-from flopsreg.engine.select import SlotSelection, select
 from flopsreg.declarations.symbols import SHARED, SymbolTable, cached, s
-
+from flopsreg.engine.select import SlotSelection, select
+from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
+from flopsreg.formula.cached_prefix import PrefixForms, prefix_forms
+from flopsreg.formula.exact import CompiledFormula, compile_exact
+from flopsreg.model import FrozenMap, Model, ranges_text, total_length
 
 if TYPE_CHECKING:
     from flopsreg.plugins.loader import PluginLoader

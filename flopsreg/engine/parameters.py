@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import sympy
 
-from flopsreg.engine.compose import MODEL_LEVEL, ModelSelection, holds_weights_only
-from flopsreg.errors import ModelError
 from flopsreg.declarations.pattern import FLOPS
+from flopsreg.engine.compose import MODEL_LEVEL, ModelSelection, holds_weights_only
 from flopsreg.engine.select import SlotSelection, select
+from flopsreg.errors import ModelError
 
 if TYPE_CHECKING:
     from flopsreg.plugins.loader import PluginLoader

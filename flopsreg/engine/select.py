@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from flopsreg.errors import WITHOUT_PLUGINS_HINT, SelectionError
 from flopsreg.declarations.pattern import Pattern
+from flopsreg.errors import WITHOUT_PLUGINS_HINT, SelectionError
 
 if TYPE_CHECKING:
     from flopsreg.plugins.loader import PluginLoader

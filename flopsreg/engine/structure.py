@@ -23,13 +23,20 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import sympy
 
-from flopsreg.formula.exact import compile_exact, trial_function
+from flopsreg.declarations.pattern import EXACT, Constraint, Pattern
 from flopsreg.engine.compose import (
-    KindSelection, ModelSelection, UnitSelection, Unused, check_constraint, check_values, unused, warning_texts,
+    KindSelection,
+    ModelSelection,
+    UnitSelection,
+    Unused,
+    check_constraint,
+    check_values,
+    unused,
+    warning_texts,
 )
 from flopsreg.errors import PatternError
+from flopsreg.formula.exact import compile_exact, trial_function
 from flopsreg.model import FrozenMap, Model
-from flopsreg.declarations.pattern import EXACT, Constraint, Pattern
 
 if TYPE_CHECKING:
     from flopsreg.formula.exact import CompiledFormula

@@ -84,8 +84,8 @@ def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype
         values = plan.compiled.sweep("seq_len", lengths, {})
         return values if batch == 1 else [batch * v for v in values]
     numpy = _numpy()
-    from flopsreg.formula.exact import compile_numpy
     from flopsreg.declarations.symbols import s
+    from flopsreg.formula.exact import compile_numpy
 
     if isinstance(lengths, range):  # built in C, not one Python int at a time
         array = numpy.arange(lengths.start, lengths.stop, lengths.step, dtype=numpy.float64)

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from flopsreg.engine.peaks import STEP_TIME, TOKENS_PER_SECOND, peak_flops
 from flopsreg.errors import ModelError
 from flopsreg.model import as_int, shown
-from flopsreg.engine.peaks import STEP_TIME, TOKENS_PER_SECOND, peak_flops
 
 if TYPE_CHECKING:
     from flopsreg.engine.evaluate import Result

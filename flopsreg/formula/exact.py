@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
 from fractions import Fraction
+from typing import Any
 
 import attrs
 import sympy
@@ -81,6 +81,8 @@ class _Tree:
             return tree
         if isinstance(expr, sympy.core.relational.Relational) and expr.rel_op in _RELATIONS:
             return [_RELATIONS[expr.rel_op], self(expr.lhs), self(expr.rhs)]
+        if isinstance(expr, sympy.ITE):  # a condition that is itself a choice (a Piecewise compared with another)
+            return ["if", *map(self, expr.args)]
         if isinstance(expr, sympy.Not):
             return ["not", self(expr.args[0])]
         if isinstance(expr, sympy.Abs):

@@ -22,11 +22,11 @@ import attrs
 import sympy
 
 from flopsreg.engine.compose import ModelSelection
+from flopsreg.engine.peaks import STEP_TIME, exact_number
 from flopsreg.errors import ModelError, PlausibilityWarning, did_you_mean
 from flopsreg.model import Model, as_int, shown
-from flopsreg.registry import Registry
-from flopsreg.engine.peaks import STEP_TIME, exact_number
 from flopsreg.readers.megatron import read_arguments
+from flopsreg.registry import Registry
 
 __all__ = [
     "attribute", "default_registry", "implausible", "keep_selection", "linear_and_quadratic", "megatron_model", "megatron_plan",

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flopsreg.errors import ModelError
+from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.evaluate import TRAINING_PASSES, evaluate
+from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import default_registry, megatron_plan, packed_forward, whole_number
 from flopsreg.registry import Registry
-from flopsreg.declarations.pattern import EXACT
 
 __all__ = ["num_floating_point_operations"]
 

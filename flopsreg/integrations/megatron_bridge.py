@@ -28,15 +28,23 @@ from typing import Any
 
 import attrs
 
-from flopsreg.registry import Registry
-from flopsreg.engine.compose import ModelSelection
-from flopsreg.errors import ModelError
-from flopsreg.engine.evaluate import TRAINING_PASSES
-from flopsreg.integrations._shared import attribute, default_registry, keep_selection, megatron_model, packed_forward, real_statistics, whole_number
-from flopsreg.model import as_int, shown
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.declarations.readers import family_flag as family
+from flopsreg.engine.compose import ModelSelection
+from flopsreg.engine.evaluate import TRAINING_PASSES
+from flopsreg.errors import ModelError
+from flopsreg.integrations._shared import (
+    attribute,
+    default_registry,
+    keep_selection,
+    megatron_model,
+    packed_forward,
+    real_statistics,
+    whole_number,
+)
+from flopsreg.model import as_int, shown
 from flopsreg.patterns.sliding_window import WINDOW
+from flopsreg.registry import Registry
 
 __all__ = ["num_floating_point_operations"]
 

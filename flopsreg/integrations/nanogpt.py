@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from flopsreg.registry import Registry
+from flopsreg.declarations.pattern import EXACT
 from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import attribute, default_registry, implausible, time_problem
 from flopsreg.model import Model, as_int, shown
-from flopsreg.declarations.pattern import EXACT
+from flopsreg.registry import Registry
 
 __all__ = ["A100_BF16_PEAK", "estimate_mfu", "gpt_model"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.evaluate import evaluate, length_list
 from flopsreg.integrations._shared import default_registry, megatron_plan
 from flopsreg.registry import Registry
-from flopsreg.declarations.pattern import EXACT
 
 __all__ = ["calculate_fwd_flops"]
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from flopsreg.registry import Registry
-from flopsreg.errors import ModelError
+from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.evaluate import TRAINING_PASSES
+from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import attribute, default_registry, keep_selection
 from flopsreg.model import Model, as_int, shown
-from flopsreg.declarations.pattern import EXACT
+from flopsreg.registry import Registry
 
 __all__ = ["get_nparams_and_flops", "hf_config"]
 

@@ -21,14 +21,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flopsreg.registry import Registry
+from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
-from flopsreg.errors import ModelError
 from flopsreg.engine.evaluate import evaluate, length_list
+from flopsreg.engine.peaks import PEAKS, exact_number, peak_flops
+from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import default_registry, implausible, keep_selection, time_problem
 from flopsreg.model import Model
-from flopsreg.declarations.pattern import EXACT
-from flopsreg.engine.peaks import PEAKS, exact_number, peak_flops
+from flopsreg.registry import Registry
 
 __all__ = ["FlopsCounter"]
 

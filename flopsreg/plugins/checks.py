@@ -15,9 +15,9 @@ from typing import Any
 import attrs
 import sympy
 
-from flopsreg.formula.exact import trial_function
-from flopsreg.errors import PatternError, PluginError, did_you_mean
 from flopsreg.declarations.pattern import FLOPS, Pattern
+from flopsreg.errors import PatternError, PluginError, did_you_mean
+from flopsreg.formula.exact import trial_function
 
 __all__ = [
     "MAX_DEPTH",

@@ -28,6 +28,21 @@ import pluggy
 import sympy
 from sympy.core.parameters import evaluate as sympy_evaluation
 
+from flopsreg.declarations.pattern import (
+    EXACT,
+    FLOPS,
+    Block,
+    Convention,
+    GroupSelector,
+    Param,
+    Pattern,
+    Quantity,
+    Slot,
+    SlotGroup,
+)
+from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
+from flopsreg.declarations.symbols import SHARED, SymbolInfo, SymbolTable
+from flopsreg.errors import PluginError, PluginWarning, did_you_mean
 from flopsreg.plugins import hookspecs
 from flopsreg.plugins.checks import (
     check_compositions,
@@ -40,10 +55,6 @@ from flopsreg.plugins.checks import (
     is_builtin,
     unprovided,
 )
-from flopsreg.errors import PluginError, PluginWarning, did_you_mean
-from flopsreg.declarations.pattern import EXACT, FLOPS, Block, Convention, GroupSelector, Param, Pattern, Quantity, Slot, SlotGroup
-from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
-from flopsreg.declarations.symbols import SHARED, SymbolInfo, SymbolTable
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "plugin_fault"]
 

@@ -28,9 +28,9 @@ from collections.abc import Callable, Iterable, Mapping
 
 import sympy
 
-from flopsreg.formula.exact import compile_exact
 from flopsreg.declarations.pattern import Pattern
 from flopsreg.formula.cached_prefix import difference
+from flopsreg.formula.exact import compile_exact
 
 __all__ = ["check_mask_pattern", "check_prefix_form", "count_pairs", "count_prefix_pairs"]
 

@@ -8,7 +8,7 @@ cannot import them: they import it).
 
 from typing import Any
 
-from flopsreg.model import Model, READERS
+from flopsreg.model import READERS, Model
 from flopsreg.readers.toml import dump_model, load_model, parse_model
 
 

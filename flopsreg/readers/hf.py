@@ -16,13 +16,13 @@ from typing import Any
 
 import attrs
 
+from flopsreg.declarations.readers import HFLayerType, HFReader, family_flag
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model, printable_name
-from flopsreg.declarations.readers import HFLayerType, HFReader, family_flag
-from flopsreg.readers.decoder import Decoder, TooManyListed, build_model, layers_with
-from flopsreg.readers.files import parse_json, read_text
-from flopsreg.readers.fields import Fields
 from flopsreg.plugins.loader import PluginLoader, default_plugins
+from flopsreg.readers.decoder import Decoder, TooManyListed, build_model, layers_with
+from flopsreg.readers.fields import Fields
+from flopsreg.readers.files import parse_json, read_text
 
 __all__ = ["load_hf_config"]
 

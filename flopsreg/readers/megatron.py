@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.errors import MAX_INT, FlopsregError, ModelError, PluginError, did_you_mean
 from flopsreg.model import Model, as_int, shown
-from flopsreg.declarations.readers import MegatronReader
-from flopsreg.readers.decoder import Decoder, build_model
 from flopsreg.plugins.loader import PluginLoader, default_plugins
+from flopsreg.readers.decoder import Decoder, build_model
 
 __all__ = ["Arguments", "claims", "load_megatron_args", "read_arguments", "window_keys"]
 

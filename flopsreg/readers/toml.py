@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.readers.files import check_nesting, read_text, too_deep
 from flopsreg.model import LayerKind, Model, Plan, Repeated, check_flags, check_int, check_params
+from flopsreg.readers.files import check_nesting, read_text, too_deep
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import sympy
 
     from flopsreg.declarations.pattern import Pattern
+    from flopsreg.declarations.symbols import SymbolTable
     from flopsreg.engine.compare import Comparison
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.evaluate import Result
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from flopsreg.engine.serving import Generation
     from flopsreg.engine.utilisation import Utilisation
     from flopsreg.plugins.loader import PluginLoader
-    from flopsreg.declarations.symbols import SymbolTable
 
 __all__ = [
     "compare_json",

@@ -11,17 +11,17 @@ logarithmic axis when the range spans two decades or more.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flopsreg.registry import Registry
-from flopsreg.errors import FlopsregError, ModelError
-from flopsreg.engine.evaluate import positive_int, sequence_lengths
-from flopsreg.model import Model
 from flopsreg.declarations.pattern import EXACT
+from flopsreg.engine.evaluate import positive_int, sequence_lengths
 from flopsreg.engine.sweep import parse_lengths
+from flopsreg.errors import FlopsregError, ModelError
+from flopsreg.model import Model
+from flopsreg.registry import Registry
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -19,12 +19,12 @@ import attrs
 import sympy
 
 from flopsreg import Convention, Pattern, hookimpl
+from flopsreg.declarations.readers import family_flag as family
+from flopsreg.declarations.symbols import s
 from flopsreg.patterns.conventions import megatron as convention_megatron
 from flopsreg.patterns.conventions._rules import PRECEDENCE, not_counted, refuses_mixers, routerless_moe
-from flopsreg.declarations.readers import family_flag as family
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.declarations.symbols import s
 
 NAME = "megatron_bridge"
 SOURCE = (

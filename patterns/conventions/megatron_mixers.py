@@ -22,22 +22,25 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 import attrs
 
 from flopsreg import Pattern, hookimpl
+from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns import gated_deltanet, latent_moe, mamba2
-from flopsreg.patterns.conventions._rules import not_counted, refuses_layers
 from flopsreg.patterns._mixer_common import CONV_KERNEL, K
+from flopsreg.patterns.conventions._rules import not_counted, refuses_layers
 from flopsreg.patterns.conventions.megatron import PADDED_VOCAB
-from flopsreg.patterns.gated_deltanet import FLAG as GDN, KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
+from flopsreg.patterns.gated_deltanet import FLAG as GDN
+from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
-from flopsreg.patterns.latent_moe import FLAG as LATENT_EXPERTS, LATENT
+from flopsreg.patterns.latent_moe import FLAG as LATENT_EXPERTS
+from flopsreg.patterns.latent_moe import LATENT
 from flopsreg.patterns.layered_mtp import MTP_DEPTH
-from flopsreg.patterns.mamba2 import FLAG as MAMBA2, GROUPS, HEADS, STATE
+from flopsreg.patterns.mamba2 import FLAG as MAMBA2
+from flopsreg.patterns.mamba2 import GROUPS, HEADS, STATE
 from flopsreg.patterns.megatron.gdn import COUNTS_GDN
 from flopsreg.patterns.megatron.hybrid import HYBRID
 from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
 from flopsreg.patterns.mtp import mtp_block
 from flopsreg.patterns.quantities import f
 from flopsreg.patterns.token_mixers import selects_mixer
-from flopsreg.declarations.symbols import h, s
 
 SOURCE = "Megatron-LM megatron/training/training.py @ d98e8a64ddf3 (2026-08-22), num_floating_point_operations"
 GDN_SOURCE = SOURCE + ", transformer_flops (gated delta net) and gdn_layer_flops"

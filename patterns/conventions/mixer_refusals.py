@@ -3,11 +3,12 @@ their formulas has a branch for compressed KV entries (their compressors and ind
 hyper-connections, AltUp or LAuReL, so counting such a layer their way would be a guess."""
 
 from flopsreg import hookimpl
+from flopsreg.patterns.altup import ALTUP
 from flopsreg.patterns.conventions._rules import MIXER_REFUSAL_PRECEDENCE, refuses_layers
 from flopsreg.patterns.conventions.megatron import SOURCE as MEGATRON_SOURCE
-from flopsreg.patterns.conventions.megatron_bridge import NAME as MEGATRON_BRIDGE, SOURCE as BRIDGE_SOURCE
+from flopsreg.patterns.conventions.megatron_bridge import NAME as MEGATRON_BRIDGE
+from flopsreg.patterns.conventions.megatron_bridge import SOURCE as BRIDGE_SOURCE
 from flopsreg.patterns.conventions.slime import SOURCE as SLIME_SOURCE
-from flopsreg.patterns.altup import ALTUP
 from flopsreg.patterns.hyper_connections import MHC
 from flopsreg.patterns.laurel import LAUREL
 from flopsreg.patterns.window_compression import CSA, HCA

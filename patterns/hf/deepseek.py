@@ -2,13 +2,13 @@
 experts after the first dense layers, and the multi-token-prediction layers the config declares."""
 
 from flopsreg import hookimpl
+from flopsreg.declarations.readers import HFReader
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL
-from flopsreg.patterns.mtp import MTP_BLOCK
-from flopsreg.declarations.readers import HFReader
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
+from flopsreg.patterns.mtp import MTP_BLOCK
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 
 
@@ -64,14 +64,14 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="deepseek_v2",
-           
+
             read=deepseek,
             summary="DeepseekV2Config (e.g. DeepSeek-V2-Lite, q_lora_rank null): MLA, MoE after first_k_dense_replace",
             aliases={"num_experts": "n_routed_experts"},
         ),
         HFReader(
             name="deepseek_v3",
-           
+
             read=deepseek,
             summary="DeepseekV3Config: MLA, MoE after first_k_dense_replace, MTP layers as the mtp block",
             aliases={"num_local_experts": "n_routed_experts"},

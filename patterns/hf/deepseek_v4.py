@@ -6,18 +6,18 @@ from typing import Any
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
-from flopsreg.patterns.window_compression import CSA, CSA_RATE, HCA, HCA_RATE
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import INDEX_TOPK
 from flopsreg.patterns.gqa_projection import HEAD_DIM
 from flopsreg.patterns.grouped_output import GROUPED_OUTPUT, O_GROUPS, O_LORA_RANK
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hyper_connections import HC_MULT, MHC
 from flopsreg.patterns.low_rank_query import LOW_RANK_QUERY, Q_LORA_RANK
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.shared_kv_projection import SHARED_KV_PROJECTION
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
+from flopsreg.patterns.window_compression import CSA, CSA_RATE, HCA, HCA_RATE
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 

@@ -2,13 +2,13 @@
 interleaved sliding and full layers, GeGLU MLP, head_dim default 256."""
 
 from flopsreg import hookimpl
+from flopsreg.declarations.readers import HFReader
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import GATED_LM, alternating, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
-from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
+from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 

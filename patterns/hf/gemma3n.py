@@ -4,15 +4,15 @@ values, AltUp residual copies, a LAuReL branch, per-layer embeddings, per-layer 
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import GATED_LM, weight_flags
-from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.altup import ALTUP, ALTUP_INPUTS
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import GATED_LM, weight_flags
 from flopsreg.patterns.hf.gemma4 import reusing
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
 from flopsreg.patterns.laurel import LAUREL, LAUREL_RANK
-from flopsreg.patterns.per_layer_input import PLE_DIM, PLE_LAYERS, PLE_VOCAB, PER_LAYER_INPUT
+from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
+from flopsreg.patterns.per_layer_input import PER_LAYER_INPUT, PLE_DIM, PLE_LAYERS, PLE_VOCAB
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of

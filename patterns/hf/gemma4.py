@@ -5,10 +5,10 @@ keys and values, per-layer embeddings, and experts beside the dense MLP."""
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import GATED_LM, weight_flags
-from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
+from flopsreg.patterns.hf._common import GATED_LM, weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.k_eq_v_projection import K_EQ_V_PROJECTION
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION

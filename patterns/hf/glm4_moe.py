@@ -3,9 +3,9 @@ MoE with shared experts from ``first_k_dense_replace`` on, MTP layers as the mtp
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.mtp import MTP_BLOCK

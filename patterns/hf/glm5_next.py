@@ -4,12 +4,12 @@ ones, mHC around every sublayer, a dense SwiGLU MLP on the first layers and MoE 
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
-from flopsreg.patterns.hf._linear import refuse_unless, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_kpool import FLAG, INDEX_KPOOL, TAIL_FLAG
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
+from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless, type_list
 from flopsreg.patterns.hf.glm_moe_dsa import indexer_types
 from flopsreg.patterns.hf.kimi_linear import kda_params, linear_attn_config
 from flopsreg.patterns.hf.layer_types import KDA_LAYER

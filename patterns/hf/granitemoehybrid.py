@@ -4,9 +4,9 @@ MoE of gated experts of width ``intermediate_size`` beside it."""
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import mamba_params, refuse_unless, renamed, type_list
-from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf.layer_types import FULL, MAMBA2_LAYER
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.decoder import Decoder, Layers

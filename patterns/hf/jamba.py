@@ -6,10 +6,10 @@ import math
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import silu_gated, weight_flags
-from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns.hf.layer_types import FULL, MAMBA1_LAYER
 from flopsreg.patterns.mamba1 import DT_RANK, INNER
 from flopsreg.patterns.mamba2 import STATE

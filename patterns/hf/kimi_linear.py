@@ -4,10 +4,10 @@ a dense MLP on the first layers and MoE with shared experts on the others."""
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
-from flopsreg.patterns.hf._linear import TORCH_DELTA_CHUNK, refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import TORCH_DELTA_CHUNK, refuse_unless, renamed, type_list
 from flopsreg.patterns.hf.layer_types import FULL, KDA_LAYER
 from flopsreg.patterns.kda import HEAD_DIM, HEADS
 from flopsreg.patterns.moe import moe_mlp

@@ -4,10 +4,10 @@ adjusts from ``intermediate_size`` when ``block_auto_adjust_ff_dim`` is true."""
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import GATED_LM, weight_flags
-from flopsreg.patterns.hf._linear import refuse_unless, renamed, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import GATED_LM, weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless, renamed, type_list
 from flopsreg.patterns.hf.layer_types import FULL, SHORT_CONV_LAYER
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers

@@ -2,12 +2,12 @@
 layers, full NoPE layers; MoE layers with one shared expert."""
 
 from flopsreg import hookimpl
+from flopsreg.declarations.readers import HFReader
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import CHUNKS, FULL
-from flopsreg.declarations.readers import HFReader
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 
 

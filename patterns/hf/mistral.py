@@ -2,12 +2,12 @@
 keys unless it is null; Mixtral routes every layer to experts."""
 
 from flopsreg import hookimpl
+from flopsreg.declarations.readers import HFReader
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
-from flopsreg.declarations.readers import HFReader
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
+from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params
 
 
@@ -53,7 +53,7 @@ def flopsreg_register_hf_readers():
         HFReader(name="mistral", read=mistral, summary="MistralConfig: sliding_window on every layer (null: none)"),
         HFReader(
             name="mixtral",
-           
+
             read=mixtral,
             summary="MixtralConfig: Mistral attention, MoE in every layer",
             aliases={"num_experts": "num_local_experts"},

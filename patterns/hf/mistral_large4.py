@@ -5,16 +5,16 @@ and GLM-5's shared top-k (``indexer_types``)."""
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import silu_gated, weight_flags
-from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER_FROM_HIDDEN, INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless
 from flopsreg.patterns.hf.glm_moe_dsa import indexer_types
-from flopsreg.patterns.mla_projection import QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
-from flopsreg.patterns.softmax_scaling import ROPE_ALPHA, ROTARY_DIM, SOFTMAX_SCALING
+from flopsreg.patterns.mla_projection import QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM
 from flopsreg.patterns.moe import moe_mlp
+from flopsreg.patterns.softmax_scaling import ROPE_ALPHA, ROTARY_DIM, SOFTMAX_SCALING
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields
 

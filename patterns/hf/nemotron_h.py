@@ -4,12 +4,13 @@ non-gated relu^2 MLP, or a MoE of non-gated experts with a shared MLP, optionall
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import weight_flags
-from flopsreg.patterns.hf._linear import refuse_unless, type_list
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless, type_list
 from flopsreg.patterns.hf.layer_types import FULL, MAMBA2_LAYER, NO_ATTENTION_LAYER
-from flopsreg.patterns.latent_moe import FLAG as LATENT_FLAG, LATENT
+from flopsreg.patterns.latent_moe import FLAG as LATENT_FLAG
+from flopsreg.patterns.latent_moe import LATENT
 from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import SINGLE_NORM

@@ -4,9 +4,9 @@ SwiGLU MLP on every layer; the linear_* widths default as the config class deriv
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
-from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf.layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers

@@ -2,13 +2,13 @@
 and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
 
 from flopsreg import hookimpl
+from flopsreg.declarations.readers import HFReader
+from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
-from flopsreg.declarations.readers import HFReader
+from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers, layers_with
-from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.moe import moe_mlp
 from flopsreg.readers.fields import Fields, gqa_params
 
 # Both config classes' attribute_map: transformers 5 saves num_local_experts (Qwen3MoeConfig).
@@ -88,14 +88,14 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="qwen2_moe",
-           
+
             read=qwen2_moe,
             summary="Qwen2MoeConfig: MoE per decoder_sparse_step, one gated shared expert",
             aliases=ALIASES,
         ),
         HFReader(
             name="qwen3_moe",
-           
+
             read=qwen3_moe,
             summary="Qwen3MoeConfig: MoE per decoder_sparse_step, no shared expert",
             aliases=ALIASES,

@@ -4,13 +4,13 @@
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import silu_gated, weight_flags
-from flopsreg.patterns.norms import QK_NORM
-from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.hf.layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.hf.qwen_moe import _mlps
 from flopsreg.patterns.moe import moe_mlp
+from flopsreg.patterns.norms import QK_NORM
 from flopsreg.readers.decoder import Decoder, Layers
 from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
 

@@ -3,9 +3,9 @@ every layer sliding when ``sliding_window`` is set."""
 
 from flopsreg import hookimpl
 from flopsreg.declarations.readers import HFReader
-from flopsreg.patterns.hf._common import weight_flags
 from flopsreg.patterns.biases import ATTENTION_BIAS, MLP_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.norms import DECODER_LAYERNORMS
 from flopsreg.readers.decoder import Decoder, Layers

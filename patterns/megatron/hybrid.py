@@ -17,12 +17,13 @@ import attrs
 
 from flopsreg import ModelError, hookimpl
 from flopsreg.declarations.readers import MegatronReader
-from flopsreg.patterns.layered_mtp import LAYERED_MTP, MTP_DEPTH
-from flopsreg.patterns.norms import SINGLE_NORM
-from flopsreg.patterns.mamba2 import FLAG as MAMBA2, GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns._mixer_common import CONV_KERNEL
-from flopsreg.patterns.token_mixers import NO_ATTENTION
 from flopsreg.patterns.gated_deltanet import FLAG as GATED_DELTANET
+from flopsreg.patterns.layered_mtp import LAYERED_MTP, MTP_DEPTH
+from flopsreg.patterns.mamba2 import FLAG as MAMBA2
+from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
+from flopsreg.patterns.norms import SINGLE_NORM
+from flopsreg.patterns.token_mixers import NO_ATTENTION
 
 HYBRID = "megatron_hybrid"  # model flag: layers as Megatron-LM's hybrid stack builds them
 OUTPUT_GATE = "output_gate"  # attention_output_gate, as the attention reader sets it

@@ -6,8 +6,8 @@ Each depth repeats the kind of the last decoder layer, as Megatron-LM's MTP laye
 import attrs
 
 from flopsreg import ModelError, hookimpl
-from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.declarations.readers import MegatronReader
+from flopsreg.patterns.mtp import MTP_BLOCK
 
 
 def read(args, decoder):

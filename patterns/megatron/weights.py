@@ -12,8 +12,8 @@ import attrs
 
 from flopsreg import ModelError, hookimpl
 from flopsreg.declarations.readers import MegatronReader
-from flopsreg.patterns.dense_mlp import DENSE_MLP
 from flopsreg.patterns.biases import ATTENTION_BIAS, EXPERT_BIAS, MLP_BIAS, QKV_BIAS
+from flopsreg.patterns.dense_mlp import DENSE_MLP
 from flopsreg.patterns.embedding import TIED_LOGITS
 from flopsreg.patterns.mla_projection import MLA_PROJECTION
 from flopsreg.patterns.moe import MOE

@@ -14,8 +14,9 @@ import pytest
 
 import flopsreg
 import flopsreg.engine.cache
-from flopsreg.engine.cache import Cache
 from flopsreg.cli import main
+from flopsreg.engine.cache import Cache
+
 
 def _eval(capsys, *args: str) -> str:
     assert main(["eval", *args]) == 0
@@ -50,6 +51,7 @@ def test_a_hit_answers_like_the_registry_for_every_recompute_and_format(capsys):
 HEAVY = ("sympy", "numpy", "flopsreg.plugins.loader", "flopsreg.readers.hf", "flopsreg.readers.megatron", "flopsreg.engine.compose")
 
 
+@pytest.mark.slow
 def test_a_hit_imports_neither_sympy_nor_numpy_nor_the_plugins_nor_other_readers():
     code = (
         "import sys; from flopsreg.cli import main; main(['eval', 'llama-3-8b', '--seq-len', '64', '--format', 'json']);"
@@ -139,6 +141,7 @@ def test_cache_info_and_clear(capsys):
     assert _entries("model") == []
 
 
+@pytest.mark.slow
 def test_concurrent_processes_leave_whole_entries(tmp_path):
     code = "from flopsreg.cli import main; main(['eval', 'deepseek-v3', '--seq-len', '128'])"
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(4)]

@@ -19,8 +19,8 @@ import pytest
 import flopsreg
 import flopsreg.engine.cache
 import flopsreg.formula.tree
-from flopsreg.engine.cache import Cache
 from flopsreg.cli import main
+from flopsreg.engine.cache import Cache
 
 MODEL = flopsreg.Model.example("llama-3-8b")
 MARKER = "flopsreg_was_here"
@@ -149,6 +149,7 @@ def test_the_runtime_checks_the_tree_iteratively():
         flopsreg.formula.tree.check_tree(deep, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 def test_a_fifo_a_device_a_link_and_an_oversized_file_are_misses(capsys, tmp_path):
     cache, path, expected = _fill(capsys)
@@ -263,6 +264,7 @@ def flopsreg_register_patterns():
 '''
 
 
+@pytest.mark.slow
 def test_an_edited_installed_plugin_is_a_miss(tmp_path):
     """An editable plugin edited between two evaluations: same size, same modification time, and
     no install folder changes. The second evaluation counts the new formula."""

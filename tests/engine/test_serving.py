@@ -8,35 +8,35 @@ forward(N, cached=P) == forward(P + N) - forward(P) is checked on every bundled 
 from __future__ import annotations
 
 import json
-from types import SimpleNamespace
 from fractions import Fraction
 from pathlib import Path
+from types import SimpleNamespace
 
 import attrs
+import oracles
 import pytest
 import sympy
+from test_linear_mixers import IDENTITY_MODELS, REFERENCE_FLAGS
+from test_megatron_and_slime import deepseek_v3_args, gemma3_4b_args, llama3_8b_args
+from test_minimax import IDENTITY_MODELS as MINIMAX_MODELS
+from test_mixers_2026 import IDENTITY_MODELS as MEGATRON_2026_MODELS
 
 import flopsreg
-import oracles
-from flopsreg.patterns.conventions._rules import MIXER_FLAGS
-from flopsreg.patterns.conventions.mixer_refusals import FLAGS as REFUSED_2026
 from flopsreg.cli import main
+from flopsreg.declarations.symbols import s
+from flopsreg.engine.peaks import PEAKS
+from flopsreg.formula.cached_prefix import _is_proportional, difference
 from flopsreg.formula.exact import compile_exact
 from flopsreg.model.examples_index import example_names
 from flopsreg.patterns.chunked import CHUNKED
+from flopsreg.patterns.conventions._rules import MIXER_FLAGS
 from flopsreg.patterns.conventions.megatron_bridge import NO_BRIDGE
+from flopsreg.patterns.conventions.mixer_refusals import FLAGS as REFUSED_2026
 from flopsreg.patterns.conventions.torchtitan import MODELS as TORCHTITAN_MODELS
 from flopsreg.patterns.conventions.verl import ESTIMATORS
 from flopsreg.patterns.full_causal import FULL_CAUSAL
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
-from flopsreg.engine.peaks import PEAKS
-from flopsreg.formula.cached_prefix import _is_proportional, difference
-from flopsreg.declarations.symbols import s
 from flopsreg.plugins.testing import check_prefix_form, count_prefix_pairs
-from test_megatron_and_slime import deepseek_v3_args, gemma3_4b_args, llama3_8b_args
-from test_linear_mixers import IDENTITY_MODELS, REFERENCE_FLAGS
-from test_mixers_2026 import IDENTITY_MODELS as MEGATRON_2026_MODELS
-from test_minimax import IDENTITY_MODELS as MINIMAX_MODELS
 
 MAX_NEW = MAX_CACHED = 64
 SIZE = MAX_NEW + MAX_CACHED
@@ -179,7 +179,6 @@ def test_a_cached_forward_is_the_difference_of_two_forwards(registry, name, mode
 def test_the_identity_models_cover_every_registered_pattern(registry):
     """Every pattern that counts FLOPs; those that only hold weights never fill a FLOPs slot."""
     from flopsreg.engine.compose import holds_weights_only
-
     from flopsreg.engine.select import select
 
     used = {p.name for p in registry.patterns if holds_weights_only(p)}

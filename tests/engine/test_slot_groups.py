@@ -10,10 +10,10 @@ from __future__ import annotations
 import types
 
 import attrs
+import hf_data
 import pytest
 
 import flopsreg
-import hf_data
 from flopsreg.cli import main
 from flopsreg.declarations.symbols import h, s
 

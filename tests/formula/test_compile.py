@@ -14,11 +14,11 @@ import sympy
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from flopsreg.formula.exact import compile_exact
+from flopsreg.declarations.symbols import integer_symbol
 from flopsreg.errors import PatternError
+from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.chunked import CHUNKED
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
-from flopsreg.declarations.symbols import integer_symbol
 
 x, y, z = integer_symbol("x"), integer_symbol("y"), integer_symbol("z")
 s = integer_symbol("seq_len")

@@ -8,6 +8,8 @@ core over the pairs the real mask lets through; DSA and Gemma 4 have files of th
 from __future__ import annotations
 
 import pytest
+from hf_data import config, path
+from oracles import causal_pairs, window_pairs
 
 import flopsreg
 from flopsreg.declarations.readers import HFReader
@@ -15,8 +17,6 @@ from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import gqa_params
 from flopsreg.readers.hf import load_hf_config
-from hf_data import config, path
-from oracles import causal_pairs, window_pairs
 
 S = 4096
 

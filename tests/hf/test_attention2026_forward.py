@@ -18,12 +18,12 @@ import json
 from pathlib import Path
 
 import pytest
+from eager import eager_registry as make_eager_registry
 
 import flopsreg
-from eager import eager_registry as make_eager_registry
+from flopsreg.declarations.symbols import s
 from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, DSA_INDEXER_FROM_HIDDEN, p_idx
-from flopsreg.declarations.symbols import s
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_attention2026.json").read_text())
 SEQ_LEN = RECORD["seq_len"]

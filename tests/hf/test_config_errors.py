@@ -10,11 +10,11 @@ import contextlib
 import io
 
 import pytest
+from hf_data import config, path
 
 from flopsreg import ModelError
 from flopsreg.cli import main
 from flopsreg.readers.hf import load_hf_config
-from hf_data import config, path
 
 
 def error(cfg, **kwargs) -> str:

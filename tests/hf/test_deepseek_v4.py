@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.formula.exact import compile_exact
 from flopsreg.errors import ModelError
-from flopsreg.patterns.window_compression import CSA_INDEX_MASK, CSA_MASK, HCA_MASK
+from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.hyper_connections import MHC, MHC_HEAD
+from flopsreg.patterns.window_compression import CSA_INDEX_MASK, CSA_MASK, HCA_MASK
 
 
 def _brute_pairs(s: int, window: int, rate: int, topk: int | None) -> int:

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 import sympy
+from eager import eager_registry as make_eager_registry
 
 import flopsreg
-from eager import eager_registry as make_eager_registry
-from flopsreg.formula.exact import compile_exact
-from flopsreg.patterns.window_compression import CSA_INDEXER, CSA_MASK, HCA_MASK, m, m_h, p_cidx
-from flopsreg.patterns.dsa_indexer import n_idx
 from flopsreg.declarations.symbols import s
+from flopsreg.formula.exact import compile_exact
+from flopsreg.patterns.dsa_indexer import n_idx
+from flopsreg.patterns.window_compression import CSA_INDEXER, CSA_MASK, HCA_MASK, m, m_h, p_cidx
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_deepseek_v4.json").read_text())
 SEQ_LEN = RECORD["seq_len"]

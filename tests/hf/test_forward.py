@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
+from eager import eager_registry as make_eager_registry
+from test_linear_forward import LINEAR_FAMILY_CONFIGS
 
 import flopsreg
-from eager import eager_registry as make_eager_registry
 from flopsreg.formula.exact import compile_exact
-from test_linear_forward import LINEAR_FAMILY_CONFIGS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward.json").read_text())
 SEQ_LEN = RECORD["seq_len"]

@@ -11,11 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
+from eager import eager_registry as make_eager_registry
 
 import flopsreg
-from eager import eager_registry as make_eager_registry
-from flopsreg.formula.exact import compile_exact
 from flopsreg.errors import ModelError
+from flopsreg.formula.exact import compile_exact
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma3n.json").read_text())
 SEQ_LEN = RECORD["seq_len"]

@@ -8,10 +8,10 @@ Every expected number is written out per layer from the published dimensions, ma
 from __future__ import annotations
 
 import pytest
-
-import flopsreg
 from hf_data import path
 from oracles import causal_pairs, window_pairs
+
+import flopsreg
 
 
 def gemma4_layer(s, h, heads, kv_heads, d, pairs, ffn, *, k_eq_v=False, reuse=False):

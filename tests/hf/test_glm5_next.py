@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from hf_data import config
 
 import flopsreg
-from hf_data import config
 
 NAME = "glm-5.3-flash-defaults"
 

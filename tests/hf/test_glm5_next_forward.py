@@ -16,14 +16,14 @@ import json
 from pathlib import Path
 
 import attrs
+import linear_oracles as lo
 import pytest
 import sympy
 
 import flopsreg
-import linear_oracles as lo
+from flopsreg.declarations.symbols import s
 from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.dsa_kpool import INDEX_KPOOL, KPOOL_INDEXER, p_pool
-from flopsreg.declarations.symbols import s
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_glm5_next.json").read_text())
 SEQ_LEN = RECORD["seq_len"]

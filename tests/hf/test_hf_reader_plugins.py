@@ -8,20 +8,20 @@ from __future__ import annotations
 
 import json
 
+import oracles
 import pytest
+from hf_data import path
 
 import flopsreg
-import oracles
 from flopsreg import ModelError, PluginWarning
 from flopsreg.cli import main
 from flopsreg.declarations.readers import HFLayerType, HFReader
-from flopsreg.readers.decoder import Decoder
-from flopsreg.plugins.loader import default_plugins
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.plugins.loader import default_plugins
+from flopsreg.plugins.loader import default_plugins as default_registry
+from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params
 from flopsreg.readers.hf import load_hf_config
-from flopsreg.plugins.loader import default_plugins as default_registry
-from hf_data import path
 
 
 def read_tinyformer(c: Fields) -> Decoder:

@@ -17,13 +17,13 @@ import json
 from pathlib import Path
 
 import attrs
+import linear_oracles as lo
 import pytest
 import sympy
 
 import flopsreg
-import linear_oracles as lo
-from flopsreg.formula.exact import compile_exact
 from flopsreg.declarations.symbols import s
+from flopsreg.formula.exact import compile_exact
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_linear.json").read_text())
 MODELS = sorted(RECORD["models"])

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from hf_data import config, indices, path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flopsreg
-from flopsreg.readers.hf import load_hf_config
 from flopsreg.plugins.loader import default_plugins as default_registry
 from flopsreg.readers.decoder import shortest_plan
-from hf_data import config, indices, path
+from flopsreg.readers.hf import load_hf_config
 
 GQA_DIMS = ("hidden", "heads", "kv_heads", "head_dim")
 

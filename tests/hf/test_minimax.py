@@ -12,10 +12,10 @@ import json
 import random
 from pathlib import Path
 
+import linear_oracles as lo
 import pytest
 
 import flopsreg
-import linear_oracles as lo
 from flopsreg import ModelError
 from flopsreg.formula.exact import compile_exact
 

@@ -12,11 +12,11 @@ import io
 import json
 
 import pytest
+from hf_data import path
+from oracles import causal_pairs, chunk_pairs, window_pairs
 
 import flopsreg
 from flopsreg.cli import main
-from hf_data import path
-from oracles import causal_pairs, chunk_pairs, window_pairs
 
 
 def gqa_attention(s, h, heads, kv_heads, d, pairs):

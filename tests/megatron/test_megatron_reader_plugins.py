@@ -13,11 +13,11 @@ import pytest
 
 import flopsreg
 from flopsreg import Param, Pattern
+from flopsreg.declarations.readers import MegatronReader
+from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
 from flopsreg.patterns.quantities import f
-from flopsreg.declarations.readers import MegatronReader
 from flopsreg.readers.megatron import Arguments, claims
-from flopsreg.declarations.symbols import h, s
 
 
 def args(**overrides):

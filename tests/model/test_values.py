@@ -11,12 +11,11 @@ import json
 
 import numpy as np
 import pytest
+from oracles import causal_pairs
 
 import flopsreg
 from flopsreg import render
 from flopsreg.engine.sweep import iter_sweep
-
-from oracles import causal_pairs
 
 
 def llama_layer(s: int, h: int = 4096, n: int = 32, g: int = 8, d: int = 128, f: int = 14336) -> int:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from hf_data import config, path
 
 import flopsreg
 from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.dsa_topk import DSA_TOPK
 from flopsreg.plugins.testing import check_mask_pattern, check_prefix_form
-from hf_data import config, path
 
 
 def _score(q: int, k: int) -> int:

@@ -7,13 +7,13 @@ projections, batches and packed rows add up, and a model survives a trip through
 
 from __future__ import annotations
 
+import oracles
 import pytest
+from helpers_models import gqa_model, mask_pairs, slot_flops
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import flopsreg
-import oracles
-from helpers_models import gqa_model, mask_pairs, slot_flops
 
 FAST = settings(max_examples=75, deadline=None)
 SMALL = settings(max_examples=60, deadline=None)

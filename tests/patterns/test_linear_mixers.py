@@ -7,10 +7,10 @@ step by step (tests/linear_oracles.py), or hand arithmetic written here.
 from __future__ import annotations
 
 import attrs
+import linear_oracles as lo
 import pytest
 
 import flopsreg
-import linear_oracles as lo
 from flopsreg.formula.exact import compile_exact
 
 H = 64  # hidden width of the hand-made models

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import functools
 
-import pytest
-
 import oracles
+import pytest
 from helpers_models import gqa_model, mask_pairs, slot_flops, unit_of, unit_pairs, unit_slot_flops
 
 # Small, deliberately unequal dimensions so that a swapped dimension changes the number.

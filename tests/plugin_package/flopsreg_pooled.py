@@ -16,11 +16,11 @@ import sympy
 
 from flopsreg import Param, Pattern, Quantity, Slot, hookimpl
 from flopsreg.declarations.readers import HFLayerType, HFReader
+from flopsreg.declarations.symbols import s
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.readers.decoder import Decoder
 from flopsreg.readers.fields import Fields, gqa_params
-from flopsreg.declarations.symbols import s
 
 POOL = Param(name="pool", latex="B", meaning="consecutive tokens pooled into one key/value block")
 POOLED_BLOCKS = Quantity(

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 import sympy
 
 from flopsreg.declarations.pattern import canonical
@@ -69,6 +70,7 @@ def _declarations(evaluation: str) -> dict:
     return json.loads(run.stdout)
 
 
+@pytest.mark.slow
 def test_builtins_imported_with_evaluation_off_declare_the_same_as_with_it_on():
     off, on = _declarations("off"), _declarations("on")
     assert off.keys() == on.keys() and len(on) > 90
@@ -98,6 +100,7 @@ def test_canonical_rebuilds_an_unevaluated_expression_as_sympy_builds_it():
     assert canonical(7) == 7 and canonical(None) is None
 
 
+@pytest.mark.slow
 def test_with_another_thread_running_the_builtins_are_imported_with_evaluation_on():
     """sympy's cache of built expressions is shared by threads: no unevaluated one may reach another."""
     code = r"""

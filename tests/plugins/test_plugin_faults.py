@@ -16,11 +16,11 @@ import warnings
 
 import pytest
 import sympy
+from plugins_for_tests import sink_window
 
 import flopsreg
-from flopsreg.plugins.checks import MAX_DEPTH, nesting_depth
 from flopsreg.declarations.symbols import s
-from plugins_for_tests import sink_window
+from flopsreg.plugins.checks import MAX_DEPTH, nesting_depth
 
 BUILTIN_PATTERNS = {"full_causal", "sliding_window", "attention_core", "gqa_projection"}
 W = flopsreg.Param(name="w", latex="w", meaning="a test width")
@@ -296,6 +296,7 @@ def test_a_parameter_named_like_a_keyword_or_builtin_loads_and_evaluates(name):
 # -- the command line -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_cli_with_a_plugin_calling_sys_exit_at_import_prints_the_total_and_one_warning(tmp_path):
     """An installed plugin (a dist-info declaring the flopsreg entry point group) that exits at import."""
     (tmp_path / "exiting_plugin.py").write_text("import sys\nsys.exit(3)\n")

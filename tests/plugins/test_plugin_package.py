@@ -19,6 +19,8 @@ import pytest
 
 from flopsreg.plugins.testing import check_mask_pattern
 
+pytestmark = pytest.mark.slow  # every test here runs pdflatex or pip
+
 PACKAGE = Path(__file__).parents[1] / "plugin_package"
 CONFIG = PACKAGE / "config.json"
 

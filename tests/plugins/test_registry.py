@@ -14,13 +14,13 @@ import warnings
 
 import pytest
 import sympy
-
-import flopsreg
-from flopsreg.formula.exact import compile_exact
-from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.declarations.symbols import h, integer_symbol, s
 from oracles import attention_layer_flops, causal_mask, pairs, sliding_window_mask
 from plugins_for_tests import sink_window
+
+import flopsreg
+from flopsreg.declarations.symbols import h, integer_symbol, s
+from flopsreg.formula.exact import compile_exact
+from flopsreg.patterns.sliding_window import WINDOW
 
 # (name, slot, flags, precedence, plugin module) as documented in the brief and docs.
 BUILTINS = [
@@ -550,9 +550,9 @@ def test_flagless_pattern_needing_a_parameter_not_every_model_sets_is_skipped():
 
 def test_flagless_pattern_may_use_what_the_default_patterns_require():
     """kv_heads and head_dim (the default projection's), shared dimensions and flagless quantities."""
+    from flopsreg.declarations.symbols import n_h
     from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
     from flopsreg.patterns.quantities import d_v, pairs
-    from flopsreg.declarations.symbols import n_h
 
     pattern = _flops_pattern("kv_norm", 2 * s * KV_HEADS.symbol * HEAD_DIM.symbol + 2 * n_h * d_v * pairs, params=(KV_HEADS, HEAD_DIM))
     reg = load_quietly(module_plugin("kv_norm", flopsreg_register_patterns=hook_returning(pattern), flopsreg_register_slots=slots_for(pattern)))
@@ -813,6 +813,7 @@ def test_plugin_building_a_malformed_pattern_in_its_hook_is_skipped_and_named():
     )
 
 
+@pytest.mark.slow
 def test_session_ignores_installed_plugins_unless_the_variable_is_unset(tmp_path):
     """A fake distribution with a flopsreg entry point on sys.path: the root conftest's environment
     (FLOPSREG_DISABLE_PLUGIN_AUTOLOAD=1) keeps Registry.default() from loading it; without it, it loads."""

@@ -1,11 +1,11 @@
 """flopsreg.plugins.testing: the plugin authors' mask checker finds mismatches and passes matches."""
 
 import pytest
+from oracles import causal_mask, pairs, sliding_window_mask
 
 from flopsreg.patterns.full_causal import FULL_CAUSAL
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW
 from flopsreg.plugins.testing import check_mask_pattern, count_pairs
-from oracles import causal_mask, pairs, sliding_window_mask
 
 
 def test_count_pairs_agrees_with_the_boolean_mask_oracles():

@@ -16,8 +16,8 @@ n(n + 1)/2 while n <= S and S(S + 1)/2 + (n - S) S after that. So
 import sympy
 
 import flopsreg
-from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.declarations.symbols import s
+from flopsreg.patterns.sliding_window import WINDOW
 
 SINKS = flopsreg.Param(name="sinks", latex="S", meaning="leading tokens every query sees", minimum=0)
 W, S = WINDOW.symbol, SINKS.symbol

@@ -1,10 +1,10 @@
 """flopsreg convert: a config.json becomes an editable model file that counts the same."""
 
 import pytest
+from hf_data import DATA
 
 import flopsreg
 from flopsreg.cli import main
-from hf_data import DATA
 
 CONFIGS = sorted(p.stem for p in DATA.glob("*.json"))
 LENGTHS = [1000, 4096, 20000]

@@ -18,6 +18,8 @@ import pytest
 import flopsreg
 from flopsreg.render.tex import escape
 
+pytestmark = pytest.mark.slow  # every test here runs pdflatex or pip
+
 ROOT = Path(__file__).resolve().parents[2]
 PDFLATEX = shutil.which("pdflatex")
 REQUIRED = os.environ.get("FLOPSREG_REQUIRE_PDFLATEX") == "1"

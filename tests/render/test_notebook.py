@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 
 import pytest
+from test_cli import gemma_forward
 
 import flopsreg
-from test_cli import gemma_forward
 
 # What MathJax 3 renders inside $...$ / $$...$$ (its AMS environments); a LaTeX document's
 # itemize, tabular, align (numbered rows) or % comments would show as raw TeX.

@@ -8,10 +8,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from test_cli import gemma_forward
 
 import flopsreg
 from flopsreg.render.tex import meaning, scientific
-from test_cli import gemma_forward
 
 EXAMPLES = ["deepseek-v3", "gemma-3-4b", "gpt-oss-20b", "llama-3-8b", "llama-4-scout", "mixtral-8x7b", "qwen3-30b-a3b"]
 

@@ -6,10 +6,10 @@ import sys
 from fractions import Fraction
 
 import pytest
+from test_cli import gemma_forward
 
 import flopsreg
 from flopsreg.cli import main
-from test_cli import gemma_forward
 
 pytest.importorskip("matplotlib", reason='matplotlib is not installed (pip install "flopsreg[plot]"): the plot tests did not run')
 

@@ -18,10 +18,10 @@ import sympy
 import flopsreg
 from flopsreg import render
 from flopsreg.cli import main
+from flopsreg.declarations.symbols import Symbol, SymbolTable, integer_symbol, s
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.patterns.quantities import PAIRS
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.declarations.symbols import Symbol, SymbolTable, integer_symbol, s
 
 PLAIN_S = sympy.Symbol("seq_len", integer=True, positive=True)
 GEMMA_4096_FORWARD = 32_999_781_433_344  # gemma-3-4b, one sequence of 4096 tokens (anchor 10.3 of the suite)
