@@ -197,7 +197,7 @@ LAYERS = (
     ("flopsreg.declarations",),
     ("flopsreg.formula",),
     ("flopsreg.plugins",),
-    ("flopsreg.model",),
+    ("flopsreg.model", "flopsreg.examples"),  # the bundled example models (data) beside the model code
     ("flopsreg.readers",),
     ("flopsreg.engine",),
     ("flopsreg.render", "flopsreg.registry"),
