@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import runpy
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,62 @@ def test_an_example_page_has_its_formula_figure_and_conventions(tmp_path):
     assert text.startswith("# gemma-3-4b\n") and "$$\\begin{aligned}" in text
     assert "![gemma-3-4b: forward FLOPs per token by slot" in text and (tmp_path / "gemma-3-4b.svg").is_file()
     assert "## Conventions at 4,096 tokens" in text and "| slime |" in text
+
+
+def _load(name: str):
+    """A script of docs/ as a fresh module."""
+    spec = importlib.util.spec_from_file_location(name, DOCS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _site(tmp_path: Path, pages: dict[str, str]) -> Path:
+    for name, text in pages.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_the_site_check_finds_every_script_style_and_font_from_another_host(tmp_path):
+    check = _load("check_site")
+    site = _site(tmp_path, {
+        "index.html": '<script defer src="https://cdn.jsdelivr.net/npm/mathjax@4/tex-mml-chtml.js"></script>\n'
+                      "<link rel='stylesheet' href='//fonts.googleapis.com/css?family=Inter'>\n"
+                      '<style>@import "https://example.org/print.css"; @import url("http://example.org/theme.css");</style>\n'
+                      '<a href="https://github.com/flopsreg/flopsreg">a link is followed, not loaded</a>',
+        "_static/site.css": "@font-face { src: url(https://fonts.gstatic.com/inter.woff2); }\n"
+                            "div { background: url('img/local.png'); }",
+    })
+    assert check.problems(site) == [
+        "_static/site.css: loads https://fonts.gstatic.com/inter.woff2 from the network",
+        "index.html: loads https://cdn.jsdelivr.net/npm/mathjax@4/tex-mml-chtml.js from the network",
+        "index.html: loads //fonts.googleapis.com/css?family=Inter from the network",
+        "index.html: loads https://example.org/print.css from the network",
+        "index.html: loads http://example.org/theme.css from the network",
+    ]
+    assert check.main([str(site)]) == 1
+
+
+def test_the_site_check_wants_every_local_script_and_style_in_the_site(tmp_path):
+    check = _load("check_site")
+    site = _site(tmp_path, {
+        "a/page.html": '<script src="../_static/mathjax/tex-chtml.js"></script>'
+                       '<link rel="stylesheet" href="../_static/site.css?v=1" /><link rel="index" href="#top" />',
+        "_static/site.css": "div.body { overflow-x: auto; }",
+    })
+    assert check.problems(site) == ["a/page.html: names ../_static/mathjax/tex-chtml.js, which is not in the site"]
+    _site(site, {"_static/mathjax/tex-chtml.js": "/* MathJax */"})
+    assert check.problems(site) == [] and check.main([str(site)]) == 0
+    assert check.main([str(site / "missing")]) == 2 and check.main([str(site / "_static")]) == 1  # no page: not a site
+
+
+def test_the_site_serves_mathjax_from_its_own_folder():
+    """conf.py points MathJax at the copy the docs extra installs, never at a CDN."""
+    conf = runpy.run_path(str(DOCS / "conf.py"))
+    assert "sphinx-mathjax-offline" in conf["extensions"] and "sphinx.ext.mathjax" in conf["extensions"]
+    assert not re.match(r"(\w+:)?//", conf["mathjax_path"]) and conf["mathjax_path"].startswith("mathjax/")
+    pyproject = (DOCS.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^docs = \[.*"sphinx-mathjax-offline==', pyproject, flags=re.M), "the docs extra installs MathJax"
+    assert all((DOCS / folder / name).is_file() for folder in conf["html_static_path"] for name in conf["html_css_files"])
+
