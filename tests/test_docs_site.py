@@ -89,3 +89,13 @@ def test_the_site_serves_mathjax_from_its_own_folder():
     assert re.search(r'^docs = \[.*"sphinx-mathjax-offline==', pyproject, flags=re.M), "the docs extra installs MathJax"
     assert all((DOCS / folder / name).is_file() for folder in conf["html_static_path"] for name in conf["html_css_files"])
 
+
+def test_the_landing_page_installs_and_runs_the_readmes_two_commands():
+    readme = (DOCS.parent / "README.md").read_text(encoding="utf-8")
+    set_up = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```bash\n(.*?)```", set_up, flags=re.S)
+    assert len(commands) == 2 and "pip install" in commands[0]
+    index = (DOCS / "index.md").read_text(encoding="utf-8")
+    assert all(f"```bash\n{command}```" in index for command in commands)
+    assert "## A quick tour" in index and "```python\nimport flopsreg" in index and "flopsreg eval " in index
+
