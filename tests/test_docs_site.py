@@ -99,3 +99,22 @@ def test_the_landing_page_installs_and_runs_the_readmes_two_commands():
     assert all(f"```bash\n{command}```" in index for command in commands)
     assert "## A quick tour" in index and "```python\nimport flopsreg" in index and "flopsreg eval " in index
 
+
+def test_link_texts_are_titles_not_file_names():
+    links = re.compile(r"\[([^\]]*)\]\(([^)\s]+\.md(?:#[^)]*)?)\)")
+    named_by_file = [(path.name, text) for path in DOCS.glob("*.md") for text, _ in links.findall(path.read_text(encoding="utf-8"))
+                     if re.search(r"\.md\b", text)]
+    assert named_by_file == []
+
+
+def test_model_names_in_the_examples_table_link_to_their_pages():
+    from flopsreg.model.examples_index import example_names
+
+    tables = _load("make_examples_table")
+    text = (DOCS / "examples.md").read_text(encoding="utf-8")
+    for start, end in ((tables.START, tables.END), (tables.SERVING_START, tables.SERVING_END)):
+        rows = text.split(start, 1)[1].split(end, 1)[0].strip().splitlines()[2:]
+        names = [re.match(r"\| \[`([^`]+)`\]\(_generated/examples/\1\.md\)", row) for row in rows]
+        assert all(names), [row for row, name in zip(rows, names) if not name][:1]
+        assert {name.group(1) for name in names} == set(example_names())
+
