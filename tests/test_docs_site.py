@@ -118,3 +118,13 @@ def test_model_names_in_the_examples_table_link_to_their_pages():
         assert all(names), [row for row, name in zip(rows, names) if not name][:1]
         assert {name.group(1) for name in names} == set(example_names())
 
+
+def test_the_conventions_page_writes_its_formulas_in_maths():
+    """No ASCII power, subscript or arrow in the prose and hand-written tables of conventions.md:
+    formulas are $...$ (myst's dollarmath), names of arguments and code are `...`."""
+    text = (DOCS / "conventions.md").read_text(encoding="utf-8")
+    tables = _load("make_conventions_table")
+    prose = text.split(tables.START)[0] + text.split(tables.END)[1]
+    prose = re.sub(r"```.*?```|`[^`]*`|\$[^$\n]+\$", "", prose, flags=re.S)
+    ascii_maths = re.findall(r".{0,30}(?:\b[A-Za-z]\^|\b[a-z]_[a-z]+\b|\b\w+ -> \w+|\bsum s_).{0,30}", prose)
+    assert ascii_maths == []
