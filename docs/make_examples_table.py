@@ -31,6 +31,11 @@ LENGTHS = (("4k", 4096), ("32k", 32768), ("128k", 131072))
 PROMPT, NEW_TOKENS = 8192, 1024  # the generation of the serving table
 
 
+def page_link(model: flopsreg.Model) -> str:
+    """The model's name, linked to its page on the site (docs/_ext/example_pages.py writes it)."""
+    return f"[`{model.name}`](_generated/examples/{model.name}.md)"
+
+
 def render_table(registry: flopsreg.Registry) -> str:
     """The generated block: one row per example and sequence length."""
     rows = [
@@ -43,7 +48,7 @@ def render_table(registry: flopsreg.Registry) -> str:
             result = registry.evaluate(model, seq_len=tokens)
             attention = sum(f for slot, f in result.slot_flops.items() if slot.startswith("attention."))
             rows.append(
-                f"| [`{model.name}`]({model.source}) | {model.plan.layers} | {label} ({tokens:,}) "
+                f"| {page_link(model)} ([config]({model.source})) | {model.plan.layers} | {label} ({tokens:,}) "
                 f"| {_tables.fixed(result.forward, tokens * 10**9, 2)} "
                 f"| {_tables.fixed(100 * attention, result.forward, 1)} % "
                 f"| {result.forward:,} |"
@@ -64,7 +69,7 @@ def render_serving_table(registry: flopsreg.Registry) -> str:
         steps = [registry.evaluate(model, seq_len=1, cached=tokens, logits="last").forward for _, tokens in LENGTHS]
         gen = registry.generate(model, prompt=PROMPT, new_tokens=NEW_TOKENS)
         rows.append(
-            f"| `{model.name}` | " + " | ".join(_tables.fixed(step, 10**9, 2) for step in steps)
+            f"| {page_link(model)} | " + " | ".join(_tables.fixed(step, 10**9, 2) for step in steps)
             + f" | {gen.prefill_flops:,} | {gen.decode_flops:,} | {_tables.fixed(gen.total, NEW_TOKENS * 10**9, 2)} |"
         )
     return "\n".join(rows)
