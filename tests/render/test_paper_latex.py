@@ -26,7 +26,9 @@ def _align(text: str) -> str:
 
 
 def _legend(text: str) -> list[str]:
-    return [row for row in text.split("\\begin{tabular}")[1].splitlines()[1:] if row.startswith("$")]
+    """The definitions, one per paragraph: ``$h = 4{,}096$: hidden size (model width);``."""
+    rows = [row for row in text.split("\\end{align}")[1].splitlines() if row.startswith("\\noindent")]
+    return [re.sub(r"^\\noindent (where |\\hangindent=1em )", "", row).removesuffix("\\par") for row in rows]
 
 
 @pytest.mark.parametrize(
@@ -84,12 +86,12 @@ def test_terms_follow_the_forward_pass(registry):
 def test_the_legend_gives_each_symbol_once_with_its_value(registry):
     plan = registry.select(flopsreg.Model.example("llama-3-8b"))
     legend = _legend(plan.render.latex(plan))
-    symbols = [row.split(" & ")[0] for row in legend]
-    assert len(symbols) == len(set(symbols)) and "$F$" not in symbols  # F means FLOPs only
-    assert symbols[0] == "$s$"  # in order of appearance
-    assert r"$h$ & hidden size (model width) & $4{,}096$ \\" in legend
-    assert r"$d_{\mathrm{ff}}$ & inner width of a dense MLP & $14{,}336$ \\" in legend
-    assert r"$f$ & hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU) & $3$ \\" in legend
+    symbols = [row.split("$: ")[0].split(" = ")[0].lstrip("$") for row in legend]
+    assert len(symbols) == len(set(symbols)) and "F" not in symbols  # F means FLOPs only
+    assert symbols[:3] == ["F(s)", r"F_{\mathrm{dense}}(s)", "s"]  # the functions, then in order of appearance
+    assert r"$h = 4{,}096$: hidden size (model width);" in legend
+    assert r"$d_{\mathrm{ff}} = 14{,}336$: inner width of a dense multilayer perceptron (MLP);" in legend
+    assert r"$f = 3$: hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU);" in legend
 
 
 def test_kinds_that_differ_only_in_their_mask_are_written_as_the_difference(registry):
@@ -129,5 +131,5 @@ def test_the_jupyter_latex_is_in_mathjax_s_subset(registry):
 def test_a_block_of_extra_layers_is_the_sum_of_its_kinds(registry):
     model = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"])
     text = _align(registry.select(model).render.latex(registry.select(model)))
-    assert r"F_{\mathrm{mtp}}(s) &= F_{\mathrm{moe}}(s) \notag \\" in text
+    assert r"F_{\mathrm{mtp}}(s) &= F_{\mathrm{MoE}}(s) \notag \\" in text
     assert r"&\quad + F_{\mathrm{mtp}}(s) + D_{\mathrm{mtp}}" in text
