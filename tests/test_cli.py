@@ -176,7 +176,7 @@ def test_formula_latex_has_align_and_a_legend_for_the_window(capsys):
     assert status == 0 and err == ""
     assert "\\begin{align}" in out and "\\end{align}" in out
     legend = out.split("\\end{align}")[1]
-    assert "$W$ & keys a query sees in a sliding window, itself included & $1{,}024$" in legend
+    assert "$W = 1{,}024$: keys a query sees in a sliding window, itself included;" in legend
 
 
 def test_formula_text_names_the_patterns(capsys):
