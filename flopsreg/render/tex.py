@@ -523,17 +523,14 @@ def _definitions_list(w: _Writer) -> list[tuple[str, str]]:
 
 
 def _legend(w: _Writer) -> str:
-    r"""The definitions of every symbol, one short paragraph each (so that they break across columns
-    and pages), set small and ragged right: ``$d_{\mathrm{h}} = 256$: width of one attention head``;
-    a value that differs between layer kinds follows the meaning (``$256$ in sliding layers, ...``)."""
+    r"""The definitions of every symbol as one paragraph after ``where`` (so that it breaks across
+    columns and pages), set small and ragged right, one definition per source line:
+    ``$d_{\mathrm{h}} = 256$: width of one attention head;``; a value that differs between layer
+    kinds follows the meaning (``$256$ in sliding layers, $512$ in full layers``)."""
     entries = _definitions_list(w)
     texts = _expand_acronyms([text for _, text in entries])
-    lines = []
-    for i, ((tex, _), text) in enumerate(zip(entries, texts)):
-        lead = "where " if i == 0 else r"\hangindent=1em "
-        end = "." if i == len(entries) - 1 else ";"
-        lines.append(f"\\noindent {lead}${tex}$: {escape_keeping_maths(text)}{end}\\par")
-    return "{\\small\\raggedright\n" + "\n".join(lines) + "\n}\n"
+    lines = [f"${tex}$: {escape_keeping_maths(text)};" for (tex, _), text in zip(entries, texts)]
+    return "{\\small\\raggedright\\noindent where\n" + "\n".join(lines)[:-1] + ".\\par}\n"
 
 
 def escape_keeping_maths(text: str) -> str:
