@@ -5,8 +5,10 @@ Terms are printed per pattern, in ``align`` rows sized for one column of a two-c
 pass, for the built-in slots), because sympy reorders sums when the model is one expression. A
 quantity that is the same in every layer kind keeps its plain symbol (``P``, ``f``); one that
 differs is written per kind (``P_{local}(s)``), and a kind that has the same patterns as an
-earlier one is written as the difference. The legend is a table of the symbols in order of
-appearance with their meaning and their value for this model.
+earlier one is written as the difference. Kinds are named in words (``KDA dense``), never by
+their identifier. The definitions follow as one paragraph (it breaks across columns and pages):
+the functions, then the symbols in order of appearance with their meaning and value for this
+model, each acronym written out at its first use.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.evaluate import Result
 
-__all__ = ["latex", "legend", "mathjax", "scientific"]
+__all__ = ["ACRONYMS", "kind_words", "latex", "legend", "mathjax", "scientific", "title"]
 
 _SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 _NEEDS = "% Needs only \\usepackage{amsmath}."
