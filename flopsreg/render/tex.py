@@ -99,22 +99,19 @@ def _continued(text: str) -> str:
 
 # Acronyms a kind's name or a symbol's meaning may use, each expanded at its first use in the
 # definitions (``Kimi Delta Attention (KDA)``); a kind's name word not listed here stays as written.
+# A plugin's meaning may write out its own, ``rotary position embedding (RoPE)``: one word per
+# capital of the acronym (see _declared_acronyms).
 ACRONYMS = {
     "CSA": "compressed sparse attention",
     "DSA": "DeepSeek sparse attention",
     "FFN": "feed-forward network",
     "GDN": "Gated DeltaNet",
-    "GQA": "grouped-query attention",
     "HCA": "heavily compressed attention",
     "KDA": "Kimi Delta Attention",
     "KV": "key/value",
-    "MHA": "multi-head attention",
-    "MLA": "multi-head latent attention",
     "MLP": "multilayer perceptron",
     "MoE": "mixture of experts",
-    "MQA": "multi-query attention",
     "MTP": "multi-token prediction",
-    "RoPE": "rotary position embedding",
     "mHC": "manifold-constrained hyper-connections",
 }
 _WORDS = {acronym.lower(): acronym for acronym in ACRONYMS} | {"kpool": "k-pool", "idx": "indexed"}
@@ -326,8 +323,8 @@ def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> No
     full = [unit for unit in w.selection.kinds if like[unit.name] is None]
     lead, tail = _shared_run(w, terms, full)
     common = terms[full[0].name][:lead] if lead else terms[full[0].name][len(terms[full[0].name]) - tail :]
-    if len(common) == 1 and _width(sympy.latex(common[0][2], symbol_names=w.names)) <= _MERGED_WIDTH:
-        common = []  # one short term: shorter written out than named
+    if len(common) == 1 and _width(sympy.latex(common[0][2], symbol_names=w.names)) <= _width(r"F_{\mathrm{common}}(s)"):
+        common = []  # one term no longer than its name
     w.common = [unit.name for unit in full] if common else []
     for i, (slot, pattern, expr) in enumerate(common):
         w.rows_of(r"F_{\mathrm{common}}(s)" if i == 0 else "", expr, note=f"{slot}: {pattern.name}")
@@ -472,14 +469,28 @@ def _units_text(selection: ModelSelection, names: list[str], one: bool = False) 
     return " and ".join(part for part in (f"{text} {noun}" if words else "", model) if part)
 
 
-def _expand_acronyms(texts: list[str]) -> list[str]:
-    """*texts* with each acronym written out at its first use (``mixture of experts (MoE)``),
-    unless that use already follows its expansion."""
+def _declared_acronyms(selection: ModelSelection) -> dict[str, str]:
+    """The acronyms the symbols' meanings write out, ``rotary position embedding (RoPE)``: as many
+    words before the parenthesis as the acronym has capitals."""
+    found = {}
+    for info in selection.symbols.values():
+        for match in re.finditer(r"((?:[\w/-]+ )+)\(([A-Za-z]*[A-Z][A-Za-z]*)\)", info.meaning):
+            words, acronym = match.group(1).split(), match.group(2)
+            capitals = sum(char.isupper() for char in acronym)
+            if len(acronym) > 1 and len(words) >= capitals:
+                found.setdefault(acronym, " ".join(words[-capitals:]))
+    return found
+
+
+def _expand_acronyms(texts: list[str], glossary: dict[str, str]) -> list[str]:
+    """*texts* with each acronym of *glossary* written out at its first use (``mixture of experts
+    (MoE)``), unless that use already follows its expansion, and not written out again after."""
     done: set[str] = set()
     out = []
     for text in texts:
-        for acronym, words in ACRONYMS.items():
+        for acronym, words in glossary.items():
             if acronym in done:
+                text = text.replace(f"{words} ({acronym})", acronym)
                 continue
             match = re.search(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", text)
             if match is None:
@@ -530,7 +541,7 @@ def _legend(w: _Writer) -> str:
     ``$d_{\mathrm{h}} = 256$: width of one attention head;``; a value that differs between layer
     kinds follows the meaning (``$256$ in sliding layers, $512$ in full layers``)."""
     entries = _definitions_list(w)
-    texts = _expand_acronyms([text for _, text in entries])
+    texts = _expand_acronyms([text for _, text in entries], ACRONYMS | _declared_acronyms(w.selection))
     lines = [f"${tex}$: {escape_keeping_maths(text)};" for (tex, _), text in zip(entries, texts)]
     return "{\\small\\raggedright\\noindent where\n" + "\n".join(lines)[:-1] + ".\\par}\n"
 
