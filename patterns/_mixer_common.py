@@ -12,7 +12,7 @@ from flopsreg.declarations.symbols import s
 
 CONV_KERNEL = Param(
     name="conv_kernel",
-    latex="K",
+    latex=r"d_{\mathrm{conv}}",
     meaning="short-convolution taps (linear_conv_kernel_dim, conv_kernel, mamba_d_conv)",
 )
 SCAN_CHUNK = Param(

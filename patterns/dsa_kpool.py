@@ -68,7 +68,7 @@ KPOOL_INDEXER = Pattern(
     latex=(
         r"2s\,(r_{\mathrm{q}} n_{\mathrm{idx}} d_{\mathrm{idx}} + 2h\,d_{\mathrm{idx}} + h\,n_{\mathrm{idx}})"
         r" + 2 P_{\mathrm{pool}} n_{\mathrm{idx}} (d_{\mathrm{idx}} + 1),\ "
-        r"P_{\mathrm{pool}} = \sum\nolimits_{i=0}^{s-1} \left\lfloor (i+1)/\ell \right\rfloor"
+        r"P_{\mathrm{pool}} = \sum_{j=1}^{s} \left\lfloor j/\ell \right\rfloor"
     ),
     # wq_b, wk, k_norm (LayerNorm weight and bias), weights_proj, the pool gate (d_idx x h) and
     # the pool position bias index_kpool_compress_ape (P x d_idx); no biases.
@@ -86,7 +86,7 @@ KPOOL_TOPK = Pattern(
     params=(INDEX_TOPK, INDEX_KPOOL),
     constraints=(_DIVIDES,),
     formula=_POOL_KEYS,
-    latex=r"\sum\nolimits_{j=1}^{s} \min(j - r_j, K_{\mathrm{t}}),\ r_j = j \bmod \ell",
+    latex=r"\sum_{j=1}^{s} \min(j - r_j, K_{\mathrm{t}}),\ r_j = j \bmod \ell",
     weights=0,  # a mask holds no parameters (the indexer has its own pattern)
     summary="query i attends to the L = index_kpool keys of each of its min(floor((i+1)/L), K/L) selected complete pools",
     reference=_REFERENCE,
@@ -102,7 +102,7 @@ KPOOL_TOPK_TAIL = Pattern(
     constraints=(_DIVIDES,),
     # Below (K/P + 1) P tokens every query keeps all its complete pools and its tail: causal.
     formula=sympy.Piecewise((s * (s + 1) / 2, s < _SATURATED), (_POOL_KEYS + _TAIL_KEYS, True)),
-    latex=r"\sum\nolimits_{j=1}^{s} (\min(j - r_j, K_{\mathrm{t}}) + r_j),\ r_j = j \bmod \ell",
+    latex=r"\sum_{j=1}^{s} (\min(j - r_j, K_{\mathrm{t}}) + r_j),\ r_j = j \bmod \ell",
     weights=0,
     summary="the selected complete pools plus the query's own incomplete pool (index_kpool_always_select_tail)",
     reference=_REFERENCE,

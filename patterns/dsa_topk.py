@@ -26,7 +26,7 @@ DSA_TOPK = Pattern(
         (s * (s + 1) / 2, s <= K),
         (K * (K + 1) / 2 + (s - K) * K, True),
     ),
-    latex=r"\sum\nolimits_{i=0}^{s-1} \min(i + 1, K_{\mathrm{t}})",
+    latex=r"\sum_{j=1}^{s} \min(j, K_{\mathrm{t}})",
     weights=0,  # a mask holds no parameters (the indexer that picks the keys has its own pattern)
     summary="query i attends to min(i + 1, K) keys chosen by the indexer: sum_i min(i + 1, K) pairs",
     reference=(

@@ -11,10 +11,10 @@ PRECEDENCE = 10  # this mixer's own: see _mixer_common
 FLAG = "gated_deltanet"
 REFERENCE = "Yang et al. 2024, 'Gated Delta Networks' (arXiv:2412.06464); transformers 5.24 modeling_qwen3_next.py GatedDeltaNet"
 
-KEY_HEADS = Param(name="linear_key_heads", latex=r"H_{k}", meaning="Gated DeltaNet query/key heads (linear_num_key_heads)")
-VALUE_HEADS = Param(name="linear_value_heads", latex=r"H_{v}", meaning="Gated DeltaNet value heads (linear_num_value_heads)")
-KEY_DIM = Param(name="linear_key_head_dim", latex=r"d_{K}", meaning="Gated DeltaNet query/key head width (linear_key_head_dim)")
-VALUE_DIM = Param(name="linear_value_head_dim", latex=r"d_{V}", meaning="Gated DeltaNet value head width (linear_value_head_dim)")
+KEY_HEADS = Param(name="linear_key_heads", latex=r"n_{\mathrm{gk}}", meaning="Gated DeltaNet query/key heads (linear_num_key_heads)")
+VALUE_HEADS = Param(name="linear_value_heads", latex=r"n_{\mathrm{gv}}", meaning="Gated DeltaNet value heads (linear_num_value_heads)")
+KEY_DIM = Param(name="linear_key_head_dim", latex=r"d_{\mathrm{gk}}", meaning="Gated DeltaNet query/key head width (linear_key_head_dim)")
+VALUE_DIM = Param(name="linear_value_head_dim", latex=r"d_{\mathrm{gv}}", meaning="Gated DeltaNet value head width (linear_value_head_dim)")
 PARAMS = (KEY_HEADS, VALUE_HEADS, KEY_DIM, VALUE_DIM)
 H_k, H_v, d_k, d_v = (p.symbol for p in PARAMS)
 
@@ -28,7 +28,7 @@ PROJECTION = Pattern(
     params=PARAMS,
     formula=2 * s * h * (2 * H_k * d_k + 2 * H_v * d_v + 2 * H_v),
     weights=h * (2 * H_k * d_k + 2 * H_v * d_v + 2 * H_v),
-    latex=r"2 s h \left(2 H_{k} d_{K} + 2 H_{v} d_{V} + 2 H_{v}\right)",
+    latex=r"2 s h \left(2 n_{\mathrm{gk}} d_{\mathrm{gk}} + 2 n_{\mathrm{gv}} d_{\mathrm{gv}} + 2 n_{\mathrm{gv}}\right)",
     summary="q, k (H_k d_k each), v and the output gate z (H_v d_v each), beta and decay a (H_v each): fused or not, the same matmuls",
     reference=REFERENCE + " (in_proj_qkvz + in_proj_ba); modeling_qwen3_5.py (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a)",
 )
@@ -52,7 +52,7 @@ CHUNKED_CORE = Pattern(
     # per chunk: 2 Q^2 d_k + Q^2 d_v + 3 Q d_k d_v multiply-adds, and (Q - 1) Q (d_k + d_v) / 2 in the solves
     formula=2 * H_v * Q**2 * (2 * d_k + d_v) * CHUNKS + 6 * H_v * Q * d_k * d_v * CHUNKS + H_v * Q * (Q - 1) * (d_k + d_v) * CHUNKS,
     weights=2 * H_v,
-    latex=r"2 H_{v} L \left(2 Q d_{K} + Q d_{V} + 3 d_{K} d_{V}\right) + H_{v} L (Q - 1)(d_{K} + d_{V}),\ " + PADDED_LATEX,
+    latex=r"2 n_{\mathrm{gv}} L \left(2 Q d_{\mathrm{gk}} + Q d_{\mathrm{gv}} + 3 d_{\mathrm{gk}} d_{\mathrm{gv}}\right) + n_{\mathrm{gv}} L (Q - 1)(d_{\mathrm{gk}} + d_{\mathrm{gv}}),\ " + PADDED_LATEX,
     summary="torch_chunk_gated_delta_rule over s padded to chunks of Q: two Q x Q x d_k products, Q x Q x d_v and three d_k x d_v per chunk, plus its two triangular solves",
     reference="transformers 5.24 modeling_qwen3_next.py torch_chunk_gated_delta_rule; the solve_triangular term is invisible to torch's FlopCounterMode",
 )

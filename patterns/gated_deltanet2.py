@@ -34,7 +34,7 @@ PROJECTION = Pattern(
     params=PARAMS,
     formula=2 * s * h * (4 * H_k * d_k + 3 * H_v * d_v),
     weights=h * (4 * H_k * d_k + 3 * H_v * d_v),
-    latex=r"2 s h \left(4 H_{k} d_{k} + 3 H_{v} d_{v}\right)",
+    latex=r"2 s h \left(4 n_{\mathrm{gk}} d_{\mathrm{gk}} + 3 n_{\mathrm{gv}} d_{\mathrm{gv}}\right)",
     summary="in_proj: q, k, decay f and erase gate b (H_k d_k each), v, output gate z and write gate w (H_v d_v each)",
     reference=REFERENCE,
 )
@@ -57,7 +57,7 @@ CHUNKED_CORE = Pattern(
     params=(KEY_HEADS, VALUE_HEADS, KEY_DIM, VALUE_DIM, SCAN_CHUNK),
     formula=2 * H_v * CHUNKS * Q * (3 * Q * d_k + 2 * Q * d_v + 3 * d_k * d_v) + H_v * CHUNKS * (Q - 1) * Q * (2 * Q - 1) / 3,
     weights=GATE_WEIGHTS,
-    latex=r"2 H_{v} L \left(3 Q d_{k} + 2 Q d_{v} + 3 d_{k} d_{v}\right) + H_{v} \frac{L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
+    latex=r"2 n_{\mathrm{gv}} L \left(3 Q d_{\mathrm{gk}} + 2 Q d_{\mathrm{gv}} + 3 d_{\mathrm{gk}} d_{\mathrm{gv}}\right) + n_{\mathrm{gv}} \frac{L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
     summary="torch_chunk_gdn2 over s padded to chunks of Q: three Q x Q x d_k and two Q x Q x d_v products and three d_k x d_v ones per chunk, plus its forward substitution",
     reference=REFERENCE + " torch_chunk_gdn2 (the deterministic-mode kernel; row i of the substitution is i^2 multiply-adds)",
 )

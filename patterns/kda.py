@@ -18,8 +18,8 @@ PRECEDENCE = 20  # this mixer's own: see _mixer_common
 FLAG = "kda"
 REFERENCE = "Kimi Team 2025, 'Kimi Linear' (arXiv:2510.26692); transformers 5.24 modeling_kimi_linear.py KimiDeltaAttention"
 
-HEADS = Param(name="kda_heads", latex="H", meaning="KDA heads (linear_attn_config.num_heads)")
-HEAD_DIM = Param(name="kda_head_dim", latex="d", meaning="KDA head width (keys and values alike; linear_attn_config.head_dim)")
+HEADS = Param(name="kda_heads", latex=r"n_{\mathrm{kda}}", meaning="KDA heads (linear_attn_config.num_heads)")
+HEAD_DIM = Param(name="kda_head_dim", latex=r"d_{\mathrm{kda}}", meaning="KDA head width (keys and values alike; linear_attn_config.head_dim)")
 PARAMS = (HEADS, HEAD_DIM)
 H, d = HEADS.symbol, HEAD_DIM.symbol
 
@@ -31,7 +31,7 @@ PROJECTION = Pattern(
     params=PARAMS,
     formula=2 * s * (h * (3 * H * d + 2 * d + H) + 2 * d * H * d),
     weights=h * (3 * H * d + 2 * d + H) + 2 * d * H * d,
-    latex=r"2 s \left(h (3 H d + 2 d + H) + 2 d H d\right)",
+    latex=r"2 s \left(h (3 n_{\mathrm{kda}} d_{\mathrm{kda}} + 2 d_{\mathrm{kda}} + n_{\mathrm{kda}}) + 2 n_{\mathrm{kda}} d_{\mathrm{kda}}^{2}\right)",
     summary="q, k, v (H d each); forget gate f_a (hidden -> d) and f_b (d -> H d); beta b_proj (H); output gate g_a, g_b (as f)",
     reference=REFERENCE,
 )
@@ -55,7 +55,7 @@ CHUNKED_CORE = Pattern(
     # per chunk: 5 Q^2 d + 3 Q d^2 multiply-adds (matmuls 3 Q^2 d + 3 Q d^2, mul-sums 2 Q^2 d) and the substitution's (Q - 1) Q (2Q - 1) / 6
     formula=2 * H * d * Q * (5 * Q + 3 * d) * CHUNKS + H * Q * (Q - 1) * (2 * Q - 1) * CHUNKS / 3,
     weights=H * d + H,
-    latex=r"2 H L (3 Q d + 3 d^{2}) + 4 H L Q d + \frac{H L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
+    latex=r"2 n_{\mathrm{kda}} L (3 Q d_{\mathrm{kda}} + 3 d_{\mathrm{kda}}^{2}) + 4 n_{\mathrm{kda}} L Q d_{\mathrm{kda}} + \frac{n_{\mathrm{kda}} L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
     summary="chunk_kimi_delta_attention over s padded to chunks of Q: its matmuls, the decay-weighted A_kk and A_qk contractions and the forward substitution",
     reference="transformers 5.24 modeling_kimi_linear.py chunk_kimi_delta_attention; the A_kk/A_qk mul-sums and the substitution loop are invisible to torch's FlopCounterMode",
 )

@@ -34,7 +34,7 @@ PROJECTION = Pattern(
     params=(HEAD_DIM,),
     formula=2 * s * h * 4 * n_h * d,
     weights=4 * h * n_h * d,
-    latex=r"2 s h \cdot 4 H d",
+    latex=r"2 s h \cdot 4 n_{\mathrm{h}} d_{\mathrm{h}}",
     summary="qkv_proj (hidden -> 3 H d, fused q, k, v) and output_gate (hidden -> H d), no biases",
     reference=REFERENCE,
 )
@@ -56,7 +56,7 @@ CHUNKED_CORE = Pattern(
     params=(HEAD_DIM, BLOCK),
     # per block of B_k tokens and head: Q K^T and (Q K^T o decay) V, B_k^2 d each; (Q o decay) S and (K o decay)^T V, B_k d^2 each
     formula=4 * n_h * d * (BLOCK_SQUARES + s * d),
-    latex=r"4 H d \left(\sum_{k} B_{k}^{2} + s d\right),\ \sum_{k} B_{k}^{2} = \left\lfloor s/B \right\rfloor B^{2} + \left(s - \left\lfloor s/B \right\rfloor B\right)^{2}",
+    latex=r"4 n_{\mathrm{h}} d_{\mathrm{h}} \left(\sum_{k} B_{k}^{2} + s\, d_{\mathrm{h}}\right),\ \sum_{k} B_{k}^{2} = \left\lfloor s/B \right\rfloor B^{2} + \left(s - \left\lfloor s/B \right\rfloor B\right)^{2}",
     summary="the block algorithm: per block the intra-block B_k x B_k scores and their product with V (every pair, decay-masked after), the inter-block Q S and the state update K^T V",
     reference="transformers 5.24 modeling_minimax.py MiniMaxLightningAttention.forward (blocks of block_size, the last one partial, no padding)",
 )

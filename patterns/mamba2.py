@@ -14,8 +14,8 @@ PRECEDENCE = 30  # this mixer's own: see _mixer_common
 FLAG = "mamba2"
 REFERENCE = "Dao & Gu 2024, 'Transformers are SSMs' (arXiv:2405.21060); transformers 5.24 modeling_nemotron_h.py NemotronHMamba2Mixer"
 
-HEADS = Param(name="mamba_heads", latex=r"H_{m}", meaning="Mamba2 heads (mamba_num_heads, mamba_n_heads)")
-HEAD_DIM = Param(name="mamba_head_dim", latex="p", meaning="Mamba2 head width; inner width I = heads x head width (mamba_head_dim, mamba_d_head)")
+HEADS = Param(name="mamba_heads", latex=r"n_{\mathrm{m}}", meaning="Mamba2 heads (mamba_num_heads, mamba_n_heads)")
+HEAD_DIM = Param(name="mamba_head_dim", latex=r"d_{\mathrm{m}}", meaning="Mamba2 head width; inner width I = heads x head width (mamba_head_dim, mamba_d_head)")
 STATE = Param(name="mamba_state", latex="N", meaning="Mamba2 state size per head (ssm_state_size, mamba_d_state)")
 GROUPS = Param(name="mamba_groups", latex="G", meaning="Mamba2 groups sharing B and C (n_groups, mamba_n_groups)")
 PARAMS = (HEADS, HEAD_DIM, STATE, GROUPS)
@@ -34,7 +34,7 @@ PROJECTION = Pattern(
     constraints=(GROUPS_DIVIDE,),
     formula=2 * s * h * (2 * I + 2 * G * N + H_m),
     weights=h * (2 * I + 2 * G * N + H_m),
-    latex=r"2 s h \left(2 H_{m} p + 2 G N + H_{m}\right)",
+    latex=r"2 s h \left(2 n_{\mathrm{m}} d_{\mathrm{m}} + 2 G N + n_{\mathrm{m}}\right)",
     summary="in_proj: hidden -> gate z and x (I = H_m P each), B and C (G N each), dt (H_m)",
     reference=REFERENCE,
 )
@@ -58,7 +58,7 @@ CHUNKED_CORE = Pattern(
     # per chunk: Q^2 (N + P) + 2 Q P N multiply-adds; (c + 1)^2 P N for the all-pairs inter-chunk einsum
     formula=2 * H_m * Q**2 * (N + P) * CHUNKS + 4 * H_m * Q * P * N * CHUNKS + 2 * H_m * P * N * (CHUNKS + 1) ** 2,
     weights=3 * H_m,
-    latex=r"2 H_{m} \left(L Q (N + p) + 2 L p N + (L/Q + 1)^{2} p N\right),\ " + PADDED_LATEX,
+    latex=r"2 n_{\mathrm{m}} \left(L Q (N + d_{\mathrm{m}}) + 2 L d_{\mathrm{m}} N + (L/Q + 1)^{2} d_{\mathrm{m}} N\right),\ " + PADDED_LATEX,
     summary="torch_chunk_scan over s padded to chunks of Q: C B^T and its product with x per chunk, chunk states, readout, and the all-pairs inter-chunk einsum",
     reference="transformers 5.24 modeling_nemotron_h.py NemotronHMamba2Mixer.torch_forward (segment_sum, the (c+1) x (c+1) inter-chunk einsum)",
 )
@@ -70,7 +70,7 @@ OUTPUT = Pattern(
     params=(HEADS, HEAD_DIM),
     formula=2 * s * I * h,
     weights=I * h + I,  # out_proj, and the gated RMSNorm's weight over the inner width
-    latex=r"2 s H_{m} p h",
+    latex=r"2 s n_{\mathrm{m}} d_{\mathrm{m}} h",
     summary="out_proj: inner width I = H_m P -> hidden (the z-gated RMSNorm before it is elementwise)",
     reference=REFERENCE,
 )

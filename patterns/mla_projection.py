@@ -5,7 +5,7 @@ from flopsreg.declarations.symbols import h, n_h, s
 
 KV_LORA_RANK = Param(name="kv_lora_rank", latex=r"r_{\mathrm{kv}}", meaning="rank of the compressed key/value latent")
 QK_NOPE_HEAD_DIM = Param(
-    name="qk_nope_head_dim", latex=r"d_{\mathrm{nope}}", meaning="per-head query/key width without RoPE"
+    name="qk_nope_head_dim", latex=r"d_{\mathrm{nope}}", meaning="per-head query/key width without rotary position embedding (RoPE)"
 )
 QK_ROPE_HEAD_DIM = Param(
     name="qk_rope_head_dim",
@@ -13,7 +13,7 @@ QK_ROPE_HEAD_DIM = Param(
     meaning="per-head query/key RoPE width; the rope key is shared by all heads",
     minimum=0,  # 0: a NoPE MLA layer (Mistral Large 4's no_rope_layers), no shared rope key
 )
-V_HEAD_DIM = Param(name="v_head_dim", latex=r"d_{\mathrm{vh}}", meaning="per-head value width of MLA")
+V_HEAD_DIM = Param(name="v_head_dim", latex=r"d_{\mathrm{vh}}", meaning="per-head value width of multi-head latent attention (MLA)")
 r_kv, d_nope, d_rope, d_vh = (p.symbol for p in (KV_LORA_RANK, QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM, V_HEAD_DIM))
 
 MLA_PROJECTION = Pattern(

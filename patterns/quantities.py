@@ -17,12 +17,12 @@ PAIRS = Quantity(
 )
 QK_DIM = Quantity(
     name="qk_dim",
-    latex=r"d_{qk}",
+    latex=r"d_{\mathrm{qk}}",
     meaning="per-head query/key width of the attention core; from attention.projection",
 )
 V_DIM = Quantity(
     name="v_dim",
-    latex=r"d_{v}",
+    latex=r"d_{\mathrm{v}}",
     meaning="per-head value width of the attention core; from attention.projection",
 )
 FFN_MATRICES = Quantity(

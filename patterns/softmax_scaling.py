@@ -8,7 +8,7 @@ import sympy
 from flopsreg import Param, Pattern, hookimpl
 from flopsreg.declarations.symbols import n_h
 
-ROTARY_DIM = Param(name="rotary_dim", latex=r"d_{\mathrm{rot}}", meaning="the width RoPE rotates: its inverse frequencies are ceil(d_rot / 2)")
+ROTARY_DIM = Param(name="rotary_dim", latex=r"d_{\mathrm{rot}}", meaning="the width rotary position embedding (RoPE) rotates: its inverse frequencies are ceil(d_rot / 2)")
 
 
 SOFTMAX_SCALING = Pattern(

@@ -56,7 +56,7 @@ CSA_MASK = Pattern(
     produces="pairs",
     params=(WINDOW, CSA_RATE, INDEX_TOPK),
     formula=_WINDOW_PAIRS + entries_kept(m, K),
-    latex=r"\sum_{t<s} [\min(t{+}1, W) + \min(K_{\mathrm{t}}, \lfloor \tfrac{t+1}{m} \rfloor)]",
+    latex=r"\sum_{j=1}^{s} [\min(j, W) + \min(K_{\mathrm{t}}, \lfloor j/m \rfloor)]",
     weights=0,  # a mask holds no parameters
     summary="query t: the last min(t + 1, W) raw keys plus min(K, floor((t + 1)/m)) compressed entries picked by the indexer",
     reference=_REFERENCE + " (CSACompressor block_bias, Indexer causal_threshold)",
@@ -69,7 +69,7 @@ HCA_MASK = Pattern(
     produces="pairs",
     params=(WINDOW, HCA_RATE),
     formula=_WINDOW_PAIRS + entries_seen(m_h),
-    latex=r"\sum_{t<s} [\min(t{+}1, W) + \lfloor \tfrac{t+1}{m'} \rfloor]",
+    latex=r"\sum_{j=1}^{s} [\min(j, W) + \lfloor j/m' \rfloor]",
     weights=0,  # a mask holds no parameters
     summary="query t: the last min(t + 1, W) raw keys plus every closed compressed entry, floor((t + 1)/m')",
     reference=_REFERENCE + " (HCACompressor block_bias)",
@@ -117,7 +117,7 @@ CSA_INDEX_MASK = Pattern(
     produces=COMPRESSED_INDEX_PAIRS.name,
     params=(CSA_RATE,),
     formula=entries_seen(m),
-    latex=r"\sum_{t<s} \lfloor \tfrac{t+1}{m} \rfloor",
+    latex=r"\sum_{j=1}^{s} \lfloor j/m \rfloor",
     weights=0,  # a mask holds no parameters
     summary="query t scores the floor((t + 1)/m) closed compressed entries: sum_t floor((t + 1)/m) pairs",
     reference=_REFERENCE + " (Indexer causal_threshold)",

@@ -176,7 +176,7 @@ def test_formula_latex_has_align_and_a_legend_for_the_window(capsys):
     assert status == 0 and err == ""
     assert "\\begin{align}" in out and "\\end{align}" in out
     legend = out.split("\\end{align}")[1]
-    assert "$W$ & keys a query sees in a sliding window, itself included & $1{,}024$" in legend
+    assert "$W = 1{,}024$: keys a query sees in a sliding window, itself included;" in legend
 
 
 def test_formula_text_names_the_patterns(capsys):
@@ -277,7 +277,24 @@ def test_usage_errors_exit_with_status_2(capsys):
     for argv in (["eval", "gemma-3-4b", "--seqlens", "100,abc"], ["eval", "gemma-3-4b"]):
         assert main(argv) == 2
         err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and err[0].startswith("flopsreg: error: flopsreg eval: "), err
+        assert len(err) == 1 and err[0].startswith("flopsreg: error: eval: "), err
+
+
+def test_usage_errors_name_the_program_once(capsys):
+    assert main(["lates", "gemma-3-4b"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("flopsreg: error: argument COMMAND: invalid choice: 'lates'"), err
+    assert err.count("flopsreg:") == 1 and "'latex'" in err
+
+
+def test_latex_command_prints_the_paper_fragment(capsys):
+    for extra in ([], ["--document"], ["--convention", "nanogpt"]):
+        assert main(["latex", "llama-3-8b", *extra]) == 0
+        latex = capsys.readouterr().out
+        assert main(["formula", "llama-3-8b", "--format", "latex", *extra]) == 0
+        assert capsys.readouterr().out == latex
+    assert main(["latex", "llama-3-8b", "--document"]) == 0
+    assert capsys.readouterr().out.startswith("\\documentclass")
 
 
 # -- the module entry point ---------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, plot, convert,
-generate, mfu, peaks, params, cache.
+"""The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, latex, plot,
+convert, generate, mfu, peaks, params, cache.
 
 ``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
 models when they can (see :mod:`flopsreg.engine.cache`): no plugin is loaded and sympy is not imported.
@@ -89,10 +89,12 @@ class UsageError(FlopsregError):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one ``flopsreg: error:`` line and exit status 2, like the rest."""
+    """argparse, but a usage error is one ``flopsreg: error:`` line and exit status 2, like the rest;
+    the line names the subcommand (``eval: ...``), never the program a second time."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+        command = self.prog.partition(" ")[2]
+        raise UsageError(f"{command + ': ' if command else ''}{message} (see {self.prog} --help)")
 
     def _print_message(self, message: str, file: Any = None) -> None:
         """--help goes to stdout through :func:`_write`, so that a full disk is one error line too."""
@@ -269,6 +271,11 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--format", choices=("text", "latex"), default="text")
     _document_option(p)
 
+    p = sub.add_parser("latex", help="the model's closed form as a LaTeX fragment for a paper (formula --format latex)")
+    _model_options(p, blocks)
+    _convention_option(p)
+    p.add_argument("--document", action="store_true", help="a complete document for pdflatex, not an amsmath fragment")
+
     p = sub.add_parser("plot", help='FLOPs against context length, as a PNG, SVG or PDF (pip install "flopsreg[plot]")')
     _model_options(p, blocks, several=True)
     p.add_argument("--seq-len", required=True, metavar="START:STOP[:STEP] | S1,S2,...", help="context lengths; STOP is included")
@@ -374,11 +381,13 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         return json.dumps(counts.to_dict(), indent=2) if args.format == "json" else counts.text()
     if args.command == "explain":
         return session.registry.select(model, convention=args.convention).explain()
-    if args.command == "formula":
+    if args.command in ("formula", "latex"):
         plan = session.registry.select(model, convention=args.convention)
         _warn(plan.warnings)
-        _check_document(args)
-        return render.latex(plan, document=args.document) if args.format == "latex" else render.formula_text(plan)
+        latex = args.command == "latex" or args.format == "latex"
+        if args.command == "formula":
+            _check_document(args)
+        return render.latex(plan, document=args.document) if latex else render.formula_text(plan)
     if args.command == "generate":
         gen = session.registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
         _warn(gen.prefill.warnings)

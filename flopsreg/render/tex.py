@@ -5,8 +5,10 @@ Terms are printed per pattern, in ``align`` rows sized for one column of a two-c
 pass, for the built-in slots), because sympy reorders sums when the model is one expression. A
 quantity that is the same in every layer kind keeps its plain symbol (``P``, ``f``); one that
 differs is written per kind (``P_{local}(s)``), and a kind that has the same patterns as an
-earlier one is written as the difference. The legend is a table of the symbols in order of
-appearance with their meaning and their value for this model.
+earlier one is written as the difference. Kinds are named in words (``KDA dense``), never by
+their identifier. The definitions follow as one paragraph (it breaks across columns and pages):
+the functions, then the symbols in order of appearance with their meaning and value for this
+model, each acronym written out at its first use.
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from typing import TYPE_CHECKING
 import sympy
 
 from flopsreg.declarations.pattern import FLOPS, Pattern
+from flopsreg.model.examples_index import example_path
 
 if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.evaluate import Result
 
-__all__ = ["latex", "legend", "mathjax", "scientific"]
+__all__ = ["ACRONYMS", "kind_words", "latex", "legend", "mathjax", "scientific", "title"]
 
 _SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 _NEEDS = "% Needs only \\usepackage{amsmath}."
@@ -68,6 +71,7 @@ def meaning(text: str) -> str:
 
 _MAX_WIDTH = 26  # visible characters of a term's LaTeX that fit one column of a two-column article
 _MERGED_WIDTH = 22  # the same for several short terms joined on one row (more operators and spaces)
+_NUMBERED_WIDTH = 18  # the same on the total's rows, whose last one keeps room for the equation number
 
 
 def _width(text: str) -> int:
@@ -93,8 +97,38 @@ def _continued(text: str) -> str:
     return r"\quad - " + text[1:].lstrip() if text.startswith("-") else r"\quad + " + text
 
 
+# Acronyms a kind's name or a symbol's meaning may use, each expanded at its first use in the
+# definitions (``Kimi Delta Attention (KDA)``); a kind's name word not listed here stays as written.
+# A plugin's meaning may write out its own, ``rotary position embedding (RoPE)``: one word per
+# capital of the acronym (see _declared_acronyms).
+ACRONYMS = {
+    "CSA": "compressed sparse attention",
+    "DSA": "DeepSeek sparse attention",
+    "FFN": "feed-forward network",
+    "GDN": "Gated DeltaNet",
+    "HCA": "heavily compressed attention",
+    "KDA": "Kimi Delta Attention",
+    "KV": "key/value",
+    "MLP": "multilayer perceptron",
+    "MoE": "mixture of experts",
+    "MTP": "multi-token prediction",
+    "mHC": "manifold-constrained hyper-connections",
+}
+_WORDS = {acronym.lower(): acronym for acronym in ACRONYMS} | {"kpool": "k-pool", "idx": "indexed"}
+
+
+def kind_words(name: str) -> str:
+    """A layer kind's name as words: ``kda_dense`` -> ``KDA dense``, ``sliding_kv`` -> ``sliding KV``."""
+    return " ".join(_WORDS.get(word, word) for word in name.split("_"))
+
+
+def _subscript(words: str) -> str:
+    """*words* as an upright subscript: spaces thin, hyphens as hyphens (not minus signs)."""
+    return r"\mathrm{" + escape(words).replace(" ", r"\,").replace("-", r"\text{-}") + "}"
+
+
 def _name(unit: UnitSelection) -> str:
-    return r"\mathrm{" + escape(unit.name) + "}"
+    return _subscript(kind_words(unit.name))
 
 
 class _Writer:
@@ -108,6 +142,10 @@ class _Writer:
         self.used: list[sympy.Symbol] = []
         self.numbered_row = -1  # the row that keeps its equation number; none by default
         self.constants: dict[sympy.Symbol, int] = {}  # constant quantities: legend values
+        self.per_unit: dict[tuple[str, str], sympy.Symbol] = {}  # quantities written per kind
+        self.common: list[str] = []  # the kinds whose shared terms are written once, as F_common
+        self.merged_width = _MERGED_WIDTH  # how wide a row that joins short terms may grow
+        self.max_width = _MAX_WIDTH  # how wide one term may be before it is split over its summands
 
     def tex(self, expr: sympy.Expr, pattern: Pattern | None = None) -> str:
         """*pattern*'s own LaTeX if it gives one, else sympy's rendering of *expr*; symbols recorded."""
@@ -128,7 +166,7 @@ class _Writer:
             for part in parts[1:]:
                 self.row("", r"\qquad " + part)
             return
-        summands = self._split(expr) if _width(text) > _MAX_WIDTH else [expr]
+        summands = self._split(expr) if _width(text) > self.max_width else [expr]
         texts = [text] if len(summands) == 1 else [self.tex(summand) for summand in summands]
         for i, part in enumerate(texts):
             first = i == 0 and lhs
@@ -161,7 +199,7 @@ class _Writer:
         a continuation joins the row above while both fit the column together."""
         if not lhs and rhs.startswith((r"\quad + ", r"\quad - ")) and self.rows:
             code, _, comment = self.rows[-1].partition(" % ")
-            if _width(code.split("&", 1)[1] + rhs) <= _MERGED_WIDTH:
+            if _width(code.split("&", 1)[1] + rhs) <= self.merged_width:
                 notes = "; ".join(n for n in (comment, note) if n)
                 self.rows[-1] = f"{code} {rhs.removeprefix(chr(92) + 'quad ')}" + (f" % {notes}" if self.annotate and notes else "")
                 return
@@ -228,19 +266,66 @@ def _definitions(w: _Writer, shared: dict[str, sympy.Expr], per_unit: dict[tuple
     return constants
 
 
+def _shared_run(w: _Writer, terms: dict[str, list], kinds: list[UnitSelection]) -> tuple[int, int]:
+    """How many leading and trailing terms every kind of *kinds* has alike: the same pattern, the
+    same formula and the same value of each of its parameters (0, 0 for a single kind)."""
+    if len(kinds) < 2:
+        return 0, 0
+
+    def alike(i: int) -> bool:
+        first = terms[kinds[0].name]
+        if not all(-len(terms[unit.name]) <= i < len(terms[unit.name]) for unit in kinds) or not -len(first) <= i < len(first):
+            return False
+        slot, pattern, expr = first[i]
+        names = [sym.name for sym in expr.free_symbols]
+        return all(
+            terms[unit.name][i] == first[i] and all(unit.params.get(n) == kinds[0].params.get(n) for n in names) for unit in kinds[1:]
+        )
+
+    shortest = min(len(terms[unit.name]) for unit in kinds)
+    lead = next((i for i in range(shortest) if not alike(i)), shortest)
+    tail = next((i for i in range(shortest) if not alike(-1 - i)), shortest)
+    return (lead, 0) if lead >= tail else (0, tail)
+
+
+def _difference(w: _Writer, unit: UnitSelection, delta: sympy.Expr) -> list[str]:
+    """*unit*'s terms less an earlier kind's, written ``c \\left(X_{this} - X_{that}\\right)``:
+    this kind's quantities with a plus sign, whatever order sympy keeps; too wide for a column,
+    one row per term of the difference (``c X_{this}``, ``- c X_{that}``)."""
+    mine = {symbol for (name, _), symbol in w.per_unit.items() if name == unit.name}
+    factors = sympy.Mul.make_args(delta)
+    sums = [f for f in factors if f.is_Add and f.free_symbols & mine]
+    if len(sums) != 1:
+        return [w.tex(delta)]
+    add = sums[0]
+    rest = sympy.Mul(*(f for f in factors if f is not add))
+    ours = [term for term in add.args if term.free_symbols & mine]
+    if all(term.could_extract_minus_sign() for term in ours):
+        add, rest = -add, -rest
+    ordered = sorted(add.args, key=lambda term: (term.could_extract_minus_sign(), not (term.free_symbols & mine)))
+    inner = w.tex(ordered[0])
+    for term in ordered[1:]:
+        inner += " - " + w.tex(-term) if term.could_extract_minus_sign() else " + " + w.tex(term)
+    factor = "" if rest == 1 else "-" if rest == -1 else w.tex(rest) + " "
+    text = rf"{factor}\left({inner}\right)"
+    return [text] if _width(text) <= _MAX_WIDTH else [w.tex(rest * term) for term in ordered]
+
+
 def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> None:
-    """One function per layer kind: the difference from an earlier kind with the same patterns,
-    or the terms common to every such kind (written once, as ``F_{common}``) plus its own."""
+    """One function per layer kind, its terms in forward order: the difference from an earlier
+    kind with the same patterns, or its own terms, with the leading or trailing run of terms that
+    every such kind has alike (same formula, same values) written once, as ``F_{common}``."""
     terms = {unit.name: _terms(w.selection, unit, per_unit) for unit in w.selection.kinds}
     patterns = {name: [(slot, pattern) for slot, pattern, _ in these] for name, these in terms.items()}
     like = {}
     for i, unit in enumerate(w.selection.kinds):
         like[unit.name] = next((other.name for other in w.selection.kinds[:i] if patterns[other.name] == patterns[unit.name] and like[other.name] is None), None)
     full = [unit for unit in w.selection.kinds if like[unit.name] is None]
-    common = [
-        term for term in terms[full[0].name] if len(full) > 1 and all(term in terms[unit.name] for unit in full[1:])
-    ] if full else []
-    common = common if len(common) > 1 else []
+    lead, tail = _shared_run(w, terms, full)
+    common = terms[full[0].name][:lead] if lead else terms[full[0].name][len(terms[full[0].name]) - tail :]
+    if len(common) == 1 and _width(sympy.latex(common[0][2], symbol_names=w.names)) <= _width(r"F_{\mathrm{common}}(s)"):
+        common = []  # one term no longer than its name
+    w.common = [unit.name for unit in full] if common else []
     for i, (slot, pattern, expr) in enumerate(common):
         w.rows_of(r"F_{\mathrm{common}}(s)" if i == 0 else "", expr, note=f"{slot}: {pattern.name}")
     for unit in w.selection.kinds:
@@ -248,17 +333,18 @@ def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> No
         if like[unit.name] is not None:
             theirs = {slot: expr for slot, _, expr in terms[like[unit.name]]}
             delta = sympy.factor(sum((expr - theirs[slot] for slot, _, expr in terms[unit.name]), sympy.Integer(0)))
-            text = w.tex(delta)
             w.row(lhs, f"= F_{{{_name_of(w.selection, like[unit.name])}}}(s)", "same patterns as " + like[unit.name])
-            if delta != 0:
-                w.row("", _continued(text))
+            for part in _difference(w, unit, delta) if delta != 0 else []:
+                w.row("", _continued(part))
             continue
-        own = [term for term in terms[unit.name] if term not in common]
-        if common:
+        own = terms[unit.name][lead : len(terms[unit.name]) - tail] if common else terms[unit.name]
+        if common and lead:
             w.row(lhs, r"= F_{\mathrm{common}}(s)")
         for i, (slot, pattern, expr) in enumerate(own):
-            first = i == 0 and not common
+            first = i == 0 and not (common and lead)
             w.rows_of(lhs if first else "", expr, note=f"{slot}: {pattern.name}")
+        if common and tail:
+            w.row("", _continued(r"F_{\mathrm{common}}(s)"))
 
 
 def _name_of(selection: ModelSelection, kind: str) -> str:
@@ -283,11 +369,13 @@ def _block_rows(w: _Writer) -> None:
 def _total_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol], numbered: bool) -> None:
     """``F(s)``: the kinds times their layer counts plus the model-level terms, one summand per row."""
     selection = w.selection
+    w.merged_width = w.max_width = _NUMBERED_WIDTH
     for i, unit in enumerate(selection.kinds):
         text = f"{unit.count}\\,F_{{{_name(unit)}}}(s)" if unit.count != 1 else f"F_{{{_name(unit)}}}(s)"
         w.row("" if i else "F(s)", _continued(text) if i else f"= {text}")
     for i, (slot, pattern, expr) in enumerate(_terms(selection, selection.head, per_unit)):
         w.rows_of("" if selection.kinds or i else "F(s)", expr, note=f"{slot}: {pattern.name}")
+    w.merged_width, w.max_width = _MERGED_WIDTH, _MAX_WIDTH
     if numbered:
         w.numbered_row = len(w.rows) - 1
 
@@ -371,27 +459,104 @@ def legend(selection: ModelSelection) -> list[tuple[str, str, str]]:
     return _legend_rows(_rows(selection, None))
 
 
+def _units_text(selection: ModelSelection, names: list[str], one: bool = False) -> str:
+    """Units named in words: ``sliding and full layers`` (*one*: ``one sliding and one full layer``)."""
+    words = [kind_words(name) for name in names if name != selection.head.name]
+    words = [f"one {word}" for word in words] if one else words
+    text = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1] if words else ""
+    noun = "layer" if one else "layers"
+    model = "the model-level slots" if selection.head.name in names else ""
+    return " and ".join(part for part in (f"{text} {noun}" if words else "", model) if part)
+
+
+def _declared_acronyms(selection: ModelSelection) -> dict[str, str]:
+    """The acronyms the symbols' meanings write out, ``rotary position embedding (RoPE)``: as many
+    words before the parenthesis as the acronym has capitals."""
+    found = {}
+    for info in selection.symbols.values():
+        for match in re.finditer(r"((?:[\w/-]+ )+)\(([A-Za-z]*[A-Z][A-Za-z]*)\)", info.meaning):
+            words, acronym = match.group(1).split(), match.group(2)
+            capitals = sum(char.isupper() for char in acronym)
+            if len(acronym) > 1 and len(words) >= capitals:
+                found.setdefault(acronym, " ".join(words[-capitals:]))
+    return found
+
+
+def _expand_acronyms(texts: list[str], glossary: dict[str, str]) -> list[str]:
+    """*texts* with each acronym of *glossary* written out at its first use (``mixture of experts
+    (MoE)``), unless that use already follows its expansion, and not written out again after."""
+    done: set[str] = set()
+    out = []
+    for text in texts:
+        for acronym, words in glossary.items():
+            if acronym in done:
+                text = text.replace(f"{words} ({acronym})", acronym)
+                continue
+            match = re.search(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", text)
+            if match is None:
+                continue
+            done.add(acronym)
+            if not text[: match.start()].endswith(f"{words} ("):
+                text = f"{text[: match.start()]}{words} ({acronym}){text[match.end():]}"
+        out.append(text)
+    return out
+
+
+def _definitions_list(w: _Writer) -> list[tuple[str, str]]:
+    """``(LaTeX, plain-text meaning)`` of everything the equations use: the functions, then the
+    symbols in order of appearance (a quantity written per kind once, for all its kinds)."""
+    selection = w.selection
+    kinds = [unit.name for unit in selection.kinds]
+    entries = [("F(s)", "forward FLOPs of one sequence of $s$ tokens")]
+    functions = ", ".join(f"F_{{{_name(unit)}}}(s)" for unit in selection.kinds)
+    entries.append((functions, f"FLOPs of {_units_text(selection, kinds, one=True)}"))
+    if w.common:
+        entries.append((r"F_{\mathrm{common}}(s)", f"the terms {_units_text(selection, w.common)} share, identical in each"))
+    constants, seen = w.constants, set()
+    for symbol in w.used:
+        if "__" in symbol.name:
+            quantity = symbol.name.split("__", 1)[0]
+            if quantity in seen:
+                continue
+            seen.add(quantity)
+            units = [unit for (unit, q) in w.per_unit if q == quantity]
+            tex = ", ".join(w.names[w.per_unit[unit, quantity]].removesuffix("(s)") for unit in units)
+            entries.append((tex, f"{meaning(selection.symbols[quantity].meaning)}, in {_units_text(selection, units)}"))
+        elif symbol.name in selection.symbols:
+            info = selection.symbols[symbol.name]
+            values = {} if symbol in constants else _kind_values(selection, symbol)
+            text = meaning(info.meaning)
+            if len(values) > 1:
+                per_kind = ", ".join(f"${thousands(v)}$ in {_units_text(selection, names)}" for v, names in values.items())
+                entries.append((info.latex, f"{text}: {per_kind}"))
+            else:
+                value = _value(selection, symbol, constants)
+                entries.append((f"{info.latex} = {value}" if value else info.latex, text))
+    return entries
+
+
 def _legend(w: _Writer) -> str:
-    """A table of the symbols in order of appearance: symbol, meaning, value for this model. A
-    value that differs between layer kinds follows the meaning instead, where the column wraps:
-    ``$256$ (sliding), $512$ (full)``."""
-    rows = []
-    for symbol, (tex, text, value) in zip(_legend_symbols(w), _legend_rows(w)):
-        values = {} if symbol in w.constants else _kind_values(w.selection, symbol)
-        if len(values) > 1:
-            per_kind = ", ".join(f"${thousands(v)}$ ({escape(', '.join(kinds))})" for v, kinds in values.items())
-            rows.append(f"${tex}$ & {escape(text)}: {per_kind} & \\\\")
-        else:
-            rows.append(f"${tex}$ & {escape(text)} & " + (f"${value}$ " if value else "") + "\\\\")
-    # Set small so that a long model (many kinds, per-kind values) keeps its fragment to one page.
-    head = "\\noindent where\\par\\smallskip\\noindent\n{\\small\\begin{tabular}{@{}l@{\\enspace}p{0.62\\linewidth}@{\\enspace}r@{}}\n"
-    return head + "\n".join(rows) + "\n\\end{tabular}}\n"
+    r"""The definitions of every symbol as one paragraph after ``where`` (so that it breaks across
+    columns and pages), set small and ragged right, one definition per source line:
+    ``$d_{\mathrm{h}} = 256$: width of one attention head;``; a value that differs between layer
+    kinds follows the meaning (``$256$ in sliding layers, $512$ in full layers``)."""
+    entries = _definitions_list(w)
+    texts = _expand_acronyms([text for _, text in entries], ACRONYMS | _declared_acronyms(w.selection))
+    lines = [f"${tex}$: {escape_keeping_maths(text)};" for (tex, _), text in zip(entries, texts)]
+    return "{\\small\\raggedright\\noindent where\n" + "\n".join(lines)[:-1] + ".\\par}\n"
+
+
+def escape_keeping_maths(text: str) -> str:
+    """*text* escaped for text mode, its ``$...$`` spans kept as maths."""
+    parts = text.split("$")
+    return "$".join(part if i % 2 else escape(part) for i, part in enumerate(parts))
 
 
 def _rows(selection: ModelSelection, result: Result | None, annotate: bool = False) -> _Writer:
     """The writer with every row of *selection* (and *result*'s totals) written."""
     w = _Writer(selection, annotate)
     shared, per_unit = _quantities(selection)
+    w.per_unit = per_unit
     w.constants = _definitions(w, shared, per_unit)
     _layer_rows(w, per_unit)
     _block_rows(w)
@@ -419,7 +584,7 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
     if not numbered:
         w.numbered_row = -1
     rows = _lines(w.rows, w.numbered_row)
-    what = f"{selection.model.name}: forward FLOPs F(s) of one sequence of s tokens"
+    what = f"{title(selection.model.name)}: forward FLOPs F(s) of one sequence of s tokens"
     if selection.convention != "exact":
         what += f", counted as the {selection.convention} convention does"
     body = (
@@ -430,8 +595,19 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
         return body
     return (
         "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
-        f"\\section*{{{escape(selection.model.name)}}}\n" + body + "\\end{document}\n"
+        f"\\section*{{{escape(title(selection.model.name))}}}\n" + body + "\\end{document}\n"
     )
+
+
+def title(name: str) -> str:
+    """A model's name as people write it: a bundled example's own title (the start of its file's
+    first comment, ``# Gemma 3 4B (text decoder): ...`` -> ``Gemma 3 4B``), else *name*."""
+    path = example_path(name)
+    if path is None:
+        return name
+    with path.open(encoding="utf-8") as file:
+        match = re.match(r"# (.+?)(?: \(|:)", file.readline())
+    return match.group(1) if match else name
 
 
 def _lines(rows: list[str], numbered: int) -> list[str]:

@@ -420,8 +420,8 @@ def test_latex_of_a_cached_step_says_how_it_relates_to_the_forward(registry):
     model = flopsreg.Model.example("gemma-3-4b")
     every = registry.evaluate(model, seq_len=3, cached=100).latex()
     last = registry.evaluate(model, seq_len=3, cached=100, logits="last").latex()
-    assert r"F(s \mid c) &= F(c + s) - F(c) \notag" in every and r"$c$ & tokens already in the KV cache" in every
-    assert r"$c$ & tokens already in the KV cache" in every and r"& $100$ \\" in every  # its value in the legend
+    assert r"F(s \mid c) &= F(c + s) - F(c) \notag" in every and r"tokens already in the key/value (KV) cache" in every
+    assert r"$c = 100$: tokens already in the key/value (KV) cache" in every  # its value in the definitions
     assert r"F(s \mid c) &= F(c + s) - F(c) - (s - 1)\,F_{1}," in last
     assert r"F_{1}\!: \text{head at one position}" in last
     assert r"F(3 \mid 100)" in last

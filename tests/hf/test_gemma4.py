@@ -128,7 +128,7 @@ def test_the_wrapper_reads_its_text_config(registry):
 
 
 def test_the_latex_legend_gives_the_head_width_of_each_kind(registry):
-    """Per-kind values follow the meaning, where the column wraps (the value column is too narrow)."""
+    """Per-kind values follow the meaning, each with the layers that set it."""
     text = registry.evaluate(flopsreg.Model.from_hf_config(path("gemma-4-31b")), seq_len=4096).latex()
-    assert r"width of one attention head: $256$ (sliding), $512$ (full) & \\" in text
-    assert r"key/value heads: $16$ (sliding), $4$ (full) & \\" in text
+    assert r"width of one attention head: $256$ in sliding layers, $512$ in full layers;" in text
+    assert r"key/value heads: $16$ in sliding layers, $4$ in full layers;" in text

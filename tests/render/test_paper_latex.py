@@ -11,7 +11,8 @@ import pytest
 from test_cli import gemma_forward
 
 import flopsreg
-from flopsreg.render.tex import meaning, scientific
+from flopsreg.model.examples_index import example_names
+from flopsreg.render.tex import ACRONYMS, meaning, scientific
 
 EXAMPLES = ["deepseek-v3", "gemma-3-4b", "gpt-oss-20b", "llama-3-8b", "llama-4-scout", "mixtral-8x7b", "qwen3-30b-a3b"]
 
@@ -26,7 +27,8 @@ def _align(text: str) -> str:
 
 
 def _legend(text: str) -> list[str]:
-    return [row for row in text.split("\\begin{tabular}")[1].splitlines()[1:] if row.startswith("$")]
+    """The definitions, one per line: ``$h = 4{,}096$: hidden size (model width);``."""
+    return [row.removesuffix("\\par}") for row in text.split("\\end{align}")[1].splitlines() if row.startswith("$")]
 
 
 @pytest.mark.parametrize(
@@ -84,12 +86,12 @@ def test_terms_follow_the_forward_pass(registry):
 def test_the_legend_gives_each_symbol_once_with_its_value(registry):
     plan = registry.select(flopsreg.Model.example("llama-3-8b"))
     legend = _legend(plan.render.latex(plan))
-    symbols = [row.split(" & ")[0] for row in legend]
-    assert len(symbols) == len(set(symbols)) and "$F$" not in symbols  # F means FLOPs only
-    assert symbols[0] == "$s$"  # in order of appearance
-    assert r"$h$ & hidden size (model width) & $4{,}096$ \\" in legend
-    assert r"$d_{\mathrm{ff}}$ & inner width of a dense MLP & $14{,}336$ \\" in legend
-    assert r"$f$ & hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU) & $3$ \\" in legend
+    symbols = [row.split("$: ")[0].split(" = ")[0].lstrip("$") for row in legend]
+    assert len(symbols) == len(set(symbols)) and "F" not in symbols  # F means FLOPs only
+    assert symbols[:3] == ["F(s)", r"F_{\mathrm{dense}}(s)", "s"]  # the functions, then in order of appearance
+    assert r"$h = 4{,}096$: hidden size (model width);" in legend
+    assert r"$d_{\mathrm{ff}} = 14{,}336$: inner width of a dense multilayer perceptron (MLP);" in legend
+    assert r"$f = 3$: hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU);" in legend
 
 
 def test_kinds_that_differ_only_in_their_mask_are_written_as_the_difference(registry):
@@ -129,5 +131,85 @@ def test_the_jupyter_latex_is_in_mathjax_s_subset(registry):
 def test_a_block_of_extra_layers_is_the_sum_of_its_kinds(registry):
     model = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / "deepseek-v3.json", blocks=["mtp"])
     text = _align(registry.select(model).render.latex(registry.select(model)))
-    assert r"F_{\mathrm{mtp}}(s) &= F_{\mathrm{moe}}(s) \notag \\" in text
-    assert r"&\quad + F_{\mathrm{mtp}}(s) + D_{\mathrm{mtp}}" in text
+    assert r"F_{\mathrm{mtp}}(s) &= F_{\mathrm{MoE}}(s) \notag \\" in text
+    assert r"&\quad + F_{\mathrm{mtp}}(s) \notag \\" + "\n" + r"&\quad + D_{\mathrm{mtp}}" in text  # short rows: room for (1)
+
+
+def _every_example_and_hard_config() -> list[flopsreg.Model]:
+    data = Path(__file__).parents[1] / "data" / "hf"
+    return [flopsreg.Model.example(name) for name in example_names()] + [
+        flopsreg.Model.from_hf_config(data / "glm-5.3-flash-defaults.json"),
+        flopsreg.Model.from_hf_config(data / "deepseek-v3.json", blocks=["mtp"]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def fragments(registry):
+    return {model.name: registry.evaluate(model, seq_len=4096).latex() for model in _every_example_and_hard_config()}
+
+
+def test_no_kind_or_slot_identifier_and_no_tabular(registry, fragments):
+    for name, text in fragments.items():
+        assert "tabular" not in text, name
+        maths = _align(text)
+        assert r"\_" not in maths, (name, re.findall(r"\\mathrm\{[^}]*\\_[^}]*\}", maths))
+        kinds = {unit.name for unit in registry.select(_model(name)).kinds if "_" in unit.name}
+        assert not any(f"{{{kind}}}" in maths or rf"\mathrm{{{kind}}}" in maths for kind in kinds), name
+
+
+def _model(name: str) -> flopsreg.Model:
+    return next(model for model in _every_example_and_hard_config() if model.name == name)
+
+
+def test_every_symbol_in_the_maths_is_defined(fragments):
+    """Each function (F_x), quantity written per kind (P_x) and symbol of the equations has a definition."""
+    for name, text in fragments.items():
+        maths, definitions = _align(text), "\n".join(_legend(text))
+        defined = {re.sub(r"\(s\)$", "", row.split("$: ")[0].lstrip("$").split(" = ")[0]) for row in _legend(text)}
+        defined = {part.removesuffix("(s)") for entry in defined for part in entry.split(", ")}
+        for symbol in set(re.findall(r"[FP]_\{\\mathrm\{[^}]*\}\}", maths)):
+            assert symbol in defined, (name, symbol, sorted(defined))
+        for symbol in ("h", "s", "V"):
+            if re.search(rf"(?<![\\\w{{]){symbol}(?![\w}}])", maths.split("F(4096)")[0]):
+                assert f"${symbol}" in definitions, (name, symbol)
+
+
+def test_every_acronym_is_expanded_once_at_its_first_use(fragments):
+    for name, text in fragments.items():
+        prose = re.sub(r"\$[^$]*\$", "", " ".join(_legend(text)))  # the words, not the maths
+        for acronym, words in ACRONYMS.items():
+            uses = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", prose)]
+            if uses:
+                assert prose.count(f"{words} ({acronym})") == 1, (name, acronym)
+                assert prose[: uses[0]].endswith(f"{words} ("), (name, acronym)
+
+
+def test_one_notation_for_sums_heads_and_kernels(fragments):
+    for name, text in fragments.items():
+        maths = _align(text)
+        assert r"\nolimits" not in maths and r"\sum_{t<s}" not in maths, name
+        assert not re.search(r"(?<![\\\w{])[HK](?![\w}])|\bH_\{|d_\{[KV]\}", maths), (name, maths)
+
+
+def test_examples_are_titled_as_their_files_name_them(registry):
+    res = registry.evaluate(flopsreg.Model.example("qwen3.5-9b"), seq_len=8)
+    assert "\\section*{Qwen3.5 9B}" in res.latex(document=True)
+    assert res.latex().startswith("% Qwen3.5 9B: forward FLOPs")
+
+
+def test_a_difference_keeps_this_kind_s_quantity_positive(registry):
+    """Llama 4 as Gemma: F_{global} = F_{chunked} + c (P_global - P_chunked), never - (P_chunked - P_global)."""
+    for name, this, earlier in (("llama-4-scout", "global", "chunked"), ("gemma-3-4b", "global", "local")):
+        maths = _align(registry.evaluate(flopsreg.Model.example(name), seq_len=8).latex())
+        row = maths.split(rf"F_{{\mathrm{{{this}}}}}(s) &= F_{{\mathrm{{{earlier}}}}}(s)")[1].split(r"F(s)")[0]
+        assert row.index(r"+ 4 d_{\mathrm{h}} n_{\mathrm{h}} ") < row.index(rf"P_{{\mathrm{{{this}}}}}(s)") < row.index(rf"P_{{\mathrm{{{earlier}}}}}(s)"), row
+
+
+def test_a_common_term_is_identical_in_every_kind_it_is_factored_from(registry):
+    """Gemma 4 26B's head widths and KV heads differ by kind: no F_common holds them; terms stay in forward order."""
+    text = _align(registry.select(flopsreg.Model.example("gemma-4-26b-a4b")).render.latex(registry.select(flopsreg.Model.example("gemma-4-26b-a4b"))))
+    common = text.split(r"F_{\mathrm{common}}(s) &=")[1].split("F_{")[0] if r"F_{\mathrm{common}}(s) &=" in text else ""
+    assert r"d_{\mathrm{h}}" not in common and r"n_{\mathrm{kv}}" not in common
+    qwen = _align(registry.select(flopsreg.Model.example("qwen3.5-35b-a3b")).render.latex(registry.select(flopsreg.Model.example("qwen3.5-35b-a3b"))))
+    linear = qwen.split(r"F_{\mathrm{linear}}(s) &=")[1].split(r"F_{\mathrm{full}}(s) &=")[0]
+    assert linear.rstrip().endswith(r"+ F_{\mathrm{common}}(s) \notag \\")  # the MLP after the mixer

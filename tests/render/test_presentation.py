@@ -151,7 +151,7 @@ def test_the_latex_of_a_chunked_model_uses_the_patterns_own_notation(registry):
     notation, where = CHUNKED_NOTATION.split(r",\ ")  # the where-clause goes on a row of its own
     assert rf"P_{{\mathrm{{chunked}}}}(s) &= {notation}, \notag \\" + "\n" + rf"&\qquad {where} \notag" in text
     assert r"\left(s \bmod C\right)" not in text  # sympy's own rendering of the Mod form
-    assert r"$C$ & tokens per attention chunk & $8{,}192$ \\" in text  # its symbols still reach the legend
+    assert r"$C = 8{,}192$: tokens per attention chunk;" in text  # its symbols still reach the definitions
     assert r"P_{\mathrm{global}}(s) &= \frac{s \left(s + 1\right)}{2}" in text  # no own LaTeX: sympy's
 
 
@@ -235,5 +235,5 @@ def test_the_latex_legend_comes_from_the_selections_symbol_table(gemma):
         for name, info in gemma.symbols.items()
     )
     text = render.latex(attrs.evolve(gemma, symbols=table))
-    assert r"$s$ & THE TABLE'S MEANING & \\" in text
-    assert r"$s$ & tokens in one sequence & \\" in render.latex(gemma)
+    assert r"$s$: THE TABLE'S MEANING;" in text
+    assert r"$s$: tokens in one sequence;" in render.latex(gemma)
