@@ -4,7 +4,7 @@ utilisations, for Jupyter's rich display.
 Maths goes in ``$...$`` and ``$$\\begin{aligned}...$$`` only, which MathJax 3 (Jupyter's
 renderer) handles; tables are Markdown tables, never LaTeX ``tabular`` or ``itemize``. Plugins'
 one-line summaries write maths in ASCII (``QK^T``, ``s^2/2``, ``n x (a // b)``):
-:func:`maths_text` puts it in ``$...$`` as LaTeX. The model-level slots are shown as such, never
+:func:`flopsreg.render.ascii_maths.maths_text` puts it in ``$...$`` as LaTeX. The model-level slots are shown as such, never
 as a layer kind.
 """
 
@@ -19,6 +19,7 @@ import attrs
 
 from flopsreg.engine.parameters import MODEL
 from flopsreg.engine.utilisation import StepUtilisation, Utilisation
+from flopsreg.render.ascii_maths import maths_text
 from flopsreg.render.tex import legend, mathjax, scientific
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ __all__ = [
     "equations",
     "generation_markdown",
     "markdown_table",
-    "maths_text",
     "parameters_markdown",
     "patterns_markdown",
     "registry_markdown",
@@ -199,163 +199,3 @@ def parameters_markdown(params: Parameters) -> str:
         for s in params.shares
     )
     return f"{head}\n\n{sizes}\n\n" + markdown_table(("layer kind", "slot", "pattern", "times", "weights", "active"), rows)
-
-
-# -- ASCII maths in plugins' summaries ---------------------------------------------------------
-
-_TOKEN = re.compile(r"\s+|//|->|[A-Za-z][A-Za-z0-9_]*(?:\^(?:T|\d+))?|\d+(?:\^\d+)?|.", re.S)
-_FUNCTIONS = {"min": r"\min", "max": r"\max", "floor": None, "exp": r"\exp", "sqrt": None}
-_OPERATORS = {"+": "+", "-": "-", "*": r"\,", "/": "/", "x": r"\times", "=": "=", "<": "<", ">": ">", "//": "//"}
-_STRONG, _SYMBOL, _ACRONYM = "strong", "symbol", "acronym"  # kinds of factor: see _Parser.factor
-_WORD = re.compile(r"[a-z]{2,}")  # an English word: two or more lowercase letters, no digit or underscore
-
-
-def _identifier(token: str) -> str | None:
-    """*token* as LaTeX if it reads as a maths symbol (``s``, ``d_qk``, ``QK^T``, ``2``), else None."""
-    base, _, power = token.partition("^")
-    if not re.fullmatch(r"[A-Za-z0-9_]+", base):
-        return None
-    if base.isdigit():
-        latex = base
-    elif "_" in base:
-        head, _, tail = base.partition("_")
-        if len(head) > 1 or not tail:  # a config name: head_dim, args_vocab
-            latex = _upright(base)
-        else:  # a symbol with a subscript: d_qk, F_e
-            latex = f"{head}_{{{tail if len(tail) == 1 else _upright(tail)}}}"
-    elif len(base) == 1 and base not in "ax" or (base.isupper() and len(base) <= 3) or (power and len(base) <= 4):
-        latex = base
-    else:
-        return None
-    return latex + ("" if not power else "^{\\top}" if power == "T" else f"^{{{power}}}")
-
-
-def _upright(name: str) -> str:
-    return r"\mathrm{" + name.replace("_", r"\_") + "}"
-
-
-class _Parser:
-    """A small recursive-descent reader of the ASCII expressions summaries write."""
-
-    def __init__(self, tokens: list[str]) -> None:
-        self.tokens = tokens
-
-    def _skip(self, i: int) -> int:
-        return i + 1 if i < len(self.tokens) and self.tokens[i].isspace() else i
-
-    def factor(self, i: int) -> tuple[int, str, str] | None:
-        """``(next index, LaTeX, kind)`` of one factor at *i*: kind ``_STRONG`` (a power, a function,
-        a bracket), ``_SYMBOL`` (a letter, number or subscripted name) or ``_ACRONYM`` (``TP``, ``CSA``)."""
-        if i >= len(self.tokens):
-            return None
-        token = self.tokens[i]
-        if token in _FUNCTIONS and i + 1 < len(self.tokens) and self.tokens[i + 1] == "(":
-            args = self.arguments(i + 2)
-            if args is None:
-                return None
-            end, parts = args
-            if token == "floor":
-                return end, r"\left\lfloor " + ", ".join(parts) + r" \right\rfloor", _STRONG
-            if token == "sqrt":
-                return end, r"\sqrt{" + ", ".join(parts) + "}", _STRONG
-            return end, _FUNCTIONS[token] + r"\left(" + ", ".join(parts) + r"\right)", _STRONG
-        if token.startswith("sum_") and len(token) <= 6:
-            body = self.product(self._skip(i + 1))
-            if body is None:
-                return None
-            return body[0], rf"\sum_{{{token[4:]}}} {body[1]}", _STRONG
-        if token == "(":
-            args = self.arguments(i + 1)
-            if args is None or len(args[1]) != 1:
-                return None
-            end, (inner,) = args
-            return end, inner if inner.startswith(r"\left\lfloor") else r"\left(" + inner + r"\right)", _STRONG
-        latex = _identifier(token)
-        if token == "a" and self.tokens[i + 1 : i + 2] == ["("]:
-            latex = "a"  # a coefficient applied to a bracket: a(I - b K K^T)
-        if latex is None and _WORD.fullmatch(token) and "//" in (self.tokens[self._skip(i + 1)] if self._skip(i + 1) < len(self.tokens) else "", self.tokens[i - 2] if i > 1 else ""):
-            latex = _upright(token)  # a config name divided: (dim // n_heads)
-        if latex is None:
-            return None
-        kind = _STRONG if "^" in token else _ACRONYM if len(token) > 1 and token.isupper() or token.isalpha() and len(token) > 1 and "_" not in token else _SYMBOL
-        return i + 1, latex, kind
-
-    def arguments(self, i: int) -> tuple[int, list[str]] | None:
-        parts = []
-        while True:
-            found = self.expression(self._skip(i))
-            if found is None:
-                return None
-            i, latex, _ = found
-            parts.append(latex)
-            i = self._skip(i)
-            if i < len(self.tokens) and self.tokens[i] == ",":
-                i += 1
-                continue
-            if i < len(self.tokens) and self.tokens[i] == ")":
-                return i + 1, parts
-            return None
-
-    def product(self, i: int) -> tuple[int, str, bool] | None:
-        """Factors side by side (``2 s h^2``)."""
-        first = self.factor(i)
-        if first is None:
-            return None
-        i, latex, kind = first
-        pieces, maths, spaced = [latex], kind == _STRONG, kind == _SYMBOL
-        while True:
-            j = self._skip(i)
-            touching = j < len(self.tokens) and (self.tokens[j] == "(" or self.tokens[i - 1] == ")" or self.tokens[i - 1].isdigit())
-            nxt = self.factor(j) if j > i or touching else None
-            if nxt is None:
-                break
-            spaced = spaced and nxt[2] == _SYMBOL and j > i  # "4 s h": maths; "V4 CSA", "3n": words
-            i, piece, kind = nxt
-            pieces.append(piece)
-            maths = maths or kind == _STRONG
-        return i, " ".join(pieces), maths or spaced and len(pieces) > 1
-
-    def expression(self, i: int) -> tuple[int, str, bool] | None:
-        """Products joined by operators; ``a // b`` (alone) is written as a floor."""
-        first = self.product(i)
-        if first is None:
-            return None
-        i, latex, maths = first
-        operands, operators = [latex], []
-        while True:
-            j = self._skip(i)
-            if j >= len(self.tokens) or self.tokens[j] not in _OPERATORS:
-                break
-            operand = self.product(self._skip(j + 1))
-            if operand is None:
-                break
-            spaced = self.tokens[j - 1].isspace() and self.tokens[j + 1].isspace()
-            operators.append(self.tokens[j])
-            operands.append(operand[1])
-            maths = maths or operand[2] or self.tokens[j] != "-" or spaced  # "0-28", "GLM-5": words
-            i = operand[0]
-        if operators == ["//"]:
-            return i, rf"\left\lfloor {operands[0]}/{operands[1]} \right\rfloor", True
-        if "//" in operators:
-            return None
-        text = operands[0] + "".join(f" {_OPERATORS[op]} {operand}" for op, operand in zip(operators, operands[1:]))
-        return i, text, maths
-
-
-def maths_text(text: str) -> str:
-    """*text* for Markdown with its ASCII maths (``QK^T``, ``s^2/2 pairs``, ``n_head x (n_embd //
-    n_head)``, ``floor((t + 1)/m)``) as LaTeX in ``$...$``, and ``->`` as an arrow; words stay words."""
-    tokens = _TOKEN.findall(text)
-    parser, out, i = _Parser(tokens), [], 0
-    while i < len(tokens):
-        starts_word = i == 0 or not re.match(r"[A-Za-z0-9_.]", tokens[i - 1][-1:])
-        found = parser.expression(i) if starts_word else None
-        if found is not None and found[2]:
-            end, latex, _ = found
-            out.append(f"${latex}$")
-            i = end
-            continue
-        times = tokens[i] == "x" and 0 < i < len(tokens) - 1 and tokens[i - 1].isspace() and tokens[i + 1].isspace()
-        out.append("→" if tokens[i] == "->" else "×" if times else tokens[i])
-        i += 1
-    return "".join(out)

@@ -10,7 +10,7 @@ from test_cli import gemma_forward
 
 import flopsreg
 from flopsreg.model.examples_index import example_names
-from flopsreg.render.notebook import maths_text
+from flopsreg.render.ascii_maths import maths_text
 
 # What MathJax 3 renders inside $...$ / $$...$$ (its AMS environments); a LaTeX document's
 # itemize, tabular, align (numbered rows) or % comments would show as raw TeX.
@@ -100,7 +100,7 @@ def test_the_comparison_gives_ratios_and_reasons(shown):
 
 # -- maths as MathJax typesets it, for every bundled example ------------------------------------
 
-ASCII_IN_MATHS = re.compile(r"//|\*|\^T\b|\bx\b|(?<![\\\w])(?:min|max|floor|sum)\b")  # maths written as code
+ASCII_IN_MATHS = re.compile(r"//|\*|\^T\b|(?<=[\w})]) x (?=[\w\\({])|(?<![\\\w])(?:min|max|floor|sum)\b")  # maths written as code
 ASCII_IN_TEXT = re.compile(r"\^|//|\s[x*]\s|\w\*\w|\bn/a\b")  # maths left outside $...$
 
 
@@ -191,6 +191,10 @@ def test_comparisons_are_written_in_maths_and_words(shown):
         ("layers 0-28 of GLM-5, Gemma 3n, DeepSeek-V4 CSA", "layers 0-28 of GLM-5, Gemma 3n, DeepSeek-V4 CSA"),  # words stay words
         ("counted as a +1 column: r_q (h + 1)", r"counted as a +1 column: $r_{q} \left(h + 1\right)$"),
         ("hidden -> V", "hidden → V"),
+        ("the update (b k)^T S", r"the update $\left(b k\right)^{\top} S$"),
+        ("its product with x per chunk", "its product with $x$ per chunk"),
+        ("visible iff 0 <= q - k < W, r = s mod C", r"visible iff $0 \le q - k < W$, $r = s \bmod C$"),
+        ("torchtitan (gpt_oss): no v_proj, the lm_head's V x h", r"torchtitan (gpt_oss): no v_proj, the lm_head's $V \times h$"),
     ],
 )
 def test_ascii_maths_in_summaries_becomes_latex(ascii, markdown):
