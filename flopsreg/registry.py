@@ -57,8 +57,13 @@ class Registry(PluginLoader):
         return f"Registry(patterns={len(self.patterns)}, slots={len(self.slots)}, conventions={list(self.conventions)!r})"
 
     def _repr_markdown_(self) -> str:
-        """Jupyter: every pattern with its slot, flags, precedence and formula."""
+        """Jupyter: how many patterns fill each slot, in forward order (the list: :meth:`patterns_markdown`)."""
         return render.registry_markdown(self)
+
+    def patterns_markdown(self) -> str:
+        """Every registered pattern with its slot, flags, precedence and formula, as a Markdown table
+        (in a notebook: ``IPython.display.Markdown(reg.patterns_markdown())``)."""
+        return render.patterns_markdown(self)
 
     @classmethod
     def default(cls) -> Registry:

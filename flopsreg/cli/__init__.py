@@ -284,7 +284,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
         action="append",
         default=[],
         metavar="NAME",
-        help="one model: plot these conventions against exact (repeatable); several models: count all with it",
+        help="one model: plot these conventions against exact (repeatable; one that cannot count the model is skipped, with a warning); several models: count all with it",
     )
     p.add_argument("--per-token", action="store_true", help="FLOPs per token instead of per sequence")
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
@@ -457,8 +457,9 @@ def _check_declared(option: str, name: str, model: Model, registry: Registry) ->
 
 
 def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> str:
-    """``flopsreg plot``: one model stacked by slot, or its conventions against exact, or several
-    models on one axis; writes the file and says so."""
+    """``flopsreg plot``: one model stacked by slot, or its conventions against exact (those that
+    cannot count it skipped, named in the figure and on stderr), or several models on one axis;
+    writes the file and says so."""
     from flopsreg.render import plot  # matplotlib loads for this command only
 
     plot.output_format(args.output)  # refused before any work
@@ -471,7 +472,9 @@ def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> 
         if args.per_token or args.batch != 1:
             option = "--per-token" if args.per_token else f"--batch {args.batch}"
             raise FlopsregError(f"{option}: the ratios of conventions to exact do not depend on it; drop it or --convention")
-        figure = plot.conventions(models[0], args.seq_len, names=args.convention, registry=registry)
+        figure = plot.conventions(models[0], args.seq_len, names=args.convention, registry=registry, skip=True)
+        for skipped in figure.skipped:  # named in the figure too
+            _warn([f"--convention {skipped} (not drawn)"])
     else:
         figure = plot.by_slot(models[0], args.seq_len, registry=registry, per_token=args.per_token, batch=args.batch)
     return f"wrote {plot.save(figure, args.output)}"

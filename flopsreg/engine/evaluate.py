@@ -202,7 +202,7 @@ class Result:
         flops = self.forward if self.serving else TRAINING_PASSES * self.forward
         from flopsreg.engine.utilisation import utilisation  # only for MFU
 
-        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="MFU")
+        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="MFU", render=self.selection.render)
 
     def hfu(
         self,
@@ -216,7 +216,7 @@ class Result:
         flops = self.forward if self.serving else self.training
         from flopsreg.engine.utilisation import utilisation  # only for MFU
 
-        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="HFU")
+        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="HFU", render=self.selection.render)
 
     def utilisation(
         self,

@@ -76,6 +76,7 @@ class Parameters:
     head: int
     blocks: Mapping[str, int]
     shares: tuple[Share, ...]
+    render: Any = attrs.field(default=None, eq=False, repr=False)  # the renderers, given by the plan: never imported
 
     def by_slot(self) -> dict[str, int]:
         """``{slot: weights}`` over the whole model (blocks left out), in the order of :attr:`shares`."""
@@ -125,14 +126,8 @@ class Parameters:
         return f"Parameters(model={self.model!r}, {counts})"
 
     def _repr_markdown_(self) -> str:
-        """Jupyter: the totals, then one table row per share."""
-        rows = [f"| {s.where} | `{s.slot}` | `{s.pattern}` | {s.layers} | {s.weights:,} | {s.active:,} |" for s in self.shares]
-        blocks = "".join(f"; block {name}: {value:,} (not in the total)" for name, value in self.blocks.items())
-        return (
-            f"**{self.model}**: {self.total:,} parameters, {self.active:,} active per token "
-            f"({_FIELDS.embedding.name} {self.embedding:,}, {_FIELDS.head.name} {self.head:,}{blocks})\n\n"
-            "| where | slot | pattern | times | weights | active |\n| --- | --- | --- | ---: | ---: | ---: |\n" + "\n".join(rows)
-        )
+        """Jupyter: the totals, then one table row per share (the renderer the plan handed over)."""
+        return self.render.parameters_markdown(self)
 
 
 _FIELDS = attrs.fields(Parameters)
@@ -211,4 +206,5 @@ def count_parameters(registry: PluginLoader, plan: ModelSelection) -> Parameters
         head=sum(share.total for share in at_model if share.slot in {sel.slot for sel in heads}),
         blocks=blocks,
         shares=tuple(shares),
+        render=plan.render,
     )

@@ -61,6 +61,14 @@ class Generation:
     def to_dict(self) -> dict:
         return self.prefill.selection.render.generation_json(self)
 
+    def __repr__(self) -> str:
+        """Short: the model, the lengths and the total (the attrs dump holds two whole results)."""
+        return f"Generation(model={self.prefill.model.name!r}, prompt={self.prompt}, new_tokens={self.new_tokens}, batch={self.batch}, total={self.total})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: prefill, decode, total and FLOPs per generated token."""
+        return self.prefill.selection.render.generation_markdown(self)
+
 
 def generate(plan: ModelSelection, prompt: int, new_tokens: int, batch: int = 1) -> Generation:
     """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt (see module)."""

@@ -27,6 +27,8 @@ class Utilisation:
     seconds: Fraction  # the step time (given, or tokens / (tokens_per_second x devices))
     devices: int
     peak: Fraction  # FLOP/s per device
+    name: str = attrs.field(default="utilisation", eq=False, kw_only=True)  # "MFU", "HFU": what it is called
+    render: Any = attrs.field(default=None, eq=False, repr=False, kw_only=True)  # the renderers, given by a result
 
     def __float__(self) -> float:
         return float(self.fraction)
@@ -46,6 +48,10 @@ class Utilisation:
         """The ``mfu`` (or ``hfu``) object of ``flopsreg mfu --format json``: the fraction as a
         12-digit decimal string and a float, the FLOPs as a decimal string."""
         return {"fraction": self.decimal(), "float": float(self), "flops": str(self.flops)}
+
+    def _repr_markdown_(self) -> str | None:
+        """Jupyter: the fraction and what it is made of (None, so the plain repr, without renderers)."""
+        return None if self.render is None else self.render.utilisation_markdown(self)
 
 
 @attrs.frozen
@@ -67,6 +73,14 @@ class StepUtilisation:
     def __str__(self) -> str:
         return self.to_text()
 
+    def __repr__(self) -> str:
+        """Short: the model and both fractions (the attrs dump holds the whole result)."""
+        return f"StepUtilisation(model={self.result.model.name!r}, mfu={self.mfu.decimal(6)}, hfu={self.hfu.decimal(6)})"
+
+    def _repr_markdown_(self) -> str:
+        """Jupyter: MFU and HFU with the numbers they come from."""
+        return self.result.selection.render.utilisation_markdown(self)
+
 
 def utilisation(
     flops: int,
@@ -77,13 +91,15 @@ def utilisation(
     step_time: float | None = None,
     tokens_per_second: float | None = None,
     name: str = "utilisation",
+    render: Any = None,
 ) -> Utilisation:
     """*flops* (over *tokens* tokens, one step on all *devices*) against the devices' *peak*.
 
     Give ``step_time`` (seconds per step, for the whole step on all devices) or
     ``tokens_per_second`` (throughput per device); a float is taken as the decimal it prints as.
     Each must lie in its range (:data:`flopsreg.engine.peaks.STEP_TIME`, ...), and a utilisation above 1
-    is an error naming the likely unit mistake; *name* (``"MFU"``, ``"HFU"``) is what it calls it.
+    is an error naming the likely unit mistake; *name* (``"MFU"``, ``"HFU"``) is what it calls it;
+    *render* (the renderers of a selection) gives it a notebook display.
     """
     if (step_time is None) == (tokens_per_second is None):
         raise ModelError("give exactly one of step_time (seconds per step) or tokens_per_second (per device)")
@@ -95,7 +111,7 @@ def utilisation(
         seconds = STEP_TIME.check("step_time", step_time)
     else:
         seconds = tokens / (TOKENS_PER_SECOND.check("tokens_per_second", tokens_per_second) * count)
-    result = Utilisation(fraction=flops / (seconds * count * per_device), flops=flops, seconds=seconds, devices=count, peak=per_device)
+    result = Utilisation(fraction=flops / (seconds * count * per_device), flops=flops, seconds=seconds, devices=count, peak=per_device, name=name, render=render)
     if result.fraction > 1:
         raise ModelError(_above_one(name, result, "step_time" if step_time is not None else "tokens_per_second"))
     return result

@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     from flopsreg.engine.compare import Comparison
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.evaluate import Result
+    from flopsreg.engine.parameters import Parameters
     from flopsreg.engine.peaks import Peak
     from flopsreg.engine.serving import Generation
-    from flopsreg.engine.utilisation import Utilisation
+    from flopsreg.engine.utilisation import StepUtilisation, Utilisation
     from flopsreg.plugins.loader import PluginLoader
 
 __all__ = [
@@ -39,16 +40,20 @@ __all__ = [
     "explain_text",
     "formula_text",
     "generation_json",
+    "generation_markdown",
     "generation_text",
     "peaks_json",
     "peaks_text",
     "per_token_text",
     "utilisation_json",
+    "utilisation_markdown",
     "utilisation_text",
     "latex",
     "layers_json",
     "mathjax",
+    "parameters_markdown",
     "pattern_latex",
+    "patterns_markdown",
     "patterns_json",
     "patterns_text",
     "registry_markdown",
@@ -176,10 +181,10 @@ def latex(plan: ModelSelection, result: Result | None = None, **options: bool) -
 
 
 def mathjax(plan: ModelSelection, result: Result | None = None) -> str:
-    """The equations in what MathJax 3 renders, for notebooks (see :func:`flopsreg.render.tex.mathjax`)."""
-    from flopsreg.render.tex import mathjax as render_mathjax
+    """The equations in what MathJax 3 renders, for notebooks (see :func:`flopsreg.render.notebook.equations`)."""
+    from flopsreg.render import notebook
 
-    return render_mathjax(plan, result)
+    return notebook.equations(plan, result)
 
 
 def result_markdown(result: Result) -> str:
@@ -208,6 +213,34 @@ def comparison_markdown(comparison: Comparison) -> str:
     from flopsreg.render import notebook
 
     return notebook.comparison_markdown(comparison)
+
+
+def generation_markdown(gen: Generation) -> str:
+    """A notebook's Markdown display of a generation."""
+    from flopsreg.render import notebook
+
+    return notebook.generation_markdown(gen)
+
+
+def parameters_markdown(params: Parameters) -> str:
+    """A notebook's Markdown display of parameter counts."""
+    from flopsreg.render import notebook
+
+    return notebook.parameters_markdown(params)
+
+
+def patterns_markdown(registry: PluginLoader) -> str:
+    """Every registered pattern as a Markdown table (what a registry's summary points to)."""
+    from flopsreg.render import notebook
+
+    return notebook.patterns_markdown(registry)
+
+
+def utilisation_markdown(utilisation: Utilisation | StepUtilisation) -> str:
+    """A notebook's Markdown display of a step's MFU and HFU, or of one of them."""
+    from flopsreg.render import notebook
+
+    return notebook.utilisation_markdown(utilisation)
 
 
 def formula_text(plan: ModelSelection) -> str:

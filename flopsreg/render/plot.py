@@ -3,20 +3,27 @@
 :func:`by_slot` stacks one model's FLOPs by slot, :func:`conventions` plots each convention's
 total as a ratio to exact, :func:`models` puts several models on one axis. Every function
 counts exactly and converts to floats only to draw; it returns a
-:class:`matplotlib.figure.Figure` (no pyplot state), which ``fig.savefig("x.png")`` writes.
+:class:`matplotlib.figure.Figure` (no pyplot state) that shows itself in a notebook cell
+(``_repr_png_``, ``_repr_svg_``) and that :func:`save` writes reproducibly (no date in SVG or PDF).
 Long ranges are drawn from at most :data:`MAX_POINTS` lengths, spaced geometrically on a
-logarithmic axis when the range spans two decades or more.
+logarithmic axis when the range spans two decades or more. Every slot or line gets its own
+colour and hatch or line style, the legend sits outside the axes, slots are named in words
+(from their declared summaries) and FLOPs are scaled to a unit (GFLOP, TFLOP, ...).
 """
 
 from __future__ import annotations
 
+import functools
+import io
 import math
+import re
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flopsreg.declarations.pattern import EXACT
+from flopsreg.engine.compose import check_convention
 from flopsreg.engine.evaluate import positive_int, sequence_lengths
 from flopsreg.engine.sweep import parse_lengths
 from flopsreg.errors import FlopsregError, ModelError
@@ -26,9 +33,10 @@ from flopsreg.registry import Registry
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from flopsreg.declarations.pattern import Slot
     from flopsreg.engine.compose import ModelSelection
 
-__all__ = ["FORMATS", "MAX_POINTS", "PlotError", "by_slot", "conventions", "models", "output_format", "save", "slot_flops"]
+__all__ = ["FORMATS", "MAX_POINTS", "PlotError", "by_slot", "conventions", "models", "output_format", "save", "slot_flops", "slot_label", "styles"]
 
 MAX_POINTS = 400  # lengths drawn per curve: smooth at any figure size, fast to evaluate
 FORMATS = (".png", ".svg", ".pdf")
@@ -39,12 +47,94 @@ class PlotError(FlopsregError):
     """matplotlib is missing, or the plot asked for cannot be drawn."""
 
 
-def _figure() -> Figure:
+# Reproducible files: no creation date in the metadata, and SVG element ids from a fixed salt.
+_METADATA = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}, ".png": {}}
+_SVG_SALT = "flopsreg"
+_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")  # tab10
+_HATCHES = ("", "///", "...", "xxx", "\\\\\\", "ooo", "+++")  # with the colours: 70 distinct stacks
+_DASHES = ("-", "--", ":", "-.")  # with the colours: 40 distinct lines
+_UNITS = ((10**18, "EFLOP"), (10**15, "PFLOP"), (10**12, "TFLOP"), (10**9, "GFLOP"), (10**6, "MFLOP"), (10**3, "kFLOP"), (1, "FLOP"))
+_NOTE_WIDTH, _NOTE_LINE = 130, 0.04  # a skipped convention's line under a plot: characters, height (figure fraction)
+_LABEL_WIDTH = 38  # a summary's first clause longer than this is replaced by the slot's name in words
+
+
+def _figure(width: float = 6.4) -> Figure:
     try:
-        from matplotlib.figure import Figure
+        import matplotlib.figure  # noqa: F401 - checked on every call: the class below is made once
     except ImportError:
         raise PlotError('plots need matplotlib: pip install "flopsreg[plot]"') from None
-    return Figure(figsize=(6.4, 4.0), layout="constrained")
+    return _figure_class()(figsize=(width, 4.0), layout="constrained")
+
+
+@functools.cache
+def _figure_class() -> type[Figure]:
+    """A matplotlib Figure that a notebook displays as the last value of a cell, without
+    ``%matplotlib inline``; *skipped* names what the plot left out (conventions that cannot count)."""
+    from matplotlib.figure import Figure
+
+    class PlotFigure(Figure):
+        skipped: tuple[str, ...] = ()
+
+        def _repr_png_(self) -> bytes:
+            return _render(self, ".png")
+
+        def _repr_svg_(self) -> str:
+            return _render(self, ".svg").decode()
+
+    return PlotFigure
+
+
+def _finished(figure: Figure) -> Figure:
+    """*figure* laid out (constrained layout, legend outside) and the layout then fixed: each draw
+    would move the axes a little again, so two saves of one figure would differ."""
+    figure.draw_without_rendering()
+    figure.draw_without_rendering()
+    figure.set_layout_engine("none")
+    return figure
+
+
+def _render(figure: Figure, suffix: str) -> bytes:
+    """*figure* in the format of *suffix*, with no date and fixed SVG ids: the same bytes every time."""
+    from matplotlib import rc_context
+
+    buffer = io.BytesIO()
+    with rc_context({"svg.hashsalt": _SVG_SALT}):
+        figure.savefig(buffer, format=suffix[1:], metadata=_METADATA[suffix])
+    return buffer.getvalue()
+
+
+def styles(count: int) -> list[tuple[str, str]]:
+    """*count* distinct ``(colour, hatch)`` pairs: the ten colours of tab10, then again hatched."""
+    pairs = [(colour, hatch) for hatch in _HATCHES for colour in _COLOURS]
+    if count > len(pairs):
+        raise PlotError(f"{count} slots: more than the {len(pairs)} distinct colour and hatch pairs a stacked plot has")
+    return pairs[:count]
+
+
+def _line_styles(count: int) -> list[dict[str, str]]:
+    pairs = [{"color": colour, "linestyle": dash} for dash in _DASHES for colour in _COLOURS]
+    return [pairs[i % len(pairs)] for i in range(count)]
+
+
+def slot_label(slot: Slot) -> str:
+    """A slot named in words for a legend: the first clause of its declared summary (``"the query
+    projection"`` -> ``"query projection"``), or its name in words where that is long, a question or maths."""
+    clause = re.split(r"[:;,]", re.sub(r"\s*\([^()]*\)", "", slot.summary), maxsplit=1)[0].strip()
+    clause = re.sub(r"^(?:the|a|an) ", "", clause)
+    if len(clause) > _LABEL_WIDTH or re.match(r"(?:which|how|what) ", clause) or re.search(r"[\^*/=]", clause):
+        return _in_words(slot.name)
+    return clause
+
+
+def _in_words(slot: str) -> str:
+    """``"attention.core"`` -> ``"attention core"``."""
+    return slot.replace(".", " ").replace("_", " ")
+
+
+def _unit(values: Iterable[float]) -> tuple[int, str]:
+    """The largest unit in which the biggest of *values* is at least 1 (GFLOP, TFLOP, ...)."""
+    top = max((abs(v) for v in values), default=0)
+    return next(((scale, name) for scale, name in _UNITS if top >= scale), _UNITS[-1])
 
 
 def _lengths(seq_len: str | Iterable[int]) -> list[int]:
@@ -74,16 +164,42 @@ def _axes(figure: Figure, lengths: Sequence[int], ylabel: str, title: str) -> An
     ax = figure.add_subplot()
     if _is_log(lengths[0], lengths[-1]):
         ax.set_xscale("log", base=2)
-    ax.set_xlabel("context length s (tokens)")
+    ax.set_xlabel("context length $s$ (tokens per sequence)")
     ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_title(title, fontsize="medium")
     ax.grid(True, alpha=0.3)
+    ax.margins(x=0)
     return ax
 
 
-def _ylabel(per_token: bool, batch: int) -> str:
-    what = "per token" if per_token else ("per sequence" if batch == 1 else f"per batch of {batch}")
-    return f"forward FLOPs {what}"
+def _per(per_token: bool, batch: int) -> str:
+    return "per token" if per_token else ("per sequence" if batch == 1 else "per batch")
+
+
+def _title(what: str, names: str, convention: str, batch: int) -> str:
+    """``"forward FLOPs per token, llama-3-8b, batch 1"`` (and the convention, if not exact)."""
+    return f"{what}, {names}, batch {batch}" + ("" if convention == EXACT else f", {convention} convention")
+
+
+def _in_unit(ax: Any, series: Iterable[Iterable[Fraction | int]], what: str) -> None:
+    """Label the FLOPs axis in the unit its largest value fits (GFLOP, TFLOP, ...): the data stay
+    in FLOPs, the tick labels are divided by the unit, so no ``1e15`` offset appears."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    scale, unit = _unit(float(v) for values in series for v in values)
+    ax.set_ylabel(f"{what} ({unit})")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value / scale:.6g}"))
+    if ax.get_yscale() == "log":  # 1, 2, 5 steps labelled in the unit; the unlabelled minor ticks stay
+        ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+def _legend(figure: Figure, ax: Any, reverse: bool = False) -> None:
+    """The legend outside the axes, on the right (top of a stack first when *reverse*)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if reverse:
+        handles, labels = handles[::-1], labels[::-1]
+    figure.legend(handles, labels, loc="outside right upper", fontsize="small", frameon=False)
 
 
 def by_slot(
@@ -95,20 +211,25 @@ def by_slot(
     per_token: bool = False,
     batch: int = 1,
 ) -> Figure:
-    """*model*'s forward FLOPs against context length, stacked by slot in forward-pass order."""
+    """*model*'s forward FLOPs against context length, stacked by slot in forward-pass order
+    (the first slot at the bottom), each slot named in words and with its own colour and hatch."""
     registry = registry or Registry.default()
     plan = registry.select(model, convention=convention)
     lengths = _lengths(seq_len)
     batch = positive_int("batch", batch, "a batch size")
-    stacks = slot_flops(plan, lengths, batch=batch, per_token=per_token)
-    shown = {slot: [float(v) for v in values] for slot, values in stacks.items() if any(values)}
-    figure = _figure()
-    title = model.name if convention == EXACT else f"{model.name} ({convention} convention)"
-    ax = _axes(figure, lengths, _ylabel(per_token, batch), title)
-    ax.stackplot(lengths, *shown.values(), labels=list(shown))
-    handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles[::-1], labels[::-1], fontsize="small", loc="upper left")  # top of the stack first
-    return figure
+    stacks = {slot: values for slot, values in slot_flops(plan, lengths, batch=batch, per_token=per_token).items() if any(values)}
+    figure = _figure(width=8.0)
+    per = _per(per_token, batch)
+    ax = _axes(figure, lengths, "", _title(f"forward FLOPs {per} by slot", model.name, convention, batch))
+    _in_unit(ax, [[sum(column) for column in zip(*stacks.values())]], f"forward FLOPs {per}")
+    values = [[float(v) for v in column] for column in stacks.values()]
+    labels = [slot_label(plan.slots[slot]) for slot in stacks]
+    labels = [_in_words(slot) if labels.count(label) > 1 else label for slot, label in zip(stacks, labels)]  # never two alike
+    areas = ax.stackplot(lengths, *values, labels=labels, colors=[colour for colour, _ in styles(len(stacks))], linewidth=0, edgecolor="#222222")
+    for area, (_, hatch) in zip(areas, styles(len(stacks))):
+        area.set_hatch(hatch)
+    _legend(figure, ax, reverse=True)
+    return _finished(figure)
 
 
 def slot_flops(plan: ModelSelection, lengths: Sequence[int], *, batch: int = 1, per_token: bool = False) -> dict[str, list[Fraction]]:
@@ -131,33 +252,47 @@ def conventions(
     *,
     names: Sequence[str] | None = None,
     registry: Registry | None = None,
+    skip: bool | None = None,
 ) -> Figure:
     """Each convention's forward FLOPs of *model* as a ratio to exact, against context length.
 
-    *names* default to every registered convention; then one that cannot count this model (a
-    parameter it needs is not set) is left out and named under the plot. A convention named
-    explicitly must count it.
+    A convention that cannot count this model (a parameter it needs is not set, no estimator for
+    its family) is left out, named under the plot and in ``figure.skipped``; with *skip* False
+    (the default when *names* are given) it is an error instead. Nothing drawable is an error.
     """
     registry = registry or Registry.default()
+    skip = names is None if skip is None else skip
     lengths = _lengths(seq_len)
     exact = registry.sweep(model, lengths)
-    figure = _figure()
-    ax = _axes(figure, lengths, "forward FLOPs / exact", f"{model.name}: conventions against exact")
+    chosen = list(names) if names is not None else list(registry.conventions)
+    for name in chosen:  # a typo is an error, never a skipped convention
+        check_convention(registry, name)
+    figure = _figure(width=7.2)
+    ax = _axes(figure, lengths, "forward FLOPs / exact FLOPs", f"each convention's forward FLOPs over exact, {model.name} (any batch)")
     ax.axhline(1.0, color="black", linewidth=0.8, label=EXACT)
     skipped = []
-    for name in names if names is not None else list(registry.conventions):
+    for name, style in zip(chosen, _line_styles(len(chosen))):
         try:
             totals = registry.sweep(model, lengths, convention=name)
         except FlopsregError as error:
-            if names is not None:
+            if not skip:
                 raise
             skipped.append(f"{name}: {error}")
             continue
-        ax.plot(lengths, [float(Fraction(t, e)) for t, e in zip(totals, exact)], label=name)
-    ax.legend(fontsize="small")
-    if skipped:
-        figure.text(0.01, 0.0, "not drawn: " + "; ".join(skipped)[:300], fontsize="x-small", va="bottom", wrap=True)
-    return figure
+        ax.plot(lengths, [float(Fraction(t, e)) for t, e in zip(totals, exact)], label=name, **style)
+    if len(skipped) == len(chosen):
+        raise PlotError(f"{model.name}: no convention could count it: " + "; ".join(skipped))
+    _legend(figure, ax)
+    figure.skipped = tuple(skipped)
+    if skipped:  # one line each under the axes, in room kept from the layout
+        lines = [_shortened(item, _NOTE_WIDTH) for item in skipped]
+        figure.get_layout_engine().set(rect=(0, _NOTE_LINE * (len(lines) + 1), 1, 1 - _NOTE_LINE * (len(lines) + 1)))
+        figure.text(0.01, 0.01, "\n".join([f"not drawn, cannot count {model.name}:", *lines]), fontsize="x-small", va="bottom", linespacing=1.3)
+    return _finished(figure)
+
+
+def _shortened(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3].rstrip() + "..."
 
 
 def models(
@@ -172,17 +307,20 @@ def models(
     """Several models' forward FLOPs (or per token) against context length, on one axis."""
     registry = registry or Registry.default()
     lengths = _lengths(seq_len)
-    figure = _figure()
-    suffix = "" if convention == EXACT else f" ({convention} convention)"
-    ax = _axes(figure, lengths, _ylabel(per_token, batch), "forward FLOPs" + suffix)
+    figure = _figure(width=7.2)
+    per = _per(per_token, batch)
+    ax = _axes(figure, lengths, "", _title(f"forward FLOPs {per}", ", ".join(m.name for m in model_list), convention, batch))
+    if not per_token and _is_log(lengths[0], lengths[-1]):
+        ax.set_yscale("log")
+    series = []
     for model in model_list:
         totals = registry.sweep(model, lengths, batch=batch, convention=convention)
-        values = [float(Fraction(t, batch * n)) if per_token else float(t) for t, n in zip(totals, lengths)]
-        ax.plot(lengths, values, label=model.name)
-    if not per_token:
-        ax.set_yscale("log" if _is_log(lengths[0], lengths[-1]) else "linear")
-    ax.legend(fontsize="small")
-    return figure
+        series.append([Fraction(t, batch * n) if per_token else t for t, n in zip(totals, lengths)])
+    _in_unit(ax, series, f"forward FLOPs {per}")
+    for model, values, style in zip(model_list, series, _line_styles(len(model_list))):
+        ax.plot(lengths, [float(v) for v in values], label=model.name, **style)
+    _legend(figure, ax)
+    return _finished(figure)
 
 
 def output_format(path: str) -> str:
@@ -194,10 +332,11 @@ def output_format(path: str) -> str:
 
 
 def save(figure: Figure, path: str) -> str:
-    """Write *figure* to *path* (.png, .svg or .pdf, by its suffix); returns the path."""
-    output_format(path)
+    """Write *figure* to *path* (.png, .svg or .pdf, by its suffix), the same bytes for the same
+    figure (no creation date, fixed SVG ids); returns the path."""
+    data = _render(figure, output_format(path))
     try:
-        figure.savefig(path)
+        Path(path).write_bytes(data)
     except OSError as error:
         raise PlotError(f"-o {path}: cannot write: {error.strerror or error}") from None
     return path

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 import pytest
 from test_cli import gemma_forward
 
 import flopsreg
+from flopsreg.model.examples_index import example_names
+from flopsreg.render.ascii_maths import maths_text
 
 # What MathJax 3 renders inside $...$ / $$...$$ (its AMS environments); a LaTeX document's
 # itemize, tabular, align (numbered rows) or % comments would show as raw TeX.
@@ -30,7 +33,14 @@ def shown(registry):
         "registry": registry,
         "pattern": next(p for p in registry.patterns if p.name == "chunked"),
         "comparison": registry.compare(model, seq_len=4096),
+        "generation": registry.generate(model, prompt=1000, new_tokens=100),
+        "parameters": registry.parameters(model),
+        "step_utilisation": registry.evaluate(model, seq_len=4096).utilisation(peak="h100-sxm-bf16", step_time=0.5, devices=8),
+        "utilisation": registry.evaluate(model, seq_len=4096).mfu(peak="h100-sxm-bf16", step_time=0.5, devices=8),
     }
+
+
+DISPLAYED = ["result", "model", "selection", "registry", "pattern", "comparison", "generation", "parameters", "step_utilisation", "utilisation"]
 
 
 def _maths(text: str) -> list[str]:
@@ -46,13 +56,13 @@ def _check_mathjax(math: str) -> None:
     assert math.count("{") == math.count("}")
 
 
-@pytest.mark.parametrize("name", ["result", "model", "selection", "registry", "pattern", "comparison"])
+@pytest.mark.parametrize("name", [name for name in DISPLAYED if name != "utilisation"])  # Utilisation's repr is its fields
 def test_plain_repr_is_short(shown, name):
     text = repr(shown[name])
     assert len(text) < 200 and "\n" not in text, text
 
 
-@pytest.mark.parametrize("name", ["result", "model", "selection", "registry", "pattern", "comparison"])
+@pytest.mark.parametrize("name", DISPLAYED)
 def test_markdown_maths_is_in_mathjax_s_subset_and_tables_are_rectangular(shown, name):
     text = shown[name]._repr_markdown_()
     assert text.count("$") % 2 == 0
@@ -86,3 +96,117 @@ def test_the_model_shows_its_kinds_and_layers(shown):
 def test_the_comparison_gives_ratios_and_reasons(shown):
     text = shown["comparison"]._repr_markdown_()
     assert "| exact |" in text and "| slime |" in text and "- slime: " in text
+
+
+# -- maths as MathJax typesets it, for every bundled example ------------------------------------
+
+ASCII_IN_MATHS = re.compile(r"//|\*|\^T\b|(?<=[\w})]) x (?=[\w\\({])|(?<![\\\w])(?:min|max|floor|sum)\b")  # maths written as code
+ASCII_IN_TEXT = re.compile(r"\^|//|\s[x*]\s|\w\*\w|\bn/a\b")  # maths left outside $...$
+
+
+def _braces_balance(math: str) -> bool:
+    depth = 0
+    for char in re.sub(r"\\[{}]", "", math):
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _check_typesets(text: str, where: str) -> None:
+    """Every maths span of *text* parses as MathJax reads it, and no ASCII maths is left in or out of it."""
+    assert text.count("$") % 2 == 0, where
+    for display, inline in _maths(text):
+        math = display or inline
+        _check_mathjax(math)
+        assert _braces_balance(math), (where, math)
+        assert math.count(r"\left") == math.count(r"\right"), (where, math)
+        assert not ASCII_IN_MATHS.search(math.replace(r"\times", "")), (where, math)
+        for row in math.split(r"\\"):
+            if row.strip().startswith(r"&\quad"):  # a continuation row: the plus is binary, spaced
+                assert re.match(r"\s*&\\quad \{\}[+-]\{\} ", row), (where, row)
+    prose = re.sub(r"`[^`]*`", "", text)  # code spans hold names and exact integers
+    prose = re.sub(r"\$\$(.+?)\$\$|\$([^$]+?)\$", "", prose, flags=re.S)
+    assert not ASCII_IN_TEXT.search(prose), (where, ASCII_IN_TEXT.search(prose).group(), prose[max(0, ASCII_IN_TEXT.search(prose).start() - 80) :][:160])
+
+
+@pytest.mark.parametrize("example", example_names())
+def test_every_display_of_every_example_typesets(registry, example):
+    model = flopsreg.Model.example(example)
+    result = registry.evaluate(model, seq_len=4096)
+    shown = {
+        "model": model,
+        "selection": registry.select(model),
+        "result": result,
+        "comparison": registry.compare(model, seq_len=4096),
+        "parameters": registry.parameters(model),
+        "generation": registry.generate(model, prompt=100, new_tokens=10),
+        "utilisation": result.utilisation(peak="h100-sxm-bf16", step_time=60),
+    }
+    for name, obj in shown.items():
+        _check_typesets(obj._repr_markdown_(), f"{example} {name}")
+    for name in ("selection", "result"):
+        latex = shown[name]._repr_latex_()
+        _check_typesets(latex, f"{example} {name} latex")
+
+
+def test_the_registry_and_its_pattern_list_typeset(registry):
+    _check_typesets(registry._repr_markdown_(), "registry")
+    _check_typesets(registry.patterns_markdown(), "patterns")
+
+
+def test_the_registry_shows_counts_by_slot_and_says_how_to_list_all(registry):
+    text = registry._repr_markdown_()
+    rows = [row for row in text.splitlines() if row.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == list(registry.slots)  # one row per slot, in forward order
+    assert sum(int(row.split("|")[3]) for row in rows) == len(registry.patterns)
+    assert "reg.patterns_markdown()" in text and "flopsreg patterns" in text
+    listed = registry.patterns_markdown()
+    assert len([row for row in listed.splitlines() if row.startswith("| `")]) == len(registry.patterns)
+    assert "| `attention.mask` | `chunked` |" in listed
+
+
+def test_kind_tables_show_the_model_level_slots_as_such_not_as_a_kind(shown):
+    for name in ("result", "selection", "parameters"):
+        text = shown[name]._repr_markdown_()
+        assert "| model |" not in text and "| model-level slots |" in text, name
+
+
+def test_comparisons_are_written_in_maths_and_words(shown):
+    text = shown["comparison"]._repr_markdown_()
+    assert r"($QK^{\top}$ and PV at width $H Q = n_{\mathrm{head}} \times \left\lfloor n_{\mathrm{embd}}/n_{\mathrm{head}} \right\rfloor$," in text
+    assert "($s^{2} / 2$ pairs on every layer" in text and r"attention.core: $5.7135\times$ exact" in text
+    assert "norms: exact counts none" in text and "n/a" not in text
+
+
+@pytest.mark.parametrize(
+    ("ascii", "markdown"),
+    [
+        ("s^2/2 pairs", "$s^{2} / 2$ pairs"),
+        ("QK^T and PV", r"$QK^{\top}$ and PV"),
+        ("2 s h^2, as if heads x v width", r"$2 s h^{2}$, as if heads × v width"),
+        ("head_dims = 2 (dim // n_heads), whatever", r"$\mathrm{head\_dims} = 2 \left\lfloor \mathrm{dim}/n_{\mathrm{heads}} \right\rfloor$, whatever"),
+        ("sum_i min(i + 1, K) pairs", r"$\sum_{i} \min\left(i + 1, K\right)$ pairs"),
+        ("W(W+1)/2 + (s-W)W once W < s", r"$W \left(W + 1\right) / 2 + \left(s - W\right) W$ once $W < s$"),
+        ("layers 0-28 of GLM-5, Gemma 3n, DeepSeek-V4 CSA", "layers 0-28 of GLM-5, Gemma 3n, DeepSeek-V4 CSA"),  # words stay words
+        ("counted as a +1 column: r_q (h + 1)", r"counted as a +1 column: $r_{q} \left(h + 1\right)$"),
+        ("hidden -> V", "hidden → V"),
+        ("the update (b k)^T S", r"the update $\left(b k\right)^{\top} S$"),
+        ("its product with x per chunk", "its product with $x$ per chunk"),
+        ("visible iff 0 <= q - k < W, r = s mod C", r"visible iff $0 \le q - k < W$, $r = s \bmod C$"),
+        ("torchtitan (gpt_oss): no v_proj, the lm_head's V x h", r"torchtitan (gpt_oss): no v_proj, the lm_head's $V \times h$"),
+    ],
+)
+def test_ascii_maths_in_summaries_becomes_latex(ascii, markdown):
+    assert maths_text(ascii) == markdown
+
+
+def test_generation_and_utilisation_show_their_exact_numbers(shown, registry):
+    generation = shown["generation"]
+    text = generation._repr_markdown_()
+    assert f"`{generation.prefill_flops:,}`" in text and f"`{generation.total:,}`" in text and "99 steps" in text
+    step = shown["step_utilisation"]
+    text = step._repr_markdown_()
+    flops = 3 * gemma_forward(4096)  # training FLOPs of the step, without recomputation
+    assert f"| MFU | ${step.mfu.decimal(6)}$ | $" in text and f"`{flops:,}`" in text and "$n = 8$" in text and "$t = 0.5$" in text
+    assert step.mfu.fraction == flops / (Fraction(1, 2) * 8 * 989_500_000_000_000)

@@ -10,6 +10,7 @@ from test_cli import gemma_forward
 
 import flopsreg
 from flopsreg.cli import main
+from flopsreg.model.examples_index import example_names
 
 pytest.importorskip("matplotlib", reason='matplotlib is not installed (pip install "flopsreg[plot]"): the plot tests did not run')
 
@@ -107,3 +108,71 @@ def test_without_matplotlib_the_error_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)  # import fails as if not installed
     with pytest.raises(plot.PlotError, match=r'plots need matplotlib: pip install "flopsreg\[plot\]"'):
         plot.by_slot(GEMMA, "1024:2048")
+
+
+# -- figures as a paper prints them ------------------------------------------------------------
+
+
+def test_every_slot_of_every_example_has_its_own_colour_and_hatch(registry):
+    for name in example_names():
+        figure = plot.by_slot(flopsreg.Model.example(name), [1024, 2048], registry=registry)
+        looks = [(tuple(area.get_facecolor()[0]), area.get_hatch() or "") for area in figure.axes[0].collections]
+        assert len(looks) == len(set(looks)), name
+    assert len(set(plot.styles(70))) == 70
+    with pytest.raises(plot.PlotError, match="71 slots"):
+        plot.styles(71)
+
+
+def test_slots_stack_in_forward_order_named_in_words_with_the_legend_outside(registry):
+    figure = plot.by_slot(flopsreg.Model.example("llama-3-8b"), "1024:131072", registry=registry, per_token=True)
+    (legend,) = figure.legends
+    labels = [text.get_text() for text in legend.get_texts()]
+    forward = ["query projection", "key and value projections", "attention core", "output projection", "feed-forward network", "logits head"]
+    assert labels == forward[::-1]  # the top of the stack first
+    assert [area.get_label() for area in figure.axes[0].collections] == forward
+    assert not legend.get_window_extent().overlaps(figure.axes[0].get_window_extent())
+
+
+def test_titles_say_what_and_per_what_and_axes_carry_units(registry):
+    llama = flopsreg.Model.example("llama-3-8b")
+    ax = plot.by_slot(llama, "1024:131072", registry=registry, per_token=True).axes[0]
+    assert ax.get_title() == "forward FLOPs per token by slot, llama-3-8b, batch 1"
+    assert ax.get_ylabel() == "forward FLOPs per token (GFLOP)"  # 15 to 49 GFLOP per token
+    ax = plot.by_slot(GEMMA, [1024, 4096], registry=registry, batch=8, convention="slime").axes[0]
+    assert ax.get_title() == "forward FLOPs per batch by slot, gemma-3-4b, batch 8, slime convention"
+    assert ax.get_ylabel() == "forward FLOPs per batch (TFLOP)"  # 8 x 34.5 TFLOP at 4096
+    assert ax.yaxis.get_offset_text().get_text() == ""  # no bare 1e15
+    shown = [float(label.get_text()) for label in ax.get_yticklabels() if label.get_text()]
+    top = 8 * registry.evaluate(GEMMA, seq_len=4096, convention="slime").forward / 10**12
+    assert max(shown) <= top * 1.3 and max(shown) >= top / 2
+    ax = plot.models([GEMMA, llama], "1024:131072", registry=registry).axes[0]
+    assert ax.get_yscale() == "log" and ax.get_ylabel() == "forward FLOPs per sequence (PFLOP)"
+
+
+def test_two_saves_are_byte_identical_and_carry_no_date(tmp_path, registry):
+    figure = plot.conventions(GEMMA, [1024, 2048, 4096], registry=registry)
+    for suffix in (".svg", ".pdf", ".png"):
+        first, again, fresh = (tmp_path / f"{name}{suffix}" for name in ("first", "again", "fresh"))
+        plot.save(figure, str(first))
+        plot.save(figure, str(again))  # the same figure saved twice
+        plot.save(plot.conventions(GEMMA, [1024, 2048, 4096], registry=registry), str(fresh))
+        assert first.read_bytes() == again.read_bytes() == fresh.read_bytes(), suffix
+        assert b"CreationDate" not in first.read_bytes() and b"<dc:date>" not in first.read_bytes()
+
+
+def test_a_figure_shows_itself_in_a_notebook(registry):
+    figure = plot.by_slot(GEMMA, [1024, 2048], registry=registry)
+    assert figure._repr_png_().startswith(MAGIC[".png"]) and figure._repr_svg_().startswith("<?xml")
+
+
+def test_the_cli_skips_and_names_a_convention_that_cannot_count(tmp_path, capsys):
+    out = tmp_path / "ratios.svg"
+    argv = ["plot", "gemma-3-4b", "--seq-len", "1024,2048", "--convention", "slime", "--convention", "megatron", "-o", str(out)]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == f"wrote {out}" and out.exists()
+    assert "flopsreg: warning: --convention megatron: " in captured.err and "padded_vocab" in captured.err
+    assert "megatron: " in out.read_text()  # named in the figure too
+    assert main(["plot", "gemma-3-4b", "--seq-len", "1024,2048", "--convention", "megatron", "-o", str(tmp_path / "none.svg")]) == 2
+    err = capsys.readouterr().err
+    assert "no convention could count it" in err and err.count("\n") == 1 and not (tmp_path / "none.svg").exists()
