@@ -289,8 +289,9 @@ class PluginLoader:
         self._builtins: set[str] = set()  # names of the loaded plugins of flopsreg.patterns
         self._lock = threading.RLock()
         # Lazy loading: the built-ins not imported yet (names of BUILTIN), known from the manifest.
-        self._manifest: Mapping[str, Any] = {"modules": {}, "params": {}}
+        self._manifest: Mapping[str, Any] = {"modules": {}}
         self._pending: dict[str, _Planned] = {}
+        self._manifest_params: dict[str, Param] = {}  # the parameters of the built-ins, from the manifest
         others = [(_plugin_name(p), p) for p in plugins]
         if load_entry_points and os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD") != "1":
             others += self._entry_point_plugins()
@@ -303,6 +304,7 @@ class PluginLoader:
                 candidates += [(_plugin_name(m), m) for m in builtin_plugins()]
             else:
                 self._manifest, self._pending = planned
+                self._manifest_params = manifest.params(self._manifest)
         candidates += others
         objects: dict[str, tuple[Any, bool, bool]] = {}  # name -> (plugin, built-in, trusted)
         for name, plugin in candidates:  # pass 1: declarations
@@ -440,6 +442,10 @@ class PluginLoader:
             for pattern in contribution.patterns:
                 self._summaries.append(pattern)
                 self._owner[pattern.name] = name
+                if isinstance(pattern, PatternEntry):
+                    for param in pattern.param_names:
+                        self._params.setdefault(param, (self._manifest_params[param], pattern.name))
+                    continue
                 for param in pattern.params:
                     self._params.setdefault(param.name, (param, pattern.name))
             for kind, items in contribution.declared.items():

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
 from flopsreg.declarations.pattern import Block, Convention, GroupSelector, Param, Quantity, Slot, SlotGroup
 from flopsreg.declarations.readers import HFLayerType
 
-__all__ = ["DATA_KINDS", "FORMAT", "REFRESH", "PatternEntry", "declaration", "load", "patterns_of", "rebuilt"]
+__all__ = ["DATA_KINDS", "FORMAT", "REFRESH", "PatternEntry", "declaration", "load", "params", "patterns_of", "rebuilt"]
 
 FORMAT = 1
 REFRESH = "python -m flopsreg.plugins.make_manifest --write"
@@ -37,10 +37,10 @@ DATA_KINDS: dict[str, type] = {
 }
 
 
-@attrs.frozen
-class PatternEntry:
+class PatternEntry(NamedTuple):
     """What the manifest says about one built-in pattern: enough to decide whether a model can
-    select it (slot, scope, flags, precedence) and which parameters it uses, without its formulas."""
+    select it (slot, scope, flags, precedence) and which parameters it uses, without its formulas.
+    A named tuple: a start-up reads one per built-in pattern."""
 
     name: str
     slot: str
@@ -48,11 +48,7 @@ class PatternEntry:
     precedence: int
     flags: frozenset[str]
     produces: str
-    params: tuple[Param, ...]
-
-    @property
-    def param_names(self) -> frozenset[str]:
-        return frozenset(param.name for param in self.params)
+    param_names: frozenset[str]
 
 
 def _data(value: Any) -> Any:
@@ -88,16 +84,12 @@ def load(path: str) -> dict[str, Any] | None:
 
 def patterns_of(manifest: Mapping[str, Any], module: str) -> list[PatternEntry]:
     """The patterns of built-in *module* (a name of BUILTIN) as the manifest lists them."""
-    params = manifest["params"]
     return [
-        PatternEntry(
-            name=p["name"],
-            slot=p["slot"],
-            scope=p["scope"],
-            precedence=p["precedence"],
-            flags=frozenset(p["flags"]),
-            produces=p["produces"],
-            params=tuple(Param(**params[name]) for name in p["params"]),
-        )
+        PatternEntry(p["name"], p["slot"], p["scope"], p["precedence"], frozenset(p["flags"]), p["produces"], frozenset(p["params"]))
         for p in manifest["modules"][module]["patterns"]
     ]
+
+
+def params(manifest: Mapping[str, Any]) -> dict[str, Param]:
+    """Every parameter a built-in pattern declares, by name (each built-in once)."""
+    return {name: Param(**data) for name, data in manifest["params"].items()}

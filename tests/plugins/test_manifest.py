@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from flopsreg import Model, Registry
-from flopsreg.errors import FlopsregError
+from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.model.examples_index import example_names
 from flopsreg.plugins import make_manifest, manifest
+from flopsreg.plugins.checks import check_ties
 from flopsreg.plugins.loader import _BUILTIN_PACKAGE, PluginLoader, manifest_path
 from flopsreg.plugins.manifest import DATA_KINDS, REFRESH
 
@@ -76,8 +77,8 @@ def _outcome(registry: Registry, model: Model, convention: str) -> object:
     except FlopsregError as error:
         return f"{type(error).__name__}: {error}"
     units = [*selection.kinds, selection.head, *(u for units in selection.blocks.values() for u in units)]
-    reasons = [(unit.name, [(s.slot, s.pattern.name, s.reason) for s in unit.selections], str(unit.expression)) for unit in units]
-    return selection, reasons, selection.warnings, result.forward, result.training
+    chosen = [(unit.name, [(s.slot, s.pattern, s.applicable, s.reason) for s in unit.selections], str(unit.expression)) for unit in units]
+    return chosen, selection.warnings, result.forward, result.training
 
 
 def _models(registry: Registry) -> list[Model]:
@@ -129,3 +130,29 @@ def test_a_llama_evaluation_imports_few_built_in_modules(tmp_path):
     modules = eval(done.stdout.strip().splitlines()[-1])  # noqa: S307 - our own print of a list of names
     assert 5 < len(modules) <= 25, modules
     assert not [m for m in modules if m.startswith(("flopsreg.patterns.hf.deepseek", "flopsreg.patterns.mla", "flopsreg.patterns.conventions."))]
+
+
+def _manifest_ties(data: dict) -> None:
+    """The tie check of the loader (flopsreg.plugins.checks.check_ties), run on the manifest's patterns, module by module."""
+    conventions = {c["name"] for m in data["modules"].values() for c in m["declares"].get("conventions", ())}
+    seen: list = []
+    owner: dict[str, str] = {}
+    for module in data["modules"]:
+        patterns = manifest.patterns_of(data, module)
+        check_ties(module, patterns, seen, conventions, owner)
+        seen += patterns
+        owner |= {p.name: module for p in patterns}
+
+
+def test_the_tie_and_claim_checks_run_on_the_manifest():
+    data = manifest.load(manifest_path())
+    _manifest_ties(data)  # the built-ins have no tie
+    claims = [(r, m) for m, entry in data["modules"].items() for r in entry["declares"].get("megatron_readers", ())]
+    for i, (a, _) in enumerate(claims):
+        for b, _ in claims[i + 1 :]:
+            assert a["precedence"] != b["precedence"] or not set(a["arguments"]) & set(b["arguments"]), (a["name"], b["name"])
+    broken = json.loads(json.dumps(data))
+    default = next(p for m in broken["modules"].values() for p in m["patterns"] if not p["flags"])  # a slot's default
+    broken["modules"]["window_compression"]["patterns"].append({**default, "name": "a_second_default"})
+    with pytest.raises(PluginError, match="'a_second_default' ties with pattern"):
+        _manifest_ties(broken)
