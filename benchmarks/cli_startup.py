@@ -46,6 +46,9 @@ COMMANDS = {
     "flopsreg eval llama-3-8b --seq-len 4096 (cold)": [
         sys.executable, "-m", "flopsreg", "eval", "llama-3-8b", "--seq-len", "4096", "--no-cache",
     ],
+    "flopsreg eval deepseek-v4-flash --seq-len 4096 (cold)": [
+        sys.executable, "-m", "flopsreg", "eval", "deepseek-v4-flash", "--seq-len", "4096", "--no-cache",
+    ],
     # The first call a user makes: the cache is on but empty (a new folder each run), so the call
     # composes, compiles and writes the entry.
     "flopsreg eval llama-3-8b --seq-len 4096 (empty cache)": [

@@ -115,12 +115,8 @@ def plugin_files(registry: PluginLoader) -> list[list[Any]]:
     """Path and content digest of every loaded module of each installed plugin's top-level
     package (the plugin's own module and the helpers beside it): an edited plugin, editable
     installs included, changes the key although no install folder changes."""
-    from flopsreg.plugins.checks import is_builtin
-
     packages = set()
-    for plugin in registry.loaded_plugins().values():
-        if is_builtin(plugin):
-            continue
+    for plugin in registry.other_plugins().values():
         module = plugin.__name__ if isinstance(plugin, types.ModuleType) else getattr(plugin, "__module__", None)
         packages.add(str(module or type(plugin).__module__).partition(".")[0])
     files = set()

@@ -582,8 +582,8 @@ def unused(registry: PluginLoader, model: Model, kinds: Sequence[UnitSelection],
         # The parameters of applicable weight-only patterns size weights: used. (Flags first: a
         # pattern's formula is made canonical where it is first read.)
         names |= {
-            name for p in registry.patterns
-            if p.scope == unit.scope and p.flags <= unit.flags and holds_weights_only(p) for name in p.param_names
+            name for p in registry.applicable(unit.flags)
+            if p.scope == unit.scope and holds_weights_only(p) for name in p.param_names
         }
         for sel in unit.selections:
             names |= sel.pattern.param_names
@@ -592,7 +592,7 @@ def unused(registry: PluginLoader, model: Model, kinds: Sequence[UnitSelection],
         return names
 
     def users(name: str) -> list[Pattern]:
-        return [p for p in registry.patterns if name in p.param_names]
+        return list(registry.users_of(name))
 
     def hint(name: str) -> str:
         reachable = [p for p in users(name) if not (p.flags & conventions) - model.flags]  # under this convention
@@ -605,7 +605,7 @@ def unused(registry: PluginLoader, model: Model, kinds: Sequence[UnitSelection],
         return bool(declaring) and all((p.flags & conventions) - model.flags for p in declaring)
 
     warnings = []
-    layer_flags = frozenset().union(*(p.flags for p in registry.patterns if p.scope == "layer"), *(g.flags for g in registry.group_selectors))
+    layer_flags = registry.layer_flags
     for name, kind in model.kinds.items():
         for flag in sorted(kind.flags - layer_flags):
             warnings.append(Unused(None, None,

@@ -67,8 +67,8 @@ def select(registry: PluginLoader, scope: str, flags: frozenset[str], where: str
     groups = token_mixers(registry, flags, where) if scope == "layer" else frozenset()
     group_of = registry.slot_group_of
     by_slot: dict[str, list[Pattern]] = {}
-    for pattern in registry.patterns:  # sorted by slot, then precedence (highest first), then name
-        if pattern.scope == scope and pattern.flags <= flags:
+    for pattern in registry.applicable(flags):  # sorted by slot, then precedence (highest first), then name
+        if pattern.scope == scope:
             group = group_of.get(pattern.slot)
             if group is None or group in groups:
                 by_slot.setdefault(pattern.slot, []).append(pattern)

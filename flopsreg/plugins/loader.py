@@ -43,7 +43,7 @@ from flopsreg.declarations.pattern import (
 from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.declarations.symbols import SHARED, SymbolInfo, SymbolTable
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
-from flopsreg.plugins import hookspecs
+from flopsreg.plugins import hookspecs, manifest
 from flopsreg.plugins.checks import (
     check_compositions,
     check_depth,
@@ -55,11 +55,13 @@ from flopsreg.plugins.checks import (
     is_builtin,
     unprovided,
 )
+from flopsreg.plugins.manifest import PatternEntry
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "plugin_fault"]
+__all__ = ["ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "manifest_path", "plugin_fault"]
 
 ENTRY_POINT_GROUP = "flopsreg"
 _HOOK_PREFIX = f"{hookspecs.PROJECT}_"
+_BUILTIN_PACKAGE = "flopsreg.patterns."
 _HOOK_NAMES = frozenset(
     name for name in dir(hookspecs) if name.startswith(_HOOK_PREFIX) and callable(getattr(hookspecs, name))
 )
@@ -77,8 +79,8 @@ _DECLARATIONS = {
 }
 
 
-def builtin_plugins() -> list[types.ModuleType]:
-    """The modules :data:`flopsreg.patterns.BUILTIN` lists, imported, in its order.
+def builtin_plugins(names: Iterable[str] | None = None) -> list[types.ModuleType]:
+    """The modules :data:`flopsreg.patterns.BUILTIN` lists (or those of *names* among them), imported, in its order.
 
     They are imported with sympy's evaluation off: their formulas are built as written, without
     sympy's flattening and assumption queries (two thirds of their import), and each pattern's
@@ -90,9 +92,10 @@ def builtin_plugins() -> list[types.ModuleType]:
     """
     from flopsreg.patterns import BUILTIN
 
+    wanted = BUILTIN if names is None else [name for name in BUILTIN if name in set(names)]
     alone = threading.active_count() == 1
     with sympy_evaluation(False) if alone else contextlib.nullcontext():
-        return [importlib.import_module(f"flopsreg.patterns.{name}") for name in BUILTIN]
+        return [importlib.import_module(f"{_BUILTIN_PACKAGE}{name}") for name in wanted]
 
 
 def _plugin_name(plugin: object) -> str:
@@ -143,6 +146,75 @@ class Contribution:
 
     declared: Mapping[str, tuple[Any, ...]]  # kind ("quantities", "slots", ...) -> declarations
     patterns: tuple[Pattern, ...] = ()
+
+
+@attrs.frozen
+class _Planned:
+    """A built-in plugin not imported yet, as the manifest describes it: its plain-data
+    declarations rebuilt, its patterns without formulas, its readers by name."""
+
+    declared: Mapping[str, tuple[Any, ...]]
+    patterns: tuple[PatternEntry, ...]
+    hf_readers: Mapping[str, frozenset[str]]  # model_type -> the flags its reader gives
+    megatron_readers: tuple[str, ...]
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any], name: str) -> _Planned:
+        declares = data["modules"][name]["declares"]
+        return cls(
+            declared={kind: tuple(manifest.rebuilt(kind, item) for item in declares.get(kind, ())) for kind in manifest.DATA_KINDS},
+            patterns=tuple(manifest.patterns_of(data, name)),
+            hf_readers={r["name"]: frozenset(r["flags"]) for r in declares.get("hf_readers", ())},
+            megatron_readers=tuple(r["name"] for r in declares.get("megatron_readers", ())),
+        )
+
+
+def manifest_path() -> str:
+    """Where the manifest of the built-ins lives: beside them, so that the wheel ships it."""
+    from flopsreg import patterns
+
+    return os.path.join(os.path.dirname(patterns.__file__), "manifest.json")
+
+
+def _planned_builtins() -> tuple[Mapping[str, Any], dict[str, _Planned]] | None:
+    """The manifest and every built-in as it describes them, in BUILTIN order; None without a
+    manifest that lists exactly the modules of BUILTIN (then every built-in is imported)."""
+    from flopsreg.patterns import BUILTIN
+
+    data = manifest.load(manifest_path())
+    if data is None or list(data["modules"]) != list(BUILTIN):
+        return None
+    return data, {name: _Planned.of(data, name) for name in BUILTIN}
+
+
+def _by_slot(pattern: Pattern) -> tuple[str, int, str]:
+    """The order of :attr:`PluginLoader.patterns`: by slot, then precedence (highest first), then name."""
+    return (pattern.slot, -pattern.precedence, pattern.name)
+
+
+class _LazyReaders(Mapping[str, Any]):
+    """The readers of one kind by name, some of them of built-ins not imported yet: reading one
+    imports its module first."""
+
+    def __init__(self, loader: PluginLoader, kind: str, pending: Mapping[str, str]) -> None:
+        self._loader = loader
+        self._kind = kind
+        self._pending = pending  # reader name -> the built-in (BUILTIN name) declaring it
+        self._names = sorted(set(loader._declared[kind]) | set(pending))
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self._pending:
+            self._loader._load_builtins([self._pending[name]])
+        return self._loader._declared[self._kind][name][0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._pending or name in self._loader._declared[self._kind]
 
 
 def may_declare_entry_points(group: str) -> bool:
@@ -215,12 +287,25 @@ class PluginLoader:
         self._errors: list[PluginError] = []
         self._loaded: dict[str, Contribution] = {}  # plugin name -> what it contributed, in load order
         self._builtins: set[str] = set()  # names of the loaded plugins of flopsreg.patterns
+        self._lock = threading.RLock()
+        # Lazy loading: the built-ins not imported yet (names of BUILTIN), known from the manifest.
+        self._manifest: Mapping[str, Any] = {"modules": {}}
+        self._pending: dict[str, _Planned] = {}
+        self._manifest_params: dict[str, Param] = {}  # the parameters of the built-ins, from the manifest
+        others = [(_plugin_name(p), p) for p in plugins]
+        if load_entry_points and os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD") != "1":
+            others += self._entry_point_plugins()
         candidates: list[tuple[str, Any]] = []
         if builtins:
-            candidates += [(_plugin_name(m), m) for m in builtin_plugins()]
-        candidates += [(_plugin_name(p), p) for p in plugins]
-        if load_entry_points and os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD") != "1":
-            candidates += self._entry_point_plugins()
+            # Alone and trusted, the built-ins are imported when a question needs them; a plugin
+            # of another package is checked against every built-in, so then all are imported.
+            planned = _planned_builtins() if trust_builtins and not others else None
+            if planned is None:
+                candidates += [(_plugin_name(m), m) for m in builtin_plugins()]
+            else:
+                self._manifest, self._pending = planned
+                self._manifest_params = manifest.params(self._manifest)
+        candidates += others
         objects: dict[str, tuple[Any, bool, bool]] = {}  # name -> (plugin, built-in, trusted)
         for name, plugin in candidates:  # pass 1: declarations
             builtin = is_builtin(plugin)
@@ -340,21 +425,70 @@ class PluginLoader:
         return (p for contribution in self._loaded.values() for p in contribution.patterns)
 
     def _index(self) -> None:
-        """The lookup tables of the loaded plugins, first declaration first."""
+        """The lookup tables of the loaded plugins and the built-ins not imported yet (from the
+        manifest), first declaration first, built-ins in BUILTIN order."""
         for cached in ("params", "conventions", "quantities", "slots", "slot_groups", "group_selectors", "slot_group_of", "blocks",
-                       "hf_readers", "hf_layer_types", "megatron_readers", "flags", "symbols", "patterns"):
+                       "hf_readers", "hf_layer_types", "megatron_readers", "flags", "layer_flags", "symbols", "patterns"):
             self.__dict__.pop(cached, None)
+        self._applicable: dict[frozenset[str], tuple[Pattern, ...]] = {}
         self._owner: dict[str, str] = {}  # pattern name -> plugin name
         self._params: dict[str, tuple[Param, str]] = {}  # param name -> (param, pattern name)
         self._declared: dict[str, dict[str, tuple[Any, str]]] = {kind: {} for kind in _DECLARATIONS}
-        for name, contribution in self._loaded.items():
+        planned = [(f"{_BUILTIN_PACKAGE}{name}", entry) for name, entry in self._pending.items()]
+        order = {name: i for i, name in enumerate(f"{_BUILTIN_PACKAGE}{name}" for name in self._manifest["modules"])}
+        sources = sorted([*self._loaded.items(), *planned], key=lambda item: order.get(item[0], len(order)))
+        self._summaries: list[Pattern | PatternEntry] = []
+        for name, contribution in sources:
             for pattern in contribution.patterns:
+                self._summaries.append(pattern)
                 self._owner[pattern.name] = name
+                if isinstance(pattern, PatternEntry):
+                    for param in pattern.param_names:
+                        self._params.setdefault(param, (self._manifest_params[param], pattern.name))
+                    continue
                 for param in pattern.params:
                     self._params.setdefault(param.name, (param, pattern.name))
             for kind, items in contribution.declared.items():
                 for item in items:
                     self._declared[kind].setdefault(item.name, (item, name))
+
+    def _load_builtins(self, names: Iterable[str]) -> None:
+        """Import and register the built-ins of *names* (names of BUILTIN) not imported yet, as
+        the first pass and the second would have (trusted: the test suite checks them)."""
+        with self._lock:
+            wanted = [name for name in names if name in self._pending]
+            if not wanted:
+                return
+            for module in builtin_plugins(wanted):
+                name = module.__name__
+                del self._pending[name.removeprefix(_BUILTIN_PACKAGE)]
+                try:
+                    self._loaded[name] = Contribution(declared=self._declare(name, module, True))
+                    patterns = self._collect(name, "flopsreg_register_patterns", Pattern)
+                except PluginError as error:
+                    self._loaded.pop(name, None)
+                    self._skip(error)
+                    continue
+                self._loaded[name] = attrs.evolve(self._loaded[name], patterns=tuple(patterns))
+                self._builtins.add(name)
+            order = {f"{_BUILTIN_PACKAGE}{name}": i for i, name in enumerate(self._manifest["modules"])}
+            self._loaded = dict(sorted(self._loaded.items(), key=lambda item: order.get(item[0], len(order))))
+            self._index()
+
+    def applicable(self, flags: frozenset[str]) -> tuple[Pattern, ...]:
+        """The patterns whose flags are all among *flags*, in the order of :attr:`patterns`:
+        those a model with *flags* can select. Imports the built-ins that hold one first."""
+        found = self._applicable.get(flags)
+        if found is None:
+            self._load_builtins([name for name, planned in self._pending.items() if any(p.flags <= flags for p in planned.patterns)])
+            found = tuple(sorted((p for p in self._all_patterns() if p.flags <= flags), key=_by_slot))
+            self._applicable[flags] = found
+        return found
+
+    def users_of(self, param: str) -> tuple[Pattern, ...]:
+        """The patterns that declare parameter *param*, in the order of :attr:`patterns` (their built-ins imported first)."""
+        self._load_builtins([name for name, planned in self._pending.items() if any(param in p.param_names for p in planned.patterns)])
+        return tuple(sorted((p for p in self._all_patterns() if param in p.param_names), key=_by_slot))
 
     def _check_declarations(self, name: str, declared: Mapping[str, Sequence[Any]]) -> None:
         """Names are unique per kind (an identical redeclaration is fine); none shadows a shared symbol."""
@@ -527,8 +661,9 @@ class PluginLoader:
 
     @functools.cached_property
     def patterns(self) -> tuple[Pattern, ...]:
-        """Every loaded pattern, by slot, then precedence (highest first), then name."""
-        return tuple(sorted(self._all_patterns(), key=lambda p: (p.slot, -p.precedence, p.name)))
+        """Every loaded pattern, by slot, then precedence (highest first), then name (every built-in imported first)."""
+        self._load_builtins(list(self._pending))
+        return tuple(sorted(self._all_patterns(), key=_by_slot))
 
     @property
     def errors(self) -> tuple[PluginError, ...]:
@@ -587,8 +722,8 @@ class PluginLoader:
 
     @functools.cached_property
     def hf_readers(self) -> dict[str, HFReader]:
-        """The Hugging Face reader of each model_type."""
-        return self._declarations("hf_readers")
+        """The Hugging Face reader of each model_type (a built-in's imported when it is read)."""
+        return self._readers("hf_readers", {t: name for name, planned in self._pending.items() for t in planned.hf_readers})
 
     @functools.cached_property
     def hf_layer_types(self) -> dict[str, HFLayerType]:
@@ -597,16 +732,25 @@ class PluginLoader:
 
     @functools.cached_property
     def megatron_readers(self) -> dict[str, MegatronReader]:
-        """Every Megatron-LM argument reader by name."""
-        return self._declarations("megatron_readers")
+        """Every Megatron-LM argument reader by name (a built-in's imported when it is read)."""
+        return self._readers("megatron_readers", {r: name for name, planned in self._pending.items() for r in planned.megatron_readers})
+
+    def _readers(self, kind: str, pending: Mapping[str, str]) -> Mapping[str, Any]:
+        return _LazyReaders(self, kind, pending) if pending else self._declarations(kind)
 
     @functools.cached_property
     def flags(self) -> frozenset[str]:
         """Every flag some pattern or group selector reacts to or a Hugging Face reader gives its models (the family flag too)."""
-        readers = self.hf_readers.values()
+        readers = [reader.flags for reader, _ in self._declared["hf_readers"].values()]
+        readers += [flags for planned in self._pending.values() for flags in planned.hf_readers.values()]
         return frozenset().union(
-            *(p.flags for p in self.patterns), *(g.flags for g in self.group_selectors), *(r.flags for r in readers), map(family_flag, self.hf_readers)
+            *(p.flags for p in self._summaries), *(g.flags for g in self.group_selectors), *readers, map(family_flag, self.hf_readers)
         )
+
+    @functools.cached_property
+    def layer_flags(self) -> frozenset[str]:
+        """Every flag a layer-scope pattern or a group selector reacts to: the flags that do something on a layer kind."""
+        return frozenset().union(*(p.flags for p in self._summaries if p.scope == "layer"), *(g.flags for g in self.group_selectors))
 
     @functools.cached_property
     def symbols(self) -> SymbolTable:
@@ -622,8 +766,19 @@ class PluginLoader:
         return SymbolTable(infos)
 
     def loaded_plugins(self) -> dict[str, object]:
-        """Every loaded plugin object by name, built-ins first, in load order."""
-        return dict(self._pm.list_name_plugin())
+        """Every loaded plugin object by name, built-ins first, in load order (every built-in imported first)."""
+        self._load_builtins(list(self._pending))
+        order = {name: i for i, name in enumerate(self._loaded)}
+        return dict(sorted(self._pm.list_name_plugin(), key=lambda item: order.get(item[0], len(order))))
+
+    def other_plugins(self) -> dict[str, object]:
+        """Every loaded plugin that is not a built-in, by name, in load order (imports no built-in)."""
+        return {name: plugin for name, plugin in self._pm.list_name_plugin() if name not in self._builtins}
+
+    def contributions(self) -> dict[str, Contribution]:
+        """What each loaded plugin declared and registered, built-ins first, in load order (every built-in imported first)."""
+        self._load_builtins(list(self._pending))
+        return dict(self._loaded)
 
     def plugin_of(self, item: Pattern | str) -> str:
         """The name of the plugin that registered *item* (a pattern, or a pattern's name)."""

@@ -1,0 +1,86 @@
+"""Writes the manifest of the built-in plugins (:mod:`flopsreg.plugins.manifest`) from the modules themselves.
+
+``python -m flopsreg.plugins.make_manifest --write`` after changing a built-in; ``--check`` exits 1
+when the committed manifest differs from the modules (tests/plugins/test_manifest.py does the same).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from flopsreg.declarations.pattern import Pattern
+from flopsreg.plugins.loader import PluginLoader, manifest_path
+from flopsreg.plugins.manifest import DATA_KINDS, FORMAT, REFRESH, declaration
+
+__all__ = ["build", "main", "text"]
+
+
+def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    for param in pattern.params:
+        params.setdefault(param.name, declaration(param))
+    return {
+        "name": pattern.name,
+        "slot": pattern.slot,
+        "scope": pattern.scope,
+        "precedence": pattern.precedence,
+        "flags": sorted(pattern.flags),
+        "produces": pattern.produces,
+        "params": [param.name for param in pattern.params],
+    }
+
+
+def build() -> dict[str, Any]:
+    """The manifest of the built-ins as they are: every module of BUILTIN imported and loaded, in its order."""
+    loader = PluginLoader(load_entry_points=False)
+    contributions = loader.contributions()
+    if loader.errors:
+        raise SystemExit(f"a built-in plugin failed to load: {loader.errors[0]}")
+    modules: dict[str, Any] = {}
+    params: dict[str, dict[str, Any]] = {}
+    for plugin, contribution in contributions.items():  # only the built-ins, in BUILTIN order
+        name = plugin.removeprefix("flopsreg.patterns.")
+        declared: dict[str, Any] = {}
+        for kind, items in contribution.declared.items():
+            if not items:
+                continue
+            if kind in DATA_KINDS:
+                declared[kind] = [declaration(item) for item in items]
+            elif kind == "hf_readers":
+                declared[kind] = [{"name": r.name, "flags": sorted(r.flags)} for r in items]
+            else:  # megatron_readers
+                declared[kind] = [{"name": r.name, "arguments": list(r.arguments), "precedence": r.precedence} for r in items]
+        modules[name] = {"declares": declared, "patterns": [_pattern(p, params) for p in contribution.patterns]}
+    return {"format": FORMAT, "refresh": REFRESH, "params": params, "modules": modules}
+
+
+def text(manifest: Mapping[str, Any]) -> str:
+    """The manifest as the committed file spells it (stable: a regenerated one compares equal)."""
+    return json.dumps(manifest, indent=1, sort_keys=False) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``--write`` regenerates the committed manifest; ``--check`` says whether it is fresh."""
+    parser = argparse.ArgumentParser(prog="python -m flopsreg.plugins.make_manifest", description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="write the manifest")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the committed manifest is stale")
+    args = parser.parse_args(argv)
+    fresh = text(build())
+    if args.write:
+        with open(manifest_path(), "w", encoding="utf-8") as file:
+            file.write(fresh)
+        return 0
+    if args.check:
+        with open(manifest_path(), encoding="utf-8") as file:
+            stale = file.read() != fresh
+        if stale:
+            print(f"{manifest_path()} is stale: run {REFRESH}")
+        return int(stale)
+    print(fresh, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
