@@ -68,7 +68,8 @@ KPOOL_INDEXER = Pattern(
     latex=(
         r"2s\,(r_{\mathrm{q}} n_{\mathrm{idx}} d_{\mathrm{idx}} + 2h\,d_{\mathrm{idx}} + h\,n_{\mathrm{idx}})"
         r" + 2 P_{\mathrm{pool}} n_{\mathrm{idx}} (d_{\mathrm{idx}} + 1),\ "
-        r"P_{\mathrm{pool}} = \sum_{j=1}^{s} \left\lfloor j/\ell \right\rfloor"
+        # complete_pools(s) with p = floor(s / P) complete pools in the sequence, named once.
+        r"P_{\mathrm{pool}} = \frac{p\,(2 s + 2 - \ell\,(p + 1))}{2},\ p = \left\lfloor s/\ell \right\rfloor"
     ),
     # wq_b, wk, k_norm (LayerNorm weight and bias), weights_proj, the pool gate (d_idx x h) and
     # the pool position bias index_kpool_compress_ape (P x d_idx); no biases.

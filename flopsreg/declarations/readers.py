@@ -69,6 +69,9 @@ class HFReader:
             its family flag (:func:`family_flag`), which every model read from a config.json
             carries. A wrapper's are given, not its text_config reader's: the wrapper is the type
             a system that dispatches on ``config.model_type`` sees.
+        title: the family's name as people write it (``"GLM-5 Next"`` for ``glm5_next``): what a
+            document about a model read under this ``model_type`` is titled when the config names
+            no model (no ``_name_or_path``); None: the model_type, its underscores as spaces.
     """
 
     name: str = attrs.field(validator=_text)
@@ -78,6 +81,7 @@ class HFReader:
     aliases: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
     per_layer: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: v if isinstance(v, str) else frozenset(v), validator=_flag_names)
+    title: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
 
     def __attrs_post_init__(self) -> None:
         if (self.read is None) == (self.text_config is None):

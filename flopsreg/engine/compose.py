@@ -16,6 +16,7 @@ import attrs
 import sympy
 
 from flopsreg.declarations.pattern import EXACT, FLOPS, Constraint, Convention, Pattern, Slot
+from flopsreg.declarations.readers import HFReader
 from flopsreg.declarations.symbols import SHARED, SymbolTable, cached, s
 from flopsreg.engine.select import SlotSelection, select
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, ModelError, SelectionError, did_you_mean
@@ -173,6 +174,9 @@ class ModelSelection:
     symbols: SymbolTable = attrs.field(eq=False, repr=False)  # LaTeX and meaning of every symbol
     slots: Mapping[str, Slot] = attrs.field(eq=False, repr=False)  # the registry's slot declarations
     render: Any = attrs.field(eq=False, repr=False)  # the renderers (text, LaTeX): given, never imported
+    # the registry's Hugging Face readers by model_type (a built-in's imported when read): the
+    # display title of a model read from a config.json
+    hf_readers: Mapping[str, HFReader] = attrs.field(factory=dict, eq=False, repr=False, kw_only=True)
     # forward FLOPs of one sequence from code compiled once per structure (flopsreg.engine.structure),
     # with this model's values as arguments; None: compile this model's own closed form
     bound_forward: Callable[[int], int | Fraction] | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
@@ -312,6 +316,7 @@ def compose(registry: PluginLoader, model: Model, *, convention: str = EXACT, re
         symbols=registry.symbols,
         slots=registry.slots,
         render=render,
+        hf_readers=registry.hf_readers,
     )
 
 

@@ -206,6 +206,7 @@ class Structure:
             symbols=template.symbols,
             slots=template.slots,
             render=template.render,
+            hf_readers=template.hf_readers,
             bound_forward=self.forward_function(values),
         )
 

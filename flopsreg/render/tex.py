@@ -1,30 +1,36 @@
-"""Paste-ready LaTeX of a composed model: a fragment that needs only ``amsmath``, or a document.
+r"""Paste-ready LaTeX of a composed model: a fragment that needs only ``amsmath``, or a document.
 
 Terms are printed per pattern, in ``align`` rows sized for one column of a two-column article
 (wide terms split, short ones sharing a row), in the order the slots are declared (the forward
-pass, for the built-in slots), because sympy reorders sums when the model is one expression. A
-quantity that is the same in every layer kind keeps its plain symbol (``P``, ``f``); one that
-differs is written per kind (``P_{local}(s)``), and a kind that has the same patterns as an
-earlier one is written as the difference. Kinds are named in words (``KDA dense``), never by
-their identifier. The definitions follow as one paragraph (it breaks across columns and pages):
-the functions, then the symbols in order of appearance with their meaning and value for this
-model, each acronym written out at its first use.
+pass, for the built-in slots), because sympy reorders sums when the model is one expression;
+slots that count the same term are written once, ``3 \cdot ...``. A quantity that is the same in
+every layer kind keeps its plain symbol (``P``, ``f``); one that differs is written per kind
+(``P_{local}(s)``), and a kind that has the same patterns as an earlier one is written as the
+difference. Kinds are named in words (``KDA dense``), never by their identifier. The definitions
+follow as one paragraph (it breaks across columns and pages): the functions, then the symbols in
+order of appearance with their meaning and value for this model, then what each combined term
+and each term with no symbol of its own (``2 h s``) counts, each acronym written out at its
+first use.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import sympy
 
 from flopsreg.declarations.pattern import FLOPS, Pattern
+from flopsreg.declarations.readers import HFReader, family_flag
+from flopsreg.declarations.symbols import h, s
 from flopsreg.model.examples_index import example_path
 
 if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.evaluate import Result
+    from flopsreg.model import Model
 
 __all__ = ["ACRONYMS", "kind_words", "latex", "legend", "mathjax", "scientific", "title"]
 
@@ -143,6 +149,8 @@ class _Writer:
         self.numbered_row = -1  # the row that keeps its equation number; none by default
         self.constants: dict[sympy.Symbol, int] = {}  # constant quantities: legend values
         self.per_unit: dict[tuple[str, str], sympy.Symbol] = {}  # quantities written per kind
+        self.named: dict[str, list[str]] = {}  # provided quantities kept as symbols: their clauses
+        self.terms: dict[str, str] = {}  # terms the definitions explain (combined or symbol-less): what they count
         self.common: list[str] = []  # the kinds whose shared terms are written once, as F_common
         self.merged_width = _MERGED_WIDTH  # how wide a row that joins short terms may grow
         self.max_width = _MAX_WIDTH  # how wide one term may be before it is split over its summands
@@ -150,10 +158,13 @@ class _Writer:
     def tex(self, expr: sympy.Expr, pattern: Pattern | None = None) -> str:
         """*pattern*'s own LaTeX if it gives one, else sympy's rendering of *expr*; symbols recorded."""
         text = pattern.latex if pattern is not None and pattern.latex else sympy.latex(expr, symbol_names=self.names)
-        source = pattern.formula if pattern is not None and pattern.latex else expr
+        self.record(text, pattern.formula if pattern is not None and pattern.latex else expr)
+        return text
+
+    def record(self, text: str, source: sympy.Expr) -> None:
+        """Note *source*'s symbols as used, in the order *text* shows them."""
         found = [(self._position(text, sym), str(sym), sym) for sym in source.free_symbols if sym not in self.used]
         self.used += [sym for _, _, sym in sorted(found, key=lambda item: (item[0], item[1]))]
-        return text
 
     def rows_of(self, lhs: str, expr: sympy.Expr, pattern: Pattern | None = None, note: str = "") -> None:
         """*expr* as one or more rows, ``lhs = ...`` or, without *lhs*, continuing a sum: a
@@ -161,16 +172,19 @@ class _Writer:
         split over its summands, the outer factors distributed."""
         text = self.tex(expr, pattern)
         if pattern is not None and pattern.latex:
-            parts = _top_level_split(text, r",\ ")
-            self.row(lhs, (f"= {parts[0]}" if lhs else _continued(parts[0])) + ("," if len(parts) > 1 else ""), note)
-            for part in parts[1:]:
-                self.row("", r"\qquad " + part)
+            self.where_rows(lhs, _top_level_split(text, r",\ "), note)
             return
         summands = self._split(expr) if _width(text) > self.max_width else [expr]
         texts = [text] if len(summands) == 1 else [self.tex(summand) for summand in summands]
         for i, part in enumerate(texts):
             first = i == 0 and lhs
             self.row(lhs if first else "", f"= {part}" if first else _continued(part), note if i == 0 else "")
+
+    def where_rows(self, lhs: str, parts: list[str], note: str = "") -> None:
+        """``lhs = parts[0],`` then each further part (a where-clause, ``r_j = j \\bmod \\ell``) on a row of its own."""
+        self.row(lhs, (f"= {parts[0]}" if lhs else _continued(parts[0])) + ("," if len(parts) > 1 else ""), note)
+        for part in parts[1:]:
+            self.row("", r"\qquad " + part)
 
     def _split(self, expr: sympy.Expr) -> list[sympy.Expr]:
         """*expr*'s summands, outer factors distributed; a summand twice too wide for a column
@@ -207,28 +221,54 @@ class _Writer:
         self.rows.append(f"{lhs} &{rhs}{comment}".lstrip())
 
 
-def _quantities(selection: ModelSelection) -> tuple[dict[str, sympy.Expr], dict[tuple[str, str], sympy.Symbol]]:
-    """Quantities produced alike in every unit that produces them (``{name: expr}``), and the
-    per-unit display symbols of the others (``{(unit, name): symbol}``)."""
+def _clauses(selection: ModelSelection, pattern: Pattern, quantity: str) -> list[str] | None:
+    r"""The where-clause of *pattern*'s ``latex=`` that defines the provided *quantity*
+    (``P_{\mathrm{pool}} = ...``) as its right side, then the clauses after it (its own
+    where-clauses, ``p = ...``); None if the pattern names no such clause."""
+    parts = _top_level_split(pattern.latex or "", r",\ ")
+    start = selection.symbols[quantity].latex + " = "
+    found = next((i for i, part in enumerate(parts) if i and part.startswith(start)), None)
+    return None if found is None else [parts[found][len(start) :], *parts[found + 1 :]]
+
+
+def _named(selection: ModelSelection) -> dict[str, list[str]]:
+    """Provided quantities that depend on the sequence and that their pattern's ``latex=`` defines
+    in a where-clause (the k-pool indexer's pairs): ``{name: clauses}``. They are kept as symbols
+    and defined on rows of their own, as the produced ones are, when alike in every unit."""
+    named: dict[str, list[str]] = {}
+    for unit in selection.units:
+        for sel in unit.selections:
+            for quantity, expr in sel.pattern.provides.items():
+                clauses = _clauses(selection, sel.pattern, quantity) if _of_s(expr) else None
+                if clauses is not None:
+                    named.setdefault(quantity, clauses)
+    return named
+
+
+def _quantities(selection: ModelSelection, named: dict[str, list[str]]) -> tuple[dict[str, sympy.Expr], dict[tuple[str, str], sympy.Symbol]]:
+    """Quantities produced (or *named*) alike in every unit that has them (``{name: expr}``), and
+    the per-unit display symbols of the other produced ones (``{(unit, name): symbol}``); a named
+    quantity that differs between units is inlined."""
     produced: dict[str, dict[str, sympy.Expr]] = {}
     for unit in selection.units:
         mine = {sel.pattern.produces for sel in unit.selections if sel.pattern.produces != FLOPS}
         for quantity, expr in unit.quantities.items():
-            if quantity in mine:
+            if quantity in mine or quantity in named:
                 produced.setdefault(quantity, {})[unit.name] = expr
     shared = {q: next(iter(by.values())) for q, by in produced.items() if len(set(by.values())) == 1}
-    per_unit = {(u, q): sympy.Symbol(f"{q}__{u}") for q, by in produced.items() if q not in shared for u in by}
+    per_unit = {(u, q): sympy.Symbol(f"{q}__{u}") for q, by in produced.items() if q not in shared and q not in named for u in by}
     return shared, per_unit
 
 
-def _terms(selection: ModelSelection, unit: UnitSelection, per_unit: dict[tuple[str, str], sympy.Symbol]) -> list[tuple[str, Pattern, sympy.Expr]]:
-    """*unit*'s FLOPs terms in slot order, produced quantities kept as symbols, the rest inlined;
-    a slot whose pattern counts nothing (formula 0, e.g. an emptied slot) adds no term."""
-    produced = {sel.pattern.produces for sel in unit.selections if sel.pattern.produces != FLOPS}
+def _terms(w: _Writer, unit: UnitSelection) -> list[tuple[str, Pattern, sympy.Expr]]:
+    """*unit*'s FLOPs terms in slot order, produced and named quantities kept as symbols, the rest
+    inlined; a slot whose pattern counts nothing (formula 0, e.g. an emptied slot) adds no term."""
+    selection, per_unit = w.selection, w.per_unit
+    kept = {sel.pattern.produces for sel in unit.selections if sel.pattern.produces != FLOPS} | set(w.named)
     inline = {}
     for quantity, expr in unit.quantities.items():
         symbol = selection.symbols[quantity].symbol
-        if quantity not in produced:
+        if quantity not in kept:
             inline[symbol] = expr
         elif (unit.name, quantity) in per_unit:
             inline[symbol] = per_unit[unit.name, quantity]
@@ -253,7 +293,11 @@ def _definitions(w: _Writer, shared: dict[str, sympy.Expr], per_unit: dict[tuple
             continue
         lhs = selection.symbols[quantity].latex + _of_s(expr)
         w.names[symbol] = lhs
-        w.rows_of(lhs, expr, patterns[quantity], patterns[quantity].name)
+        if quantity in w.named:
+            w.record(w.named[quantity][0], expr)
+            w.where_rows(lhs, w.named[quantity], quantity)
+        else:
+            w.rows_of(lhs, expr, patterns[quantity], patterns[quantity].name)
         w.used.append(symbol)
     for unit in selection.units:
         for sel in unit.selections:
@@ -311,11 +355,11 @@ def _difference(w: _Writer, unit: UnitSelection, delta: sympy.Expr) -> list[str]
     return [text] if _width(text) <= _MAX_WIDTH else [w.tex(rest * term) for term in ordered]
 
 
-def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> None:
+def _layer_rows(w: _Writer) -> None:
     """One function per layer kind, its terms in forward order: the difference from an earlier
     kind with the same patterns, or its own terms, with the leading or trailing run of terms that
     every such kind has alike (same formula, same values) written once, as ``F_{common}``."""
-    terms = {unit.name: _terms(w.selection, unit, per_unit) for unit in w.selection.kinds}
+    terms = {unit.name: _terms(w, unit) for unit in w.selection.kinds}
     patterns = {name: [(slot, pattern) for slot, pattern, _ in these] for name, these in terms.items()}
     like = {}
     for i, unit in enumerate(w.selection.kinds):
@@ -326,8 +370,7 @@ def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> No
     if len(common) == 1 and _width(sympy.latex(common[0][2], symbol_names=w.names)) <= _width(r"F_{\mathrm{common}}(s)"):
         common = []  # one term no longer than its name
     w.common = [unit.name for unit in full] if common else []
-    for i, (slot, pattern, expr) in enumerate(common):
-        w.rows_of(r"F_{\mathrm{common}}(s)" if i == 0 else "", expr, note=f"{slot}: {pattern.name}")
+    _sum_rows(w, r"F_{\mathrm{common}}(s)", common)
     for unit in w.selection.kinds:
         lhs = f"F_{{{_name(unit)}}}(s)"
         if like[unit.name] is not None:
@@ -340,11 +383,40 @@ def _layer_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol]) -> No
         own = terms[unit.name][lead : len(terms[unit.name]) - tail] if common else terms[unit.name]
         if common and lead:
             w.row(lhs, r"= F_{\mathrm{common}}(s)")
-        for i, (slot, pattern, expr) in enumerate(own):
-            first = i == 0 and not (common and lead)
-            w.rows_of(lhs if first else "", expr, note=f"{slot}: {pattern.name}")
+        _sum_rows(w, "" if common and lead else lhs, own)
         if common and tail:
             w.row("", _continued(r"F_{\mathrm{common}}(s)"))
+
+
+def _combined(terms: list[tuple[str, Pattern, sympy.Expr]]) -> list[tuple[list[tuple[str, Pattern]], sympy.Expr]]:
+    """*terms* with identical ones combined where the first of them falls (the forward order of
+    the first uses kept): ``[([(slot, pattern), ...], expr), ...]``."""
+    combined: dict[sympy.Expr, list[tuple[str, Pattern]]] = {}
+    for slot, pattern, expr in terms:
+        combined.setdefault(expr, []).append((slot, pattern))
+    return [(fills, expr) for expr, fills in combined.items()]
+
+
+def _sum_rows(w: _Writer, lhs: str, terms: list[tuple[str, Pattern, sympy.Expr]]) -> None:
+    """*terms* as one sum, ``lhs = ...`` or, without *lhs*, continuing one: a term that several
+    slots count alike written once with their number, ``3 \\cdot 2 d_{\\mathrm{h}} n_{\\mathrm{h}} h s``,
+    and that or a term with no symbol of its own (``2 h s``) explained in the definitions by
+    the slots' summaries."""
+    for i, (fills, expr) in enumerate(_combined(terms)):
+        note = "; ".join(f"{slot}: {pattern.name}" for slot, pattern in fills)
+        first = lhs if i == 0 else ""
+        if len(fills) == 1:
+            w.rows_of(first, expr, note=note)
+            text = sympy.latex(expr, symbol_names=w.names)
+        else:
+            inner = w.tex(expr)
+            text = rf"{len(fills)} \cdot " + (rf"\left({inner}\right)" if expr.is_Add else inner)
+            w.row(first, f"= {text}" if first else _continued(text), note)
+        if len(fills) > 1 or expr.free_symbols <= {s, h}:
+            summaries = [w.selection.slots[slot].summary for slot, _ in fills]
+            said = summaries[0] if len(fills) == 1 else ", ".join(summaries[:-1]) + " and " + summaries[-1]
+            each = f", each ${w.tex(expr)}$" if len(fills) > 1 else ""
+            w.terms.setdefault(text, f"{said}{each}")
 
 
 def _name_of(selection: ModelSelection, kind: str) -> str:
@@ -366,14 +438,14 @@ def _block_rows(w: _Writer) -> None:
         w.row(w.names[info.symbol], "= " + " + ".join(parts))
 
 
-def _total_rows(w: _Writer, per_unit: dict[tuple[str, str], sympy.Symbol], numbered: bool) -> None:
+def _total_rows(w: _Writer, numbered: bool) -> None:
     """``F(s)``: the kinds times their layer counts plus the model-level terms, one summand per row."""
     selection = w.selection
     w.merged_width = w.max_width = _NUMBERED_WIDTH
     for i, unit in enumerate(selection.kinds):
         text = f"{unit.count}\\,F_{{{_name(unit)}}}(s)" if unit.count != 1 else f"F_{{{_name(unit)}}}(s)"
         w.row("" if i else "F(s)", _continued(text) if i else f"= {text}")
-    for i, (slot, pattern, expr) in enumerate(_terms(selection, selection.head, per_unit)):
+    for i, (slot, pattern, expr) in enumerate(_terms(w, selection.head)):
         w.rows_of("" if selection.kinds or i else "F(s)", expr, note=f"{slot}: {pattern.name}")
     w.merged_width, w.max_width = _MERGED_WIDTH, _MAX_WIDTH
     if numbered:
@@ -503,8 +575,9 @@ def _expand_acronyms(texts: list[str], glossary: dict[str, str]) -> list[str]:
 
 
 def _definitions_list(w: _Writer) -> list[tuple[str, str]]:
-    """``(LaTeX, plain-text meaning)`` of everything the equations use: the functions, then the
-    symbols in order of appearance (a quantity written per kind once, for all its kinds)."""
+    """``(LaTeX, plain-text meaning)`` of everything the equations use: the functions, the symbols
+    in order of appearance (a quantity written per kind once, for all its kinds), then the terms
+    :func:`_sum_rows` explains."""
     selection = w.selection
     kinds = [unit.name for unit in selection.kinds]
     entries = [("F(s)", "forward FLOPs of one sequence of $s$ tokens")]
@@ -532,7 +605,7 @@ def _definitions_list(w: _Writer) -> list[tuple[str, str]]:
             else:
                 value = _value(selection, symbol, constants)
                 entries.append((f"{info.latex} = {value}" if value else info.latex, text))
-    return entries
+    return entries + list(w.terms.items())
 
 
 def _legend(w: _Writer) -> str:
@@ -555,12 +628,13 @@ def escape_keeping_maths(text: str) -> str:
 def _rows(selection: ModelSelection, result: Result | None, annotate: bool = False) -> _Writer:
     """The writer with every row of *selection* (and *result*'s totals) written."""
     w = _Writer(selection, annotate)
-    shared, per_unit = _quantities(selection)
+    w.named = _named(selection)
+    shared, per_unit = _quantities(selection, w.named)
     w.per_unit = per_unit
     w.constants = _definitions(w, shared, per_unit)
-    _layer_rows(w, per_unit)
+    _layer_rows(w)
     _block_rows(w)
-    _total_rows(w, per_unit, True)
+    _total_rows(w, True)
     if result is not None:
         _result_rows(w, result)
     return w
@@ -584,7 +658,7 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
     if not numbered:
         w.numbered_row = -1
     rows = _lines(w.rows, w.numbered_row)
-    what = f"{title(selection.model.name)}: forward FLOPs F(s) of one sequence of s tokens"
+    what = f"{title(selection.model, selection.hf_readers)}: forward FLOPs F(s) of one sequence of s tokens"
     if selection.convention != "exact":
         what += f", counted as the {selection.convention} convention does"
     body = (
@@ -595,19 +669,26 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
         return body
     return (
         "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
-        f"\\section*{{{escape(title(selection.model.name))}}}\n" + body + "\\end{document}\n"
+        f"\\section*{{{escape(title(selection.model, selection.hf_readers))}}}\n" + body + "\\end{document}\n"
     )
 
 
-def title(name: str) -> str:
-    """A model's name as people write it: a bundled example's own title (the start of its file's
-    first comment, ``# Gemma 3 4B (text decoder): ...`` -> ``Gemma 3 4B``), else *name*."""
+def title(model: Model, readers: Mapping[str, HFReader] | None = None) -> str:
+    """*model*'s name as people write it: a bundled example's own title (the start of its file's
+    first comment, ``# Gemma 3 4B (text decoder): ...`` -> ``Gemma 3 4B``); for a model read from a
+    config.json that names none (its name is its model_type), the title its reader in *readers*
+    declares (``glm5_next`` -> ``GLM-5 Next``), else the model_type with spaces for underscores;
+    else the last part of its name (a ``_name_or_path`` such as ``zai-org/GLM-5.3-Flash``)."""
+    name = model.name
     path = example_path(name)
-    if path is None:
-        return name
-    with path.open(encoding="utf-8") as file:
-        match = re.match(r"# (.+?)(?: \(|:)", file.readline())
-    return match.group(1) if match else name
+    if path is not None:
+        with path.open(encoding="utf-8") as file:
+            match = re.match(r"# (.+?)(?: \(|:)", file.readline())
+        return match.group(1) if match else name
+    if family_flag(name) in model.flags:
+        reader = (readers or {}).get(name)
+        return reader.title if reader is not None and reader.title else name.replace("_", " ")
+    return name.rstrip("/").rsplit("/", 1)[-1] or name
 
 
 def _lines(rows: list[str], numbered: int) -> list[str]:

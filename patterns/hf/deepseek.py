@@ -64,6 +64,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="deepseek_v2",
+            title="DeepSeek-V2",
 
             read=deepseek,
             summary="DeepseekV2Config (e.g. DeepSeek-V2-Lite, q_lora_rank null): MLA, MoE after first_k_dense_replace",
@@ -71,6 +72,7 @@ def flopsreg_register_hf_readers():
         ),
         HFReader(
             name="deepseek_v3",
+            title="DeepSeek-V3",
 
             read=deepseek,
             summary="DeepseekV3Config: MLA, MoE after first_k_dense_replace, MTP layers as the mtp block",

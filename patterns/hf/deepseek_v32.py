@@ -69,6 +69,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="deepseek_v32",
+            title="DeepSeek-V3.2",
             read=deepseek_v32,
             summary="DeepseekV32Config: MLA with DSA (top-k keys, lightning indexer) on every layer, MoE after first_k_dense_replace",
             aliases={"num_local_experts": "n_routed_experts"},

@@ -139,6 +139,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="deepseek_v4",
+            title="DeepSeek-V4",
             read=deepseek_v4,
             summary="DeepseekV4Config: sliding, CSA and HCA layers, shared-KV MQA, grouped output, sinks, mHC, MoE on every layer",
             aliases={"num_local_experts": "n_routed_experts", "intermediate_size": "moe_intermediate_size"},

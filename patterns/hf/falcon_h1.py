@@ -42,6 +42,6 @@ def falcon_h1(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="falcon_h1", read=falcon_h1,
+        HFReader(name="falcon_h1", title="Falcon-H1", read=falcon_h1,
                  summary="FalconH1Config: GQA attention and Mamba2 in parallel on every layer (mamba_d_ssm must be given), gated MLPs"),
     ]

@@ -73,7 +73,7 @@ def gemma3_text(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="gemma2", read=gemma2, summary="Gemma2Config: even layers slide, GeGLU MLP"),
-        HFReader(name="gemma3_text", read=gemma3_text, summary="Gemma3TextConfig: 5 sliding layers to 1 full by default"),
-        HFReader(name="gemma3", text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config"),
+        HFReader(name="gemma2", title="Gemma 2", read=gemma2, summary="Gemma2Config: even layers slide, GeGLU MLP"),
+        HFReader(name="gemma3_text", title="Gemma 3", read=gemma3_text, summary="Gemma3TextConfig: 5 sliding layers to 1 full by default"),
+        HFReader(name="gemma3", title="Gemma 3", text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config"),
     ]

@@ -118,9 +118,10 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="gemma4_text",
+            title="Gemma 4",
             read=gemma4_text,
             summary="Gemma4TextConfig: sliding and full layers of their own head widths, K=V, KV sharing, per-layer embeddings, experts beside the MLP",
             per_layer={"head_dim": HEAD_DIM.name, "num_key_value_heads": KV_HEADS.name},
         ),
-        HFReader(name="gemma4", text_config="gemma4_text", summary="Gemma4Config: the decoder is its gemma4_text text_config"),
+        HFReader(name="gemma4", title="Gemma 4", text_config="gemma4_text", summary="Gemma4Config: the decoder is its gemma4_text text_config"),
     ]

@@ -52,6 +52,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="glm4_moe",
+            title="GLM-4.5",
             read=glm4_moe,
             summary="Glm4MoeConfig (GLM-4.5/4.6/4.7): GQA, MoE with a shared expert after first_k_dense_replace",
             aliases={"num_local_experts": "n_routed_experts", "num_mtp_layers": "num_nextn_predict_layers"},

@@ -46,6 +46,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="glm_moe_dsa",
+            title="GLM-5",
             read=glm_moe_dsa,
             summary="GlmMoeDsaConfig (GLM-5): DeepSeek-V3.2's DSA decoder; indexer_types 'shared' layers reuse a top-k, no indexer",
             aliases={"num_local_experts": "n_routed_experts"},

@@ -37,6 +37,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="gpt_oss",
+            title="gpt-oss",
 
             read=gpt_oss,
             summary="GptOssConfig: even layers slide, MoE in every layer",

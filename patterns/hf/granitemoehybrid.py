@@ -44,6 +44,6 @@ def granitemoehybrid(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="granitemoehybrid", read=granitemoehybrid, aliases={"layers_block_type": "layer_types"},
+        HFReader(name="granitemoehybrid", title="Granite 4.0-H", read=granitemoehybrid, aliases={"layers_block_type": "layer_types"},
                  summary="GraniteMoeHybridConfig: Mamba2 / GQA per layer_types, a gated shared MLP and MoE on every layer"),
     ]

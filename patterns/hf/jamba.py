@@ -69,6 +69,6 @@ def jamba(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="jamba", read=jamba,
+        HFReader(name="jamba", title="Jamba", read=jamba,
                  summary="JambaConfig: attention / Mamba1 per attn_layer_period, MoE / MLP per expert_layer_period"),
     ]

@@ -30,6 +30,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="kimi_k25",
+            title="Kimi K2.5",
             read=kimi_k25,
             summary="KimiK25Config (Kimi-K2.5/K2.6): its text_config (deepseek_v3 or kimi_k2) read as DeepSeek-V3",
         ),

@@ -101,6 +101,6 @@ def kimi_linear(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="kimi_linear", read=kimi_linear, aliases=ALIASES,
+        HFReader(name="kimi_linear", title="Kimi Linear", read=kimi_linear, aliases=ALIASES,
                  summary="KimiLinearConfig: KDA / MLA (NoPE) per layer_types or linear_attn_config, MoE with shared experts per mlp_layer_types"),
     ]

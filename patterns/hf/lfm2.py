@@ -67,6 +67,6 @@ def lfm2(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="lfm2", read=lfm2, aliases={"block_ff_dim": "intermediate_size", "tie_embedding": "tie_word_embeddings"},
+        HFReader(name="lfm2", title="LFM2", read=lfm2, aliases={"block_ff_dim": "intermediate_size", "tie_embedding": "tie_word_embeddings"},
                  summary="Lfm2Config: gated short conv / GQA per layer_types or full_attn_idxs, SwiGLU MLPs of the adjusted width"),
     ]

@@ -24,4 +24,4 @@ def llama(c: Fields) -> Decoder:
 
 @hookimpl
 def flopsreg_register_hf_readers():
-    return [HFReader(name="llama", read=llama, summary="LlamaConfig: full causal attention, dense SwiGLU MLPs")]
+    return [HFReader(name="llama", title="Llama", read=llama, summary="LlamaConfig: full causal attention, dense SwiGLU MLPs")]

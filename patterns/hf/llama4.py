@@ -76,6 +76,6 @@ def llama4_text(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="llama4_text", read=llama4_text, summary="Llama4TextConfig: chunked RoPE and full NoPE layers, MoE"),
-        HFReader(name="llama4", text_config="llama4_text", summary="Llama4Config: the decoder is its llama4_text text_config"),
+        HFReader(name="llama4_text", title="Llama 4", read=llama4_text, summary="Llama4TextConfig: chunked RoPE and full NoPE layers, MoE"),
+        HFReader(name="llama4", title="Llama 4", text_config="llama4_text", summary="Llama4Config: the decoder is its llama4_text text_config"),
     ]

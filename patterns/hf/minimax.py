@@ -56,6 +56,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="minimax",
+            title="MiniMax-Text-01",
             read=minimax,
             aliases={"num_experts": "num_local_experts"},
             summary="MiniMaxConfig: lightning attention / GQA per explicit layer_types, Mixtral-style MoE on every layer",

@@ -34,6 +34,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="minimax_m2",
+            title="MiniMax-M2",
             read=minimax_m2,
             summary="MiniMaxM2Config: GQA and MoE (experts of intermediate_size, no shared expert) on every layer",
             aliases={"num_experts": "num_local_experts"},

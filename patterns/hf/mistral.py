@@ -50,9 +50,10 @@ def mixtral(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="mistral", read=mistral, summary="MistralConfig: sliding_window on every layer (null: none)"),
+        HFReader(name="mistral", title="Mistral", read=mistral, summary="MistralConfig: sliding_window on every layer (null: none)"),
         HFReader(
             name="mixtral",
+            title="Mixtral",
 
             read=mixtral,
             summary="MixtralConfig: Mistral attention, MoE in every layer",

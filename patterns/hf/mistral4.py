@@ -25,6 +25,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="mistral4",
+            title="Mistral Small 4",
             read=mistral4,
             summary="Mistral4Config: DeepSeek-V3-style MLA and MoE with shared experts; every layer MoE by default",
             aliases={"num_local_experts": "n_routed_experts"},

@@ -118,9 +118,10 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="mistral_large4_text",
+            title="Mistral Large 4",
             read=mistral_large4_text,
             summary="MistralLarge4TextConfig: MLA without q-LoRA, DSA (indexer from hidden), NoPE and latent-sharing layers",
             aliases={"num_local_experts": "n_routed_experts"},
         ),
-        HFReader(name="mistral_large4", text_config="mistral_large4_text", summary="MistralLarge4Config: the decoder is its text_config"),
+        HFReader(name="mistral_large4", title="Mistral Large 4", text_config="mistral_large4_text", summary="MistralLarge4Config: the decoder is its text_config"),
     ]

@@ -96,6 +96,6 @@ def nemotron_h(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="nemotron_h", read=nemotron_h, aliases=ALIASES,
+        HFReader(name="nemotron_h", title="Nemotron-H", read=nemotron_h, aliases=ALIASES,
                  summary="NemotronHConfig: Mamba2 / attention / MLP / MoE blocks per layers_block_type or hybrid_override_pattern, latent MoE"),
     ]

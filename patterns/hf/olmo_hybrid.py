@@ -54,6 +54,6 @@ def olmo_hybrid(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="olmo_hybrid", read=olmo_hybrid,
+        HFReader(name="olmo_hybrid", title="OLMo Hybrid", read=olmo_hybrid,
                  summary="OlmoHybridConfig: Gated DeltaNet / GQA per layer_types (default i % 4 == 3 full), dense SwiGLU MLPs"),
     ]

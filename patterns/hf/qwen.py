@@ -54,6 +54,6 @@ def qwen3(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="qwen2", read=qwen2, summary="Qwen2Config: sliding layers per use_sliding_window, max_window_layers"),
-        HFReader(name="qwen3", read=qwen3, summary="Qwen3Config: as qwen2, head_dim default 128"),
+        HFReader(name="qwen2", title="Qwen2", read=qwen2, summary="Qwen2Config: sliding layers per use_sliding_window, max_window_layers"),
+        HFReader(name="qwen3", title="Qwen3", read=qwen3, summary="Qwen3Config: as qwen2, head_dim default 128"),
     ]

@@ -88,6 +88,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="qwen2_moe",
+            title="Qwen2-MoE",
 
             read=qwen2_moe,
             summary="Qwen2MoeConfig: MoE per decoder_sparse_step, one gated shared expert",
@@ -95,6 +96,7 @@ def flopsreg_register_hf_readers():
         ),
         HFReader(
             name="qwen3_moe",
+            title="Qwen3-MoE",
 
             read=qwen3_moe,
             summary="Qwen3MoeConfig: MoE per decoder_sparse_step, no shared expert",

@@ -84,13 +84,13 @@ def qwen3_5_moe_text(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="qwen3_next", read=qwen3_next,
+        HFReader(name="qwen3_next", title="Qwen3-Next", read=qwen3_next,
                  summary="Qwen3NextConfig: Gated DeltaNet / gated attention per layer_types, MoE with a gated shared expert"),
-        HFReader(name="qwen3_5_text", read=qwen3_5_text,
+        HFReader(name="qwen3_5_text", title="Qwen3.5", read=qwen3_5_text,
                  summary="Qwen3_5TextConfig: Gated DeltaNet / gated attention per layer_types, dense SwiGLU MLPs"),
-        HFReader(name="qwen3_5", text_config="qwen3_5_text", summary="Qwen3_5Config: the qwen3_5_text decoder (vision tower not counted)"),
-        HFReader(name="qwen3_5_moe_text", read=qwen3_5_moe_text,
+        HFReader(name="qwen3_5", title="Qwen3.5", text_config="qwen3_5_text", summary="Qwen3_5Config: the qwen3_5_text decoder (vision tower not counted)"),
+        HFReader(name="qwen3_5_moe_text", title="Qwen3.5-MoE", read=qwen3_5_moe_text,
                  summary="Qwen3_5MoeTextConfig: Gated DeltaNet / gated attention per layer_types, MoE with a gated shared expert on every layer"),
-        HFReader(name="qwen3_5_moe", text_config="qwen3_5_moe_text",
+        HFReader(name="qwen3_5_moe", title="Qwen3.5-MoE", text_config="qwen3_5_moe_text",
                  summary="Qwen3_5MoeConfig: the qwen3_5_moe_text decoder (vision tower not counted)"),
     ]

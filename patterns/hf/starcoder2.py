@@ -35,6 +35,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(
             name="starcoder2",
+            title="StarCoder2",
             read=starcoder2,
             summary="Starcoder2Config: GQA, non-gated GELU MLP, sliding_window on every layer when set",
         ),

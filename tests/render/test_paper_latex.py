@@ -3,6 +3,7 @@ values in the legend, one equation number, no internal identifiers, totals read 
 
 from __future__ import annotations
 
+import json
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -213,3 +214,66 @@ def test_a_common_term_is_identical_in_every_kind_it_is_factored_from(registry):
     qwen = _align(registry.select(flopsreg.Model.example("qwen3.5-35b-a3b")).render.latex(registry.select(flopsreg.Model.example("qwen3.5-35b-a3b"))))
     linear = qwen.split(r"F_{\mathrm{linear}}(s) &=")[1].split(r"F_{\mathrm{full}}(s) &=")[0]
     assert linear.rstrip().endswith(r"+ F_{\mathrm{common}}(s) \notag \\")  # the MLP after the mixer
+
+
+def _sums(maths: str) -> dict[str, list[str]]:
+    """Each function's right side as its summands (LaTeX), rows joined: ``{lhs: [term, ...]}``."""
+    sums: dict[str, list[str]] = {}
+    lhs = ""
+    for row in maths.split(" \\\\\n"):
+        code = row.split(" % ")[0].replace(r"\notag", "").strip()
+        left, _, right = code.partition("&")
+        lhs = left.strip() or lhs
+        right = re.sub(r"^(=|\\quad)\s*", "", right.strip())
+        sums.setdefault(lhs, []).append(right if right.startswith(("+", "-")) else "+ " + right)
+    terms = {}
+    for name, parts in sums.items():
+        text, depth, found, start = " ".join(parts), 0, [], 0
+        for i, char in enumerate(text):
+            depth += {"{": 1, "(": 1, "}": -1, ")": -1}.get(char, 0)
+            if depth == 0 and text.startswith((" + ", " - "), i):
+                found.append(text[start:i].strip())
+                start = i + 1
+        terms[name] = [term.lstrip("+ ").strip() for term in [*found, text[start:]] if term.lstrip("+ ").strip()]
+    return terms
+
+
+def test_no_identical_term_twice_in_one_sum(fragments):
+    for name, text in fragments.items():
+        for lhs, terms in _sums(_align(text).split(r"F(4096)")[0]).items():
+            assert len(terms) == len(set(terms)), (name, lhs, terms)
+
+
+def test_slots_counting_the_same_term_are_combined_and_explained(registry):
+    """Qwen3.5's full layers: the query, output-gate and output projections are each 2 s h n_h d_h
+    (hidden -> 16 heads x 256 and back); its shared-expert gate, hidden -> 1, is 2 h s."""
+    plan = registry.select(flopsreg.Model.example("qwen3.5-35b-a3b"))
+    text = plan.render.latex(plan)
+    full = _sums(_align(text))[r"F_{\mathrm{full}}(s)"]
+    assert r"3 \cdot 2 d_{\mathrm{h}} n_{\mathrm{h}} h s" == full[0]  # where the query projection falls
+    legend = _legend(text)
+    assert any(row.startswith(r"$3 \cdot 2 d_{\mathrm{h}} n_{\mathrm{h}} h s$: the query projection,") and "output projection" in row for row in legend)
+    assert any(row.startswith("$2 h s$: a gate on the shared experts") for row in legend), legend
+
+
+def test_the_k_pool_indexer_takes_two_rows_and_names_the_pool_count_once(registry):
+    model = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / "glm-5.3-flash-defaults.json")
+    maths = _align(registry.select(model).render.latex(registry.select(model)))
+    assert maths.count(r"\lfloor") == 1 and r"p = \left\lfloor s/\ell \right\rfloor" in maths
+    assert maths.count(r"P_{\mathrm{pool}}(s) &=") == 1
+    kpool = maths.split(r"F_{\mathrm{k\text{-}pool\,MoE}}(s) &=")[1].split(r"F_{\mathrm{KDA\,MoE}}(s) &=")[0]
+    assert len([row for row in kpool.split(" \\\\\n") if r"_{\mathrm{idx}}" in row]) <= 2, kpool
+
+
+def test_documents_of_hf_configs_are_titled_without_underscores(registry):
+    configs = sorted((Path(__file__).parents[1] / "data" / "hf").glob("*.json"))
+    for path in configs:
+        plan = registry.select(flopsreg.Model.from_hf_config(path))
+        document = plan.render.latex(plan, document=True)
+        heading = document.split("\\section*{")[1].split("}\n")[0]
+        assert "_" not in heading and "_" not in document.split("\n% ")[1].split(":")[0], (path.name, heading)
+    glm = flopsreg.Model.from_hf_config(configs[0].with_name("glm-5.3-flash-defaults.json"))
+    assert "\\section*{GLM-5 Next}" in registry.select(glm).render.latex(registry.select(glm), document=True)
+    config = json.loads(configs[0].with_name("glm-5.3-flash-defaults.json").read_text())
+    named = flopsreg.Model.from_hf_config({**config, "_name_or_path": "zai-org/GLM-5.3-Flash"})
+    assert registry.select(named).render.latex(registry.select(named)).startswith("% GLM-5.3-Flash: forward FLOPs")
