@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import sympy
 
-from flopsreg import Param, Pattern
-from flopsreg.declarations.symbols import s
+from flopsreg.plugin import Param, Pattern, s
 
 CONV_KERNEL = Param(
     name="conv_kernel",

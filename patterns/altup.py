@@ -2,8 +2,7 @@
 which one runs the layer; learned n x n maps, weighted per token by a router, predict all n
 before the layer and correct them from its output after it."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 ALTUP_INPUTS = Param(name="altup_inputs", latex=r"n_{\mathrm{alt}}", meaning="residual copies AltUp keeps (altup_num_inputs)")
 n = ALTUP_INPUTS.symbol

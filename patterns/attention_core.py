@@ -1,8 +1,7 @@
 """The attention core: QK^T and PV over the attended (query, key) pairs."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import n_h
 from flopsreg.patterns.quantities import d_qk, d_v, pairs
+from flopsreg.plugin import Pattern, hookimpl, n_h
 
 ATTENTION_CORE = Pattern(
     name="attention_core",

@@ -1,8 +1,7 @@
 """A gate on the attention output (Qwen3-Next gated attention): one more hidden -> heads x v matmul."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.quantities import d_v
+from flopsreg.plugin import Pattern, h, hookimpl, n_h, s
 
 ATTENTION_OUTPUT_GATE = Pattern(
     name="attention_output_gate",

@@ -4,8 +4,7 @@ The sink joins the softmax's denominator only (no key, no value, no matmul), so 
 weights and counts no FLOPs.
 """
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import n_h
+from flopsreg.plugin import Pattern, hookimpl, n_h
 
 ATTENTION_SINKS = Pattern(
     name="attention_sinks",

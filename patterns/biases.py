@@ -5,12 +5,11 @@ chosen by an explicit flag that a reader sets from the config (``attention_bias`
 ``mlp_bias``, ...), never guessed from a parameter.
 """
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h
 from flopsreg.patterns.dense_mlp import FFN_HIDDEN
 from flopsreg.patterns.gqa_projection import KV_HEADS
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, MOE, TOP_K
 from flopsreg.patterns.quantities import d_qk, d_v, f
+from flopsreg.plugin import Pattern, h, hookimpl, n_h
 
 n_kv, E, k, F_e = KV_HEADS.symbol, EXPERTS.symbol, TOP_K.symbol, EXPERT_HIDDEN.symbol
 _QKV = n_h * d_qk + n_kv * (d_qk + d_v)

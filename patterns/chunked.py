@@ -2,8 +2,7 @@
 
 import sympy
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import s
+from flopsreg.plugin import Param, Pattern, hookimpl, s
 
 CHUNK = Param(
     name="chunk",

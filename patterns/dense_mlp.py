@@ -1,8 +1,7 @@
 """A dense feed-forward network of one width."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.quantities import f
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 FFN_HIDDEN = Param(name="ffn_hidden", latex=r"d_{\mathrm{ff}}", meaning="inner width of a dense MLP (intermediate_size, ffn_hidden_size)")
 

@@ -1,9 +1,8 @@
 """The lightning indexer of DeepSeek sparse attention: its projections and its scores over every
 causal (query, key) pair, on the layers that run one (not those reusing another layer's top-k)."""
 
-from flopsreg import Param, Pattern, Quantity, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
+from flopsreg.plugin import Param, Pattern, Quantity, h, hookimpl, s
 
 INDEX_PAIRS = Quantity(
     name="index_pairs",

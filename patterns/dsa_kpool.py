@@ -9,11 +9,10 @@ floor(s/P) complete pools for every query and masks afterwards, 2 s floor(s/P) h
 
 import sympy
 
-from flopsreg import Constraint, Param, Pattern, Quantity, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import INDEX_TOPK
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
+from flopsreg.plugin import Constraint, Param, Pattern, Quantity, h, hookimpl, s
 
 INDEX_KPOOL = Param(name="index_kpool", latex=r"\ell", meaning="consecutive keys per k-pool the indexer scores (index_kpool)")
 INDEX_POOL_PAIRS = Quantity(

@@ -5,9 +5,8 @@ A lookup is a gather (0 FLOPs), so the embedding holds weights only. With the fl
 is held once, by the embedding, and the head holds none.
 """
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h
 from flopsreg.patterns.logits import LOGITS, VOCAB
+from flopsreg.plugin import Pattern, h, hookimpl
 
 INPUT_EMBEDDING = Pattern(
     name="input_embedding",

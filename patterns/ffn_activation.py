@@ -4,7 +4,7 @@ Gating is independent of dense versus mixture-of-experts, so it is a quantity of
 every MLP pattern multiplies by, chosen by the explicit ``gated`` flag.
 """
 
-from flopsreg import Pattern, hookimpl
+from flopsreg.plugin import Pattern, hookimpl
 
 PLAIN_FFN = Pattern(
     name="plain_ffn",

@@ -1,7 +1,6 @@
 """Full causal attention: each query sees itself and every earlier key."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import s
+from flopsreg.plugin import Pattern, hookimpl, s
 
 FULL_CAUSAL = Pattern(
     name="full_causal",

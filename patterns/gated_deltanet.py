@@ -2,10 +2,9 @@
 recurrence (its recurrent minimum, or the chunked scan transformers' torch reference runs) and
 the output projection; no softmax attention in its layers."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns._mixer_common import CHUNKS, PADDED_LATEX, SCAN_CHUNK, VARIANT, Q, short_conv
 from flopsreg.patterns.token_mixers import selects_mixer
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 PRECEDENCE = 10  # this mixer's own: see _mixer_common
 FLAG = "gated_deltanet"

@@ -11,11 +11,10 @@ readout S^T q, d_k d_v multiply-adds each per token and value head; the gates an
 decay are elementwise.
 """
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns._mixer_common import CHUNKS, PADDED_LATEX, SCAN_CHUNK, VARIANT, Q
 from flopsreg.patterns.gated_deltanet import FLAG as GATED_DELTANET
 from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, PARAMS, VALUE_DIM, VALUE_HEADS
+from flopsreg.plugin import Pattern, h, hookimpl, s
 
 FLAG = "gated_deltanet2"
 PRECEDENCE = 15  # above Gated DeltaNet's own (10), below the other mixers'

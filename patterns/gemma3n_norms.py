@@ -1,10 +1,10 @@
 """Norm weights Gemma 3n's layers hold beyond the shared patterns': a query norm alone on layers
 that reuse keys and values (the RMSNorm after the per-layer projection is per_layer_input's own)."""
 
-from flopsreg import Pattern, hookimpl
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.patterns.quantities import d_qk
+from flopsreg.plugin import Pattern, hookimpl
 
 REUSED_KV_Q_NORM = Pattern(
     name="reused_kv_q_norm",

@@ -2,8 +2,7 @@
 
 import sympy
 
-from flopsreg import Constraint, Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
+from flopsreg.plugin import Constraint, Param, Pattern, h, hookimpl, n_h, s
 
 KV_HEADS = Param(
     name="kv_heads",

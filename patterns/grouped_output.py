@@ -1,9 +1,8 @@
 """The grouped low-rank output projection (DeepSeek-V4): the heads split into g groups, each
 group projected to a rank r_o on its own, then the g r_o outputs mixed to hidden."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.quantities import d_v
+from flopsreg.plugin import Param, Pattern, h, hookimpl, n_h, s
 
 O_GROUPS = Param(name="o_groups", latex="g", meaning="head groups of the grouped output projection (o_groups)")
 O_LORA_RANK = Param(name="o_lora_rank", latex=r"r_{\mathrm{o}}", meaning="output width of each group (o_lora_rank)")

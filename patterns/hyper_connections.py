@@ -1,8 +1,7 @@
 """Manifold-constrained hyper-connections (mHC, DeepSeek-V4): the residual stream widened to n
 streams of hidden, mixed around each sublayer by weights a linear map of all n h features computes."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 HC_MULT = Param(name="hc_mult", latex=r"n_{\mathrm{hc}}", meaning="residual streams of the hyper-connections (hc_mult)")
 n = HC_MULT.symbol

@@ -1,9 +1,8 @@
 """Keys equal to values (Gemma 4 ``attention_k_eq_v``): one key projection whose output also
 serves as the value, so the layer has no value projection."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS, d_h, n_kv
+from flopsreg.plugin import Pattern, h, hookimpl, s
 
 K_EQ_V_PROJECTION = Pattern(
     name="k_eq_v_projection",

@@ -9,10 +9,9 @@ Gated DeltaNet's scalar decay); the delta rule reads u = S'^T k (d^2 multiply-ad
 S = S' + k (beta (v - u))^T (d^2); the readout o = S^T q (d^2). 3 d^2 multiply-adds: 6 d^2 FLOPs.
 """
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns._mixer_common import CHUNKS, PADDED_LATEX, SCAN_CHUNK, VARIANT, Q, short_conv
 from flopsreg.patterns.token_mixers import selects_mixer
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 PRECEDENCE = 20  # this mixer's own: see _mixer_common
 FLAG = "kda"

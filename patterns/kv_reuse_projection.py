@@ -1,8 +1,8 @@
 """Cross-layer key/value sharing (Gemma 3n/4 ``num_kv_shared_layers``): a layer that reuses an
 earlier layer's keys and values has no key or value projection, but attends as usual."""
 
-from flopsreg import Pattern, hookimpl
 from flopsreg.patterns.gqa_projection import HEAD_DIM, d_h
+from flopsreg.plugin import Pattern, hookimpl
 
 KV_REUSE_PROJECTION = Pattern(
     name="kv_reuse_projection",

@@ -1,10 +1,9 @@
 """Latent mixture-of-experts (Nemotron 3): tokens are projected hidden -> latent, routed through
 top-k experts of the latent width, and projected back; the router reads the hidden state."""
 
-from flopsreg import Constraint, Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, MOE, TOP_K, E, F_e, k
 from flopsreg.patterns.quantities import f
+from flopsreg.plugin import Constraint, Param, Pattern, h, hookimpl, s
 
 FLAG = "latent_experts"
 REFERENCE = "NVIDIA 2025, Nemotron 3 (latent MoE); transformers 5.24 modeling_nemotron_h.py NemotronHMoE (fc1_latent_proj, fc2_latent_proj)"

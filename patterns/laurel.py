@@ -1,8 +1,7 @@
 """LAuReL (Gemma 3n): a learned low-rank residual branch beside the attention, hidden -> rank ->
 hidden on the normed input."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 LAUREL_RANK = Param(name="laurel_rank", latex=r"r_{\mathrm{L}}", meaning="rank of the LAuReL branch (laurel_rank)")
 r = LAUREL_RANK.symbol

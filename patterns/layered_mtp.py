@@ -5,10 +5,9 @@ the plan's ``mtp`` block lists all of them, so the per-depth terms count ``mtp_d
 not once per listed layer as :mod:`flopsreg.patterns.mtp` does.
 """
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mtp import mtp_block
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 LAYERED_MTP = "layered_mtp"  # model flag: each MTP depth runs the layers the plan lists for it
 MTP_DEPTH = Param(name="mtp_depth", latex="D", meaning="multi-token-prediction depths, each running several layers")

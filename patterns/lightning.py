@@ -9,11 +9,10 @@ multiply-adds), then the readout o = S^T q (d^2). 2 d^2 multiply-adds: 4 d^2 FLO
 
 import sympy
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns._mixer_common import VARIANT
 from flopsreg.patterns.gqa_projection import HEAD_DIM
 from flopsreg.patterns.token_mixers import selects_mixer
+from flopsreg.plugin import Param, Pattern, h, hookimpl, n_h, s
 
 PRECEDENCE = 60  # this mixer's own: see _mixer_common
 FLAG = "lightning"

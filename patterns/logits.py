@@ -1,7 +1,6 @@
 """The logits head: hidden -> vocabulary for every position, tied embeddings or not."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 VOCAB = Param(name="vocab", latex="V", meaning="vocabulary size the logits are computed over (vocab_size)")
 

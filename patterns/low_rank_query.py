@@ -1,8 +1,7 @@
 """The low-rank query path of MLA: hidden -> q_lora_rank -> heads x qk width."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.quantities import d_qk
+from flopsreg.plugin import Param, Pattern, h, hookimpl, n_h, s
 
 Q_LORA_RANK = Param(name="q_lora_rank", latex=r"r_{\mathrm{q}}", meaning="rank of the compressed query latent")
 r_q = Q_LORA_RANK.symbol

@@ -5,11 +5,10 @@ transformers runs the recurrence as a scan (no chunked form), so the ``chunked_s
 counts it at its recurrent minimum too.
 """
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns._mixer_common import short_conv
 from flopsreg.patterns.mamba2 import STATE
 from flopsreg.patterns.token_mixers import selects_mixer
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 PRECEDENCE = 50  # this mixer's own: see _mixer_common
 FLAG = "mamba1"

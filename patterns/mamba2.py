@@ -5,10 +5,9 @@ fallback runs) and out_proj; no softmax attention in its layers (unless ``parall
 import attrs
 import sympy
 
-from flopsreg import Constraint, Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns._mixer_common import CHUNKS, PADDED_LATEX, SCAN_CHUNK, VARIANT, Q, short_conv
 from flopsreg.patterns.token_mixers import selects_mixer
+from flopsreg.plugin import Constraint, Param, Pattern, h, hookimpl, s
 
 PRECEDENCE = 30  # this mixer's own: see _mixer_common
 FLAG = "mamba2"

@@ -1,8 +1,6 @@
 """Multi-head latent attention in its absorbed form (FlashMLA, DSA): the core attends in the
 latent, queries and outputs pass through the absorbed up-projections; chosen by ``mla_absorbed``."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.mla_projection import (
     KV_LORA_RANK,
     QK_NOPE_HEAD_DIM,
@@ -14,6 +12,7 @@ from flopsreg.patterns.mla_projection import (
     r_kv,
 )
 from flopsreg.patterns.quantities import pairs
+from flopsreg.plugin import Pattern, h, hookimpl, n_h, s
 
 _REFERENCE = (
     "DeepSeek-AI 2024, 'DeepSeek-V2' (arXiv:2405.04434), section 2.1.2 (absorbing W_UK into W_Q and "

@@ -1,8 +1,6 @@
 """MLA key/value projections of a layer reusing an earlier layer's latent (Mistral Large 4's
 ``kv_source_layers``): no down-projection, the up-projection to every head still runs."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import n_h, s
 from flopsreg.patterns.mla_projection import (
     KV_LORA_RANK,
     QK_NOPE_HEAD_DIM,
@@ -13,6 +11,7 @@ from flopsreg.patterns.mla_projection import (
     d_vh,
     r_kv,
 )
+from flopsreg.plugin import Pattern, hookimpl, n_h, s
 
 MLA_LATENT_REUSE_PROJECTION = Pattern(
     name="mla_latent_reuse_projection",

@@ -1,7 +1,6 @@
 """Key and value projections of multi-head latent attention (DeepSeek-V2/V3), not absorbed."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
+from flopsreg.plugin import Param, Pattern, h, hookimpl, n_h, s
 
 KV_LORA_RANK = Param(name="kv_lora_rank", latex=r"r_{\mathrm{kv}}", meaning="rank of the compressed key/value latent")
 QK_NOPE_HEAD_DIM = Param(

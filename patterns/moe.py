@@ -1,8 +1,7 @@
 """A mixture-of-experts MLP: a router, then each token through its top-k routed experts."""
 
-from flopsreg import Constraint, Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.quantities import f
+from flopsreg.plugin import Constraint, Param, Pattern, h, hookimpl, s
 
 EXPERTS = Param(name="experts", latex="E", meaning="routed experts per MoE layer (n_routed_experts, num_local_experts)")
 TOP_K = Param(name="top_k", latex="k", meaning="routed experts each token goes through (num_experts_per_tok)")

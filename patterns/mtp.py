@@ -4,9 +4,8 @@ The kind of each depth's decoder layer is listed in the model plan's ``mtp`` blo
 plans those layers like decoder layers and gives their FLOPs as ``MTP_BLOCK.flops``.
 """
 
-from flopsreg import Block, Constraint, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.logits import VOCAB
+from flopsreg.plugin import Block, Constraint, Pattern, h, hookimpl, s
 
 MTP_BLOCK = Block(
     name="mtp",

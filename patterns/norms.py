@@ -6,11 +6,10 @@ Hugging Face families use RMSNorm (one scale of the normalised width); with the 
 ``norm_bias`` every norm is a LayerNorm with a bias as well (Megatron-LM's default).
 """
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h
 from flopsreg.patterns.gqa_projection import KV_HEADS
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.quantities import d_qk
+from flopsreg.plugin import Pattern, h, hookimpl, n_h
 
 DECODER_NORMS = Pattern(
     name="decoder_norms",

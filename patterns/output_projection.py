@@ -1,8 +1,7 @@
 """The attention output projection: heads x value width -> hidden."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.quantities import d_v
+from flopsreg.plugin import Pattern, h, hookimpl, n_h, s
 
 OUTPUT_PROJECTION = Pattern(
     name="output_projection",

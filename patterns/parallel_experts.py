@@ -1,10 +1,9 @@
 """A mixture of experts beside the dense MLP (Gemma 4 ``enable_moe_block``): every token goes
 through the dense MLP and through its top-k experts, and the two outputs are added."""
 
-from flopsreg import Constraint, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K, E, F_e, k
 from flopsreg.patterns.quantities import f
+from flopsreg.plugin import Constraint, Pattern, h, hookimpl, s
 
 PARALLEL_EXPERTS = Pattern(
     name="parallel_experts",

@@ -1,8 +1,7 @@
 """Per-layer embeddings (Gemma 3n and Gemma 4 ``hidden_size_per_layer_input``): a second
 embedding gives every layer a small input, projected into the residual stream at each layer."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 PLE_DIM = Param(name="ple_dim", latex=r"d_{\mathrm{ple}}", meaning="width of each layer's per-layer input (hidden_size_per_layer_input)")
 PLE_LAYERS = Param(name="ple_layers", latex=r"L_{\mathrm{ple}}", meaning="layers given a per-layer input (num_hidden_layers)")

@@ -3,8 +3,7 @@
 The lookup is a gather, added to the token embedding (elementwise): weights, no FLOPs.
 """
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h
+from flopsreg.plugin import Param, Pattern, h, hookimpl
 
 MAX_POSITIONS = Param(
     name="max_positions",

@@ -5,7 +5,7 @@ Mask patterns produce ``pairs`` for the attention core; projection patterns ``qk
 symbols from here.
 """
 
-from flopsreg import Quantity, hookimpl
+from flopsreg.plugin import Quantity, hookimpl
 
 PAIRS = Quantity(
     name="pairs",

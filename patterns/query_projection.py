@@ -1,8 +1,7 @@
 """The query projection: hidden -> heads x qk width in one matmul."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.quantities import d_qk
+from flopsreg.plugin import Pattern, h, hookimpl, n_h, s
 
 QUERY_PROJECTION = Pattern(
     name="query_projection",

@@ -1,7 +1,6 @@
 """The scalar gate on the shared expert's output (Qwen2-MoE): hidden -> 1 per token."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
+from flopsreg.plugin import Pattern, h, hookimpl, s
 
 SHARED_EXPERT_GATE = Pattern(
     name="shared_expert_gate",

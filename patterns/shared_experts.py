@@ -1,8 +1,7 @@
 """Shared experts of a mixture-of-experts layer: every token goes through them."""
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.quantities import f
+from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
 SHARED_HIDDEN = Param(
     name="shared_hidden",

@@ -1,9 +1,8 @@
 """One key/value head that is both key and value (DeepSeek-V4's shared-KV MQA): a single
 projection hidden -> head_dim and its RMSNorm, read by every query head."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.gqa_projection import HEAD_DIM, d_h
+from flopsreg.plugin import Pattern, h, hookimpl, s
 
 SHARED_KV_PROJECTION = Pattern(
     name="shared_kv_projection",

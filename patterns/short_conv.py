@@ -1,10 +1,9 @@
 """The short-convolution mixer (LFM2 ``conv`` layers): in_proj to B, C and x, a depthwise causal
 conv of B x, gated by C, and out_proj; no softmax attention in its layers."""
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns._mixer_common import short_conv
 from flopsreg.patterns.token_mixers import selects_mixer
+from flopsreg.plugin import Pattern, h, hookimpl, s
 
 PRECEDENCE = 40  # this mixer's own: see _mixer_common
 FLAG = "short_conv"

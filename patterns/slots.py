@@ -13,7 +13,7 @@ So are the slot groups, the token mixers a layer may have: the attention slots f
 ``attention``, a layer's token mixer unless its flags select another (:mod:`flopsreg.patterns.token_mixers`
 declares which flags select which); the ``mixer.*`` slots form ``mixer``; ``no_mixer`` has none."""
 
-from flopsreg import Slot, SlotGroup, hookimpl
+from flopsreg.plugin import Slot, SlotGroup, hookimpl
 
 ATTENTION = SlotGroup(
     name="attention",

@@ -5,8 +5,7 @@ Their slots are declared in :mod:`flopsreg.patterns.slots`."""
 
 import sympy
 
-from flopsreg import Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import n_h
+from flopsreg.plugin import Param, Pattern, hookimpl, n_h
 
 ROTARY_DIM = Param(name="rotary_dim", latex=r"d_{\mathrm{rot}}", meaning="the width rotary position embedding (RoPE) rotates: its inverse frequencies are ceil(d_rot / 2)")
 

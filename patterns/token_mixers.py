@@ -8,8 +8,8 @@ attention in parallel with a Mamba2 mixer on the same input, so the flag selects
 group too, which the mixer group may share a layer with.
 """
 
-from flopsreg import Convention, GroupSelector, hookimpl
 from flopsreg.patterns.slots import ATTENTION, MIXER, NO_MIXER
+from flopsreg.plugin import Convention, GroupSelector, hookimpl
 
 CHUNKED_SCAN = Convention(
     name="chunked_scan",

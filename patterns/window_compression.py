@@ -4,13 +4,12 @@ of them per query picked by an indexer on compressed keys, HCA (heavily compress
 
 import sympy
 
-from flopsreg import Param, Pattern, Quantity, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS, d_idx, n_idx
 from flopsreg.patterns.dsa_topk import INDEX_TOPK, K
 from flopsreg.patterns.gqa_projection import HEAD_DIM, d_h
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
+from flopsreg.plugin import Param, Pattern, Quantity, h, hookimpl, s
 
 CSA, HCA = "compressed_sparse", "heavily_compressed"  # the flags of the two compressed layer kinds
 _REFERENCE = (

@@ -198,7 +198,7 @@ LAYERS = (
     ("flopsreg.formula",),
     ("flopsreg.plugins",),
     ("flopsreg.model", "flopsreg.examples"),  # the bundled example models (data) beside the model code
-    ("flopsreg.readers",),
+    ("flopsreg.readers", "flopsreg.plugin"),  # flopsreg.plugin: what plugins import, readers' helpers included
     ("flopsreg.engine",),
     ("flopsreg.render", "flopsreg.registry"),
     ("flopsreg.cli",),
@@ -254,3 +254,13 @@ def test_no_module_of_patterns_carries_its_role_in_a_prefix():
     nested = [m for m in plugins if "." in m and m.partition(".")[2].lstrip("_").startswith(roles[m.partition(".")[0]])]
     assert top == [] and nested == []  # megatron_bridge in conventions/ names a framework, not a role
     assert {m.partition(".")[0] for m in plugins if "." in m} == {"hf", "megatron", "conventions"}
+
+
+def test_the_built_ins_import_the_core_only_through_flopsreg_plugin():
+    """What the built-in plugins use is what a third-party plugin can import from flopsreg.plugin."""
+    through = {
+        module: sorted(t for t in GRAPH[module] if t.startswith("flopsreg") and not t.startswith("flopsreg.patterns") and t != "flopsreg.plugin")
+        for module in MODULES
+        if module.startswith("flopsreg.patterns.")
+    }
+    assert {module: targets for module, targets in through.items() if targets} == {}

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from flopsreg import Pattern
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, MOE, TOP_K
 from flopsreg.patterns.quantities import f
+from flopsreg.plugin import Pattern, h, s
 
 PRECEDENCE = 100  # above every exact pattern of the same slot
 

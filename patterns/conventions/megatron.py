@@ -7,13 +7,12 @@ vocabulary, and per MTP depth the eh norms (3h) and projection (2h^2) plus the l
 Everything else is the exact patterns' own formula, which Megatron-LM shares.
 """
 
-from flopsreg import Convention, Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted, routerless_moe
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK
 from flopsreg.patterns.mla_projection import KV_LORA_RANK, QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM, V_HEAD_DIM
 from flopsreg.patterns.mtp import mtp_block, mtp_layers
 from flopsreg.patterns.quantities import d_qk
+from flopsreg.plugin import Convention, Param, Pattern, h, hookimpl, n_h, s
 
 SOURCE = "Megatron-LM megatron/training/training.py, num_floating_point_operations (2026)"
 

@@ -18,13 +18,12 @@ drop-in gives the padded size of the run).
 import attrs
 import sympy
 
-from flopsreg import Convention, Pattern, hookimpl
-from flopsreg.declarations.readers import family_flag as family
-from flopsreg.declarations.symbols import s
 from flopsreg.patterns.conventions import megatron as convention_megatron
 from flopsreg.patterns.conventions._rules import PRECEDENCE, not_counted, refuses_mixers, routerless_moe
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
+from flopsreg.plugin import Convention, Pattern, hookimpl, s
+from flopsreg.plugin import family_flag as family
 
 NAME = "megatron_bridge"
 SOURCE = (

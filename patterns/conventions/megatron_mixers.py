@@ -21,8 +21,6 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 
 import attrs
 
-from flopsreg import Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns import gated_deltanet, latent_moe, mamba2
 from flopsreg.patterns._mixer_common import CONV_KERNEL, K
 from flopsreg.patterns.conventions._rules import not_counted, refuses_layers
@@ -41,6 +39,7 @@ from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
 from flopsreg.patterns.mtp import mtp_block
 from flopsreg.patterns.quantities import f
 from flopsreg.patterns.token_mixers import selects_mixer
+from flopsreg.plugin import Pattern, h, hookimpl, s
 
 SOURCE = "Megatron-LM megatron/training/training.py @ d98e8a64ddf3 (2026-08-22), num_floating_point_operations"
 GDN_SOURCE = SOURCE + ", transformer_flops (gated delta net) and gdn_layer_flops"

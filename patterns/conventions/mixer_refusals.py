@@ -2,7 +2,6 @@
 their formulas has a branch for compressed KV entries (their compressors and indexer),
 hyper-connections, AltUp or LAuReL, so counting such a layer their way would be a guess."""
 
-from flopsreg import hookimpl
 from flopsreg.patterns.altup import ALTUP
 from flopsreg.patterns.conventions._rules import MIXER_REFUSAL_PRECEDENCE, refuses_layers
 from flopsreg.patterns.conventions.megatron import SOURCE as MEGATRON_SOURCE
@@ -12,6 +11,7 @@ from flopsreg.patterns.conventions.slime import SOURCE as SLIME_SOURCE
 from flopsreg.patterns.hyper_connections import MHC
 from flopsreg.patterns.laurel import LAUREL
 from flopsreg.patterns.window_compression import CSA, HCA
+from flopsreg.plugin import hookimpl
 
 FLAGS = (CSA, HCA, *MHC.flags, *ALTUP.flags, *LAUREL.flags)  # what such a layer has that the formulas never count
 _WHY = "has no branch for compressed attention, hyper-connections, AltUp or LAuReL (DeepSeek-V4, GLM-5.3-Flash, Gemma 3n)"

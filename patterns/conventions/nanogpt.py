@@ -12,10 +12,9 @@ discount, windows and chunks ignored) at width ``H Q``, whatever its head dimens
 
 import sympy
 
-from flopsreg import Convention, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.conventions._rules import PRECEDENCE, not_counted, refuses_mixers
 from flopsreg.patterns.quantities import pairs
+from flopsreg.plugin import Convention, Pattern, h, hookimpl, n_h, s
 
 SOURCE = "karpathy/nanoGPT model.py, GPT.estimate_mfu and get_num_params (commit 3adf61e1, 2025-11-12)"
 

@@ -9,10 +9,9 @@ even when ``group_query_attention`` is off (flag ``megatron_mha``), and the logi
 ``args.vocab_size`` rather than the padded rows (flag ``vocab_padding``).
 """
 
-from flopsreg import Convention, Param, Pattern, hookimpl
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted, refuses_mixers, routerless_moe
 from flopsreg.patterns.gqa_projection import HEAD_DIM
+from flopsreg.plugin import Convention, Param, Pattern, h, hookimpl, s
 
 SOURCE = "slime slime/utils/flops_utils.py, calculate_fwd_flops (2026, after PR #1980)"
 

@@ -16,13 +16,12 @@ torchtitan has a model for are counted; the others are refused, naming why.
 
 import sympy
 
-from flopsreg import Convention, Pattern, hookimpl
-from flopsreg.declarations.readers import family_flag as family
-from flopsreg.declarations.symbols import h, n_h, s
 from flopsreg.patterns.conventions._rules import PRECEDENCE
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mtp import MTP, MTP_BLOCK, mtp_block, mtp_layers
 from flopsreg.patterns.quantities import d_qk, d_v, pairs
+from flopsreg.plugin import Convention, Pattern, h, hookimpl, n_h, s
+from flopsreg.plugin import family_flag as family
 
 COMMIT = "b5bcd76c"
 SOURCE = (

@@ -17,14 +17,13 @@ A model type verl has no estimator for gets 0 from verl: the convention refuses 
 import attrs
 import sympy
 
-from flopsreg import Convention, Pattern, hookimpl
-from flopsreg.declarations.readers import family_flag as family
-from flopsreg.declarations.symbols import h, s
 from flopsreg.patterns import gated_deltanet
 from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted
 from flopsreg.patterns.gated_deltanet import H_v, d_k, d_v
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
+from flopsreg.plugin import Convention, Pattern, h, hookimpl, s
+from flopsreg.plugin import family_flag as family
 
 SOURCE = "verl verl/utils/flops_counter.py, FlopsCounter.estimate_flops (verl-project/verl 1dda039b, 2026-08-22)"
 

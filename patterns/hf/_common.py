@@ -5,8 +5,7 @@ from collections.abc import Mapping
 from flopsreg.patterns.embedding import TIED_LOGITS
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.norms import DECODER_NORMS
-from flopsreg.readers.decoder import Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Fields, Layers
 
 GATED_LM = frozenset({"gated", "lm_head"})  # every built-in family: gated MLPs and a logits head
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from flopsreg.errors import did_you_mean
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
-from flopsreg.readers.decoder import Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Fields, Layers, did_you_mean
 
 # configuration_utils.py _LEGACY_LAYER_TYPE_REMAP: every config's layer types are remapped at load.
 LEGACY = {"mamba": "linear_attention", "attention": "full_attention"}

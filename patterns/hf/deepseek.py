@@ -1,15 +1,12 @@
 """Hugging Face readers of ``deepseek_v2`` and ``deepseek_v3``: MLA attention, MoE with shared
 experts after the first dense layers, and the multi-token-prediction layers the config declares."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.mtp import MTP_BLOCK
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 
 def deepseek(c: Fields) -> Decoder:

@@ -5,13 +5,10 @@ from collections.abc import Iterable
 
 import attrs
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.hf.deepseek import deepseek
 from flopsreg.patterns.hf.layer_types import INDEXED, INDEXED_SHARED
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 # transformers' base config renames the legacy string on load (configuration_utils.py).
 _INDEXED_NAMES = (INDEXED, "deepseek_sparse_attention")

@@ -4,8 +4,6 @@ MQA, a grouped output projection, attention sinks, mHC hyper-connections and MoE
 
 from typing import Any
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import INDEX_TOPK
@@ -18,8 +16,7 @@ from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.shared_kv_projection import SHARED_KV_PROJECTION
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.patterns.window_compression import CSA, CSA_RATE, HCA, HCA_RATE
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 SLIDING, CSA_TYPE, HCA_TYPE = "sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"
 # DeepseekV4Config's legacy per-layer compress_ratios (configuration_deepseek_v4.py _COMPRESS_RATIO_TO_LAYER_TYPE).

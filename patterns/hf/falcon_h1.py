@@ -2,15 +2,12 @@
 mixer in parallel on the same input, then a gated MLP. The Mamba2 inner width is ``mamba_d_ssm``
 when set (class default 1024, which overrides ``mamba_expand``), else ``mamba_expand`` x hidden."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import mamba_params, refuse_unless
 from flopsreg.patterns.hf.layer_types import ATTENTION_MAMBA2_LAYER
 from flopsreg.patterns.mamba2 import NO_NORM
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 
 def _inner(c: Fields, hidden: int) -> int:

@@ -1,15 +1,12 @@
 """Hugging Face readers of ``gemma2``, ``gemma3_text`` and the multimodal wrapper ``gemma3``:
 interleaved sliding and full layers, GeGLU MLP, head_dim default 256."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import GATED_LM, alternating, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def _model_window(c: Fields, attention: list[str]) -> dict[str, int]:

@@ -2,8 +2,6 @@
 4 sliding layers to 1 full, the last ``num_kv_shared_layers`` layers reusing earlier keys and
 values, AltUp residual copies, a LAuReL branch, per-layer embeddings, per-layer MLP widths."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.altup import ALTUP, ALTUP_INPUTS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import GATED_LM, weight_flags
@@ -14,8 +12,7 @@ from flopsreg.patterns.laurel import LAUREL, LAUREL_RANK
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.per_layer_input import PER_LAYER_INPUT, PLE_DIM, PLE_LAYERS, PLE_VOCAB
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def mlp_widths(c: Fields, layers: int) -> Layers[int]:

@@ -1,8 +1,6 @@
 """Hugging Face reader of ``glm4_moe`` (GLM-4.5/4.6/4.7): full GQA attention on every layer,
 MoE with shared experts from ``first_k_dense_replace`` on, MTP layers as the mtp block."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
@@ -10,8 +8,7 @@ from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.mtp import MTP_BLOCK
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def glm4_moe(c: Fields) -> Decoder:

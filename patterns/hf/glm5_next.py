@@ -2,8 +2,6 @@
 text_config: KDA on the linear_attention layers, NoPE MLA with k-pool DSA on the indexed_attention
 ones, mHC around every sublayer, a dense SwiGLU MLP on the first layers and MoE on the others."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_kpool import FLAG, INDEX_KPOOL, TAIL_FLAG
@@ -15,8 +13,7 @@ from flopsreg.patterns.hf.kimi_linear import kda_params, linear_attn_config
 from flopsreg.patterns.hf.layer_types import KDA_LAYER
 from flopsreg.patterns.hyper_connections import HC_MULT, MHC_MEAN_HEAD
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 # configuration_glm5_next.py: "full_attention" is remapped to "indexed_attention", and the base
 # config remaps the legacy "deepseek_sparse_attention" so too.

@@ -1,11 +1,8 @@
 """Hugging Face reader of ``glm_moe_dsa`` (GLM-5): DeepSeek-V3.2's decoder, where
 ``indexer_types`` lets a layer reuse the previous full layer's top-k instead of running an indexer."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf.deepseek_v32 import dsa
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 _MODES = {"full": True, "shared": False}
 _PATTERN = {"F": "full", "S": "shared"}

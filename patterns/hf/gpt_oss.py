@@ -1,13 +1,10 @@
 """Hugging Face reader of ``gpt_oss`` (GptOssConfig): even layers slide, every layer is MoE."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.biases import EXPERT_BIAS, ROUTER_BIAS
 from flopsreg.patterns.hf._common import GATED_LM, alternating, weight_flags
 from flopsreg.patterns.moe import MOE, moe_mlp
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
 
 _ALWAYS = ATTENTION_SINKS.flags | (EXPERT_BIAS.flags | ROUTER_BIAS.flags) - MOE.flags
 

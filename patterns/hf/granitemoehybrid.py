@@ -2,15 +2,12 @@
 ``layer_types``, then on every layer a gated shared MLP and, when ``num_local_experts`` > 0, a
 MoE of gated experts of width ``intermediate_size`` beside it."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import mamba_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.hf.layer_types import FULL, MAMBA2_LAYER
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 NAMES = {"linear_attention": MAMBA2_LAYER.name, "full_attention": FULL}
 

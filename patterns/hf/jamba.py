@@ -4,8 +4,6 @@ the layers ``i % expert_layer_period == expert_layer_offset``, a gated MLP on th
 
 import math
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
@@ -14,8 +12,7 @@ from flopsreg.patterns.hf.layer_types import FULL, MAMBA1_LAYER
 from flopsreg.patterns.mamba1 import DT_RANK, INNER
 from flopsreg.patterns.mamba2 import STATE
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 
 def _every(c: Fields, period: str, offset: str, layers: int) -> Layers[bool]:

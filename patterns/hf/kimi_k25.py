@@ -1,11 +1,8 @@
 """Hugging Face reader of ``kimi_k25`` (Kimi-K2.5/K2.6): the decoder is a DeepSeek-V3
 ``text_config``, which the published configs call ``kimi_k2`` (transformers rewrites it)."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf.deepseek import deepseek
-from flopsreg.readers.decoder import Decoder
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, hookimpl
 
 # KimiK25Config.__post_init__: a text_config of model_type kimi_k2 becomes deepseek_v3; absent: deepseek_v3.
 TEXT_TYPES = ("deepseek_v3", "kimi_k2")

@@ -2,8 +2,6 @@
 without rotary embeddings in the full_attention ones (non-absorbed, as the MLA patterns count it),
 a dense MLP on the first layers and MoE with shared experts on the others."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
@@ -11,8 +9,7 @@ from flopsreg.patterns.hf._linear import TORCH_DELTA_CHUNK, refuse_unless, renam
 from flopsreg.patterns.hf.layer_types import FULL, KDA_LAYER
 from flopsreg.patterns.kda import HEAD_DIM, HEADS
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 NAMES = {"linear_attention": KDA_LAYER.name, "full_attention": FULL}
 # KimiLinearConfig.attribute_map {class attribute: name stored}: the reader reads the stored names.

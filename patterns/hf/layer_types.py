@@ -2,13 +2,12 @@
 attention, DeepSeek sparse attention with its own indexer or a shared top-k, and the layer types
 the readers of the linear-attention / SSM hybrids give their layers."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFLayerType
 from flopsreg.patterns import gated_deltanet, kda, lightning, mamba1, mamba2, short_conv, token_mixers
 from flopsreg.patterns.chunked import CHUNK, CHUNKED
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
+from flopsreg.plugin import HFLayerType, hookimpl
 
 FULL_ATTENTION = HFLayerType(
     name="full_attention",

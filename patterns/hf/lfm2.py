@@ -2,16 +2,13 @@
 attention in the full_attention ones, a SwiGLU MLP on every layer whose width the modeling code
 adjusts from ``intermediate_size`` when ``block_auto_adjust_ff_dim`` is true."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import GATED_LM, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless, renamed, type_list
 from flopsreg.patterns.hf.layer_types import FULL, SHORT_CONV_LAYER
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 NAMES = {"conv": SHORT_CONV_LAYER.name, "full_attention": FULL}
 

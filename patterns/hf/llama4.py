@@ -1,14 +1,11 @@
 """Hugging Face readers of ``llama4_text`` and the multimodal wrapper ``llama4``: chunked RoPE
 layers, full NoPE layers; MoE layers with one shared expert."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import CHUNKS, FULL
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def _attention(c: Fields, layers: int) -> Layers[str]:

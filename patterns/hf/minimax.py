@@ -2,15 +2,12 @@
 linear_attention layers, GQA (sliding when ``sliding_window`` is set) in the full_attention ones,
 a Mixtral-style MoE (softmax router, top-k of num_local_experts) on every layer."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import renamed, type_list
 from flopsreg.patterns.hf.layer_types import FULL, LIGHTNING_LAYER, SLIDING
 from flopsreg.patterns.lightning import BLOCK
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 BLOCK_SIZE = 256  # MiniMaxConfig.block_size's default
 

@@ -1,14 +1,11 @@
 """Hugging Face reader of ``minimax_m2`` (MiniMax-M2/M2.x): full GQA attention and a MoE on every
 layer, whose experts have width ``intermediate_size``; no shared expert, no dense layer."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 
 def minimax_m2(c: Fields) -> Decoder:

@@ -1,14 +1,11 @@
 """Hugging Face readers of ``mistral`` and ``mixtral``: every layer slides over ``sliding_window``
 keys unless it is null; Mixtral routes every layer to experts."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 
 def _attention(c: Fields, layers: int, class_default: str) -> Layers[str]:

@@ -1,11 +1,8 @@
 """Hugging Face reader of ``mistral4`` (Mistral Small/Medium 4): DeepSeek-V3's MLA and MoE with
 Mistral4Config's own defaults (every layer MoE unless first_k_dense_replace says otherwise)."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.hf.deepseek import deepseek
-from flopsreg.readers.decoder import Decoder
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, hookimpl
 
 # Mistral4Config's class defaults for the fields the DeepSeek reader requires (configuration_mistral4.py).
 DEFAULTS = {"first_k_dense_replace": 0, "q_lora_rank": 1024, "n_shared_experts": 1}

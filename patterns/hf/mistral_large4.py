@@ -3,8 +3,6 @@
 layers (``no_rope_layers``), layers reusing an earlier layer's latent (``kv_source_layers``)
 and GLM-5's shared top-k (``indexer_types``)."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER_FROM_HIDDEN, INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
@@ -15,8 +13,7 @@ from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
 from flopsreg.patterns.mla_projection import QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.softmax_scaling import ROPE_ALPHA, ROTARY_DIM, SOFTMAX_SCALING
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 
 def rope_layers(c: Fields, layers: int) -> Layers[bool]:

@@ -2,8 +2,6 @@
 ``layers_block_type`` (or the legacy ``hybrid_override_pattern``): Mamba2, GQA attention, a
 non-gated relu^2 MLP, or a MoE of non-gated experts with a shared MLP, optionally latent."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns._mixer_common import CONV_KERNEL, SCAN_CHUNK
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import weight_flags
@@ -14,8 +12,7 @@ from flopsreg.patterns.latent_moe import LATENT
 from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import SINGLE_NORM
-from flopsreg.readers.decoder import Decoder
-from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+from flopsreg.plugin import Decoder, Fields, HFReader, gqa_params, head_dim_of, hookimpl
 
 BLOCKS = ("linear_attention", "full_attention", "moe", "mlp")
 PATTERN = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}  # NemotronHConfig._pattern_to_list

@@ -2,15 +2,12 @@
 layers with separate q/k/v/a/b/g projections, GQA attention with q/k norms in the others, a dense
 SwiGLU MLP on every layer; the linear_* widths default as the config class derives them."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
 from flopsreg.patterns.hf.layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.norms import FULL_WIDTH_QK_NORM
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 NAMES = {"linear_attention": GATED_DELTANET_LAYER.name, "full_attention": FULL}
 

@@ -1,15 +1,12 @@
 """Hugging Face readers of ``qwen2`` and ``qwen3``: Llama-like, sliding layers per
 ``use_sliding_window`` and ``max_window_layers`` (or ``layer_types``)."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.biases import QKV_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def _attention(c: Fields, layers: int) -> Layers[str]:

@@ -1,15 +1,12 @@
 """Hugging Face readers of ``qwen2_moe`` and ``qwen3_moe``: sparse layers per ``decoder_sparse_step``
 and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder, Layers, layers_with
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl, layers_with
 
 # Both config classes' attribute_map: transformers 5 saves num_local_experts (Qwen3MoeConfig).
 ALIASES = {"num_local_experts": "num_experts"}

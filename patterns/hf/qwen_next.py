@@ -2,8 +2,6 @@
 ``*_text`` decoders): Gated DeltaNet in the linear_attention layers, gated GQA attention
 (``output_gate``) in the full_attention ones, dense or MoE MLPs with a gated shared expert."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
@@ -11,8 +9,7 @@ from flopsreg.patterns.hf.layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.hf.qwen_moe import _mlps
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
 
 GATED_ATTENTION = frozenset({"output_gate"})  # q_proj outputs 2 x heads x head_dim: query and gate
 NAMES = {"linear_attention": GATED_DELTANET_LAYER.name, "full_attention": FULL}

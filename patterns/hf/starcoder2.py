@@ -1,15 +1,12 @@
 """Hugging Face reader of ``starcoder2``: GQA with biases, a non-gated GELU MLP (c_fc, c_proj),
 every layer sliding when ``sliding_window`` is set."""
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import HFReader
 from flopsreg.patterns.biases import ATTENTION_BIAS, MLP_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import weight_flags
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.norms import DECODER_LAYERNORMS
-from flopsreg.readers.decoder import Decoder, Layers
-from flopsreg.readers.fields import Fields, gqa_params
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 
 def starcoder2(c: Fields) -> Decoder:

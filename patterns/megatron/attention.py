@@ -6,8 +6,7 @@ Megatron-LM run (``kv_lora_rank=32``, ...), and reading them without the flag is
 
 import attrs
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 # Megatron-LM's MLA arguments and the parameters of the MLA patterns they fill.
 MLA_ARGUMENTS = {

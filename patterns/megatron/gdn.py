@@ -17,12 +17,11 @@ erase and write gates) adds the flag ``gated_deltanet2``; ``dsa`` is refused by 
 
 import attrs
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.gated_deltanet import FLAG, KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
 from flopsreg.patterns.megatron.hybrid import HYBRID, softmax_only_gate
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 COUNTS_GDN = "megatron_counts_gdn"  # kind flag: Megatron-LM's FLOPs function counts this softmax layer as GDN
 ALIASES = {"gated_delta_net": "gdn"}  # Megatron-LM's deprecated spelling

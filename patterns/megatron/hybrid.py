@@ -15,8 +15,6 @@ stacks (a ``--spec`` ending in ``gdp_stack_spec``), and windows or MLA on ``*`` 
 
 import attrs
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.gated_deltanet import FLAG as GATED_DELTANET
 from flopsreg.patterns.layered_mtp import LAYERED_MTP, MTP_DEPTH
@@ -24,6 +22,7 @@ from flopsreg.patterns.mamba2 import FLAG as MAMBA2
 from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns.norms import SINGLE_NORM
 from flopsreg.patterns.token_mixers import NO_ATTENTION
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 HYBRID = "megatron_hybrid"  # model flag: layers as Megatron-LM's hybrid stack builds them
 OUTPUT_GATE = "output_gate"  # attention_output_gate, as the attention reader sets it

@@ -8,9 +8,8 @@ back; shared experts and the router stay on the hidden width. Megatron-LM requir
 
 import attrs
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.latent_moe import FLAG, LATENT
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 
 def read(args, decoder):

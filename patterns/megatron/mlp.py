@@ -6,10 +6,9 @@
 
 import attrs
 
-from flopsreg import hookimpl
-from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.moe import moe_mlp
+from flopsreg.plugin import MegatronReader, hookimpl
 
 
 def _gate_flags(args) -> set[str]:

@@ -5,9 +5,8 @@ Each depth repeats the kind of the last decoder layer, as Megatron-LM's MTP laye
 
 import attrs
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.mtp import MTP_BLOCK
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 
 def read(args, decoder):

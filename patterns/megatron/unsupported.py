@@ -8,8 +8,7 @@ Left here: the deprecated ``mtp_hybrid_override_pattern``, which Megatron-LM's `
 folds into ``hybrid_layer_pattern`` (arguments read before that are refused, not guessed).
 """
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 # Each refused argument and what it switches on.
 UNSUPPORTED = {

@@ -8,8 +8,7 @@ output layer computes every padded row, so ``vocab`` (what ``exact`` counts) is
 
 import attrs
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 
 def _vocabularies(args) -> tuple[dict[str, int], set[str]]:

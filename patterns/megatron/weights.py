@@ -10,8 +10,6 @@ projections, shared experts) are refused, naming the argument.
 
 import attrs
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.biases import ATTENTION_BIAS, EXPERT_BIAS, MLP_BIAS, QKV_BIAS
 from flopsreg.patterns.dense_mlp import DENSE_MLP
 from flopsreg.patterns.embedding import TIED_LOGITS
@@ -20,6 +18,7 @@ from flopsreg.patterns.moe import MOE
 from flopsreg.patterns.norms import DECODER_LAYERNORMS, DECODER_NORMS, QK_NORM
 from flopsreg.patterns.position_embedding import LEARNED_POSITIONS, MAX_POSITIONS
 from flopsreg.patterns.shared_experts import SHARED_EXPERTS
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 NORMS = {"RMSNorm": DECODER_NORMS.flags, "LayerNorm": DECODER_LAYERNORMS.flags}
 NO_POSITIONS = ("rope", "yarn", "mrope", "none")  # rotary or no position embedding: no weights

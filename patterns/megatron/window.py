@@ -7,10 +7,8 @@ sliding layers with 1; unset, every layer slides (``is_layer_window_attention``)
 
 import attrs
 
-from flopsreg import ModelError, hookimpl
-from flopsreg.declarations.readers import MegatronReader
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.readers.megatron import window_keys
+from flopsreg.plugin import MegatronReader, ModelError, hookimpl, window_keys
 
 
 def _slides(args, layers: int) -> list[bool]:

@@ -1,0 +1,91 @@
+"""Everything a plugin imports, from one module: the hook marker, the declarations, the shared
+symbols, the helpers that Hugging Face and Megatron-LM readers use, and the errors a plugin raises.
+
+The built-in plugins (:mod:`flopsreg.patterns`) import from here too, so what they use is what a
+third-party plugin can use::
+
+    from flopsreg.plugin import Param, Pattern, hookimpl, h, s
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flopsreg.declarations.pattern import (
+    EXACT,
+    Block,
+    Constraint,
+    Convention,
+    GroupSelector,
+    Param,
+    Pattern,
+    Quantity,
+    Slot,
+    SlotGroup,
+    canonical,
+)
+from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
+from flopsreg.declarations.symbols import block_flops, block_layers, cached, h, integer_symbol, n_h, s
+from flopsreg.errors import ModelError, PatternError, did_you_mean
+from flopsreg.plugins.hookspecs import hookimpl
+
+if TYPE_CHECKING:  # imported on first use (``__getattr__`` below): a model file's patterns need none of them
+    from flopsreg.readers.decoder import Decoder, Layers, layers_with
+    from flopsreg.readers.fields import Fields, gqa_params, head_dim_of
+    from flopsreg.readers.megatron import window_keys
+
+_READER_HELPERS = {
+    "Decoder": "flopsreg.readers.decoder",
+    "Layers": "flopsreg.readers.decoder",
+    "layers_with": "flopsreg.readers.decoder",
+    "Fields": "flopsreg.readers.fields",
+    "gqa_params": "flopsreg.readers.fields",
+    "head_dim_of": "flopsreg.readers.fields",
+    "window_keys": "flopsreg.readers.megatron",
+}
+
+__all__ = [
+    "EXACT",
+    "Block",
+    "Constraint",
+    "Convention",
+    "Decoder",
+    "Fields",
+    "GroupSelector",
+    "HFLayerType",
+    "HFReader",
+    "Layers",
+    "MegatronReader",
+    "ModelError",
+    "Param",
+    "Pattern",
+    "PatternError",
+    "Quantity",
+    "Slot",
+    "SlotGroup",
+    "block_flops",
+    "block_layers",
+    "cached",
+    "canonical",
+    "did_you_mean",
+    "family_flag",
+    "gqa_params",
+    "h",
+    "head_dim_of",
+    "hookimpl",
+    "integer_symbol",
+    "layers_with",
+    "n_h",
+    "s",
+    "window_keys",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name in _READER_HELPERS:
+        import importlib
+
+        value = getattr(importlib.import_module(_READER_HELPERS[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'flopsreg.plugin' has no attribute {name!r}")
