@@ -20,6 +20,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from flopsreg import render
 from flopsreg.engine.evaluate import LOGITS_MODES, RECOMPUTE, evaluate
 from flopsreg.engine.sweep import iter_sweep, parse_lengths
@@ -160,6 +162,13 @@ def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, str], *, sev
         default=[],
         metavar="NAME=VALUE",
         help="set a parameter wherever the model sets it, else model-wide (repeatable), e.g. window=512",
+    )
+    p.add_argument(
+        "--flag",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="add a model-wide flag (repeatable), e.g. padded_vocab_given with --param padded_vocab=N for megatron",
     )
     p.add_argument(
         "--block",
@@ -439,6 +448,11 @@ def _load(args: argparse.Namespace, spec: str, session: _Session) -> Model:
             _check_declared(f"--param {name}={value}", name, model, session.registry)
         model = model.with_param(name, value)
         notes.append(f"--param {name}={value} set in {', '.join(places)}")
+    for flag in args.flag:
+        if flag not in session.registry.flags:  # a typo would select nothing
+            raise FlopsregError(f"--flag {flag}: unknown flag{did_you_mean(flag, session.registry.flags)} (no loaded pattern reacts to it)")
+        model = attrs.evolve(model, flags=model.flags | {flag})
+        notes.append(f"--flag {flag} set in flags")
     for note in notes:
         _note(note)
     return model

@@ -128,7 +128,8 @@ def patterns_text(registry: PluginLoader) -> str:
 
 
 def explain_text(plan: ModelSelection) -> str:
-    """One line per slot and layer kind: the chosen pattern and why."""
+    """One line per slot and layer kind: the chosen pattern and why; under a convention, what each
+    of the convention's own patterns counts (e.g. the padding Megatron-LM applies by default)."""
     from flopsreg.declarations.pattern import EXACT
 
     model = plan.model
@@ -141,6 +142,8 @@ def explain_text(plan: ModelSelection) -> str:
         lines.append(f"{unit.where}: flags {flags}")
         for sel in unit.selections:
             lines.append(f"  {sel.slot}: {sel.pattern.name} ({sel.reason})")
+            if plan.convention in sel.pattern.flags:
+                lines.append(f"    {plan.convention}: {sel.pattern.summary}")
     lines += [f"warning: {w}" for w in plan.warnings]
     return "\n".join(lines)
 
