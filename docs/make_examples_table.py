@@ -16,7 +16,6 @@ from flopsreg.declarations.pattern import EXACT
 
 sys.path.insert(0, str(Path(__file__).parent))  # the docs scripts share docs/_tables.py
 import _tables  # noqa: E402
-from make_conventions_table import table_model  # noqa: E402  (the examples with a padded vocabulary)
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET = Path(__file__).with_name("examples.md")
@@ -81,7 +80,7 @@ def render_conventions_table(registry: flopsreg.Registry) -> str:
     conventions = (EXACT, *registry.conventions)
     rows = ["| model | tokens | " + " | ".join(conventions) + " |", "| --- | ---: |" + " ---: |" * len(conventions)]
     for path in sorted(EXAMPLES.glob("*.toml"), key=lambda path: path.stem):
-        model = table_model(path)
+        model = flopsreg.Model.from_toml(path)  # megatron pads the vocabulary by its defaults
         for label, tokens in LENGTHS:
             cells = []
             for convention in conventions:

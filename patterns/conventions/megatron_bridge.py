@@ -45,8 +45,9 @@ BRIDGE_WINDOW_PAIRS = sympy.Piecewise((s**2 / 2, s <= W), (W * (W + 1) / 2 + (s 
 
 
 def _as_bridge(pattern: Pattern, **changes: object) -> Pattern:
-    """A megatron convention pattern under this convention's flag: the rule Bridge mirrors."""
-    flags = (pattern.flags - {convention_megatron.MEGATRON.name}) | {NAME}
+    """A megatron convention pattern under this convention's flag: the rule Bridge mirrors (a
+    padded vocabulary the model gives is no flag of Bridge's, which counts ``vocab``)."""
+    flags = (pattern.flags - {convention_megatron.MEGATRON.name, convention_megatron.GIVEN}) | {NAME}
     name = NAME + pattern.name.removeprefix(convention_megatron.MEGATRON.name)
     summary = f"Megatron-Bridge, as Megatron-LM: {changes.pop('summary', pattern.summary)}"
     return attrs.evolve(pattern, name=name, flags=flags, reference=SOURCE, summary=summary, **changes)
@@ -126,6 +127,7 @@ PATTERNS = [
     _as_bridge(
         _MEGATRON_MTP,
         params=(VOCAB,),
+        precedence=PRECEDENCE,
         formula=_MEGATRON_MTP.formula.xreplace({convention_megatron.PADDED_VOCAB.symbol: VOCAB.symbol}),
         summary="per MTP depth: its layer, eh norms counted as 3h, eh projection 2h^2, logits again",
     ),

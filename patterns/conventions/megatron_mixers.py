@@ -24,17 +24,19 @@ import attrs
 from flopsreg.patterns import gated_deltanet, latent_moe, mamba2
 from flopsreg.patterns._mixer_common import CONV_KERNEL, K
 from flopsreg.patterns.conventions._rules import not_counted, refuses_layers
-from flopsreg.patterns.conventions.megatron import PADDED_VOCAB
+from flopsreg.patterns.conventions.megatron import DEFAULT_PADDED_VOCAB, DEFAULT_PADDING, PADDED_VOCAB, PADDING_SOURCE
 from flopsreg.patterns.gated_deltanet import FLAG as GDN
 from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
 from flopsreg.patterns.latent_moe import FLAG as LATENT_EXPERTS
 from flopsreg.patterns.latent_moe import LATENT
 from flopsreg.patterns.layered_mtp import MTP_DEPTH
+from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2
 from flopsreg.patterns.mamba2 import GROUPS, HEADS, STATE
 from flopsreg.patterns.megatron.gdn import COUNTS_GDN
 from flopsreg.patterns.megatron.hybrid import HYBRID
+from flopsreg.patterns.megatron.vocab import GIVEN
 from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
 from flopsreg.patterns.mtp import mtp_block
 from flopsreg.patterns.quantities import f
@@ -160,14 +162,26 @@ HYBRID_PATTERNS = [
     Pattern(
         name="megatron_hybrid_mtp",
         slot="mtp",
-        flags={"megatron", "mtp", HYBRID},
-        precedence=110,  # above megatron_mtp
+        flags={"megatron", "mtp", HYBRID, GIVEN},
+        precedence=120,  # above megatron_mtp and megatron_hybrid_default_padded_mtp
         scope="model",
         params=(MTP_DEPTH, PADDED_VOCAB),
         formula=mtp_block + MTP_DEPTH.symbol * 2 * s * h * PADDED_VOCAB.symbol,
         weights=MTP_DEPTH.symbol * 2 * h * h,  # the eh projections it holds but does not count
         summary="per MTP depth of a hybrid stack: its layers and the logits again; no eh projection, no norms",
         reference=SOURCE + ", hybrid_flops (get_hybrid_layer_counts counts the MTP part once per depth)",
+    ),
+    Pattern(
+        name="megatron_hybrid_default_padded_mtp",
+        slot="mtp",
+        flags={"megatron", "mtp", HYBRID},
+        precedence=115,  # above megatron_mtp
+        scope="model",
+        params=(MTP_DEPTH, VOCAB),
+        formula=mtp_block + MTP_DEPTH.symbol * 2 * s * h * DEFAULT_PADDED_VOCAB,
+        weights=MTP_DEPTH.symbol * 2 * h * h,
+        summary=f"per MTP depth of a hybrid stack: its layers and the logits again over the {DEFAULT_PADDING}",
+        reference=SOURCE + ", hybrid_flops; " + PADDING_SOURCE,
     ),
 ]
 

@@ -634,12 +634,31 @@ def test_megatron_does_not_count_router_or_shared_expert_gate(registry):
     assert exact.slot_flops["mlp"] - megatron.slot_flops["mlp"] == 58 * 2 * s * 7168 * 256
 
 
-def test_megatron_needs_the_padded_vocabulary(registry):
-    """Megatron's logits use padded_vocab_size; without it the convention cannot count them."""
-    args = llama3_8b_args(padded_vocab_size=None)
-    with pytest.raises(flopsreg.ModelError, match="padded_vocab"):
-        evaluate(registry, args, "megatron", seq_len=128)
-    assert evaluate(registry, args, "exact", seq_len=128).slot_flops["head"] == 2 * 128 * 4096 * 128256
+def test_megatron_pads_the_vocabulary_by_its_defaults_when_no_padded_size_is_given(registry):
+    """Without padded_vocab_size Megatron-LM pads vocab_size to a multiple of 128 x TP 1:
+    GPT-2's 50,257 becomes the well-known 50,304 (393 x 128); exact counts the rows given."""
+    args = llama3_8b_args(vocab_size=50257, padded_vocab_size=None)
+    assert evaluate(registry, args, "megatron", seq_len=128).slot_flops["head"] == 2 * 128 * 4096 * 50304
+    assert evaluate(registry, args, "exact", seq_len=128).slot_flops["head"] == 2 * 128 * 4096 * 50257
+
+
+def test_megatron_mtp_repeats_the_logits_over_its_default_padding(registry):
+    """DeepSeek-V3 with vocab_size 129,000 and no padded size: 129,024 rows (1,008 x 128) in the
+    head and in the MTP depth's logits, as if padded_vocab_size 129,024 were given."""
+    s, h = 1024, 7168
+    derived = evaluate(registry, deepseek_v3_args(vocab_size=129000, padded_vocab_size=None), "megatron", seq_len=s)
+    given = evaluate(registry, deepseek_v3_args(vocab_size=129000, padded_vocab_size=129024), "megatron", seq_len=s)
+    assert derived.slot_flops["head"] == 2 * s * h * 129024
+    assert derived.slot_flops["mtp"] == given.slot_flops["mtp"] and derived.training == given.training
+
+
+def test_a_given_padded_vocabulary_wins_over_the_default_padding(registry):
+    """padded_vocab_size (TP 8: 128,256 -> 129,024) selects the given-size logits by flag, never by value."""
+    model = flopsreg.Model.from_megatron_args(llama3_8b_args(padded_vocab_size=129024))
+    assert "padded_vocab_given" in model.flags and model.params["padded_vocab"] == 129024
+    res = registry.evaluate(model, seq_len=128, convention="megatron")
+    assert res.slot_flops["head"] == 2 * 128 * 4096 * 129024
+    assert "head: megatron_logits (" in res.explain()
 
 
 # ---------------------------------------------------------------------------------------------

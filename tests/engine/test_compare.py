@@ -59,10 +59,18 @@ def test_rules_that_change_no_number_are_not_reported(registry, gemma):
 
 
 def test_a_convention_that_cannot_count_the_model_says_why(registry):
-    model = flopsreg.Model.example("gemma-3-4b")  # no padded_vocab
+    model = flopsreg.Model.example("gemma-3-4b")
     comparison = registry.compare(model, seq_len=S)
-    megatron = next(t for t in comparison.totals if t.convention == "megatron")
-    assert megatron.result is None and "padded_vocab" in megatron.error
+    verl = next(t for t in comparison.totals if t.convention == "verl")
+    assert verl.result is None and "no FLOPs estimator for model_type 'gemma3'" in verl.error
+    megatron = next(t for t in comparison.totals if t.convention == "megatron")  # pads the vocabulary itself
+    assert megatron.error is None and megatron.result.training == registry.evaluate(gemma_given_padding(), seq_len=S, convention="megatron").training
+
+
+def gemma_given_padding():
+    """Gemma-3-4B with Megatron-LM's padded vocabulary given, as a Megatron-LM reader would give it."""
+    model = flopsreg.Model.example("gemma-3-4b").with_param("padded_vocab", 262272)
+    return attrs.evolve(model, flags=model.flags | {"padded_vocab_given"})
 
 
 def test_cli_compare_text_and_json(capsys):

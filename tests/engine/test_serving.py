@@ -157,7 +157,8 @@ def _models():
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),
-                       ("mha", llama3_8b_args(group_query_attention=False, num_query_groups=1))):
+                       ("mha", llama3_8b_args(group_query_attention=False, num_query_groups=1)),
+                       ("dsv3 default padding", deepseek_v3_args(vocab_size=129000, padded_vocab_size=None))):
         models.append((f"megatron-{name}", flopsreg.Model.from_megatron_args(args), ("exact", "megatron", "slime", "nanogpt", "megatron_bridge")))
     return models + IDENTITY_MODELS + MEGATRON_2026_MODELS + MINIMAX_MODELS
 

@@ -497,6 +497,7 @@ def test_a_block_depth_lists_its_own_layers():
 IDENTITY_MODELS = [
     ("megatron-qwen3-next", flopsreg.Model.from_megatron_args(qwen3_next_args()), ("exact", "megatron")),
     ("megatron-nemotron-h", flopsreg.Model.from_megatron_args(nemotron_h_args(attention_output_gate=True)), ("exact", "megatron")),
+    ("megatron-nemotron-h default padding", flopsreg.Model.from_megatron_args(nemotron_h_args(vocab_size=131000, padded_vocab_size=None)), ("exact", "megatron")),
     ("megatron-hybrid-gdn", flopsreg.Model.from_megatron_args(nemotron_h_args(
         hybrid_layer_pattern="MG*E", mtp_num_layers=None, moe_latent_size=512, linear_conv_kernel_dim=4,
         linear_key_head_dim=128, linear_value_head_dim=128, linear_num_key_heads=16, linear_num_value_heads=32,
@@ -516,3 +517,14 @@ def test_a_hybrid_stack_holds_one_norm_per_layer(normalization, per_norm):
     counts = flopsreg.Registry(load_entry_points=False).parameters(model).by_slot()
     assert counts["norms"] == per_norm * h * layers
     assert counts["final_norm"] == per_norm * h
+
+
+def test_a_hybrid_stack_without_a_padded_vocabulary_pads_it_by_megatrons_defaults():
+    """Each MTP depth repeats the logits over vocab_size rounded up to 128 x TP 1: 131,000 -> 131,072
+    (1,024 x 128), the same as when Megatron-LM's padded_vocab_size 131,072 is given."""
+    derived = evaluate(nemotron_h_args(vocab_size=131000, padded_vocab_size=None), "megatron")
+    given = evaluate(nemotron_h_args(vocab_size=131000, padded_vocab_size=131072), "megatron")
+    assert derived.slot_flops["mtp"] == given.slot_flops["mtp"] and derived.slot_flops["head"] == given.slot_flops["head"]
+    assert "megatron_hybrid_default_padded_mtp" in derived.explain() and "megatron_hybrid_mtp (" in given.explain()
+    unpadded = evaluate(nemotron_h_args(vocab_size=131000, padded_vocab_size=None))  # exact: the rows given
+    assert unpadded.slot_flops["head"] == 2 * S * 2688 * 131000

@@ -75,7 +75,7 @@ def _overfull(log: str, source: str) -> list[str]:
 
 def _fragments(registry: flopsreg.Registry) -> list[tuple[str, str]]:
     """``(title, LaTeX)``: each model's result at 4096 tokens and its formula under every
-    convention that can count it (Megatron-LM's needs a padded vocabulary most models lack)."""
+    convention that can count it."""
     fragments = []
     for name, model in _models():
         fragments.append((name, registry.evaluate(model, seq_len=4096).latex()))

@@ -64,10 +64,17 @@ def test_conventions_are_ratios_to_exact_and_unusable_ones_are_named(registry):
     figure = plot.conventions(GEMMA, [1024, 4096], registry=registry)
     lines = {line.get_label(): list(line.get_ydata()) for line in figure.axes[0].get_lines()}
     slime = [registry.evaluate(GEMMA, seq_len=n, convention="slime").forward / gemma_forward(n) for n in (1024, 4096)]
-    assert lines["slime"] == pytest.approx(slime, rel=1e-12) and "megatron" not in lines
-    assert "megatron: " in figure.texts[0].get_text() and "padded_vocab" in figure.texts[0].get_text()
-    with pytest.raises(flopsreg.FlopsregError, match="padded_vocab"):
-        plot.conventions(GEMMA, [1024, 4096], names=["megatron"], registry=registry)
+    assert lines["slime"] == pytest.approx(slime, rel=1e-12) and "verl" not in lines and "megatron" in lines
+    assert "verl: " in figure.texts[0].get_text() and "model_type 'gemma3'" in figure.texts[0].get_text()
+    with pytest.raises(flopsreg.FlopsregError, match="model_type 'gemma3'"):
+        plot.conventions(GEMMA, [1024, 4096], names=["verl"], registry=registry)
+
+
+def test_the_cli_plots_megatron_on_a_config_model_without_a_padded_vocabulary(tmp_path, capsys):
+    out = tmp_path / "megatron.svg"
+    assert main(["plot", "gemma-3-4b", "--seq-len", "1024,2048", "--convention", "megatron", "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.strip() == f"wrote {out}" and out.exists() and "warning" not in captured.err
 
 
 def test_models_share_one_axis(registry):
@@ -167,12 +174,12 @@ def test_a_figure_shows_itself_in_a_notebook(registry):
 
 def test_the_cli_skips_and_names_a_convention_that_cannot_count(tmp_path, capsys):
     out = tmp_path / "ratios.svg"
-    argv = ["plot", "gemma-3-4b", "--seq-len", "1024,2048", "--convention", "slime", "--convention", "megatron", "-o", str(out)]
+    argv = ["plot", "gemma-3-4b", "--seq-len", "1024,2048", "--convention", "slime", "--convention", "verl", "-o", str(out)]
     assert main(argv) == 0
     captured = capsys.readouterr()
     assert captured.out.strip() == f"wrote {out}" and out.exists()
-    assert "flopsreg: warning: --convention megatron: " in captured.err and "padded_vocab" in captured.err
-    assert "megatron: " in out.read_text()  # named in the figure too
-    assert main(["plot", "gemma-3-4b", "--seq-len", "1024,2048", "--convention", "megatron", "-o", str(tmp_path / "none.svg")]) == 2
+    assert "flopsreg: warning: --convention verl: " in captured.err and "model_type 'gemma3'" in captured.err
+    assert "verl: " in out.read_text()  # named in the figure too
+    assert main(["plot", "gemma-3-4b", "--seq-len", "1024,2048", "--convention", "verl", "-o", str(tmp_path / "none.svg")]) == 2
     err = capsys.readouterr().err
     assert "no convention could count it" in err and err.count("\n") == 1 and not (tmp_path / "none.svg").exists()
