@@ -200,9 +200,7 @@ class Result:
         the likely unit mistake.
         """
         flops = self.forward if self.serving else TRAINING_PASSES * self.forward
-        from flopsreg.engine.utilisation import utilisation  # only for MFU
-
-        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="MFU", render=self.selection.render)
+        return self._utilisation("MFU", flops, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second)
 
     def hfu(
         self,
@@ -214,9 +212,13 @@ class Result:
     ) -> Utilisation:
         """Hardware FLOPs utilisation: as :meth:`mfu`, counting recomputed forward work too."""
         flops = self.forward if self.serving else self.training
+        return self._utilisation("HFU", flops, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second)
+
+    def _utilisation(self, name: str, flops: int, **speed: Any) -> Utilisation:
+        """*flops* of this step against the devices' peak, as :meth:`mfu` and :meth:`hfu` count them."""
         from flopsreg.engine.utilisation import utilisation  # only for MFU
 
-        return utilisation(flops, self.tokens, peak=peak, devices=devices, step_time=step_time, tokens_per_second=tokens_per_second, name="HFU", render=self.selection.render)
+        return utilisation(flops, self.tokens, name=name, render=self.selection.render, **speed)
 
     def utilisation(
         self,
