@@ -19,6 +19,7 @@ entry or none.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -26,7 +27,7 @@ import os
 import stat
 import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -175,22 +176,28 @@ def _read_regular(path: Path, limit: int, *, private: bool = False) -> bytes | N
         os.close(fd)
 
 
-def _write_atomically(directory: Path, path: Path, data: bytes) -> None:
-    """*data* into *path* through a private temporary file renamed into place; on any failure the
-    temporary file is removed and the error raised."""
+@contextlib.contextmanager
+def _private_file(directory: Path, data: bytes) -> Iterator[str]:
+    """A temporary file in *directory* (mode 0600) holding *data*, for the caller to rename or link
+    into place; whatever happens, it is gone afterwards (a full disk leaves nothing behind)."""
     import tempfile
 
-    fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")  # mode 0600
+    fd, temporary = tempfile.mkstemp(dir=directory, suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
-        os.replace(temporary, path)
-    except BaseException:
+        yield temporary
+    finally:
         try:
             os.unlink(temporary)
-        except OSError:
+        except OSError:  # renamed into place already
             pass
-        raise
+
+
+def _write_atomically(directory: Path, path: Path, data: bytes) -> None:
+    """*data* into *path* through a private temporary file renamed into place; errors are raised."""
+    with _private_file(directory, data) as temporary:
+        os.replace(temporary, path)
 
 
 @attrs.frozen(eq=False)
@@ -359,12 +366,7 @@ class Cache:
 
     def _new_key(self, path: Path) -> bytes | None:
         """A fresh random key at *path*, unless another process has just made a good one (then that)."""
-        import tempfile
-
-        fd, temporary = tempfile.mkstemp(dir=self.directory, suffix=".tmp")  # mode 0600
-        try:
-            with os.fdopen(fd, "wb") as file:
-                file.write(os.urandom(_KEY_BYTES))
+        with _private_file(self.directory, os.urandom(_KEY_BYTES)) as temporary:
             try:
                 os.link(temporary, path)  # fails when it exists: never replaces a concurrent writer's key
             except FileExistsError:
@@ -372,11 +374,6 @@ class Cache:
                 if theirs is not None and len(theirs) == _KEY_BYTES:
                     return theirs
                 os.replace(temporary, path)  # not private to the user, or damaged: replaced
-        finally:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
         return _read_regular(path, _KEY_BYTES, private=True)
 
     @staticmethod
