@@ -28,6 +28,7 @@ from flopsreg.engine.sweep import iter_sweep, parse_lengths
 from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.model import Model
 from flopsreg.model.examples_index import example_names, example_path
+from flopsreg.readers.hub import is_hub_id
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
     from flopsreg.engine.cache import Cache
@@ -37,18 +38,24 @@ if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache
 __all__ = ["load_model_arg", "main"]
 
 
-def load_model_arg(spec: str, *, blocks: Sequence[tuple[str, str]] = (), registry: Registry | None = None) -> Model:
+def load_model_arg(
+    spec: str, *, blocks: Sequence[tuple[str, str]] = (), registry: Registry | None = None, revision: str | None = None
+) -> Model:
     """A model from a ``.toml`` file, a Hugging Face ``config.json`` (or a folder holding one),
-    or a bundled example name; an argument that looks like a path must exist.
+    a bundled example name or a Hugging Face Hub id (``Qwen/Qwen3-8B``), in that precedence; an
+    argument that looks like a path and is no Hub id must exist.
 
     *blocks* are ``(option, block)`` pairs: the blocks of extra layers a config.json declares to
     count (``--block NAME``, or its shorthand ``--NAME``), each an error, naming the option, if
     the model has none. A config.json is read with *registry*'s readers (default: the built-in
-    and installed plugins).
+    and installed plugins). *revision* (``--revision``) is a Hub id's branch, tag or commit.
     """
     if not spec.strip():
-        raise FlopsregError("MODEL '': empty; give a .toml file, a config.json or a bundled example name")
+        raise FlopsregError("MODEL '': empty; give a .toml file, a config.json, a Hub id or a bundled example name")
     path = Path(spec)
+    local = path.exists() or spec in example_names()
+    if revision is not None and (local or not is_hub_id(spec)):
+        raise FlopsregError(f"--revision {revision}: applies to a Hugging Face Hub id only; MODEL {spec!r} is not one")
     if path.is_dir():
         if not (path / "config.json").is_file():
             raise FlopsregError(f"MODEL {spec!r}: a folder without a config.json")
@@ -60,6 +67,8 @@ def load_model_arg(spec: str, *, blocks: Sequence[tuple[str, str]] = (), registr
             model = Model.from_toml(path)
     elif spec in example_names():
         model = Model.example(spec)
+    elif is_hub_id(spec):
+        model = Model.from_hf(spec, revision=revision, registry=registry, blocks=[block for _, block in blocks])
     elif os.sep in spec or "/" in spec or path.suffix in (".toml", ".json"):
         bundled = example_path(spec)
         hint = f" (the bundled example is called {bundled.stem!r}, without {path.suffix})" if bundled and path.suffix else ""
@@ -153,7 +162,7 @@ def _param(text: str) -> tuple[str, int]:
 
 
 def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, str], *, several: bool = False) -> None:
-    what = "a .toml model file, a config.json, or a bundled example name"
+    what = "a .toml model file, a config.json (or its folder), a bundled example name, or a Hugging Face Hub id"
     p.add_argument("model", metavar="MODEL", nargs="+" if several else None, help=what + (" (one or more)" if several else ""))
     p.add_argument(
         "--param",
@@ -180,6 +189,9 @@ def _model_options(p: argparse.ArgumentParser, blocks: Mapping[str, str], *, sev
     for name, meaning in blocks.items():  # --NAME: the shorthand of --block NAME, for each declared block
         p.add_argument(f"--{name}", dest="shorthand_blocks", action="append_const", const=name,
                        default=[], help=f"--block {name}: count the {meaning}")
+    p.add_argument(
+        "--revision", metavar="REV", help="with a Hub id (owner/name): the branch, tag or commit of its config.json (default main)"
+    )
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache of compiled models")
 
 
@@ -440,7 +452,7 @@ def _load(args: argparse.Namespace, spec: str, session: _Session) -> Model:
     """The model *spec* names, with the blocks and ``--param`` values the command line asks for."""
     asked = [(f"--block {name}", name) for name in args.block] + [(f"--{name}", name) for name in args.shorthand_blocks]
     # a config.json is read by the plugins' readers: only then is the registry needed to read a model
-    model = load_model_arg(spec, blocks=asked, registry=session.registry if _is_hf_config(spec) else None)
+    model = load_model_arg(spec, blocks=asked, registry=session.registry if _is_hf_config(spec) else None, revision=args.revision)
     notes = []
     for name, value in args.param:  # every value checked before any is announced: an error is the only line
         places = model.param_places(name)
@@ -548,8 +560,12 @@ def _note(message: str) -> None:
 
 
 def _is_hf_config(spec: str) -> bool:
+    """Whether *spec* names a config.json, read by the plugins' readers: a file, a folder holding
+    one, or a Hub id that is neither a local path nor a bundled example."""
     path = Path(spec)
-    return (path / "config.json").is_file() if path.is_dir() else path.suffix == ".json"
+    if path.exists():
+        return (path / "config.json").is_file() if path.is_dir() else path.suffix == ".json"
+    return path.suffix == ".json" or spec not in example_names() and is_hub_id(spec)
 
 
 def _open_cache() -> Cache | None:

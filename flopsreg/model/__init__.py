@@ -670,11 +670,25 @@ class Model:
         (see ``docs/hf-configs.md``); options as :func:`flopsreg.readers.hf.load_hf_config` takes
         them: ``registry=`` (whose reader plugins to use), ``blocks=("mtp",)``, ``name=``.
         """
-        _check_registry(options.get("registry"))
-        blocks = options.get("blocks", ())
-        if isinstance(blocks, str) or not isinstance(blocks, Iterable):
-            raise ModelError(f"blocks = {blocks!r:.60}: expected a list of block names (one name goes in a list too)")
+        _check_hf_options(options)
         return _reader("hf_config")(config, **options)
+
+    @classmethod
+    def from_hf(cls, source: str, *, revision: str | None = None, **options: Any) -> Model:
+        """A model from a Hugging Face Hub id (``"Qwen/Qwen3-8B"``), or a local ``config.json`` or
+        folder holding one, which wins over a Hub id of the same spelling.
+
+        A Hub id reads only its ``config.json``, through ``huggingface_hub`` (the extra ``hub``):
+        its cache, ``HF_HUB_OFFLINE`` and login token apply; *revision* is a branch, tag or commit
+        (default the main branch). Other options as :meth:`from_hf_config`; the name defaults to
+        the Hub id.
+        """
+        if not isinstance(source, (str, os.PathLike)):
+            raise ModelError(f"source = {source!r:.60}: expected a Hub id or a path (a str), got {type(source).__name__}")
+        if revision is not None and not isinstance(revision, str):
+            raise ModelError(f"revision = {revision!r:.60}: expected a branch, tag or commit (a str), got {type(revision).__name__}")
+        _check_hf_options(options)
+        return _reader("hf")(os.fspath(source), revision=revision, **options)
 
     @classmethod
     def from_megatron_args(cls, args: Any, **options: Any) -> Model:
@@ -715,6 +729,14 @@ def _check_registry(value: Any) -> None:
 
     if not isinstance(value, PluginLoader):
         raise ModelError(f"registry = {value!r:.60}: expected a flopsreg.Registry (or None for the default), got {type(value).__name__}")
+
+
+def _check_hf_options(options: Mapping[str, Any]) -> None:
+    """The ``registry=`` and ``blocks=`` options of the config.json readers, checked before reading."""
+    _check_registry(options.get("registry"))
+    blocks = options.get("blocks", ())
+    if isinstance(blocks, str) or not isinstance(blocks, Iterable):
+        raise ModelError(f"blocks = {blocks!r:.60}: expected a list of block names (one name goes in a list too)")
 
 
 READERS: dict[str, Callable[..., Any]] = {}  # filled by flopsreg.readers: "toml", "hf_config", ...
