@@ -23,6 +23,7 @@ from flopsreg.plugins.loader import PluginLoader, default_plugins
 from flopsreg.readers.decoder import Decoder, TooManyListed, build_model, layers_with
 from flopsreg.readers.fields import Fields
 from flopsreg.readers.files import parse_json, read_text
+from flopsreg.readers.transformers_types import unsupported_reason
 
 __all__ = ["load_hf_config"]
 
@@ -50,10 +51,7 @@ def _reader(data: Mapping[str, Any], where: str, readers: Mapping[str, HFReader]
     if not isinstance(value, str):
         raise ModelError(f"{where}: model_type = {value!r}: expected a string")
     if value not in readers:
-        raise ModelError(
-            f"{where}: model_type = {value!r}: unsupported{did_you_mean(value, supported)} "
-            f"(supported: {', '.join(supported)})"
-        )
+        raise ModelError(f"{where}: model_type = {value!r}: unsupported{unsupported_reason(value, supported)}")
     return readers[value]
 
 

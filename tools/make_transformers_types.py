@@ -1,0 +1,75 @@
+"""Write flopsreg/readers/transformers_types.json: the model types of the transformers release
+installed beside it (every config's model_type, and MODEL_FOR_CAUSAL_LM_MAPPING_NAMES: type ->
+class), with the causal-LM types flopsreg leaves out by kind marked with the reason.
+
+transformers is not a flopsreg dependency: run this with a Python that has it, after moving to a
+new transformers release, then ``python docs/make_hf_configs_table.py``:
+
+    /work/tf-venv/bin/python tools/make_transformers_types.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+TARGET = Path(__file__).resolve().parent.parent / "flopsreg" / "readers" / "transformers_types.json"
+
+ENCODER = "an encoder (bidirectional attention, a masked-LM model run as a decoder)"
+ENCODER_DECODER = "the decoder of an encoder-decoder (cross-attending to an encoder's output)"
+SPEECH = "a speech model (an audio encoder feeding the decoder)"
+MUSIC = "a music model (audio codebooks, conditioned on a text encoder)"
+OCR = "an OCR model (an image encoder feeding the decoder)"
+
+# The causal-LM types left out by kind, with the reason (a phrase after 'is'): flopsreg counts decoder-only language models.
+EXCLUDED = {
+    **dict.fromkeys(
+        [
+            "bert", "bert-generation", "big_bird", "camembert", "data2vec-text", "electra", "ernie", "megatron-bert",
+            "rembert", "roberta", "roberta-prelayernorm", "roc_bert", "roformer", "xlm", "xlm-roberta",
+            "xlm-roberta-xl", "xmod",
+        ],
+        ENCODER,
+    ),
+    "xlnet": "an encoder (a permutation language model with two-stream attention over the whole sequence)",
+    **dict.fromkeys(
+        ["bart", "bigbird_pegasus", "blenderbot", "blenderbot-small", "marian", "mbart", "mvp", "pegasus", "plbart", "prophetnet"],
+        ENCODER_DECODER,
+    ),
+    **dict.fromkeys(["whisper", "moshi", "moss_transcribe_diarize"], SPEECH),
+    **dict.fromkeys(["musicgen", "musicgen_melody"], MUSIC),
+    **dict.fromkeys(["trocr", "got_ocr2"], OCR),
+}
+
+
+def build() -> dict:
+    """The file's content, from the installed transformers."""
+    import transformers
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    unknown = sorted(set(EXCLUDED) - set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES))
+    if unknown:
+        raise SystemExit(f"EXCLUDED names types transformers {transformers.__version__} has no causal LM for: {unknown}")
+    causal = {
+        name: {"class": cls, **({"excluded": EXCLUDED[name]} if name in EXCLUDED else {})}
+        for name, cls in sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.items())
+    }
+    return {
+        "transformers": transformers.__version__,
+        "causal_lm": causal,
+        "model_types": sorted(CONFIG_MAPPING_NAMES),
+    }
+
+
+def main(argv: list[str]) -> int:
+    """Write the file, or with ``-o PATH`` write it there instead (the test suite compares the two)."""
+    target = Path(argv[1]) if argv[:1] == ["-o"] and len(argv) == 2 else TARGET
+    target.write_text(json.dumps(build(), indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {target}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
