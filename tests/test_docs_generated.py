@@ -1,6 +1,7 @@
 """The generated parts of docs/ must be current, and each script's --check must catch a stale page:
 docs/patterns.md (make_patterns_reference.py), the tables of docs/examples.md
-(make_examples_table.py) and of docs/conventions.md (make_conventions_table.py)."""
+(make_examples_table.py), of docs/conventions.md (make_conventions_table.py) and of docs/hf-configs.md
+(make_hf_configs_table.py)."""
 
 from __future__ import annotations
 
@@ -44,12 +45,15 @@ def test_patterns_reference_is_current():
     assert module.TARGET.read_text(encoding="utf-8") == expected, "run: python docs/make_patterns_reference.py"
 
 
-@pytest.mark.parametrize("name", ["make_examples_table", "make_conventions_table"])
+@pytest.mark.parametrize("name", ["make_examples_table", "make_conventions_table", "make_hf_configs_table"])
 def test_tables_are_current(name, registry):
     assert load(name).is_current(registry), f"run: python docs/{name}.py"
 
 
-@pytest.mark.parametrize(("name", "header"), [("make_examples_table", "| model |"), ("make_conventions_table", "| model | convention |")])
+@pytest.mark.parametrize(
+    ("name", "header"),
+    [("make_examples_table", "| model |"), ("make_conventions_table", "| model | convention |"), ("make_hf_configs_table", "transformers 5.24.0 maps ")],
+)
 def test_check_fails_on_a_stale_table_and_the_rewrite_fixes_it(name, header, monkeypatch, tmp_path):
     """--check exits 1 on a stale table; a plain run rewrites only the block between markers."""
     script = load(name)
@@ -130,3 +134,19 @@ def test_per_token_table_by_convention_has_a_dash_where_a_convention_refuses(exa
     assert rows[("`mixtral-8x7b`", "4k")]["verl"] == "—"  # verl has no Mixtral formula
     assert rows[("`qwen3-next-80b-a3b`", "32k")]["slime"] == "—"  # Gated DeltaNet layers: slime refuses them
     assert len(rows) == 3 * len(list(examples.EXAMPLES.glob("*.toml")))
+
+
+def test_hf_configs_table_has_a_row_per_causal_lm_type(registry):
+    """One row per type of MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, each read with its proof or refused with its reason."""
+    table = load("make_hf_configs_table").render_table(registry).splitlines()
+    rows = {line.split("`")[1]: line for line in table if line.startswith("| `")}
+    assert len(rows) == 196  # transformers 5.24.0's models/auto/modeling_auto.py
+    assert rows["llama"] == "| `llama` | `LlamaForCausalLM` | read exactly | `tests/hf/test_forward.py`, `tests/engine/test_parameters.py` |"
+    assert rows["gemma3_text"].startswith("| `gemma3_text` | `Gemma3ForCausalLM` | read exactly | `tests/hf/test_forward.py` (its wrapper, `gemma3`)")
+    assert rows["bert"] == (
+        "| `bert` | `BertLMHeadModel` | left out: an encoder (bidirectional attention, a masked-LM model run as a decoder) |  |"
+    )
+    assert rows["whisper"].startswith("| `whisper` | `WhisperForCausalLM` | left out: a speech model")
+    for line in rows.values():
+        status = line.split(" | ")[2]
+        assert status in ("read exactly", "read (no recorded forward pass yet)", "refused: not read yet") or status.startswith("left out: ")
