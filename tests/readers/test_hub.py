@@ -258,3 +258,43 @@ def test_a_token_opens_a_private_repository_and_its_config_is_cached(loopback_hu
     model = flopsreg.Model.from_hf("org/private")
     assert model.name == "org/private" and model.plan.layers == 32
     assert (tmp_path / "hub" / "models--org--private" / "snapshots" / MAIN / "config.json").is_file()
+
+
+@pytest.mark.slow
+def test_the_command_line_honours_the_environment(tmp_path):
+    """A fresh process, configured only as a user would: HF_HUB_CACHE and HF_HUB_OFFLINE=1."""
+    import subprocess
+
+    cache = tmp_path / "hub"
+    _snapshot(cache, "meta-llama/Meta-Llama-3-8B", MAIN, config("llama-3-8b"))
+    _ref(cache, "meta-llama/Meta-Llama-3-8B", "main", MAIN)
+    env = {
+        "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_CACHE": str(cache),
+        "HF_HUB_OFFLINE": "1", "FLOPSREG_CACHE_DIR": str(tmp_path / "flopsreg-cache"), "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+    command = [sys.executable, "-c", "from flopsreg.cli import main; raise SystemExit(main())"]
+    expected = flopsreg.Registry.default().evaluate(flopsreg.Model.from_hf_config(config("llama-3-8b")), seq_len=128).forward
+    for _ in range(2):  # the second answers from the cache of compiled models
+        done = subprocess.run([*command, "eval", "meta-llama/Meta-Llama-3-8B", "--seq-len", "128", "--format", "json"],
+                              capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["forward_flops"] == str(expected)
+    done = subprocess.run([*command, "params", "Qwen/Qwen3-8B"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("flopsreg: error: Hub id 'Qwen/Qwen3-8B': config.json is not in the Hugging Face cache")
+    assert f"({cache})" in done.stderr and "HF_HUB_OFFLINE is set" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "parts"),
+    [
+        ((42,), {}, ["source = 42", "expected a Hub id or a path"]),
+        (("meta-llama/Meta-Llama-3-8B",), {"revision": 2}, ["revision = 2", "branch, tag or commit"]),
+        (("nothing here",), {}, ["'nothing here'", "no such file or folder, nor a Hugging Face Hub id"]),
+        (("./meta-llama",), {}, ["'./meta-llama'", "no such file or folder"]),
+    ],
+)
+def test_from_hf_refuses_what_is_neither_a_path_nor_a_hub_id(offline_cache, args, kwargs, parts):
+    with pytest.raises(flopsreg.FlopsregError) as error:
+        flopsreg.Model.from_hf(*args, **kwargs)
+    _one_line(error, *parts)
