@@ -156,7 +156,7 @@ def _padded(divisor: int) -> sympy.Expr:
 def _bridge_rules(index: int, model_type: str) -> list[Pattern]:
     """The rules one bridge's settings give, for the family flag of its model_type."""
     bridge, flags, rules = BRIDGES[model_type], {NAME, family(model_type)}, []
-    if not bridge.window:
+    if bridge.window is False:
         rules.append(Pattern(
             name=f"{NAME}_{model_type}_no_window", slot="attention.mask", flags=flags | {"sliding_window"},
             precedence=PRECEDENCE + 30 + index, produces="pairs", formula=s**2 / 2, reference=_cited(model_type),
@@ -179,6 +179,8 @@ def _bridge_rules(index: int, model_type: str) -> list[Pattern]:
             summary=f"Megatron-Bridge ({model_type}): logits over the vocabulary padded to a multiple of {divisor} "
             "(the bridge's make_vocab_size_divisible_by x TP 1)",
         ))
+    if bridge.vocab_divisor is not None and bridge.mtp:
+        padded, divisor = _padded(bridge.vocab_divisor), bridge.vocab_divisor
         rules.append(attrs.evolve(
             _as_bridge(_MEGATRON_MTP), name=f"{NAME}_{model_type}_padded_mtp", flags=flags | {"mtp"},
             precedence=PRECEDENCE + 10 + index, params=(VOCAB,), reference=_cited(model_type),
