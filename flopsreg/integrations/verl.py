@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from flopsreg.engine.peaks import PEAKS, exact_number, peak_flops
 from flopsreg.errors import ModelError
 from flopsreg.integrations._shared import default_registry, implausible, keep_selection, time_problem
 from flopsreg.model import Model
+from flopsreg.patterns.conventions.verl import DENSE_AS_MOE
 from flopsreg.registry import Registry
 
 __all__ = ["FlopsCounter"]
@@ -110,6 +112,10 @@ class FlopsCounter:
         else:
             self.peak = device_peak(device_name if device_name is not None else _current_device_name())
         self._plan = self._read_plan()  # read now: a config flopsreg cannot count fails here, not mid-training
+        dense = [unit.where for unit in self._plan.kinds for sel in unit.selections if sel.pattern.name.endswith(DENSE_AS_MOE)]
+        if dense:
+            warnings.warn(f"verl counts {', '.join(dense)} as MoE: its estimator ignores the dense layers "
+                          "(mlp_only_layers, decoder_sparse_step)", UserWarning, stacklevel=2)
 
     def _read_plan(self) -> ModelSelection:
         data = config_dict(self.config)

@@ -10,19 +10,28 @@ it unset, so every layer of a Gemma model slides in Bridge's count (family flags
 ``hf_gemma3_text``, ``hf_gemma3``; the model-level ``window`` is that window). The GPT-OSS bridge
 hard-codes ``window_attn_skip_freq = 2``: even layers slide, as Hugging Face's default
 ``layer_types`` has it. The model types flopsreg reads that no Bridge bridge imports (Mixtral,
-Qwen2-MoE, Llama 4) are refused. Logits are over the model's ``vocab``: what Bridge's
-``calculate_padded_vocab_size`` gives at tensor-parallel size 1 for a Hugging Face import (the
-drop-in gives the padded size of the run).
+Qwen2-MoE, Llama 4) are refused.
+
+For a model with a family flag, each bridge's own settings (``_bridges.BRIDGES``): windows only
+where the bridge sets ``window_size`` (Qwen2, Qwen3 and Qwen3-MoE slide nowhere), every layer MoE
+where it leaves ``moe_layer_freq`` at 1 (Qwen3-MoE), and logits over the vocabulary padded to the
+divisor it sets (DeepSeek-V3 1280, DeepSeek-V2 3200, Gemma3-VL 128); the other bridges divide by
+the largest power of 2 up to 128 dividing ``vocab_size``, which pads nothing at TP 1. Without a
+family flag, logits are over ``vocab`` (the drop-in gives the padded size of the run).
 """
 
 import attrs
 import sympy
 
 from flopsreg.patterns.conventions import megatron as convention_megatron
+from flopsreg.patterns.conventions._bridges import BRIDGES, COMMIT
 from flopsreg.patterns.conventions._rules import PRECEDENCE, not_counted, refuses_mixers, routerless_moe
 from flopsreg.patterns.logits import VOCAB
+from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
+from flopsreg.patterns.mtp import mtp_block, mtp_layers
+from flopsreg.patterns.quantities import f
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.plugin import Convention, Pattern, hookimpl, s
+from flopsreg.plugin import Convention, Pattern, h, hookimpl, s
 from flopsreg.plugin import family_flag as family
 
 NAME = "megatron_bridge"
@@ -133,6 +142,56 @@ PATTERNS = [
     ),
     *refuses_mixers(NAME, "Megatron-Bridge counts linear-attention and Mamba layers with its own terms (Megatron-LM's), which this convention does not reproduce for a model read from a config", SOURCE),
 ]
+
+
+def _cited(model_type: str) -> str:
+    return f"Megatron-Bridge src/megatron/bridge/models/{BRIDGES[model_type].source} ({COMMIT}); {SOURCE}"
+
+
+def _padded(divisor: int) -> sympy.Expr:
+    """``calculate_padded_vocab_size`` at TP 1 with the bridge's divisor: V rounded up to a multiple of it."""
+    return sympy.ceiling(VOCAB.symbol / divisor) * divisor
+
+
+def _bridge_rules(index: int, model_type: str) -> list[Pattern]:
+    """The rules one bridge's settings give, for the family flag of its model_type."""
+    bridge, flags, rules = BRIDGES[model_type], {NAME, family(model_type)}, []
+    if bridge.window is False:
+        rules.append(Pattern(
+            name=f"{NAME}_{model_type}_no_window", slot="attention.mask", flags=flags | {"sliding_window"},
+            precedence=PRECEDENCE + 30 + index, produces="pairs", formula=s**2 / 2, reference=_cited(model_type),
+            summary=f"Megatron-Bridge ({model_type}): sliding layers as full causal s^2/2, its bridge sets no window_size",
+        ))
+    if bridge.every_layer_moe:
+        rules.append(Pattern(
+            name=f"{NAME}_{model_type}_dense_layer_as_moe", slot="mlp", flags=flags | {"mlp"},
+            precedence=PRECEDENCE + 10 + index, params=(EXPERTS, TOP_K, EXPERT_HIDDEN),
+            formula=2 * s * TOP_K.symbol * h * EXPERT_HIDDEN.symbol * f, reference=_cited(model_type),
+            summary=f"Megatron-Bridge ({model_type}): a dense layer counted as MoE (top-k experts, no router), "
+            "its bridge leaves moe_layer_freq at 1",
+        ))
+    if bridge.vocab_divisor is not None:
+        padded, divisor = _padded(bridge.vocab_divisor), bridge.vocab_divisor
+        rules.append(Pattern(
+            name=f"{NAME}_{model_type}_padded_logits", slot="head", flags=flags | {"lm_head"},
+            precedence=PRECEDENCE + 10 + index, scope="model", params=(VOCAB,), formula=2 * s * h * padded,
+            weights=h * padded, reference=_cited(model_type),
+            summary=f"Megatron-Bridge ({model_type}): logits over the vocabulary padded to a multiple of {divisor} "
+            "(the bridge's make_vocab_size_divisible_by x TP 1)",
+        ))
+    if bridge.vocab_divisor is not None and bridge.mtp:
+        padded, divisor = _padded(bridge.vocab_divisor), bridge.vocab_divisor
+        rules.append(attrs.evolve(
+            _as_bridge(_MEGATRON_MTP), name=f"{NAME}_{model_type}_padded_mtp", flags=flags | {"mtp"},
+            precedence=PRECEDENCE + 10 + index, params=(VOCAB,), reference=_cited(model_type),
+            formula=mtp_block + mtp_layers * 2 * s * (3 * h + 2 * h**2) + mtp_layers * 2 * s * h * padded,
+            summary=f"Megatron-Bridge ({model_type}): per MTP depth its layer, eh norms as 3h, eh projection 2h^2, "
+            f"logits again over the vocabulary padded to a multiple of {divisor}",
+        ))
+    return rules
+
+
+PATTERNS += [rule for index, model_type in enumerate(BRIDGES) for rule in _bridge_rules(index, model_type)]
 
 
 @hookimpl

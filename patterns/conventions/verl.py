@@ -8,7 +8,8 @@ over s^2 positions per layer: a causal s^2/2 pairs, with the input embedding and
 two V x h matmuls whether or not they are tied, 3 FFN matmuls, and no MTP. ``gemma3_text`` and
 ``gpt_oss`` count a sliding layer as s min(s, W) positions, i.e. s W / 2 pairs once s > W (half
 of what the window attends); every other type ignores windows (Mistral's ``sliding_window``
-included). ``qwen2_moe`` and ``qwen3_moe`` count every layer as MoE and leave out shared experts.
+included). ``qwen2_moe`` and ``qwen3_moe`` count every layer as MoE, the dense ones of ``mlp_only_layers`` and
+``decoder_sparse_step`` included, and leave out shared experts.
 ``qwen3_5`` and ``qwen3_5_moe`` count the Gated DeltaNet recurrence as 5 d_k d_v H_v per token
 forward (the recurrent minimum is 6).
 A model type verl has no estimator for gets 0 from verl: the convention refuses it, naming that.
@@ -21,6 +22,8 @@ from flopsreg.patterns import gated_deltanet
 from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted
 from flopsreg.patterns.gated_deltanet import H_v, d_k, d_v
 from flopsreg.patterns.logits import VOCAB
+from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
+from flopsreg.patterns.quantities import f
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.plugin import Convention, Pattern, h, hookimpl, s
 from flopsreg.plugin import family_flag as family
@@ -52,6 +55,7 @@ UNSUPPORTED = (
 )
 SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
 QWEN_MOE = ("qwen2_moe", "qwen3_moe")
+DENSE_AS_MOE = "_dense_layer_as_moe"  # the rules' name suffix: a dense layer verl counts as MoE
 
 
 def family_precedence(model_type: str) -> int:
@@ -185,20 +189,20 @@ PATTERNS += [
         reference=SOURCE,
     ),
 ]
+# _estimate_qwen2_moe_flops counts num_hidden_layers MoE layers (router h x E and top-k experts) and
+# reads neither mlp_only_layers nor decoder_sparse_step: a dense layer is counted as a MoE one.
 for _type in QWEN_MOE:
     PATTERNS.append(
         Pattern(
-            name=f"verl_{_type}_dense_layer",
+            name=f"verl_{_type}{DENSE_AS_MOE}",
             slot="mlp",
             flags={"verl", family(_type), "mlp"},
             precedence=family_precedence(_type),
-            formula=0,
-            summary=f"verl: a dense layer in a {_type} model",
+            params=(EXPERTS, TOP_K, EXPERT_HIDDEN),
+            formula=2 * s * h * (TOP_K.symbol * f * EXPERT_HIDDEN.symbol + EXPERTS.symbol),
+            summary=f"verl ({ESTIMATORS[_type]}) ignores the dense layers (mlp_only_layers, decoder_sparse_step): "
+            "a dense layer counted as MoE, router h x E and top-k experts",
             reference=SOURCE,
-            refusal=(
-                f"verl's {ESTIMATORS[_type]} counts every layer of a {_type} model as MoE, but these layers are "
-                "dense (mlp_only_layers, decoder_sparse_step): not reproduced"
-            ),
         )
     )
 

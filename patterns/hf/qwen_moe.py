@@ -51,6 +51,9 @@ def _qwen_moe(c: Fields, *, shared: bool, weights: frozenset[str]) -> Decoder:
         kinds["moe"] = moe_mlp(
             c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"), width, gate=shared
         )
+    # With dense layers too, the routed experts' sizes are also model-wide: verl and Megatron-Bridge's
+    # Qwen3-MoE bridge count every layer as MoE, and their rules read them on the dense layers.
+    routed = moe_mlp(c.int("num_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"))[1] if len(kinds) == 2 else {}
     if SLIDING in attention and c.optional_int("sliding_window", minimum=0) == 0:
         # Qwen2MoeConfig writes sliding_window 0 when use_sliding_window is off: no window at all.
         raise c.error(
@@ -59,7 +62,7 @@ def _qwen_moe(c: Fields, *, shared: bool, weights: frozenset[str]) -> Decoder:
             f"marks layers {layers_with(attention, SLIDING)} sliding; expected a window >= 1",
         )
     return Decoder(
-        params={**gqa_params(c), "vocab": c.int("vocab_size")},
+        params={**gqa_params(c), "vocab": c.int("vocab_size"), **routed},
         flags=silu_gated(c) | weights,
         attention=attention,
         mlps=mlps,

@@ -85,7 +85,8 @@ def provider(**fields):
         window_attn_skip_freq=None, tensor_model_parallel_size=1, should_pad_vocab=False, seq_length=4096,
     )
     model = SimpleNamespace(**{**defaults, **fields})
-    model.make_vocab_size_divisible_by = divisor(model.vocab_size)
+    if not hasattr(model, "make_vocab_size_divisible_by"):  # the base bridge's divisor, where a bridge sets none
+        model.make_vocab_size_divisible_by = divisor(model.vocab_size)
     if model.kv_channels is None:
         model.kv_channels = model.hidden_size // model.num_attention_heads
     return model
@@ -101,9 +102,9 @@ GPT_OSS_20B = provider(  # gpt_oss_bridge: window (sliding_window - 1, 0), windo
     num_moe_experts=32, moe_router_topk=4, moe_ffn_hidden_size=2880, vocab_size=201088, window_size=(127, 0),
     window_attn_skip_freq=2,
 )
-GEMMA_3_4B = provider(  # gemma3_bridge: window_size = sliding_window (an int), window_attn_skip_freq left unset
+GEMMA_3_4B = provider(  # gemma3_vl_bridge: window_size = sliding_window (an int), skip freq unset, divisor 128 (line 81)
     hidden_size=2560, num_layers=34, num_attention_heads=8, num_query_groups=4, kv_channels=256, ffn_hidden_size=10240,
-    vocab_size=262208, window_size=1024, interleaved_attn_pattern=(5, 1),
+    vocab_size=262208, window_size=1024, interleaved_attn_pattern=(5, 1), make_vocab_size_divisible_by=128,
 )
 MISTRAL_7B = provider(  # mistral_bridge: window [sliding_window - 1, 0] on every layer
     hidden_size=4096, num_layers=32, num_attention_heads=32, num_query_groups=8, ffn_hidden_size=14336, vocab_size=32000,
@@ -148,7 +149,8 @@ def test_every_gemma_layer_slides_in_bridges_count(registry):
     exact = registry.evaluate(gemma, seq_len=s)
     window_pairs = W * (W + 1) // 2 + (s - W) * W
     full_pairs = s * (s + 1) // 2
-    assert exact.training - bridge.training == 3 * 5 * 2 * n_h * (d + d) * (full_pairs - window_pairs)
+    padding = 3 * 2 * s * 2560 * (262272 - 262208)  # the Gemma3-VL bridge pads the vocabulary to a multiple of 128
+    assert exact.training - bridge.training == 3 * 5 * 2 * n_h * (d + d) * (full_pairs - window_pairs) - padding
     (mask,) = [d for d in registry.compare(gemma, seq_len=s, conventions=["megatron_bridge"]).differences if d.slot == "attention.mask"]
     assert "'global'" in mask.where and mask.pattern == "megatron_bridge_gemma3_every_layer_slides"
     assert "window_attn_skip_freq unset" in mask.reason
@@ -221,3 +223,74 @@ def test_gemma_hf_configs_slide_every_layer_too(registry):
         assert full and {bridge.layers[i].patterns["attention.mask"] for i in full} == {
             f"megatron_bridge_{config['model_type']}_every_layer_slides"
         }
+
+
+# -- each bridge's own settings, on Hugging Face configs of its class ------------------------------
+
+def _sliding(config, full, sliding, window):
+    """A config whose last *sliding* layers slide over *window* keys (layer_types, as transformers 5 saves it)."""
+    return {**config, "use_sliding_window": True, "sliding_window": window, "max_window_layers": full,
+            "layer_types": ["full_attention"] * full + ["sliding_attention"] * sliding}
+
+
+QWEN2_SLIDING = _sliding(json.loads((HF / "qwen2.5-7b.json").read_text()), 20, 8, 4096)
+QWEN3_SLIDING = _sliding(json.loads((HF / "qwen3-8b.json").read_text()), 30, 6, 1024)
+QWEN3_MOE_DENSE = {
+    **_sliding(json.loads((HF / "qwen3-30b-a3b.json").read_text()), 40, 8, 2048),
+    "mlp_only_layers": [0, 1, 47], "intermediate_size": 6144,
+}
+DEEPSEEK_V3_ODD_VOCAB = {**json.loads((HF / "deepseek-v3.json").read_text()), "vocab_size": 129281}
+DEEPSEEK_V2_ODD_VOCAB = {**json.loads((HF / "deepseek-v2-lite.json").read_text()), "vocab_size": 102401}
+GEMMA_3_TEXT = {**json.loads((HF / "gemma-3-4b.json").read_text())["text_config"], "model_type": "gemma3_text"}
+BY_BRIDGE = {  # the config, and the provider its bridge builds (the fields flop_utils reads)
+    # qwen2_bridge.py / qwen3_bridge.py set no window_size, and CONFIG_MAPPING has no sliding_window
+    "qwen2 sliding layers": (QWEN2_SLIDING, provider(
+        hidden_size=3584, num_layers=28, num_attention_heads=28, num_query_groups=4, ffn_hidden_size=18944, vocab_size=152064,
+    )),
+    "qwen3 sliding layers": (QWEN3_SLIDING, provider(
+        hidden_size=4096, num_layers=36, num_attention_heads=32, num_query_groups=8, kv_channels=128, ffn_hidden_size=12288,
+        vocab_size=151936,
+    )),
+    # qwen3_moe_bridge.py sets no moe_layer_freq: every layer MoE (flop_utils reads 1), no window either
+    "qwen3_moe mlp_only_layers": (QWEN3_MOE_DENSE, QWEN3_30B_A3B),
+    # deepseek_v3_bridge.py: divisor 1280 (129281 -> 130560), mtp_num_layers from num_nextn_predict_layers
+    "deepseek_v3 vocab 129281": (DEEPSEEK_V3_ODD_VOCAB, provider(
+        **{**vars(DEEPSEEK_V3), "vocab_size": 129281, "make_vocab_size_divisible_by": 1280},
+    )),
+    # deepseek_v2_bridge.py: divisor 3200 (102401 -> 105600), first_k_dense_replace dense layers
+    "deepseek_v2 vocab 102401": (DEEPSEEK_V2_ODD_VOCAB, provider(
+        hidden_size=2048, num_layers=27, num_attention_heads=16, ffn_hidden_size=10944, num_moe_experts=64,
+        moe_layer_freq=[0] + [1] * 26, moe_router_topk=6, moe_ffn_hidden_size=1408, moe_shared_expert_intermediate_size=2 * 1408,
+        multi_latent_attention=True, kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128,
+        vocab_size=102401, make_vocab_size_divisible_by=3200,
+    )),
+    # gemma3_bridge.py (Gemma3ForCausalLM): window on every layer, the base divisor (64 for 262208: no padding)
+    "gemma3_text vocab 262208": (GEMMA_3_TEXT, provider(**{
+        **vars(GEMMA_3_4B), "make_vocab_size_divisible_by": divisor(262208),
+    })),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(BY_BRIDGE))
+def test_each_bridge_counts_as_it_configures_the_model(registry, name):
+    config, cfg = BY_BRIDGE[name]
+    blocks = ("mtp",) if config.get("num_nextn_predict_layers") else ()  # Bridge counts MTP depths: read them
+    model = flopsreg.Model.from_hf_config(config, blocks=blocks)
+    for s in (1000, 4096, 8192):
+        assert registry.evaluate(model, seq_len=s, convention="megatron_bridge").training == bridge_training(cfg, s), s
+
+
+def test_padded_vocabularies_by_bridge():
+    """Hand arithmetic: the divisor each bridge sets, at TP 1."""
+    for config, padded in ((DEEPSEEK_V3_ODD_VOCAB, 130560), (DEEPSEEK_V2_ODD_VOCAB, 105600)):
+        cfg = BY_BRIDGE[f"{config['model_type']} vocab {config['vocab_size']}"][1]
+        assert -(-cfg.vocab_size // cfg.make_vocab_size_divisible_by) * cfg.make_vocab_size_divisible_by == padded
+
+
+def test_bridges_without_a_window_count_sliding_layers_as_full(registry):
+    model = flopsreg.Model.from_hf_config(QWEN3_SLIDING)
+    bridge = registry.evaluate(model, seq_len=8192, convention="megatron_bridge")
+    assert {bridge.layers[i].patterns["attention.mask"] for i in range(30, 36)} == {"megatron_bridge_qwen3_no_window"}
+    (mask,) = [d for d in registry.compare(model, seq_len=8192, conventions=["megatron_bridge"]).differences
+               if d.slot == "attention.mask" and "sliding" in d.where]
+    assert "sets no window_size" in mask.reason

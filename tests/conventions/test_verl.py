@@ -9,11 +9,13 @@ sliding layers).
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 import flopsreg
 from flopsreg.cli import main
+from flopsreg.integrations.verl import FlopsCounter
 
 HF = Path(__file__).parents[1] / "data" / "hf"
 
@@ -197,11 +199,89 @@ def test_a_model_without_a_family_flag_is_refused(registry):
         registry.evaluate(model, seq_len=8, convention="verl")
 
 
-def test_dense_layers_of_a_qwen_moe_model_are_refused(registry):
-    """verl counts every layer of qwen3_moe as MoE; a model with dense layers cannot be reproduced."""
-    config = {**hf("qwen3-30b-a3b"), "mlp_only_layers": [0], "intermediate_size": 6144}
-    with pytest.raises(flopsreg.ModelError, match=r"layer 0 \(kind 'dense'\), slot mlp: verl's _estimate_qwen2_moe_flops counts every layer"):
-        registry.evaluate(flopsreg.Model.from_hf_config(config), seq_len=16, convention="verl")
+# verl/utils/flops_counter.py at verl-project/verl 1dda039b, lines 417-451, verbatim.
+def _estimate_qwen2_moe_flops(config, tokens_sum, batch_seqlens, delta_time):
+    hidden_size = config.hidden_size
+    vocab_size = config.vocab_size
+    num_hidden_layers = config.num_hidden_layers
+    num_key_value_heads = config.num_key_value_heads
+    num_attention_heads = config.num_attention_heads
+    moe_intermediate_size = config.moe_intermediate_size
+    moe_topk = config.num_experts_per_tok
+    num_experts = config.num_experts
+
+    head_dim = getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
+    q_size = num_attention_heads * head_dim
+    k_size = num_key_value_heads * head_dim
+    v_size = num_key_value_heads * head_dim
+
+    # non-attn per layer parm
+    # gate + moe export
+    moe_mlp_N = hidden_size * moe_topk * moe_intermediate_size * 3 + hidden_size * num_experts
+    attn_linear_N = hidden_size * (q_size + k_size + v_size + num_attention_heads * head_dim)
+    emd_and_lm_head_N = vocab_size * hidden_size * 2
+    # non-attn all_layer parm
+    dense_N = (moe_mlp_N + attn_linear_N) * num_hidden_layers + emd_and_lm_head_N
+    # non-attn all_layer & all_token fwd & bwd flops
+    dense_N_flops = 6 * dense_N * tokens_sum
+
+    # attn all_layer & all_token fwd & bwd flops
+    seqlen_square_sum = 0
+    for seqlen in batch_seqlens:
+        seqlen_square_sum += seqlen * seqlen
+    attn_qkv_flops = 6 * seqlen_square_sum * head_dim * num_attention_heads * num_hidden_layers
+
+    # all_layer & all_token fwd & bwd flops
+    flops_all_token = dense_N_flops + attn_qkv_flops
+    flops_achieved = flops_all_token * (1.0 / delta_time) / 1e12
+    return flops_achieved
+
+
+class _ExactFlops:
+    """A delta_time that hands verl's integer FLOPs back through ``flops * (1.0 / delta_time) / 1e12``."""
+
+    def __rtruediv__(self, one):
+        return self
+
+    def __rmul__(self, flops):
+        self.flops = flops
+        return self
+
+    def __truediv__(self, tera):
+        return self.flops
+
+
+def verl_qwen_moe(config, seqlens):
+    return _estimate_qwen2_moe_flops(SimpleNamespace(**config), sum(seqlens), seqlens, _ExactFlops())
+
+
+QWEN_MOE_WITH_DENSE_LAYERS = {
+    "qwen3_moe mlp_only_layers": {**hf("qwen3-30b-a3b"), "mlp_only_layers": [0, 5], "intermediate_size": 6144},
+    "qwen3_moe decoder_sparse_step 2": {**hf("qwen3-30b-a3b"), "decoder_sparse_step": 2, "intermediate_size": 6144},
+    "qwen2_moe mlp_only_layers": {**hf("qwen2-moe"), "mlp_only_layers": [1, 2, 3], "intermediate_size": 5632},
+    "qwen2_moe decoder_sparse_step 3": {**hf("qwen2-moe"), "decoder_sparse_step": 3, "intermediate_size": 5632},
+}
+
+
+@pytest.mark.parametrize("name", sorted(QWEN_MOE_WITH_DENSE_LAYERS))
+def test_dense_layers_of_a_qwen_moe_model_count_as_verl_counts_them(registry, name):
+    """verl's estimator counts every layer as MoE; the convention gives its number and compare shows the gap."""
+    config = QWEN_MOE_WITH_DENSE_LAYERS[name]
+    model = flopsreg.Model.from_hf_config(config)
+    for batch in VERL_BATCHES:
+        assert verl(registry, model, seqlens=batch) == verl_qwen_moe(config, batch), batch
+    assert verl(registry, model, seqlens=[4096]) != registry.evaluate(model, seqlens=[4096]).training
+    (mlp,) = [d for d in registry.compare(model, seq_len=4096, conventions=["verl"]).differences if d.slot == "mlp"]
+    assert "(kind 'dense'" in mlp.where and mlp.pattern.endswith("_dense_layer_as_moe")
+    assert "ignores the dense layers" in mlp.reason
+
+
+def test_the_drop_in_warns_once_that_verl_ignores_the_dense_layers():
+    config = QWEN_MOE_WITH_DENSE_LAYERS["qwen3_moe mlp_only_layers"]
+    with pytest.warns(UserWarning, match=r"^verl counts layers 0, 5 \(kind 'dense'\) as MoE: its estimator ignores the dense layers") as caught:
+        counter = FlopsCounter(config, convention="verl")
+    assert len(caught) == 1
+    assert counter.training_flops([1000, 3000]) == verl_qwen_moe(config, [1000, 3000])
 
 
 def test_cli_eval_and_sweep_refuse_in_one_line(capsys):

@@ -134,6 +134,22 @@ def _models():
                          ("deepseek-v2-lite", HF / "deepseek-v2-lite.json")):
         model = flopsreg.Model.from_hf_config(config)
         models.append((name, model, ("exact", "nanogpt", *_bridge(model), *_verl(model), *_torchtitan(model))))
+    # each bridge's own settings (Megatron-Bridge) and verl's Qwen-MoE estimator: sliding Qwen layers, dense Qwen-MoE layers
+    def sliding(config, full, window):
+        layers = config["num_hidden_layers"]
+        return {**config, "use_sliding_window": True, "sliding_window": window,
+                "layer_types": ["full_attention"] * full + ["sliding_attention"] * (layers - full)}
+
+    hf = {name: json.loads((HF / f"{name}.json").read_text()) for name in ("qwen3-8b", "qwen2.5-7b", "qwen3-30b-a3b", "qwen2-moe", "deepseek-v2-lite")}
+    for name, config, blocks in (
+        ("qwen3 sliding", sliding(hf["qwen3-8b"], 30, 1024), ()),
+        ("qwen2.5 sliding", sliding(hf["qwen2.5-7b"], 20, 512), ()),
+        ("qwen3-moe sliding, dense layers", {**sliding(hf["qwen3-30b-a3b"], 40, 512), "mlp_only_layers": [0, 1], "intermediate_size": 6144}, ()),
+        ("qwen2-moe dense layers", {**hf["qwen2-moe"], "mlp_only_layers": [0], "intermediate_size": 5632}, ()),
+        ("deepseek-v2-lite+mtp", {**hf["deepseek-v2-lite"], "num_nextn_predict_layers": 1}, ("mtp",)),
+    ):
+        model = flopsreg.Model.from_hf_config(config, blocks=blocks)
+        models.append((name, model, ("exact", *_bridge(model), *_verl(model))))
     # LayerNorms (scale and bias) and linear biases, as a Megatron-LM run's defaults make them
     layernorm = llama3_8b_args(normalization="LayerNorm", qk_layernorm=True, add_bias_linear=True, untie_embeddings_and_output_weights=True)
     models.append(("megatron-layernorm", flopsreg.Model.from_megatron_args(layernorm), ("exact", "nanogpt")))
