@@ -11,9 +11,15 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 * Mamba2 (``hybrid_flops``): inner width 2h whatever ``mamba_num_heads`` x ``mamba_head_dim``,
   in_proj 2 h (2 x 2h + 2 G N + H_m), no convolution, a scan of 7 x 2h x N (halved: 7 d_in N
   FLOPs, not multiply-adds) and out_proj 2 x 2h x h.
+* Gated Delta Product (``hybrid_flops`` under a GDP ``spec``): the exact in_proj, convolution and
+  out_proj, and a core of (4n + 3) I N per token where the recurrence needs (4n + 2) I N.
 * latent MoE: k experts of F_e on the latent width, no router; its projections as the exact ones.
 * hybrid stacks: no attention output gate, and per MTP depth only that depth's layers and the
   logits (no eh projection, no norms).
+* an MTP layer Megatron-LM classifies as softmax attention although it runs Gated DeltaNet (flag
+  ``megatron_counts_attention``): its mixer slots hold the GQA projections (and the output gate,
+  ``megatron_counts_output_gate``), the s^2/2 core and o.
+* an MLA (``+``) layer of a hybrid stack (flag ``megatron_uncounted_mixer``): no token mixer counted.
 * an MTP layer Megatron-LM classifies as Gated DeltaNet although it runs softmax attention
   (flag ``megatron_counts_gdn``): counted as Gated DeltaNet (under the convention its flags select the
   ``mixer`` slot group instead of attention).
@@ -21,31 +27,36 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 
 import attrs
 
-from flopsreg.patterns import gated_deltanet, latent_moe, mamba2
+from flopsreg.patterns import gated_delta_product, gated_deltanet, latent_moe, mamba2
 from flopsreg.patterns._mixer_common import CONV_KERNEL, K
 from flopsreg.patterns.conventions._rules import not_counted, refuses_layers
 from flopsreg.patterns.conventions.megatron import DEFAULT_PADDED_VOCAB, DEFAULT_PADDING, PADDED_VOCAB, PADDING_SOURCE
+from flopsreg.patterns.gated_delta_product import FLAG as GDP
+from flopsreg.patterns.gated_delta_product import HOUSEHOLDER
 from flopsreg.patterns.gated_deltanet import FLAG as GDN
 from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
+from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.patterns.latent_moe import FLAG as LATENT_EXPERTS
 from flopsreg.patterns.latent_moe import LATENT
 from flopsreg.patterns.layered_mtp import MTP_DEPTH
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2
 from flopsreg.patterns.mamba2 import GROUPS, HEADS, STATE
-from flopsreg.patterns.megatron.gdn import COUNTS_GDN
-from flopsreg.patterns.megatron.hybrid import HYBRID
+from flopsreg.patterns.megatron.gdn import COUNTS_ATTENTION, COUNTS_GATE, COUNTS_GDN
+from flopsreg.patterns.megatron.hybrid import HYBRID, UNCOUNTED
 from flopsreg.patterns.megatron.vocab import GIVEN
 from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
 from flopsreg.patterns.mtp import mtp_block
 from flopsreg.patterns.quantities import f
+from flopsreg.patterns.slots import NO_MIXER
 from flopsreg.patterns.token_mixers import selects_mixer
-from flopsreg.plugin import Pattern, h, hookimpl, s
+from flopsreg.plugin import GroupSelector, Pattern, h, hookimpl, n_h, s
 
 SOURCE = "Megatron-LM megatron/training/training.py @ d98e8a64ddf3 (2026-08-22), num_floating_point_operations"
 GDN_SOURCE = SOURCE + ", transformer_flops (gated delta net) and gdn_layer_flops"
 MAMBA_SOURCE = SOURCE + ", mamba_layer_flops (hybrid_flops)"
+GDP_SOURCE = SOURCE + ", gated_delta_product_layer_flops (hybrid_flops, _uses_gated_delta_product_spec)"
 
 # Above every exact pattern of the mixer slots (the mixers' own up to 140) and of mlp (latent 40).
 MIXER_PRECEDENCE = 200
@@ -123,11 +134,53 @@ COUNTED_GDN_PATTERNS = [
         for slot in GDN_TERMS
     ),
 ]
+d_h, n_kv = HEAD_DIM.symbol, KV_HEADS.symbol
+ATTENTION_SOURCE = SOURCE + ", transformer_flops (standard_self_attn_term and its core term)"
+# An MTP layer that runs Gated DeltaNet but that Megatron-LM counts as softmax attention: its
+# mixer slots hold the attention terms (GQA projections, the s^2/2 core over QK^T and PV, o).
+COUNTED_ATTENTION_TERMS = {
+    "mixer.projection": ((KV_HEADS, HEAD_DIM), 2 * s * h * (n_h * d_h + 2 * n_kv * d_h), "q, k and v projections"),
+    "mixer.conv": ((), 0, "no convolution"),
+    "mixer.core": ((HEAD_DIM,), 2 * n_h * d_h * s**2, "QK^T and PV over s^2/2 causal pairs"),
+    "mixer.output": ((HEAD_DIM,), 2 * s * n_h * d_h * h, "o projection"),
+}
+COUNTED_ATTENTION_PATTERNS = [
+    Pattern(
+        name="megatron_counted_attention_gated_projection",
+        slot="mixer.projection",
+        flags={"megatron", COUNTS_ATTENTION, COUNTS_GATE},
+        precedence=COUNTED_PRECEDENCE + 110,
+        params=(KV_HEADS, HEAD_DIM),
+        formula=2 * s * h * (2 * n_h * d_h + 2 * n_kv * d_h),
+        summary="an MTP layer Megatron-LM classifies as softmax attention: q, k, v and output-gate projections",
+        reference=ATTENTION_SOURCE,
+    ),
+    *(
+        Pattern(
+            name=f"megatron_counted_attention_{slot.removeprefix('mixer.')}",
+            slot=slot,
+            flags={"megatron", COUNTS_ATTENTION},
+            precedence=COUNTED_PRECEDENCE + 100,  # apart from the counted-GDN patterns' (never on one layer)
+            params=COUNTED_ATTENTION_TERMS[slot][0],
+            formula=COUNTED_ATTENTION_TERMS[slot][1],
+            summary=f"an MTP layer Megatron-LM classifies as softmax attention: {COUNTED_ATTENTION_TERMS[slot][2]}",
+            reference=ATTENTION_SOURCE,
+        )
+        for slot in COUNTED_ATTENTION_TERMS
+    ),
+]
 # Megatron-LM counts such an MTP layer as Gated DeltaNet: under the convention it has the mixer slots, not attention's.
 COUNTED_AS_GDN = selects_mixer(
     {"megatron", COUNTS_GDN},
     "an MTP layer Megatron-LM classifies as Gated DeltaNet (linear_attention_freq at num_layers + j): its softmax "
     "attention is not counted, its Gated DeltaNet terms are",
+)
+# hybrid_flops counts '*', 'M' and 'G' layers only: a '+' (MLA) layer's attention is not counted at all.
+UNCOUNTED_MIXER = GroupSelector(
+    group=NO_MIXER.name,
+    flags={"megatron", UNCOUNTED},
+    summary="an MLA ('+') layer of a hybrid pattern: Megatron-LM's hybrid_flops (get_hybrid_layer_counts) has no term "
+    "for it, so it counts no token mixer there",
 )
 MAMBA_TERMS = {
     "mixer.projection": (
@@ -141,6 +194,18 @@ MAMBA_PATTERNS = [
     _replacing(_exact(mamba2, slot), f"megatron_mamba_{slot.removeprefix('mixer.')}", {MAMBA2}, MIXER_PRECEDENCE + 30, *MAMBA_TERMS[slot], MAMBA_SOURCE)
     for slot in MAMBA_TERMS
 ]
+# Its projections, convolution and output are the exact ones (with mamba_num_heads set, as the mixer needs).
+GDP_CORE = _replacing(
+    _exact(gated_delta_product, "mixer.core"),
+    "megatron_gdp_core",
+    {GDP},
+    MIXER_PRECEDENCE + 40,
+    (HEADS, STATE, HOUSEHOLDER),
+    (4 * HOUSEHOLDER.symbol + 3) * s * H_m * gated_delta_product.P * N,
+    "Gated Delta Product core as (4 n + 3) I N per token ('best-case recurrent' estimate: one N x I product more than "
+    "the 4 n + 2 of the recurrence)",
+    GDP_SOURCE,
+)
 LATENT_MOE = attrs.evolve(  # with the exact unit's top_k <= experts, where its weights hold
     _replacing(
         latent_moe.LATENT_EXPERTS,
@@ -195,9 +260,9 @@ UNCOUNTED_MIXERS = refuses_layers(
 
 @hookimpl
 def flopsreg_register_group_selectors():
-    return [COUNTED_AS_GDN]
+    return [COUNTED_AS_GDN, UNCOUNTED_MIXER]
 
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [*GDN_PATTERNS, *COUNTED_GDN_PATTERNS, *MAMBA_PATTERNS, LATENT_MOE, *HYBRID_PATTERNS, *UNCOUNTED_MIXERS]
+    return [*GDN_PATTERNS, *COUNTED_GDN_PATTERNS, *COUNTED_ATTENTION_PATTERNS, *MAMBA_PATTERNS, GDP_CORE, LATENT_MOE, *HYBRID_PATTERNS, *UNCOUNTED_MIXERS]
