@@ -225,10 +225,12 @@ def read(args, decoder):
     if ("mamba", "only") in used:
         mamba, widths = _mamba_kind(args, params["hidden"])
         params.update(widths)
+    if GDP in mamba[0]:  # the 'M' layers run Gated Delta Product: named for it
+        layers, mtp = ([("gdp" if a == "mamba" else a, m) for a, m in entries] for entries in (layers, mtp))
     attention_kinds = {
         **decoder.attention_kinds,
         **softmax,
-        "mamba": mamba,
+        "gdp" if GDP in mamba[0] else "mamba": mamba,
         "gdn": (frozenset({GATED_DELTANET}), {}),  # its widths: the megatron_gdn reader
         "ffn": (frozenset({NO_ATTENTION}), {}),
     }
