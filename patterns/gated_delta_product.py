@@ -38,7 +38,6 @@ IN_PROJ = (1 + n) * (I + G * N + H_m)  # z and n values; n keys and a query; n b
 CONV_CHANNELS = n * I + (1 + n) * G * N  # the values, keys and query
 
 GROUPS_DIVIDE = Constraint(condition=sympy.Eq(sympy.Mod(H_m, G), 0), message="mamba_heads must be a multiple of mamba_groups")
-STEPS = Constraint(condition=n >= 1, message="householder must be >= 1")
 
 PATTERNS = [
     Pattern(
@@ -47,7 +46,7 @@ PATTERNS = [
         flags={FLAG},
         precedence=PRECEDENCE,
         params=PARAMS,
-        constraints=(GROUPS_DIVIDE, STEPS),
+        constraints=(GROUPS_DIVIDE,),
         formula=2 * s * h * IN_PROJ,
         weights=h * IN_PROJ,
         summary="in_proj: hidden -> z (I), n values (n I), n keys and a query ((n + 1) G N), n betas and a decay ((n + 1) H)",
