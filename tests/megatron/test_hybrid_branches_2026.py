@@ -13,7 +13,7 @@ import linear_oracles as lo
 import pytest
 from megatron_lm_d98e8a64 import megatron_lm
 from oracles import pairs, sliding_window_mask
-from test_mixers_2026 import H, NEMOTRON_PATTERN, _nemotron_exact, evaluate, nemotron_h_args, qwen3_next_args
+from test_mixers_2026 import NEMOTRON_PATTERN, H, _nemotron_exact, evaluate, nemotron_h_args, qwen3_next_args
 
 import flopsreg
 
