@@ -17,8 +17,8 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 * hybrid stacks: no attention output gate, and per MTP depth only that depth's layers and the
   logits (no eh projection, no norms).
 * an MTP layer Megatron-LM classifies as softmax attention although it runs Gated DeltaNet (flag
-  ``megatron_counts_attention``): its mixer slots hold the GQA projections (and the output gate,
-  ``megatron_counts_output_gate``), the s^2/2 core and o.
+  ``megatron_counts_attention``): under the convention it has the attention slots too, and its
+  mixer slots count nothing.
 * an MLA (``+``) layer of a hybrid stack (flag ``megatron_uncounted_mixer``): no token mixer counted.
 * an MTP layer Megatron-LM classifies as Gated DeltaNet although it runs softmax attention
   (flag ``megatron_counts_gdn``): counted as Gated DeltaNet (under the convention its flags select the
@@ -36,22 +36,21 @@ from flopsreg.patterns.gated_delta_product import HOUSEHOLDER
 from flopsreg.patterns.gated_deltanet import FLAG as GDN
 from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
-from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.patterns.latent_moe import FLAG as LATENT_EXPERTS
 from flopsreg.patterns.latent_moe import LATENT
 from flopsreg.patterns.layered_mtp import MTP_DEPTH
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2
 from flopsreg.patterns.mamba2 import GROUPS, HEADS, STATE
-from flopsreg.patterns.megatron.gdn import COUNTS_ATTENTION, COUNTS_GATE, COUNTS_GDN
+from flopsreg.patterns.megatron.gdn import COUNTS_ATTENTION, COUNTS_GDN
 from flopsreg.patterns.megatron.hybrid import HYBRID, UNCOUNTED
 from flopsreg.patterns.megatron.vocab import GIVEN
 from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
 from flopsreg.patterns.mtp import mtp_block
 from flopsreg.patterns.quantities import f
-from flopsreg.patterns.slots import NO_MIXER
+from flopsreg.patterns.slots import ATTENTION, NO_MIXER
 from flopsreg.patterns.token_mixers import selects_mixer
-from flopsreg.plugin import GroupSelector, Pattern, h, hookimpl, n_h, s
+from flopsreg.plugin import GroupSelector, Pattern, h, hookimpl, s
 
 SOURCE = "Megatron-LM megatron/training/training.py @ d98e8a64ddf3 (2026-08-22), num_floating_point_operations"
 GDN_SOURCE = SOURCE + ", transformer_flops (gated delta net) and gdn_layer_flops"
@@ -134,40 +133,26 @@ COUNTED_GDN_PATTERNS = [
         for slot in GDN_TERMS
     ),
 ]
-d_h, n_kv = HEAD_DIM.symbol, KV_HEADS.symbol
-ATTENTION_SOURCE = SOURCE + ", transformer_flops (standard_self_attn_term and its core term)"
-# An MTP layer that runs Gated DeltaNet but that Megatron-LM counts as softmax attention: its
-# mixer slots hold the attention terms (GQA projections, the s^2/2 core over QK^T and PV, o).
-COUNTED_ATTENTION_TERMS = {
-    "mixer.projection": ((KV_HEADS, HEAD_DIM), 2 * s * h * (n_h * d_h + 2 * n_kv * d_h), "q, k and v projections"),
-    "mixer.conv": ((), 0, "no convolution"),
-    "mixer.core": ((HEAD_DIM,), 2 * n_h * d_h * s**2, "QK^T and PV over s^2/2 causal pairs"),
-    "mixer.output": ((HEAD_DIM,), 2 * s * n_h * d_h * h, "o projection"),
-}
+# An MTP layer that runs Gated DeltaNet but that Megatron-LM counts as softmax attention: under the
+# convention it has the attention slots (the GQA projections, the s^2/2 core, o and, with
+# --attention-output-gate, the gate), and its mixer slots count nothing.
+COUNTED_AS_ATTENTION = GroupSelector(
+    group=ATTENTION.name,
+    flags={"megatron", COUNTS_ATTENTION},
+    summary="an MTP layer Megatron-LM classifies as softmax attention (linear_attention_freq at num_layers + j): its "
+    "attention terms are counted, its Gated DeltaNet is not",
+)
 COUNTED_ATTENTION_PATTERNS = [
     Pattern(
-        name="megatron_counted_attention_gated_projection",
-        slot="mixer.projection",
-        flags={"megatron", COUNTS_ATTENTION, COUNTS_GATE},
-        precedence=COUNTED_PRECEDENCE + 110,
-        params=(KV_HEADS, HEAD_DIM),
-        formula=2 * s * h * (2 * n_h * d_h + 2 * n_kv * d_h),
-        summary="an MTP layer Megatron-LM classifies as softmax attention: q, k, v and output-gate projections",
-        reference=ATTENTION_SOURCE,
-    ),
-    *(
-        Pattern(
-            name=f"megatron_counted_attention_{slot.removeprefix('mixer.')}",
-            slot=slot,
-            flags={"megatron", COUNTS_ATTENTION},
-            precedence=COUNTED_PRECEDENCE + 100,  # apart from the counted-GDN patterns' (never on one layer)
-            params=COUNTED_ATTENTION_TERMS[slot][0],
-            formula=COUNTED_ATTENTION_TERMS[slot][1],
-            summary=f"an MTP layer Megatron-LM classifies as softmax attention: {COUNTED_ATTENTION_TERMS[slot][2]}",
-            reference=ATTENTION_SOURCE,
-        )
-        for slot in COUNTED_ATTENTION_TERMS
-    ),
+        name=f"megatron_counted_attention_{slot.removeprefix('mixer.')}",
+        slot=slot,
+        flags={"megatron", COUNTS_ATTENTION},
+        precedence=COUNTED_PRECEDENCE + 100,  # apart from the counted-GDN patterns' (never on one layer)
+        formula=0,
+        summary="an MTP layer Megatron-LM classifies as softmax attention: its Gated DeltaNet is not counted",
+        reference=SOURCE + ", transformer_flops (standard_self_attn_term and its core term)",
+    )
+    for slot in ("mixer.projection", "mixer.conv", "mixer.core", "mixer.output")
 ]
 # Megatron-LM counts such an MTP layer as Gated DeltaNet: under the convention it has the mixer slots, not attention's.
 COUNTED_AS_GDN = selects_mixer(
@@ -260,7 +245,7 @@ UNCOUNTED_MIXERS = refuses_layers(
 
 @hookimpl
 def flopsreg_register_group_selectors():
-    return [COUNTED_AS_GDN, UNCOUNTED_MIXER]
+    return [COUNTED_AS_GDN, COUNTED_AS_ATTENTION, UNCOUNTED_MIXER]
 
 
 @hookimpl

@@ -27,7 +27,6 @@ from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 COUNTS_GDN = "megatron_counts_gdn"  # kind flag: Megatron-LM's FLOPs function counts this softmax layer as GDN
 COUNTS_ATTENTION = "megatron_counts_attention"  # kind flag: ... counts this GDN layer as softmax attention
-COUNTS_GATE = "megatron_counts_output_gate"  # kind flag: ... with the attention output gate (attention_output_gate)
 ALIASES = {"gated_delta_net": "gdn"}  # Megatron-LM's deprecated spelling
 REFUSED = {"dsa": "DeepSeek sparse attention from Megatron-LM arguments is not supported yet"}
 WIDTHS = {
@@ -125,8 +124,9 @@ def _mtp_layers(args, decoder, linear: list[bool], period: int | None, gdn: froz
     runs = "gdn" if linear[-1] else last
     flags, params = (gdn, {}) if linear[-1] else decoder.attention_kinds[last]
     if linear[-1]:  # counted as softmax attention, with the output gate where the softmax layers have one
+        # (a Gated DeltaNet layer has no attention slots, so the gate counts only where the convention gives it them)
         name = "gdn_as_attention"
-        counted_as = {COUNTS_ATTENTION} | ({COUNTS_GATE} if OUTPUT_GATE in decoder.flags else set())
+        counted_as = {COUNTS_ATTENTION} | ({OUTPUT_GATE} if OUTPUT_GATE in decoder.flags else set())
     else:
         name = f"{last}_as_gdn"
         counted_as = {COUNTS_GDN} | (gdn - {FLAG})  # and GDN-2's projection, where the variant is gdn2

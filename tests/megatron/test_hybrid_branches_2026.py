@@ -179,7 +179,7 @@ def test_mtp_depths_run_the_last_decoder_layer_whatever_megatron_counts(s):
     args = qwen3_next_args(num_layers=47, mtp_num_layers=3)
     model = flopsreg.Model.from_megatron_args(args)
     assert model.plan.blocks["mtp"] == ("gdn_as_attention", "gdn", "gdn")
-    assert model.kinds["gdn_as_attention"].flags == model.kinds["gdn"].flags | {"megatron_counts_attention", "megatron_counts_output_gate"}
+    assert model.kinds["gdn_as_attention"].flags == model.kinds["gdn"].flags | {"megatron_counts_attention", "output_gate"}
     exact = evaluate(args, seq_len=s).forward
     same = flopsreg.Model(
         name="same", source="test", flags=model.flags, params=dict(model.params),

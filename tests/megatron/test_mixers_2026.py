@@ -508,6 +508,17 @@ IDENTITY_MODELS = [
     ("megatron-counted-as-gdn", _counted_as_gdn(), ("exact", "megatron")),
     ("megatron-counted-as-gdn2", _counted_as_gdn("gdn2"), ("exact", "megatron")),
     ("megatron-gdn2", flopsreg.Model.from_megatron_args(qwen3_next_args(experimental_attention_variant="gdn2")), ("exact", "megatron")),
+    # issue 22: MTP depths counted as softmax attention and as GDN, windows, MLA and GDP in hybrid stacks
+    ("megatron-mtp-counted-as-attention", flopsreg.Model.from_megatron_args(qwen3_next_args(num_layers=47, mtp_num_layers=3)), ("exact", "megatron")),
+    ("megatron-hybrid-windows-mla-flag", flopsreg.Model.from_megatron_args(nemotron_h_args(
+        window_size=(63, 0), window_attn_skip_freq=3, num_layers=21, multi_latent_attention=True, group_query_attention=False,
+        kv_lora_rank=64, qk_head_dim=32, qk_pos_emb_head_dim=16, v_head_dim=32, q_lora_rank=None,
+    )), ("exact", "megatron")),
+    ("megatron-hybrid-mla-layers", flopsreg.Model.from_megatron_args(nemotron_h_args(
+        hybrid_layer_pattern=NEMOTRON_PATTERN.replace("*", "+"), multi_latent_attention=True, group_query_attention=False,
+        kv_lora_rank=64, qk_head_dim=32, qk_pos_emb_head_dim=16, v_head_dim=32, q_lora_rank=96,
+    )), ("exact", "megatron")),
+    ("megatron-hybrid-gdp", flopsreg.Model.from_megatron_args(nemotron_h_args(spec="gdp_stack_spec", gdp_num_householder=2)), ("exact", "megatron")),
 ]
 
 
