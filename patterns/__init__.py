@@ -32,6 +32,7 @@ BUILTIN: tuple[str, ...] = (
     "embedding",
     "ffn_activation",
     "full_causal",
+    "gated_delta_product",
     "gated_deltanet",
     "gated_deltanet2",
     "gemma3n_norms",

@@ -57,6 +57,30 @@ def delta_rule_recurrent_macs(s: int, heads: int, d_k: int, d_v: int, *, per_cha
     return count.macs
 
 
+def delta_product_recurrent_macs(s: int, heads: int, d_k: int, d_v: int, steps: int) -> int:
+    """Gated Delta Product, token by token: per head a d_k x d_v state S, decayed once per token
+    (elementwise), then *steps* Householder steps u = S^T k_i, S += k_i (beta_i (v_i - u))^T, then
+    o = S^T q (Megatron-LM ops/gdp: keys, values and betas expanded *steps* times, the decay on the first)."""
+    rng = random.Random(0)
+    count = Counter()
+    for _ in range(heads):
+        state = [[0.0] * d_v for _ in range(d_k)]
+        for _ in range(s):
+            decay = rng.uniform(0, 1)
+            state = [[decay * x for x in row] for row in state]  # elementwise
+            for _ in range(steps):
+                k, v, beta = _vector(d_k, rng), _vector(d_v, rng), rng.uniform(0, 1)
+                u = [count.dot([state[i][j] for i in range(d_k)], k) for j in range(d_v)]
+                delta = [beta * (v[j] - u[j]) for j in range(d_v)]
+                for i in range(d_k):
+                    for j in range(d_v):
+                        state[i][j] += k[i] * delta[j]
+                        count.macs += 1
+            q = _vector(d_k, rng)
+            [count.dot([state[i][j] for i in range(d_k)], q) for j in range(d_v)]  # o = S^T q
+    return count.macs
+
+
 def mamba2_recurrent_macs(s: int, heads: int, head_dim: int, state_size: int) -> int:
     """Mamba2, token by token: per head a head_dim x state state h; h = exp(dt A) h + dt x B^T
     (elementwise decay, then a rank-1 update), y = h C (+ D x, elementwise)."""

@@ -63,9 +63,10 @@ def not_counted(
     )
 
 
-# The mixer layers of the 2026 architectures (Gated DeltaNet, KDA, Mamba, short convolutions, lightning attention).
+# The mixer layers of the 2026 architectures (Gated DeltaNet, KDA, Mamba, short convolutions, lightning attention,
+# Gated Delta Product).
 # A convention whose framework counts every layer as softmax attention refuses them, naming it.
-MIXER_FLAGS = ("gated_deltanet", "kda", "mamba1", "mamba2", "short_conv", "lightning")
+MIXER_FLAGS = ("gated_deltanet", "kda", "mamba1", "mamba2", "short_conv", "lightning", "gated_delta_product")
 MIXER_REFUSAL_PRECEDENCE = 10_000  # above every mixer pattern of the mixer.projection slot
 
 

@@ -11,9 +11,15 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 * Mamba2 (``hybrid_flops``): inner width 2h whatever ``mamba_num_heads`` x ``mamba_head_dim``,
   in_proj 2 h (2 x 2h + 2 G N + H_m), no convolution, a scan of 7 x 2h x N (halved: 7 d_in N
   FLOPs, not multiply-adds) and out_proj 2 x 2h x h.
+* Gated Delta Product (``hybrid_flops`` under a GDP ``spec``): the exact in_proj, convolution and
+  out_proj, and a core of (4n + 3) I N per token where the recurrence needs (4n + 2) I N.
 * latent MoE: k experts of F_e on the latent width, no router; its projections as the exact ones.
 * hybrid stacks: no attention output gate, and per MTP depth only that depth's layers and the
   logits (no eh projection, no norms).
+* an MTP layer Megatron-LM classifies as softmax attention although it runs Gated DeltaNet (flag
+  ``megatron_counts_attention``): under the convention it has the attention slots too, and its
+  mixer slots count nothing.
+* an MLA (``+``) layer of a hybrid stack (flag ``megatron_uncounted_mixer``): no token mixer counted.
 * an MTP layer Megatron-LM classifies as Gated DeltaNet although it runs softmax attention
   (flag ``megatron_counts_gdn``): counted as Gated DeltaNet (under the convention its flags select the
   ``mixer`` slot group instead of attention).
@@ -21,10 +27,12 @@ Reproduces the 2026 branches of Megatron-LM's ``num_floating_point_operations``
 
 import attrs
 
-from flopsreg.patterns import gated_deltanet, latent_moe, mamba2
+from flopsreg.patterns import gated_delta_product, gated_deltanet, latent_moe, mamba2
 from flopsreg.patterns._mixer_common import CONV_KERNEL, K
 from flopsreg.patterns.conventions._rules import not_counted, refuses_layers
 from flopsreg.patterns.conventions.megatron import DEFAULT_PADDED_VOCAB, DEFAULT_PADDING, PADDED_VOCAB, PADDING_SOURCE
+from flopsreg.patterns.gated_delta_product import FLAG as GDP
+from flopsreg.patterns.gated_delta_product import HOUSEHOLDER
 from flopsreg.patterns.gated_deltanet import FLAG as GDN
 from flopsreg.patterns.gated_deltanet import KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
@@ -34,18 +42,20 @@ from flopsreg.patterns.layered_mtp import MTP_DEPTH
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2
 from flopsreg.patterns.mamba2 import GROUPS, HEADS, STATE
-from flopsreg.patterns.megatron.gdn import COUNTS_GDN
-from flopsreg.patterns.megatron.hybrid import HYBRID
+from flopsreg.patterns.megatron.gdn import COUNTS_ATTENTION, COUNTS_GDN
+from flopsreg.patterns.megatron.hybrid import HYBRID, UNCOUNTED
 from flopsreg.patterns.megatron.vocab import GIVEN
 from flopsreg.patterns.moe import EXPERT_HIDDEN, TOP_K
 from flopsreg.patterns.mtp import mtp_block
 from flopsreg.patterns.quantities import f
+from flopsreg.patterns.slots import ATTENTION, NO_MIXER
 from flopsreg.patterns.token_mixers import selects_mixer
-from flopsreg.plugin import Pattern, h, hookimpl, s
+from flopsreg.plugin import GroupSelector, Pattern, h, hookimpl, s
 
 SOURCE = "Megatron-LM megatron/training/training.py @ d98e8a64ddf3 (2026-08-22), num_floating_point_operations"
 GDN_SOURCE = SOURCE + ", transformer_flops (gated delta net) and gdn_layer_flops"
 MAMBA_SOURCE = SOURCE + ", mamba_layer_flops (hybrid_flops)"
+GDP_SOURCE = SOURCE + ", gated_delta_product_layer_flops (hybrid_flops, _uses_gated_delta_product_spec)"
 
 # Above every exact pattern of the mixer slots (the mixers' own up to 140) and of mlp (latent 40).
 MIXER_PRECEDENCE = 200
@@ -123,11 +133,39 @@ COUNTED_GDN_PATTERNS = [
         for slot in GDN_TERMS
     ),
 ]
+# An MTP layer that runs Gated DeltaNet but that Megatron-LM counts as softmax attention: under the
+# convention it has the attention slots (the GQA projections, the s^2/2 core, o and, with
+# --attention-output-gate, the gate), and its mixer slots count nothing.
+COUNTED_AS_ATTENTION = GroupSelector(
+    group=ATTENTION.name,
+    flags={"megatron", COUNTS_ATTENTION},
+    summary="an MTP layer Megatron-LM classifies as softmax attention (linear_attention_freq at num_layers + j): its "
+    "attention terms are counted, its Gated DeltaNet is not",
+)
+COUNTED_ATTENTION_PATTERNS = [
+    Pattern(
+        name=f"megatron_counted_attention_{slot.removeprefix('mixer.')}",
+        slot=slot,
+        flags={"megatron", COUNTS_ATTENTION},
+        precedence=COUNTED_PRECEDENCE + 100,  # apart from the counted-GDN patterns' (never on one layer)
+        formula=0,
+        summary="an MTP layer Megatron-LM classifies as softmax attention: its Gated DeltaNet is not counted",
+        reference=SOURCE + ", transformer_flops (standard_self_attn_term and its core term)",
+    )
+    for slot in ("mixer.projection", "mixer.conv", "mixer.core", "mixer.output")
+]
 # Megatron-LM counts such an MTP layer as Gated DeltaNet: under the convention it has the mixer slots, not attention's.
 COUNTED_AS_GDN = selects_mixer(
     {"megatron", COUNTS_GDN},
     "an MTP layer Megatron-LM classifies as Gated DeltaNet (linear_attention_freq at num_layers + j): its softmax "
     "attention is not counted, its Gated DeltaNet terms are",
+)
+# hybrid_flops counts '*', 'M' and 'G' layers only: a '+' (MLA) layer's attention is not counted at all.
+UNCOUNTED_MIXER = GroupSelector(
+    group=NO_MIXER.name,
+    flags={"megatron", UNCOUNTED},
+    summary="an MLA ('+') layer of a hybrid pattern: Megatron-LM's hybrid_flops (get_hybrid_layer_counts) has no term "
+    "for it, so it counts no token mixer there",
 )
 MAMBA_TERMS = {
     "mixer.projection": (
@@ -141,6 +179,18 @@ MAMBA_PATTERNS = [
     _replacing(_exact(mamba2, slot), f"megatron_mamba_{slot.removeprefix('mixer.')}", {MAMBA2}, MIXER_PRECEDENCE + 30, *MAMBA_TERMS[slot], MAMBA_SOURCE)
     for slot in MAMBA_TERMS
 ]
+# Its projections, convolution and output are the exact ones (with mamba_num_heads set, as the mixer needs).
+GDP_CORE = _replacing(
+    _exact(gated_delta_product, "mixer.core"),
+    "megatron_gdp_core",
+    {GDP},
+    MIXER_PRECEDENCE + 40,
+    (HEADS, STATE, HOUSEHOLDER),
+    (4 * HOUSEHOLDER.symbol + 3) * s * H_m * gated_delta_product.P * N,
+    "Gated Delta Product core as (4 n + 3) I N per token ('best-case recurrent' estimate: one N x I product more than "
+    "the 4 n + 2 of the recurrence)",
+    GDP_SOURCE,
+)
 LATENT_MOE = attrs.evolve(  # with the exact unit's top_k <= experts, where its weights hold
     _replacing(
         latent_moe.LATENT_EXPERTS,
@@ -195,9 +245,9 @@ UNCOUNTED_MIXERS = refuses_layers(
 
 @hookimpl
 def flopsreg_register_group_selectors():
-    return [COUNTED_AS_GDN]
+    return [COUNTED_AS_GDN, COUNTED_AS_ATTENTION, UNCOUNTED_MIXER]
 
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [*GDN_PATTERNS, *COUNTED_GDN_PATTERNS, *MAMBA_PATTERNS, LATENT_MOE, *HYBRID_PATTERNS, *UNCOUNTED_MIXERS]
+    return [*GDN_PATTERNS, *COUNTED_GDN_PATTERNS, *COUNTED_ATTENTION_PATTERNS, *MAMBA_PATTERNS, GDP_CORE, LATENT_MOE, *HYBRID_PATTERNS, *UNCOUNTED_MIXERS]

@@ -15,6 +15,9 @@ MLA_ARGUMENTS = {
     "qk_pos_emb_head_dim": "qk_rope_head_dim",
     "v_head_dim": "v_head_dim",
 }
+# kv_channels under MLA: the head width of a hybrid stack's '*' layers (SelfAttention beside MLA
+# arguments); the hybrid reader drops it where no such layer runs.
+MLA_HEAD_DIM = "head_dim"
 
 
 def _mla(args, params: dict, flags: set) -> None:
@@ -26,6 +29,8 @@ def _mla(args, params: dict, flags: set) -> None:
     if args.get("q_lora_rank") is not None:
         flags.add("q_lora")
         params["q_lora_rank"] = args.int("q_lora_rank")
+    kv_channels = args.optional_int("kv_channels")
+    params[MLA_HEAD_DIM] = params["hidden"] // params["heads"] if kv_channels is None else kv_channels
 
 
 def _gqa(args, params: dict, flags: set) -> None:

@@ -11,7 +11,9 @@ are what its model then runs, so an argument namespace without them is refused, 
 An MTP layer runs the last decoder layer's mixer, but Megatron-LM's FLOPs function classifies MTP
 depth j as layer num_layers + j of ``linear_attention_freq``: where that makes it a Gated DeltaNet
 layer behind a softmax-attention last layer (Qwen3-Next's 48 layers with N = 4), the MTP kind
-carries the flag ``megatron_counts_gdn`` for the ``megatron`` convention. ``gdn2`` (channel-wise
+carries the flag ``megatron_counts_gdn`` for the ``megatron`` convention; where it makes it a
+softmax layer behind a Gated DeltaNet last layer, ``megatron_counts_attention``. Depths counted
+differently are listed one by one (the block has depth 1 and one layer per depth). ``gdn2`` (channel-wise
 erase and write gates) adds the flag ``gated_deltanet2``; ``dsa`` is refused by name.
 """
 
@@ -20,10 +22,11 @@ import attrs
 from flopsreg.patterns._mixer_common import CONV_KERNEL
 from flopsreg.patterns.gated_deltanet import FLAG, KEY_DIM, KEY_HEADS, VALUE_DIM, VALUE_HEADS
 from flopsreg.patterns.gated_deltanet2 import FLAG as GDN2
-from flopsreg.patterns.megatron.hybrid import HYBRID, softmax_only_gate
+from flopsreg.patterns.megatron.hybrid import HYBRID, OUTPUT_GATE, softmax_only_gate
 from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 
 COUNTS_GDN = "megatron_counts_gdn"  # kind flag: Megatron-LM's FLOPs function counts this softmax layer as GDN
+COUNTS_ATTENTION = "megatron_counts_attention"  # kind flag: ... counts this GDN layer as softmax attention
 ALIASES = {"gated_delta_net": "gdn"}  # Megatron-LM's deprecated spelling
 REFUSED = {"dsa": "DeepSeek sparse attention from Megatron-LM arguments is not supported yet"}
 WIDTHS = {
@@ -95,31 +98,43 @@ def _hybrid(args, decoder):
     return attrs.evolve(decoder, params={**decoder.params, **widths}, attention_kinds=kinds)
 
 
-def _mtp_layers(args, decoder, linear: list[bool], period: int | None, gdn: frozenset[str]) -> tuple[dict, dict]:
-    """The block layers and extra attention kinds: an MTP depth Megatron-LM counts as Gated DeltaNet
-    behind a softmax last layer gets that layer's kind with the flag ``megatron_counts_gdn``."""
+def _mtp_layers(args, decoder, linear: list[bool], period: int | None, gdn: frozenset[str]) -> tuple[dict, dict, dict]:
+    """The blocks, block layers and extra attention kinds of the MTP depths, each running the last
+    decoder layer: a depth Megatron-LM counts as Gated DeltaNet behind a softmax last layer gets
+    that layer's kind with the flag ``megatron_counts_gdn``; one it counts as softmax attention
+    behind a Gated DeltaNet last layer gets the GDN kind with ``megatron_counts_attention``."""
     depth = decoder.blocks.get("mtp", 0)
     if not depth:
-        return dict(decoder.block_layers), {}
+        return dict(decoder.blocks), dict(decoder.block_layers), {}
     if period is None:
         raise ModelError(
             f"args.linear_attention_freq = {args.get('linear_attention_freq')!r}: with args.mtp_num_layers = {depth}, "
             f"Megatron-LM's FLOPs function needs {len(linear) + depth} entries and its model {len(linear)}; give an integer"
         )
-    counted = {(len(linear) + j + 1) % period != 0 for j in range(depth)}
-    if counted == {linear[-1]}:
-        return dict(decoder.block_layers), {}
-    if counted == {True}:
-        last = decoder.attention[-1]
-        flags, params = decoder.attention_kinds[last]
+    counted = [(len(linear) + j + 1) % period != 0 for j in range(depth)]
+    if set(counted) == {linear[-1]}:
+        return dict(decoder.blocks), dict(decoder.block_layers), {}
+    if "mla" in decoder.flags and not linear[-1]:
+        raise ModelError(
+            f"args.mtp_num_layers = {depth}: Megatron-LM counts these MTP depths as layers {len(linear)}.."
+            f"{len(linear) + depth - 1} of args.linear_attention_freq = {period}, some as Gated DeltaNet, where the "
+            "model runs MLA; flopsreg does not reproduce that"
+        )
+    last, mlp = decoder.attention[-1], decoder.mlps[-1]
+    runs = "gdn" if linear[-1] else last
+    flags, params = (gdn, {}) if linear[-1] else decoder.attention_kinds[last]
+    if linear[-1]:  # counted as softmax attention, with the output gate where the softmax layers have one
+        # (a Gated DeltaNet layer has no attention slots, so the gate counts only where the convention gives it them)
+        name = "gdn_as_attention"
+        counted_as = {COUNTS_ATTENTION} | ({OUTPUT_GATE} if OUTPUT_GATE in decoder.flags else set())
+    else:
         name = f"{last}_as_gdn"
         counted_as = {COUNTS_GDN} | (gdn - {FLAG})  # and GDN-2's projection, where the variant is gdn2
-        return {**decoder.block_layers, "mtp": ((name, decoder.mlps[-1]),)}, {name: (frozenset(flags) | counted_as, params)}
-    raise ModelError(
-        f"args.mtp_num_layers = {depth}: Megatron-LM's FLOPs function counts these MTP depths as layers "
-        f"{len(linear)}..{len(linear) + depth - 1} of args.linear_attention_freq = {period}, not as the last "
-        "decoder layer they run; flopsreg reproduces that only where they all count as Gated DeltaNet"
-    )
+    kinds = {name: (frozenset(flags) | counted_as, params)}
+    entries = tuple((runs if same else name, mlp) for same in (c == linear[-1] for c in counted))
+    if len(set(entries)) == 1:  # every depth alike: one layer per depth
+        return dict(decoder.blocks), {**decoder.block_layers, "mtp": entries[:1]}, kinds
+    return {**decoder.blocks, "mtp": 1}, {**decoder.block_layers, "mtp": entries}, kinds  # the depths listed once each
 
 
 def read(args, decoder):
@@ -131,7 +146,7 @@ def read(args, decoder):
         return decoder
     linear, period = _frequency(args, len(decoder.attention))
     widths, kernel = _widths(args)
-    block_layers, mtp_kinds = _mtp_layers(args, decoder, linear, period, _flags(variant))
+    blocks, block_layers, mtp_kinds = _mtp_layers(args, decoder, linear, period, _flags(variant))
     kinds = {**decoder.attention_kinds, **mtp_kinds, "gdn": (_flags(variant), {})}
     attention = ["gdn" if gdn else kind for gdn, kind in zip(linear, decoder.attention)]
     flags, kinds = softmax_only_gate(decoder, kinds, {name for name in kinds if FLAG not in kinds[name][0]})
@@ -141,6 +156,7 @@ def read(args, decoder):
         flags=flags,
         attention=attention,
         attention_kinds=kinds,
+        blocks=blocks,
         block_layers=block_layers,
     )
 

@@ -9,17 +9,29 @@ count (Megatron-LM ignores ``num_layers`` beside it) and, with a ``/``, the MTP 
 Megatron-LM's Mamba mixer has ``mamba_num_heads`` heads of ``mamba_head_dim`` (without heads:
 an inner width of 2 x hidden, ``expand=2`` in ``MambaMixer``), ``mamba_num_groups`` groups of
 ``mamba_state_dim`` states, and a 4-tap convolution (``d_conv=4``, no argument sets it).
-Refused by name: ``+`` (MLA) and ``D`` (DeepSeek sparse attention) layers, Gated Delta Product
-stacks (a ``--spec`` ending in ``gdp_stack_spec``), and windows or MLA on ``*`` layers.
+``+`` layers run MLA (``validate_args`` sets ``multi_latent_attention`` for them); Megatron-LM's
+FLOPs function has no term for them, so their kind carries the flag ``megatron_uncounted_mixer``.
+With ``multi_latent_attention`` and ``*`` layers (a pattern cannot mix ``*`` and ``+``), the ``*``
+layers still run ``SelfAttention``: multi-head (``group_query_attention`` is off with MLA) with
+``kv_channels`` per head. ``window_size`` slides the attention layers ``is_layer_window_attention``
+marks by their 1-based place in the pattern (``|`` skipped); an MTP part's layers are numbered
+from 1 within the part (``HybridStack(pp_layer_offset=0)`` in ``multi_token_prediction.py``).
+A ``spec`` ending in ``gdp_stack_spec`` (or ``gated_delta_product_stack_spec``) makes the ``M``
+layers Gated Delta Product mixers of ``gdp_num_householder`` steps on the Mamba widths
+(``mamba_num_heads`` required, as ``GatedDeltaProductMixer`` asserts). Refused by name: ``D``
+(DeepSeek sparse attention) layers.
 """
 
 import attrs
 
 from flopsreg.patterns._mixer_common import CONV_KERNEL
+from flopsreg.patterns.gated_delta_product import FLAG as GDP
+from flopsreg.patterns.gated_delta_product import HOUSEHOLDER
 from flopsreg.patterns.gated_deltanet import FLAG as GATED_DELTANET
 from flopsreg.patterns.layered_mtp import LAYERED_MTP, MTP_DEPTH
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2
 from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
+from flopsreg.patterns.megatron.attention import MLA_ARGUMENTS, MLA_HEAD_DIM
 from flopsreg.patterns.norms import SINGLE_NORM
 from flopsreg.patterns.token_mixers import NO_ATTENTION
 from flopsreg.plugin import MegatronReader, ModelError, hookimpl
@@ -27,17 +39,19 @@ from flopsreg.plugin import MegatronReader, ModelError, hookimpl
 HYBRID = "megatron_hybrid"  # model flag: layers as Megatron-LM's hybrid stack builds them
 OUTPUT_GATE = "output_gate"  # attention_output_gate, as the attention reader sets it
 MAMBA_CONV = 4  # MambaMixer(d_conv=4): no Megatron-LM argument sets it
+UNCOUNTED = "megatron_uncounted_mixer"  # kind flag: Megatron-LM's hybrid_flops has no term for this layer's mixer
+MLA_PARAMS = ("q_lora_rank", *MLA_ARGUMENTS.values())
 
 # Each layer symbol as an (attention, mlp) entry of the decoder description.
 SYMBOLS = {
     "M": ("mamba", "only"),
     "G": ("gdn", "only"),
     "*": ("attention", "only"),
+    "+": ("mla", "only"),
     "-": ("ffn", "dense"),
     "E": ("ffn", "moe"),
 }
 REFUSED = {
-    "+": "MLA layers ('+'), which Megatron-LM's FLOPs function does not count",
     "D": "DeepSeek sparse attention layers ('D'), which Megatron-LM's FLOPs function does not count",
 }
 GDP_SPECS = ("gdp_stack_spec", "gated_delta_product_stack_spec")
@@ -96,20 +110,78 @@ def _mamba(args, hidden: int) -> dict[str, int]:
     }
 
 
-def _check_stack(pattern: str, args, decoder) -> None:
-    """Refuse what the hybrid stack would silently drop: GDP specs, windows and MLA on attention layers."""
+def _gdp(args) -> int | None:
+    """Householder steps when the stack spec swaps the 'M' layers to Gated Delta Product, else None:
+    a ``spec`` whose last word is ``gdp_stack_spec`` (``_uses_gated_delta_product_spec``)."""
     spec = args.get("spec")
     parts = [spec] if isinstance(spec, str) else list(spec or ())
     words = " ".join(str(part) for part in parts).replace("[", " ").replace("]", " ").replace(",", " ").split()
-    if words and words[-1] in GDP_SPECS:
-        raise ModelError(f"args.spec = {spec!r}: Gated Delta Product hybrid stacks are not supported yet")
-    if "mla" in decoder.flags:
-        raise ModelError(f"args.hybrid_layer_pattern = {pattern!r}: multi_latent_attention on '*' layers is not supported")
-    if set(decoder.attention) != {"full"}:
+    if not words or words[-1] not in GDP_SPECS:
+        return None
+    steps = args.int("gdp_num_householder", " (the Householder steps of the Gated Delta Product layers args.spec selects)")
+    if steps < 1:
+        raise ModelError(f"args.gdp_num_householder = {steps}: expected an integer >= 1")
+    return steps
+
+
+def _mamba_kind(args, hidden: int) -> tuple[tuple[frozenset[str], dict], dict[str, int]]:
+    """The kind of the 'M' layers (Mamba2, or Gated Delta Product under a GDP spec) and their widths."""
+    widths = _mamba(args, hidden)
+    steps = _gdp(args)
+    if steps is None:
+        return (frozenset({MAMBA2}), {CONV_KERNEL.name: MAMBA_CONV}), widths
+    if args.optional_int("mamba_num_heads") is None:
         raise ModelError(
-            f"args.hybrid_layer_pattern = {pattern!r}: sliding windows (args.window_size) on hybrid attention "
-            "layers are not supported"
+            "args.mamba_num_heads: missing; GatedDeltaProductMixer asserts it is set (mamba_num_heads must be set "
+            "for GatedDeltaProductMixer), so no model runs without it"
         )
+    return (frozenset({GDP}), {CONV_KERNEL.name: MAMBA_CONV}), {**widths, HOUSEHOLDER.name: steps}
+
+
+def _attention(pattern: str, args, decoder, used: set) -> tuple[dict, frozenset[str], dict]:
+    """The attention kinds of ``*`` and ``+`` layers, the model flags and parameters they leave.
+
+    ``+`` layers run MLA, which Megatron-LM does not count; with ``multi_latent_attention`` the
+    ``*`` layers run multi-head attention of ``kv_channels`` per head, so the MLA flags and
+    parameters go."""
+    mla = "mla" in decoder.flags
+    full, kinds = decoder.attention_kinds["full"], {}
+    sliding = decoder.attention_kinds.get("sliding")
+    if ("mla", "only") in used:
+        if ("attention", "only") in used:
+            raise ModelError(f"args.hybrid_layer_pattern = {pattern!r}: '*' and '+' layers in one model are not supported by Megatron-LM")
+        if not mla:
+            raise ModelError(
+                f"args.hybrid_layer_pattern = {pattern!r}: its '+' layers are MLA, which needs args.multi_latent_attention "
+                "and the MLA widths (validate_args sets it for them); give the arguments after validate_args"
+            )
+        for name, kind in {"mla": full, "mla_sliding": sliding}.items():
+            if kind is not None:
+                kinds[name] = (frozenset(kind[0]) | {UNCOUNTED}, kind[1])
+        return kinds, decoder.flags, {name: value for name, value in decoder.params.items() if name != MLA_HEAD_DIM}
+    kinds["attention"] = full
+    if sliding is not None:
+        kinds["attention_sliding"] = sliding
+    if not mla:
+        return kinds, decoder.flags, dict(decoder.params)
+    params = {name: value for name, value in decoder.params.items() if name not in MLA_PARAMS}
+    params["kv_heads"] = params["heads"]  # head_dim: kv_channels, which the attention reader keeps under MLA
+    return kinds, decoder.flags - {"mla", "q_lora"}, params
+
+
+def _slide(pattern: str, decoder, entries: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The entries with their sliding attention layers renamed ``<kind>_sliding``: those the window
+    reader marked among ``num_layers`` (the pattern's layer count, after ``validate_args``), 1-based
+    from the start of the part."""
+    if "sliding" not in decoder.attention_kinds:
+        return entries
+    marks = [kind == "sliding" for kind in decoder.attention]
+    if len(marks) < len(entries):
+        raise ModelError(
+            f"args.num_layers = {len(marks)}: the pattern {pattern!r} has more layers; give the arguments after "
+            "validate_args, which sets num_layers from it"
+        )
+    return [(f"{mixer}_sliding", mlp) if slide and mixer in ("attention", "mla") else (mixer, mlp) for (mixer, mlp), slide in zip(entries, marks)]
 
 
 def softmax_only_gate(decoder, kinds: dict, softmax: set[str]) -> tuple[frozenset[str], dict]:
@@ -126,9 +198,9 @@ def softmax_only_gate(decoder, kinds: dict, softmax: set[str]) -> tuple[frozense
 def read(args, decoder):
     """The layers of the pattern, its MTP depths, and the Mamba2 parameters when it has 'M' layers."""
     pattern = _pattern(args)
-    if pattern is None:
-        return decoder
-    _check_stack(pattern, args, decoder)
+    if pattern is None:  # a GPT stack: MLA on every layer, no '*' layer to take kv_channels
+        params = {name: value for name, value in decoder.params.items() if name != MLA_HEAD_DIM or "mla" not in decoder.flags}
+        return attrs.evolve(decoder, params=params)
     main, *depths = pattern.split("/")
     layers = _layers(pattern, main, allow_pipe=True)
     if any(depth != depths[0] for depth in depths):
@@ -142,17 +214,27 @@ def read(args, decoder):
     used = set(layers + mtp)
     if ("ffn", "moe") in used and "moe" not in decoder.mlp_kinds:
         raise ModelError(f"args.hybrid_layer_pattern = {pattern!r}: its 'E' layers need args.num_experts")
-    params = dict(decoder.params)
+    softmax, model_flags, params = _attention(pattern, args, decoder, used)
+    if "sliding" in decoder.attention_kinds and len(decoder.attention) != len(layers):
+        raise ModelError(
+            f"args.num_layers = {len(decoder.attention)}: the pattern {pattern!r} has {len(layers)} layers; give the "
+            "arguments after validate_args, which sets num_layers from it"
+        )
+    layers, mtp = _slide(pattern, decoder, layers), _slide(pattern, decoder, mtp)
+    mamba = (frozenset({MAMBA2}), {CONV_KERNEL.name: MAMBA_CONV})  # a G layer's kernel may differ
     if ("mamba", "only") in used:
-        params.update(_mamba(args, params["hidden"]))
+        mamba, widths = _mamba_kind(args, params["hidden"])
+        params.update(widths)
+    if GDP in mamba[0]:  # the 'M' layers run Gated Delta Product: named for it
+        layers, mtp = ([("gdp" if a == "mamba" else a, m) for a, m in entries] for entries in (layers, mtp))
     attention_kinds = {
         **decoder.attention_kinds,
-        "attention": decoder.attention_kinds["full"],
-        "mamba": (frozenset({MAMBA2}), {CONV_KERNEL.name: MAMBA_CONV}),  # a G layer's kernel may differ
+        **softmax,
+        "gdp" if GDP in mamba[0] else "mamba": mamba,
         "gdn": (frozenset({GATED_DELTANET}), {}),  # its widths: the megatron_gdn reader
         "ffn": (frozenset({NO_ATTENTION}), {}),
     }
-    model_flags, attention_kinds = softmax_only_gate(decoder, attention_kinds, {"attention"})
+    model_flags, attention_kinds = softmax_only_gate(attrs.evolve(decoder, flags=model_flags), attention_kinds, set(softmax))
     flags = set(model_flags) | {HYBRID} | SINGLE_NORM.flags  # each hybrid layer has one norm, before its one module
     blocks, block_layers = dict(decoder.blocks), dict(decoder.block_layers)
     if mtp:  # the pattern's depth, as validate_args infers mtp_num_layers from it
@@ -175,12 +257,12 @@ def read(args, decoder):
 HYBRID_STACK = MegatronReader(
     name="hybrid",
     arguments=(
-        "hybrid_layer_pattern", "hybrid_override_pattern", "spec",
+        "hybrid_layer_pattern", "hybrid_override_pattern", "spec", "gdp_num_householder",
         "mamba_state_dim", "mamba_head_dim", "mamba_num_groups", "mamba_num_heads",
     ),
     read=read,
     precedence=20,  # after the attention, MLP, MTP and window readers (10), whose results it rearranges
-    summary="hybrid_layer_pattern (M, G, *, -, E; '|'; MTP depths after '/') and the Mamba2 widths",
+    summary="hybrid_layer_pattern (M, G, *, +, -, E; '|'; MTP depths after '/') and the Mamba2 widths",
 )
 
 

@@ -11,7 +11,8 @@ from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.plugin import MegatronReader, ModelError, hookimpl, window_keys
 
 
-def _slides(args, layers: int) -> list[bool]:
+def slides(args, layers: int) -> list[bool]:
+    """Which of *layers* layers (1-based layer l at index l - 1) slide: ``is_layer_window_attention``."""
     skip = args.get("window_attn_skip_freq")
     if isinstance(skip, int) and not isinstance(skip, bool):
         if skip < 1:
@@ -25,7 +26,7 @@ def read(args, decoder):
     keys = window_keys(args.get("window_size"))
     if keys is None:
         return decoder
-    attention = ["sliding" if slide else kind for slide, kind in zip(_slides(args, len(decoder.attention)), decoder.attention)]
+    attention = ["sliding" if slide else kind for slide, kind in zip(slides(args, len(decoder.attention)), decoder.attention)]
     kinds = {**decoder.attention_kinds, "sliding": (SLIDING_WINDOW.flags, {WINDOW.name: keys})}
     return attrs.evolve(decoder, attention=attention, attention_kinds=kinds)
 

@@ -409,7 +409,9 @@ def test_compare_shows_the_latent_router():
         ({"linear_attention_freq": 0}, r"args\.linear_attention_freq = 0: expected an integer >= 1"),
         ({"linear_attention_freq": [1, 0]}, r"args\.linear_attention_freq = \[1, 0\]: expected an integer or 48 entries"),
         ({"linear_attention_freq": [1, 1, 1, 0] * 12}, r"args\.linear_attention_freq = \[1, 1, 1, 0, .*\]: with args\.mtp_num_layers = 1, Megatron-LM's FLOPs function needs 49 entries"),
-        ({"mtp_num_layers": 4}, r"args\.mtp_num_layers = 4: Megatron-LM's FLOPs function counts these MTP depths as layers 48\.\.51"),
+        ({"mtp_num_layers": 4, "multi_latent_attention": True, "group_query_attention": False, "kv_lora_rank": 32,
+          "qk_head_dim": 128, "qk_pos_emb_head_dim": 64, "v_head_dim": 128},
+         r"args\.mtp_num_layers = 4: Megatron-LM counts these MTP depths as layers 48\.\.51 .* where the model runs MLA"),
         ({"linear_num_value_heads": 24}, r"args\.linear_num_value_heads = 24: must be a multiple of args\.linear_num_key_heads = 16"),
         ({"linear_key_head_dim": None}, r"args\.linear_key_head_dim: missing \(Gated DeltaNet layers need it"),
         ({"linear_conv_kernel_dim": 0}, r"args\.linear_conv_kernel_dim = 0: expected an integer >= 1"),
@@ -424,9 +426,10 @@ def test_gdn_refusals(overrides, message):
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        ({"hybrid_layer_pattern": "M+M*"}, r"args\.hybrid_layer_pattern = 'M\+M\*': MLA layers \('\+'\)"),
+        ({"hybrid_layer_pattern": "M+M*", "mtp_num_layers": None}, r"args\.hybrid_layer_pattern = 'M\+M\*': '\*' and '\+' layers in one model"),
+        ({"hybrid_layer_pattern": "M+M-", "mtp_num_layers": None}, r"args\.hybrid_layer_pattern = 'M\+M-': its '\+' layers are MLA, which needs args\.multi_latent_attention"),
         ({"hybrid_layer_pattern": "MDM*"}, r"args\.hybrid_layer_pattern = 'MDM\*': DeepSeek sparse attention layers \('D'\)"),
-        ({"hybrid_layer_pattern": "MXM*"}, r"args\.hybrid_layer_pattern = 'MXM\*': 'X' is not a layer symbol; expected M, G, \*, -, E"),
+        ({"hybrid_layer_pattern": "MXM*"}, r"args\.hybrid_layer_pattern = 'MXM\*': 'X' is not a layer symbol; expected M, G, \*, \+, -, E"),
         ({"hybrid_layer_pattern": "M*/*E/E*"}, r"args\.hybrid_layer_pattern = 'M\*/\*E/E\*': every MTP depth"),
         ({"hybrid_layer_pattern": "M*/", "mtp_num_layers": 1}, r"args\.hybrid_layer_pattern = 'M\*/': the MTP part has no layers"),
         ({"hybrid_layer_pattern": "|"}, r"args\.hybrid_layer_pattern = '\|': the decoder part has no layers"),
@@ -434,10 +437,10 @@ def test_gdn_refusals(overrides, message):
         ({"num_experts": None}, r"args\.hybrid_layer_pattern = .*: its 'E' layers need args\.num_experts"),
         ({"hybrid_layer_pattern": 12}, r"args\.hybrid_layer_pattern = 12: expected a string"),
         ({"hybrid_override_pattern": "M*"}, r"args\.hybrid_override_pattern = 'M\*': conflicts with args\.hybrid_layer_pattern"),
-        ({"spec": ["megatron.core.models.hybrid.hybrid_layer_specs", "gdp_stack_spec"]}, r"args\.spec = .*Gated Delta Product"),
-        ({"multi_latent_attention": True, "kv_lora_rank": 32, "qk_head_dim": 128, "qk_pos_emb_head_dim": 64,
-          "v_head_dim": 128, "group_query_attention": False}, r"args\.hybrid_layer_pattern = .*: multi_latent_attention"),
-        ({"window_size": (127, 0)}, r"args\.hybrid_layer_pattern = .*: sliding windows \(args\.window_size\)"),
+        ({"spec": "gdp_stack_spec", "gdp_num_householder": 0}, r"args\.gdp_num_householder = 0: expected an integer >= 1"),
+        ({"spec": "gdp_stack_spec"}, r"args\.gdp_num_householder: missing \(the Householder steps"),
+        ({"spec": "gdp_stack_spec", "gdp_num_householder": 2, "mamba_num_heads": None}, r"args\.mamba_num_heads: missing; GatedDeltaProductMixer asserts"),
+        ({"window_size": (127, 0), "num_layers": 3}, r"args\.num_layers = 3: the pattern .* has 21 layers"),
         ({"mamba_head_dim": None}, r"args\.mamba_head_dim: missing \(needed by the 'M' layers"),
         ({"mamba_state_dim": None}, r"args\.mamba_state_dim: missing"),
         ({"mamba_num_heads": None, "mamba_head_dim": 100}, r"args\.mamba_head_dim = 100: must divide the inner width"),
@@ -505,6 +508,17 @@ IDENTITY_MODELS = [
     ("megatron-counted-as-gdn", _counted_as_gdn(), ("exact", "megatron")),
     ("megatron-counted-as-gdn2", _counted_as_gdn("gdn2"), ("exact", "megatron")),
     ("megatron-gdn2", flopsreg.Model.from_megatron_args(qwen3_next_args(experimental_attention_variant="gdn2")), ("exact", "megatron")),
+    # issue 22: MTP depths counted as softmax attention and as GDN, windows, MLA and GDP in hybrid stacks
+    ("megatron-mtp-counted-as-attention", flopsreg.Model.from_megatron_args(qwen3_next_args(num_layers=47, mtp_num_layers=3)), ("exact", "megatron")),
+    ("megatron-hybrid-windows-mla-flag", flopsreg.Model.from_megatron_args(nemotron_h_args(
+        window_size=(63, 0), window_attn_skip_freq=3, num_layers=21, multi_latent_attention=True, group_query_attention=False,
+        kv_lora_rank=64, qk_head_dim=32, qk_pos_emb_head_dim=16, v_head_dim=32, q_lora_rank=None,
+    )), ("exact", "megatron")),
+    ("megatron-hybrid-mla-layers", flopsreg.Model.from_megatron_args(nemotron_h_args(
+        hybrid_layer_pattern=NEMOTRON_PATTERN.replace("*", "+"), multi_latent_attention=True, group_query_attention=False,
+        kv_lora_rank=64, qk_head_dim=32, qk_pos_emb_head_dim=16, v_head_dim=32, q_lora_rank=96,
+    )), ("exact", "megatron")),
+    ("megatron-hybrid-gdp", flopsreg.Model.from_megatron_args(nemotron_h_args(spec="gdp_stack_spec", gdp_num_householder=2)), ("exact", "megatron")),
 ]
 
 
