@@ -181,7 +181,7 @@ def check_flags(where: str, value: Any) -> frozenset[str]:
     return frozenset(flags)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)
 class LayerKind:
     """Flags and parameters shared by the layers of one kind (e.g. Gemma 3's local layers)."""
 
