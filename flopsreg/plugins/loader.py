@@ -15,8 +15,6 @@ import functools
 import importlib
 import importlib.machinery
 import os
-import re
-import sys
 import threading
 import types
 import warnings
@@ -55,6 +53,7 @@ from flopsreg.plugins.checks import (
     is_builtin,
     unprovided,
 )
+from flopsreg.plugins.entry_points import may_declare_entry_points
 from flopsreg.plugins.manifest import PatternEntry
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "manifest_path", "plugin_fault"]
@@ -215,35 +214,6 @@ class _LazyReaders(Mapping[str, Any]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._pending or name in self._loader._declared[self._kind]
-
-
-def may_declare_entry_points(group: str) -> bool:
-    """Whether any distribution on ``sys.path`` may declare entry points of *group*.
-
-    A look at each ``*.dist-info``/``*.egg-info`` folder's ``entry_points.txt``; anything it cannot
-    read this way (a zip or egg file on the path, a custom finder) answers True, and
-    :mod:`importlib.metadata` then decides. False lets a start skip importing it.
-    """
-    header = re.compile(rf"^\s*\[\s*{re.escape(group)}\s*\]", re.MULTILINE)
-    if any(hasattr(finder, "find_distributions") and finder is not importlib.machinery.PathFinder for finder in sys.meta_path):
-        return True  # another finder of distributions: only importlib.metadata knows what it finds
-    for entry in sys.path:
-        folder = entry or os.curdir
-        try:
-            names = os.listdir(folder)
-        except NotADirectoryError:  # a zip or an egg file: importlib.metadata reads those
-            return True
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith((".dist-info", ".egg-info")):
-                try:
-                    with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8", errors="replace") as file:
-                        if header.search(file.read()):
-                            return True
-                except OSError:
-                    continue
-    return False
 
 
 class _Manager(pluggy.PluginManager):
