@@ -16,9 +16,13 @@ from typing import Any
 __all__ = ["may_declare_entry_points", "own_entry_point"]
 
 
-def _entry_point_files() -> Iterator[tuple[str, str | None]]:
+_METADATA = re.compile(r".*\.(dist|egg)-info$")
+
+
+def _entry_point_files(folders: re.Pattern[str] = _METADATA) -> Iterator[tuple[str, str | None]]:
     """(folder name, text of its ``entry_points.txt``) of each ``*.dist-info``/``*.egg-info`` folder
-    on ``sys.path``, in path order; (path entry, None) for an entry that is a zip or egg file."""
+    on ``sys.path`` whose name *folders* matches, in path order; (path entry, None) for an entry
+    that is a zip or egg file."""
     for entry in sys.path:
         folder = entry or os.curdir
         try:
@@ -29,7 +33,7 @@ def _entry_point_files() -> Iterator[tuple[str, str | None]]:
         except OSError:
             continue
         for name in names:
-            if name.endswith((".dist-info", ".egg-info")):
+            if folders.match(name):
                 try:
                     with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8", errors="replace") as file:
                         yield name, file.read()
@@ -55,16 +59,17 @@ def may_declare_entry_points(group: str) -> bool:
     return any(text is None or header.search(text) for _, text in _entry_point_files())
 
 
+_OWN = re.compile(r"flopsreg(-[^-]+)?\.(dist|egg)-info$", re.IGNORECASE)
+
+
 def own_entry_point(group: str, name: str) -> Any:
     """The object flopsreg's own distribution registers as *name* in entry-point *group*, imported;
-    None if it registers none. The first flopsreg distribution on ``sys.path`` counts, as for
-    :mod:`importlib.metadata`, which answers where this cannot read the folders."""
-    folder = re.compile(r"^flopsreg(-[^-]+)?\.(dist|egg)-info$", re.IGNORECASE)
+    None if it registers none. The first flopsreg distribution folder on ``sys.path`` counts, as
+    for :mod:`importlib.metadata`, which answers where there is none (flopsreg in a zip) or
+    another finder finds distributions."""
     if not _other_finder():
-        for found, text in _entry_point_files():
-            if text is None:  # a zip or egg file first on the path
-                break
-            if folder.match(found):
+        for _, text in _entry_point_files(_OWN):
+            if text is not None:  # (zips and eggs on the path, the standard library's among them, hold no flopsreg)
                 return _load(_value(text, group, name))
     from importlib.metadata import PackageNotFoundError, distribution
 
