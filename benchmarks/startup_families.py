@@ -4,8 +4,10 @@ and with 100 synthetic families added to it.
 Target (issue 20): the 100 families move the cold `flopsreg eval llama-3-8b --seq-len 4096
 --no-cache` by less than 3%. Each synthetic family is what a Hugging Face family module
 declares: a reader of its model_type and three patterns that only its flag selects (with a
-parameter of its own); the modules are written to a temporary folder, listed in BUILTIN and in
-the manifest, and never imported by a Llama evaluation. Both runs go through the same driver
+parameter of its own), at a precedence of its own above every built-in's (a family's patterns may
+not tie with another's: the load-time checks, run on the manifest at every start, would skip
+it); the modules are written to a temporary folder, listed in BUILTIN and in the manifest, and
+never imported by a Llama evaluation. Both runs go through the same driver
 (BUILTIN extended, the manifest read from the temporary folder), once with no family added.
 
     python benchmarks/startup_families.py [--runs 9] [--families 100]
@@ -48,7 +50,7 @@ def family(i: int, template: list[dict]) -> tuple[dict, dict]:
     flag = f"synthetic{i}"
     param = {"name": f"synthetic{i}_width", "latex": f"w_{{{i}}}", "meaning": f"a width of synthetic family {i}", "minimum": 1}
     patterns = [
-        {**p, "name": f"{p['name']}_synthetic{i}", "flags": sorted({*p["flags"], flag}), "precedence": p["precedence"] + 1,
+        {**p, "name": f"{p['name']}_synthetic{i}", "flags": sorted({*p["flags"], flag}), "precedence": 20000 + i,
          "params": [*p["params"], param["name"]]}
         for p in template
     ]

@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import flopsreg.readers  # noqa: F401 - the readers behind Model.from_toml, from_hf_config, ...
 from flopsreg._deprecated import install as _install_old_paths
 from flopsreg.errors import FlopsregError, ModelError, PatternError, PluginError, PluginWarning, SelectionError
 from flopsreg.model import Layer, LayerKind, Model, Plan

@@ -264,3 +264,54 @@ def test_the_built_ins_import_the_core_only_through_flopsreg_plugin():
         if module.startswith("flopsreg.patterns.")
     }
     assert {module: targets for module, targets in through.items() if targets} == {}
+
+
+# -- no import for its side effect --------------------------------------------------------------------
+
+
+def test_no_core_module_is_imported_for_its_side_effect():
+    """An import whose name goes unused (``# noqa: F401``) would be one made to run the module."""
+    found = [
+        f"{module}: {line.strip()}"
+        for module, path in CORE.items()
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if re.match(r"\s*(import|from)\s+flopsreg", line) and "noqa: F401" in line
+    ]
+    assert found == []
+
+
+def _reader_entry_points() -> dict[str, str]:
+    import tomllib
+
+    pyproject = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    return pyproject["project"]["entry-points"]["flopsreg.readers"]
+
+
+def test_model_reaches_each_reader_by_its_entry_point_in_the_reader_layer():
+    """Model.from_* name a reader of flopsreg's entry-point group ``flopsreg.readers``, each an
+    object of the reader layer, which the model layer never imports."""
+    from flopsreg.model import READER_GROUP, _reader
+
+    assert READER_GROUP == "flopsreg.readers"
+    entries = _reader_entry_points()
+    model_source = (PACKAGE / "model" / "__init__.py").read_text(encoding="utf-8")
+    assert set(re.findall(r'_reader\("(\w+)"\)', model_source)) == set(entries)
+    for name, value in entries.items():
+        module, _, attribute = value.partition(":")
+        assert _layer(module) == _layer("flopsreg.readers") and module in MODULES
+        assert not any(target.startswith("flopsreg.readers") for target in GRAPH["flopsreg.model"])
+        assert _reader(name) is getattr(__import__(module, fromlist=[attribute]), attribute)
+
+
+@pytest.mark.slow
+def test_importing_flopsreg_imports_no_reader_until_a_model_is_read():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, flopsreg; assert 'flopsreg.readers' not in sys.modules, 'imported at start'; "
+        "m = flopsreg.Model.example('llama-3-8b'); assert 'flopsreg.readers.toml' in sys.modules; "
+        "assert 'importlib.metadata' not in sys.modules, 'importlib.metadata imported'; print(m.plan.layers)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "32"), done.stderr

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from flopsreg.plugins.loader import PluginLoader
 
 __all__ = [
-    "KindSelection", "ModelLevelSelection", "ModelSelection", "UnitSelection", "Unused", "check_constraint", "check_convention",
+    "KindSelection", "ModelLevelSelection", "ModelSelection", "SelectedUnits", "UnitSelection", "Unused", "check_constraint", "check_convention",
     "check_values", "compose", "holds_weights_only", "unused", "warning_texts",
 ]
 
@@ -161,16 +161,29 @@ def _kind_where(name: str, layers: tuple[range, ...]) -> str:
 
 
 @attrs.frozen
+class SelectedUnits:
+    """A model's selected units (one per layer kind, and the model-level slots) and its warnings."""
+
+    kinds: tuple[KindSelection, ...]
+    head: ModelLevelSelection
+    warnings: tuple[str, ...]
+
+
+@attrs.frozen(eq=False)
 class ModelSelection:
-    """Every selection for a model, with warnings; evaluate it with :func:`evaluate`."""
+    """Every selection for a model, with warnings; evaluate it with :func:`evaluate`.
+
+    Equal to another exactly when model, convention, units, blocks and warnings are (units
+    compare by identity, as each belongs to one selection).
+    """
 
     model: Model
     convention: str
-    kinds: tuple[KindSelection, ...]
-    head: ModelLevelSelection
+    # the units and warnings, or what derives them on first use: a model rebound to a structure
+    # (flopsreg.engine.structure) evaluates from compiled code and needs them only when asked
+    units_source: SelectedUnits | Callable[[], SelectedUnits] = attrs.field(repr=False)
     # {block: its layers, one unit per kind, as the head's block quantity sums them}: for compare
     blocks: Mapping[str, tuple[KindSelection, ...]]
-    warnings: tuple[str, ...]
     symbols: SymbolTable = attrs.field(eq=False, repr=False)  # LaTeX and meaning of every symbol
     slots: Mapping[str, Slot] = attrs.field(eq=False, repr=False)  # the registry's slot declarations
     render: Any = attrs.field(eq=False, repr=False)  # the renderers (text, LaTeX): given, never imported
@@ -180,6 +193,37 @@ class ModelSelection:
     # forward FLOPs of one sequence from code compiled once per structure (flopsreg.engine.structure),
     # with this model's values as arguments; None: compile this model's own closed form
     bound_forward: Callable[[int], int | Fraction] | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
+
+    @cached_property
+    def _units(self) -> SelectedUnits:
+        source = self.units_source
+        return source if isinstance(source, SelectedUnits) else source()
+
+    @property
+    def kinds(self) -> tuple[KindSelection, ...]:
+        """The selection of each layer kind, in the plan's order."""
+        return self._units.kinds
+
+    @property
+    def head(self) -> ModelLevelSelection:
+        """The selection of the model-level slots (embedding, head, blocks of extra layers)."""
+        return self._units.head
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """One line per parameter set but used by no selected pattern."""
+        return self._units.warnings
+
+    def _compared(self) -> tuple[Any, ...]:
+        return (self.model, self.convention, self.kinds, self.head, self.blocks, self.warnings)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._compared() == other._compared()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash(self._compared())
 
     @property
     def units(self) -> tuple[UnitSelection, ...]:
@@ -240,8 +284,6 @@ class ModelSelection:
 
     @cached_property
     def _forward_function(self) -> Callable[[int], int | Fraction]:
-        if self.bound_forward is not None:
-            return self.bound_forward
         compiled = self.compiled
         if compiled.argnames == ("seq_len",):
             return compiled.function
@@ -249,7 +291,7 @@ class ModelSelection:
 
     def forward(self, seq_len: int) -> int:
         """Exact forward FLOPs of one sequence of *seq_len* tokens."""
-        flops = self._forward_function(seq_len)
+        flops = (self.bound_forward or self._forward_function)(seq_len)
         return flops if type(flops) is int else self.compiled({"seq_len": seq_len})
 
 
@@ -309,10 +351,8 @@ def compose(registry: PluginLoader, model: Model, *, convention: str = EXACT, re
     return ModelSelection(
         model=given,
         convention=convention,
-        kinds=tuple(kinds),
-        head=head,
+        units_source=SelectedUnits(tuple(kinds), head, warning_texts(given, unused(registry, model, kinds, head))),
         blocks=FrozenMap((block.name, block_units[block.flops]) for block in registry.blocks.values() if block_units[block.flops]),
-        warnings=warning_texts(given, unused(registry, model, kinds, head)),
         symbols=registry.symbols,
         slots=registry.slots,
         render=render,

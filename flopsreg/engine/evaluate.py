@@ -37,6 +37,7 @@ __all__ = [
     "length_list",
     "positive_int",
     "sequence_lengths",
+    "structure_key",
 ]
 
 LOGITS_MODES = ("all", "last")  # every position (training), or the last one of each sequence (serving)
@@ -370,22 +371,37 @@ def evaluate(
     return Result(plan, lengths, batch, recompute, forward, prefix, logits)
 
 
+def structure_key(model: Model, convention: str) -> Hashable:
+    """What decides selection and composition, without the values: the convention, the flags,
+    the plan (kinds, their order and layer counts, blocks) and the parameter names set where
+    (see :mod:`flopsreg.engine.structure`)."""
+    return (
+        convention,
+        model.flags,
+        model.plan,
+        tuple(model.params),
+        tuple((name, kind.flags, tuple(kind.params)) for name, kind in model.kinds.items()),
+    )
+
+
 class CompositionCache:
     """Composes each (model, convention) once and evaluates it: the one cache of composed models.
 
     SlotSelection and composition are pure and models are values, so a cached plan can never be
     another model's. A model that differs from a composed one only in parameter values is not
     composed again: it is rebound to their shared :class:`~flopsreg.engine.structure.Structure` (the
-    second such model compiles the structure's forward FLOPs with values as arguments). Both
-    caches are bounded, so sweeps over many architectures stay bounded.
+    second such model compiles the structure's forward FLOPs with values as arguments). Every
+    cache is bounded, so sweeps over many architectures stay bounded.
     """
 
     def __init__(self, registry: PluginLoader, render: Any) -> None:
         self._registry = registry
         self._render = render
         self._plans: dict[tuple[Model, str], ModelSelection] = {}
-        # per structure: its first plan, then its Structure (False: none, compose each model)
-        self._structures: dict[Hashable, ModelSelection | Structure | bool] = {}
+        # per structure: the selection of its first model, compiled into a Structure by the second
+        self._templates: dict[Hashable, ModelSelection] = {}
+        # per compiled structure: its Structure, or None where it has none (each model is composed)
+        self._structures: dict[Hashable, Structure | None] = {}
 
     def select(self, model: Model, convention: str) -> ModelSelection:
         """The composed :class:`ModelSelection` of *model* under *convention*, from the cache if there."""
@@ -401,48 +417,42 @@ class CompositionCache:
     def structure(self, model: Model, convention: str) -> Structure | None:
         """The :class:`~flopsreg.engine.structure.Structure` *model* shares with every model that differs
         from it only in values (compiled on first use); None where it has none (blocks of extra layers)."""
-        from flopsreg.engine.structure import rebindable, structure_key
+        from flopsreg.engine.structure import rebindable
 
         plan = self.select(model, convention)
-        if not rebindable(plan):
-            return None
         key = structure_key(model, convention)
-        known = self._structures.get(key)
-        return self._compiled(key, plan if known is None else known)
+        if key in self._structures:
+            return self._structures[key]
+        return self._compiled(key, self._templates.get(key, plan)) if rebindable(plan) else None
 
     def _compose(self, model: Model, convention: str) -> ModelSelection:
-        """*model* composed, or rebound to the structure of a model composed before."""
+        """*model* rebound to the structure of a model composed before, or composed."""
+        key = structure_key(model, convention) if isinstance(model, Model) and isinstance(convention, str) else None
+        if key is not None:
+            structure = self._structures.get(key)
+            if structure is None and key not in self._structures and key in self._templates:
+                structure = self._compiled(key, self._templates[key])  # the second model of a structure compiles it once
+            if structure is not None:
+                return structure.rebind(model)
         from flopsreg.engine.compose import compose
+        from flopsreg.engine.structure import rebindable
 
-        if not isinstance(model, Model) or not isinstance(convention, str):
-            return compose(self._registry, model, convention=convention, render=self._render)  # says what was expected
-        from flopsreg.engine.structure import rebindable, structure_key
+        plan = compose(self._registry, model, convention=convention, render=self._render)  # says what was expected of a non-Model
+        if key is not None and key not in self._templates and rebindable(plan):
+            _bounded_put(self._templates, key, plan)
+        return plan
 
-        key = structure_key(model, convention)
-        known = self._structures.get(key)
-        if known is None:
-            plan = compose(self._registry, model, convention=convention, render=self._render)
-            if rebindable(plan):
-                _bounded_put(self._structures, key, plan)
-            return plan
-        structure = self._compiled(key, known)  # the second model of a structure compiles it once
-        if structure is None:
-            return compose(self._registry, model, convention=convention, render=self._render)
-        return structure.rebind(model)
-
-    def _compiled(self, key: Hashable, known: ModelSelection | Structure | bool) -> Structure | None:
-        """The Structure of *key* (compiled from its first plan *known* if not yet); None where
+    def _compiled(self, key: Hashable, template: ModelSelection) -> Structure | None:
+        """The Structure of *key*, compiled from its first model's selection *template*; None where
         its closed form has no exact compiled form with values as arguments (then each model is composed)."""
         from flopsreg.engine.structure import Structure
 
-        if isinstance(known, Structure) or known is False:
-            return known or None
         try:
-            structure: Structure | bool = Structure(self._registry, known)
+            structure: Structure | None = Structure(self._registry, template)
         except PatternError:
-            structure = False
+            structure = None
         _bounded_put(self._structures, key, structure)
-        return structure or None
+        return structure
 
 
 def _bounded_put(cache: dict[Any, Any], key: Any, value: Any) -> None:

@@ -1,7 +1,7 @@
 """Models that differ only in parameter values: composed once, evaluated with values as arguments.
 
 Flags select, values never do: the patterns, quantities and closed forms of a model depend on its
-*structure* (:func:`structure_key`: convention, flags, plan, and the names of the parameters set
+*structure* (:func:`~flopsreg.engine.evaluate.structure_key`: convention, flags, plan, and the names of the parameters set
 model-wide and per layer kind), not on the numbers. A :class:`Structure` holds one composed model
 of a structure and the whole model's forward FLOPs compiled once with every parameter value as an
 argument; :meth:`Structure.rebind` gives another model of that structure its own
@@ -16,8 +16,10 @@ is not rebound: its model-level formula holds the blocks' FLOPs with their value
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -27,6 +29,7 @@ from flopsreg.declarations.pattern import EXACT, Constraint, Pattern
 from flopsreg.engine.compose import (
     KindSelection,
     ModelSelection,
+    SelectedUnits,
     UnitSelection,
     Unused,
     check_constraint,
@@ -42,21 +45,9 @@ if TYPE_CHECKING:
     from flopsreg.formula.exact import CompiledFormula
     from flopsreg.plugins.loader import PluginLoader
 
-__all__ = ["Structure", "rebindable", "structure_key"]
+__all__ = ["Structure", "rebindable"]
 
 SEQ_LEN = "seq_len"
-
-
-def structure_key(model: Model, convention: str) -> Hashable:
-    """What decides selection and composition, without the values: the convention, the flags,
-    the plan (kinds, their order and layer counts, blocks) and the parameter names set where."""
-    return (
-        convention,
-        model.flags,
-        model.plan,
-        tuple(model.params),
-        tuple((name, kind.flags, tuple(kind.params)) for name, kind in model.kinds.items()),
-    )
 
 
 def rebindable(selection: ModelSelection) -> bool:
@@ -120,10 +111,15 @@ class Structure:
         return (None, name) if name in model.params else None
 
     def _compile_forward(self) -> tuple[CompiledFormula, tuple[int | None, ...]]:
-        """The whole model's forward FLOPs of one sequence, every value an argument (a kind's own
-        value a separate argument ``kind.name``), compiled once; and the index in :attr:`places`
-        each argument reads (None: the sequence length)."""
+        """The whole model's forward FLOPs of one sequence, every value an argument, compiled
+        once; and the index in :attr:`places` each argument reads (None: the sequence length).
+
+        The value at place *i* is the argument ``_i`` (zero-padded), so the arguments come in
+        the order of :attr:`places` and the length, sorted after them, comes last: binding a
+        model's values is one :func:`functools.partial`.
+        """
         total = sympy.Integer(0)
+        width = len(str(len(self.places)))
         for unit in self.template.units:
             kind = unit.name if isinstance(unit, KindSelection) else None
             replace = {}
@@ -133,11 +129,11 @@ class Structure:
                 place = self._place(kind, symbol.name)
                 if place is None:  # given by the plan: the same for every model of the structure
                     replace[symbol] = sympy.Integer(unit.params[symbol.name])
-                elif place[0] is not None:
-                    replace[symbol] = sympy.Symbol(f"{place[0]}.{place[1]}", **symbol.assumptions0)
+                else:
+                    replace[symbol] = sympy.Symbol(f"_{self._index[place]:0{width}d}", **symbol.assumptions0)
             total += unit.count * unit.expression.xreplace(replace)
         formula = compile_exact(total)
-        return formula, tuple(None if name == SEQ_LEN else self._index[_split(name)] for name in formula.argnames)
+        return formula, tuple(None if name == SEQ_LEN else int(name[1:]) for name in formula.argnames)
 
     def _compiled_constraints(self) -> list[_CheckedConstraint]:
         checked = []
@@ -157,27 +153,30 @@ class Structure:
         return checked
 
     def values(self, model: Model) -> list[int]:
-        """*model*'s value at each of :attr:`places`."""
-        params, kinds = model.params, model.kinds
-        return [(params if kind is None else kinds[kind].params)[name] for kind, name in self.places]
+        """*model*'s value at each of :attr:`places` (a model of this structure sets the same
+        names in the same order: :func:`~flopsreg.engine.evaluate.structure_key` holds them)."""
+        values = list(model.params.values())
+        for kind in model.kinds.values():
+            values += kind.params.values()
+        return values
 
     def forward_function(self, values: Sequence[int]) -> Callable[[int], int | Fraction]:
         """Forward FLOPs of one sequence for *values* (see :meth:`values`) as a function of the length."""
         function = self.formula.function
-        arguments = [None if read is None else values[read] for read in self.reads]
-        if None not in arguments:  # the FLOPs do not depend on the length
-            return lambda seq_len: function(*arguments)
-        at = arguments.index(None)
-        before, after = arguments[:at], arguments[at + 1 :]
-        return lambda seq_len: function(*before, seq_len, *after)
+        if self.reads[-1:] == (None,):  # the length is the last argument
+            return partial(function, *[values[read] for read in self.reads[:-1]])
+        arguments = [values[read] for read in self.reads]  # type: ignore[index]
+        return lambda seq_len: function(*arguments)  # the FLOPs do not depend on the length
 
     def holds(self, values: Sequence[int]) -> bool:
         """Whether *values* (see :meth:`values`) pass every check the cheap way (False also where
         a constraint has no compiled form: :meth:`refuse` asks sympy)."""
-        for value, minimum in zip(values, self._minimums):
-            if value < minimum:
+        if not all(map(operator.ge, values, self._minimums)):
+            return False
+        for item in self._constraints:
+            if item.function is None or not item.function(*[values[i] for i in item.reads]):
                 return False
-        return all(item.function is not None and item.function(*[values[i] for i in item.reads]) for item in self._constraints)
+        return True
 
     def refuse(self, model: Model) -> None:
         """Raise compose's message for the first check *model*'s values fail; return if none does."""
@@ -190,24 +189,31 @@ class Structure:
 
     def rebind(self, model: Model) -> ModelSelection:
         """*model* (of this structure) selected and composed as the template is, checked, with
-        its own values: the forward FLOPs come from the compiled code."""
+        its own values: the forward FLOPs come from the compiled code; its units and warnings
+        are derived on first use (:meth:`units_of`)."""
         values = self.values(model)
         if not self.holds(values):
             self.refuse(model)
-        template, params = self.template, model.params
-        kinds = tuple(_with_params(unit, FrozenMap({**params, **model.kinds[unit.name].params})) for unit in template.kinds)
+        template = self.template
         return ModelSelection(
             model=model,
             convention=template.convention,
-            kinds=kinds,
-            head=_with_params(template.head, {**params, **self._plan_given}),
+            units_source=partial(self.units_of, model),
             blocks=template.blocks,
-            warnings=warning_texts(model, self._unused) if self._unused else (),
             symbols=template.symbols,
             slots=template.slots,
             render=template.render,
             hf_readers=template.hf_readers,
             bound_forward=self.forward_function(values),
+        )
+
+    def units_of(self, model: Model) -> SelectedUnits:
+        """*model*'s units and warnings: the template's selections and symbolic terms with *model*'s values."""
+        template, params = self.template, model.params
+        return SelectedUnits(
+            tuple(_with_params(unit, FrozenMap({**params, **model.kinds[unit.name].params})) for unit in template.kinds),
+            _with_params(template.head, {**params, **self._plan_given}),
+            warning_texts(model, self._unused) if self._unused else (),
         )
 
 
@@ -220,8 +226,3 @@ def _with_params(unit: UnitSelection, params: Mapping[str, int]) -> Any:
     }
     return KindSelection(**fields, layers=unit.layers) if isinstance(unit, KindSelection) else type(unit)(**fields)
 
-
-def _split(argname: str) -> tuple[str | None, str]:
-    """``"kind.name"`` -> (kind, name); ``"name"`` -> (None, name)."""
-    kind, dot, name = argname.rpartition(".")
-    return (kind, name) if dot else (None, argname)

@@ -8,6 +8,7 @@ knows the patterns; this module checks structure and types.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import os
@@ -19,6 +20,7 @@ import attrs
 
 from flopsreg.errors import MAX_INT, ModelError, did_you_mean
 from flopsreg.model.examples_index import example_names, example_path
+from flopsreg.plugins.entry_points import own_entry_point
 
 __all__ = ["FrozenMap", "Layer", "LayerKind", "Model", "Plan", "Repeated"]
 
@@ -181,7 +183,7 @@ def check_flags(where: str, value: Any) -> frozenset[str]:
     return frozenset(flags)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, cache_hash=True)
 class LayerKind:
     """Flags and parameters shared by the layers of one kind (e.g. Gemma 3's local layers)."""
 
@@ -645,9 +647,8 @@ class Model:
         return cls.from_toml_string(path.read_text(encoding="utf-8"), where=f"example {name}")
 
     # -- files ---------------------------------------------------------------------------------
-    # The readers import this module to build models, so these methods reach them through the
-    # READERS table that flopsreg.readers fills when it is imported (flopsreg imports it), never
-    # by importing them here.
+    # The readers (flopsreg.readers) import this module to build models, so these methods reach
+    # them by their names in flopsreg's entry-point group "flopsreg.readers" (see _reader).
 
     @classmethod
     def from_toml(cls, path: Any) -> Model:
@@ -739,8 +740,15 @@ def _check_hf_options(options: Mapping[str, Any]) -> None:
         raise ModelError(f"blocks = {blocks!r:.60}: expected a list of block names (one name goes in a list too)")
 
 
-READERS: dict[str, Callable[..., Any]] = {}  # filled by flopsreg.readers: "toml", "hf_config", ...
+READER_GROUP = "flopsreg.readers"  # the entry-point group naming the readers behind Model.from_*
 
 
+@functools.cache
 def _reader(name: str) -> Callable[..., Any]:
-    return READERS[name]
+    """The reader registered as *name* in flopsreg's own entry points of :data:`READER_GROUP`
+    (pyproject.toml), imported on first use: the reader layer imports this module, so this
+    module never imports it, and nothing fills a table for it."""
+    reader = own_entry_point(READER_GROUP, name)
+    if reader is None:
+        raise ModelError(f"reader {name!r}: not among flopsreg's entry points {READER_GROUP!r}; reinstall flopsreg (pip install -e .) to read model files")
+    return reader  # type: ignore[no-any-return]

@@ -8,19 +8,24 @@ from __future__ import annotations
 
 import functools
 import types
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 import sympy
 
-from flopsreg.declarations.pattern import FLOPS, Pattern
+from flopsreg.declarations.pattern import FLOPS, Pattern, SlotGroup
+from flopsreg.declarations.readers import MegatronReader
 from flopsreg.errors import PatternError, PluginError, did_you_mean
 from flopsreg.formula.exact import trial_function
 
 __all__ = [
     "MAX_DEPTH",
+    "Claim",
+    "check_claims",
+    "check_default_group",
+    "declaration_faults",
     "check_compositions",
     "check_depth",
     "check_exact",
@@ -28,6 +33,7 @@ __all__ = [
     "check_params",
     "check_symbols",
     "check_ties",
+    "tie_faults",
     "is_builtin",
     "unprovided",
 ]
@@ -272,7 +278,7 @@ def check_flagless_params(plugin: str, patterns: Sequence[Pattern], builtin: Seq
     for pattern in patterns:
         if pattern.flags or pattern.slot in selected:
             continue
-        allowed = {param.name for p in builtin if not p.flags and p.scope == pattern.scope for param in p.params}
+        allowed = {name for p in builtin if not p.flags and p.scope == pattern.scope for name in p.param_names}
         for name in sorted(pattern.param_names - allowed):
             raise PluginError(
                 plugin,
@@ -294,24 +300,110 @@ def check_ties(
     plugin: str, patterns: Sequence[Pattern], loaded: Sequence[Pattern], conventions: set[str], owner: Mapping[str, str]
 ) -> None:
     """Two patterns of one slot with equal precedence that can both apply: the later plugin is skipped."""
-    seen = list(loaded)
-    for pattern in patterns:
-        for other in seen:
-            if (other.slot, other.scope, other.precedence) != (pattern.slot, pattern.scope, pattern.precedence):
-                continue
-            if not _co_apply((pattern, other), conventions):
-                continue
-            flags = sorted(pattern.flags | other.flags)
-            where = f"where flags {', '.join(flags)} are set" if flags else "everywhere (neither has flags)"
-            taken = sorted({p.precedence for p in (*seen, *patterns) if (p.slot, p.scope) == (pattern.slot, pattern.scope)})
-            raise PluginError(
-                plugin,
-                f"pattern {pattern.name!r} ties with pattern {other.name!r} (plugin {owner[other.name]!r}) in slot "
-                f"{pattern.slot}: both have precedence {pattern.precedence} and both apply {where}; give "
-                f"{pattern.name!r} a precedence no other pattern of {pattern.slot} has (taken: "
-                f"{', '.join(map(str, taken))})",
-            )
-        seen.append(pattern)
+    for fault in tie_faults([(plugin, patterns)], loaded, conventions, owner):
+        raise fault
+
+
+def tie_faults(
+    plugins: Iterable[tuple[str, Sequence[Any]]], loaded: Sequence[Any], conventions: set[str], owner: Mapping[str, str]
+) -> Iterator[PluginError]:
+    """:func:`check_ties` over *plugins* in load order, each against *loaded* and the plugins
+    before it that had no tie: the fault of each plugin that has one. Patterns are read by name,
+    slot, scope, precedence and flags only (a :class:`Pattern` or the manifest's entry), indexed
+    by slot, scope and precedence: a start-up checks every built-in."""
+    places: dict[tuple[str, str, int], list[Any]] = {}
+    for pattern in loaded:
+        places.setdefault((pattern.slot, pattern.scope, pattern.precedence), []).append(pattern)
+    owners = dict(owner)
+    for plugin, patterns in plugins:
+        owners |= {p.name: plugin for p in patterns}
+        added: list[tuple[str, str, int]] = []
+        fault = None
+        for pattern in patterns:
+            place = (pattern.slot, pattern.scope, pattern.precedence)
+            other = next((o for o in places.get(place, ()) if _co_apply((pattern, o), conventions)), None)
+            if other is not None:
+                fault = _tie(plugin, pattern, other, owners, [*(p for ps in places.values() for p in ps), *patterns])
+                break
+            places.setdefault(place, []).append(pattern)
+            added.append(place)
+        if fault is not None:
+            for place in added:  # the plugin is skipped: none of its patterns stays
+                places[place].pop()
+            yield fault
+
+
+def _tie(plugin: str, pattern: Any, other: Any, owner: Mapping[str, str], known: Sequence[Any]) -> PluginError:
+    flags = sorted(pattern.flags | other.flags)
+    where = f"where flags {', '.join(flags)} are set" if flags else "everywhere (neither has flags)"
+    taken = sorted({p.precedence for p in known if (p.slot, p.scope) == (pattern.slot, pattern.scope)})
+    return PluginError(
+        plugin,
+        f"pattern {pattern.name!r} ties with pattern {other.name!r} (plugin {owner[other.name]!r}) in slot "
+        f"{pattern.slot}: both have precedence {pattern.precedence} and both apply {where}; give "
+        f"{pattern.name!r} a precedence no other pattern of {pattern.slot} has (taken: "
+        f"{', '.join(map(str, taken))})",
+    )
+
+
+class Claim(NamedTuple):
+    """The Megatron-LM arguments a reader claims at its precedence, as the manifest lists them."""
+
+    name: str
+    precedence: int
+    arguments: tuple[str, ...]
+
+    clashes = MegatronReader.clashes  # the arguments both claim at equal precedence
+
+
+def check_claims(plugin: str, readers: Sequence[Any], earlier: Sequence[tuple[Any, str]]) -> None:
+    """Two Megatron-LM readers (:class:`MegatronReader` or :class:`Claim`) claiming one argument
+    at equal precedence: nobody decided. *earlier*: (reader, its plugin) of the plugins before."""
+    for i, reader in enumerate(readers):
+        for other, by in [*earlier, *((r, plugin) for r in readers[i + 1 :])]:
+            tied = reader.clashes(other)
+            if tied:
+                raise PluginError(
+                    plugin,
+                    f"Megatron-LM reader {reader.name!r} claims args.{tied[0]} at precedence {reader.precedence}, "
+                    f"as does reader {other.name!r} of plugin {by!r}; give one of them a higher precedence",
+                )
+
+
+def declaration_faults(
+    plugins: Sequence[tuple[str, Sequence[Any], Sequence[Any], Sequence[SlotGroup]]], conventions: set[str]
+) -> list[PluginError]:
+    """The checks that read declarations only, over *plugins* in load order, each given as (name,
+    patterns, Megatron-LM readers, slot groups): :func:`tie_faults`, :func:`check_claims` and
+    :func:`check_default_group`, each plugin against those before it that had no fault. Run on
+    the manifest's data at every start (no import), they cost a pass over the patterns."""
+    faults = {fault.plugin: fault for fault in tie_faults([(name, patterns) for name, patterns, _, _ in plugins], (), conventions, {})}
+    found: list[PluginError] = []
+    claims: list[tuple[Any, str]] = []
+    default: str | None = None
+    for name, _, readers, groups in plugins:
+        try:
+            if name in faults:
+                raise faults[name]
+            check_claims(name, readers, claims)
+            check_default_group(name, groups, default)
+        except PluginError as error:
+            found.append(error)
+            continue
+        claims += [(reader, name) for reader in readers]
+        default = default or next((g.name for g in groups if g.default), None)
+    return found
+
+
+def check_default_group(plugin: str, groups: Sequence[SlotGroup], default: str | None) -> None:
+    """At most one slot group is the default token mixer: *default* is the one declared before (None: none)."""
+    defaults = ([default] if default else []) + [g.name for g in groups if g.default and g.name != default]
+    if len(defaults) > 1:
+        raise PluginError(
+            plugin,
+            f"slot groups {defaults[0]!r} and {defaults[1]!r} are both the default token mixer; at most one group may be "
+            "(select the other by flags with a GroupSelector)",
+        )
 
 
 def _compositions(

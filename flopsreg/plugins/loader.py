@@ -15,8 +15,6 @@ import functools
 import importlib
 import importlib.machinery
 import os
-import re
-import sys
 import threading
 import types
 import warnings
@@ -45,16 +43,21 @@ from flopsreg.declarations.symbols import SHARED, SymbolInfo, SymbolTable
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
 from flopsreg.plugins import hookspecs, manifest
 from flopsreg.plugins.checks import (
+    Claim,
+    check_claims,
     check_compositions,
+    check_default_group,
     check_depth,
     check_exact,
     check_flagless_params,
     check_params,
     check_symbols,
     check_ties,
+    declaration_faults,
     is_builtin,
     unprovided,
 )
+from flopsreg.plugins.entry_points import may_declare_entry_points
 from flopsreg.plugins.manifest import PatternEntry
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "manifest_path", "plugin_fault"]
@@ -156,7 +159,7 @@ class _Planned:
     declared: Mapping[str, tuple[Any, ...]]
     patterns: tuple[PatternEntry, ...]
     hf_readers: Mapping[str, frozenset[str]]  # model_type -> the flags its reader gives
-    megatron_readers: tuple[str, ...]
+    megatron_readers: tuple[Claim, ...]  # by name, with the arguments each claims
 
     @classmethod
     def of(cls, data: Mapping[str, Any], name: str) -> _Planned:
@@ -165,7 +168,7 @@ class _Planned:
             declared={kind: tuple(manifest.rebuilt(kind, item) for item in declares.get(kind, ())) for kind in manifest.DATA_KINDS},
             patterns=tuple(manifest.patterns_of(data, name)),
             hf_readers={r["name"]: frozenset(r["flags"]) for r in declares.get("hf_readers", ())},
-            megatron_readers=tuple(r["name"] for r in declares.get("megatron_readers", ())),
+            megatron_readers=tuple(Claim(r["name"], r["precedence"], tuple(r["arguments"])) for r in declares.get("megatron_readers", ())),
         )
 
 
@@ -215,35 +218,6 @@ class _LazyReaders(Mapping[str, Any]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._pending or name in self._loader._declared[self._kind]
-
-
-def may_declare_entry_points(group: str) -> bool:
-    """Whether any distribution on ``sys.path`` may declare entry points of *group*.
-
-    A look at each ``*.dist-info``/``*.egg-info`` folder's ``entry_points.txt``; anything it cannot
-    read this way (a zip or egg file on the path, a custom finder) answers True, and
-    :mod:`importlib.metadata` then decides. False lets a start skip importing it.
-    """
-    header = re.compile(rf"^\s*\[\s*{re.escape(group)}\s*\]", re.MULTILINE)
-    if any(hasattr(finder, "find_distributions") and finder is not importlib.machinery.PathFinder for finder in sys.meta_path):
-        return True  # another finder of distributions: only importlib.metadata knows what it finds
-    for entry in sys.path:
-        folder = entry or os.curdir
-        try:
-            names = os.listdir(folder)
-        except NotADirectoryError:  # a zip or an egg file: importlib.metadata reads those
-            return True
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith((".dist-info", ".egg-info")):
-                try:
-                    with open(os.path.join(folder, name, "entry_points.txt"), encoding="utf-8", errors="replace") as file:
-                        if header.search(file.read()):
-                            return True
-                except OSError:
-                    continue
-    return False
 
 
 class _Manager(pluggy.PluginManager):
@@ -305,6 +279,7 @@ class PluginLoader:
             else:
                 self._manifest, self._pending = planned
                 self._manifest_params = manifest.params(self._manifest)
+                self._check_planned()
         candidates += others
         objects: dict[str, tuple[Any, bool, bool]] = {}  # name -> (plugin, built-in, trusted)
         for name, plugin in candidates:  # pass 1: declarations
@@ -329,6 +304,9 @@ class PluginLoader:
             self._loaded[name] = attrs.evolve(self._loaded[name], patterns=tuple(patterns))
             if builtin:
                 self._builtins.add(name)
+        trusted_builtins = [name for name, (_, builtin, trusted) in objects.items() if trusted and name in self._loaded]
+        if trusted_builtins:
+            self._check_trusted(trusted_builtins)
         self._index()
         if self._errors or not all(trusted for _, _, trusted in objects.values()):
             self._check_references()
@@ -509,15 +487,27 @@ class PluginLoader:
                         + ("" if kind == "conventions" else " differently; import and reuse that declaration"),
                     )
                 seen[item.name] = item
-        self._check_argument_claims(name, declared["megatron_readers"])
-        defaults = [g.name for g, _ in self._declared["slot_groups"].values() if g.default]
-        defaults += [g.name for g in declared["slot_groups"] if g.default and g.name not in defaults]
-        if len(defaults) > 1:
-            raise PluginError(
-                name,
-                f"slot groups {defaults[0]!r} and {defaults[1]!r} are both the default token mixer; at most one group may be "
-                "(select the other by flags with a GroupSelector)",
-            )
+        check_claims(name, declared["megatron_readers"], list(self._declared["megatron_readers"].values()))
+        check_default_group(name, declared["slot_groups"], next((g.name for g, _ in self._declared["slot_groups"].values() if g.default), None))
+
+    def _check_planned(self) -> None:
+        """The checks that read declarations only, on the built-ins as the manifest describes them,
+        without importing them; a built-in with a fault is skipped, named in a PluginWarning."""
+        names = {f"{_BUILTIN_PACKAGE}{name}": name for name in self._pending}
+        conventions = {c.name for planned in self._pending.values() for c in planned.declared["conventions"]}
+        units = [(plugin, planned.patterns, planned.megatron_readers, planned.declared["slot_groups"]) for plugin, planned in
+                 ((plugin, self._pending[name]) for plugin, name in names.items())]
+        for error in declaration_faults(units, conventions):
+            del self._pending[names[error.plugin]]
+            self._skip(error)
+
+    def _check_trusted(self, names: Sequence[str]) -> None:
+        """The same checks on the built-ins of *names*, imported (trusted, so not checked one by one)."""
+        conventions = {c.name for name in names for c in self._loaded[name].declared["conventions"]}
+        units = [(name, self._loaded[name].patterns, self._loaded[name].declared["megatron_readers"],
+                  self._loaded[name].declared["slot_groups"]) for name in names]
+        for error in declaration_faults(units, conventions):
+            self._drop(error.plugin, error)
 
     def _check_group_references(self, plugin: str, declared: Mapping[str, Sequence[Any]]) -> None:
         """Every slot group that plugin *plugin*'s group selectors and slot groups (``beside``) name is declared."""
@@ -531,19 +521,6 @@ class PluginLoader:
                     f"{what} names slot group {group!r}, which no plugin declares{did_you_mean(group, groups)} "
                     "(declare it with flopsreg_register_slot_groups)",
                 )
-
-    def _check_argument_claims(self, name: str, readers: Sequence[MegatronReader]) -> None:
-        """Two Megatron-LM readers claiming one argument at equal precedence: nobody decided."""
-        earlier = [(reader, owner) for reader, owner in self._declared["megatron_readers"].values()]
-        for i, reader in enumerate(readers):
-            for other, by in [*earlier, *((r, name) for r in readers[i + 1 :])]:
-                tied = reader.clashes(other)
-                if tied:
-                    raise PluginError(
-                        name,
-                        f"Megatron-LM reader {reader.name!r} claims args.{tied[0]} at precedence {reader.precedence}, "
-                        f"as does reader {other.name!r} of plugin {by!r}; give one of them a higher precedence",
-                    )
 
     def _check_hook_names(self, name: str, plugin: Any) -> None:
         for attr in dir(plugin):
@@ -733,7 +710,7 @@ class PluginLoader:
     @functools.cached_property
     def megatron_readers(self) -> dict[str, MegatronReader]:
         """Every Megatron-LM argument reader by name (a built-in's imported when it is read)."""
-        return self._readers("megatron_readers", {r: name for name, planned in self._pending.items() for r in planned.megatron_readers})
+        return self._readers("megatron_readers", {r.name: name for name, planned in self._pending.items() for r in planned.megatron_readers})
 
     def _readers(self, kind: str, pending: Mapping[str, str]) -> Mapping[str, Any]:
         return _LazyReaders(self, kind, pending) if pending else self._declarations(kind)

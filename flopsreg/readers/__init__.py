@@ -1,15 +1,17 @@
 """Readers that turn model descriptions into :class:`flopsreg.Model`: flopsreg TOML files,
 Hugging Face ``config.json`` files and Megatron-LM arguments.
 
-Importing this package makes them the readers behind ``Model.from_toml``,
-``Model.from_hf_config``, ``Model.from_hf``, ``Model.from_megatron_args`` and ``Model.to_toml`` (the model module
-cannot import them: they import it).
+``Model.from_toml``, ``from_toml_string``, ``to_toml``, ``from_hf_config``, ``from_hf`` and
+``from_megatron_args`` reach them by name through flopsreg's entry points of the group
+``flopsreg.readers`` (pyproject.toml): this layer imports the model, never the reverse.
 """
 
 from typing import Any
 
-from flopsreg.model import READERS, Model
+from flopsreg.model import Model
 from flopsreg.readers.toml import dump_model, load_model, parse_model
+
+__all__ = ["dump_model", "load_hf_config", "load_megatron_args", "load_model", "parse_model"]
 
 
 def load_hf_config(config: Any, **options: Any) -> Model:
@@ -36,12 +38,3 @@ def load_megatron_args(args: Any, **options: Any) -> Model:
 
     return load(args, **options)
 
-
-READERS.update(
-    toml=load_model,
-    toml_string=parse_model,
-    hf_config=load_hf_config,
-    hf=load_hf,
-    megatron_args=load_megatron_args,
-    to_toml=dump_model,
-)

@@ -258,3 +258,52 @@ def test_sweep_json_is_sweep_output(registry, capsys, form):
     printed = json.loads(out) if form == "json" else [json.loads(line) for line in out.splitlines()]
     assert rows == printed
     assert [int(row["forward_flops"]) for row in rows] == registry.sweep(model, [1000, 2000, 3000], batch=3)
+
+
+def _unit_view(unit):
+    """A unit's public attributes as plain values (units compare by identity)."""
+    return (
+        type(unit).__name__, unit.name, unit.flags, dict(unit.params), unit.patterns, dict(unit.terms), dict(unit.quantities),
+        unit.per_position, unit.count, unit.where, unit.scope, unit.expression, unit.total(777, 0, "all"), unit.flops(777, 0, "all"),
+        unit.serving_terms("last"), getattr(unit, "layers", None), [(sel.slot, sel.pattern.name) for sel in unit.selections],
+    )
+
+
+def _selection_view(selection):
+    """A ModelSelection's public attributes (methods called), units as plain values."""
+    return (
+        selection.model, selection.convention, [_unit_view(unit) for unit in selection.units], _unit_view(selection.head),
+        {name: [_unit_view(unit) for unit in units] for name, units in selection.blocks.items()}, selection.warnings,
+        selection.expression, selection.serving_expression("last"), selection.serving(9, 100, "last"), selection.forward(777),
+        selection.explain(), selection.symbols is not None, selection.slots, dict(selection.hf_readers),
+        selection._repr_markdown_(), selection._repr_latex_(), repr(selection), [unit.name for unit in selection.kinds],
+    )
+
+
+def _result_view(result):
+    """Every public attribute of a Result (methods called; dicts keyed by unit listed in unit order)."""
+    return (
+        result.batch, result.cached, result.convention, result.explain(), result.expression, result.forward, result.forward_per_token,
+        result.latex(), [(layer.index, layer.kind, dict(layer.patterns), layer.flops) for layer in result.layers], result.logits,
+        result.model, result.recompute, result.recomputed, result.seqlens, result.serving, result.slot_flops, result.to_dict(),
+        result.tokens, result.training, result.training_per_token, list(result.unit_flops.values()), list(result.unit_totals.values()),
+        [result.flops_through(unit) for unit in result.selection.units], result.warnings, _selection_view(result.selection),
+        result.to_dict(per_layer=True), result.utilisation(peak=10**18, devices=8, step_time=100.0).to_dict(),
+    )
+
+
+@pytest.mark.parametrize(("name", "param", "value"), [
+    ("llama-3-8b", "hidden", 3072), ("gemma-3-4b", "window", 300), ("deepseek-v3", "kv_lora_rank", 256), ("qwen3.5-9b", "hidden", 2048),
+])
+def test_every_public_attribute_of_a_rebound_result_is_a_fresh_compositions(registry, name, param, value):
+    """A rebound model's units, warnings and symbolic terms are derived on first use: each of
+    them, and every other public attribute of its Result, equals a fresh composition's."""
+    base = flopsreg.Model.example(name)
+    registry.evaluate(base, seq_len=8)
+    registry.evaluate(base.with_param(param, value + 64), seq_len=8)  # compiles the structure
+    model = base.with_param(param, value)
+    rebound = registry.evaluate(model, seq_len=777, batch=2, recompute="selective")
+    assert rebound.selection.bound_forward is not None  # rebound, not composed
+    expected = evaluate(fresh(registry, model), 777, None, 2, "selective")
+    assert _result_view(rebound) == _result_view(expected)
+    assert rebound.selection.units_source != expected.selection.units_source  # derived, not copied

@@ -16,10 +16,9 @@ from pathlib import Path
 import pytest
 
 from flopsreg import Model, Registry
-from flopsreg.errors import FlopsregError, PluginError
+from flopsreg.errors import FlopsregError, PluginWarning
 from flopsreg.model.examples_index import example_names
 from flopsreg.plugins import make_manifest, manifest
-from flopsreg.plugins.checks import check_ties
 from flopsreg.plugins.loader import _BUILTIN_PACKAGE, PluginLoader, manifest_path
 from flopsreg.plugins.manifest import DATA_KINDS, REFRESH
 
@@ -132,27 +131,81 @@ def test_a_llama_evaluation_imports_few_built_in_modules(tmp_path):
     assert not [m for m in modules if m.startswith(("flopsreg.patterns.hf.deepseek", "flopsreg.patterns.mla", "flopsreg.patterns.conventions."))]
 
 
-def _manifest_ties(data: dict) -> None:
-    """The tie check of the loader (flopsreg.plugins.checks.check_ties), run on the manifest's patterns, module by module."""
-    conventions = {c["name"] for m in data["modules"].values() for c in m["declares"].get("conventions", ())}
-    seen: list = []
-    owner: dict[str, str] = {}
-    for module in data["modules"]:
-        patterns = manifest.patterns_of(data, module)
-        check_ties(module, patterns, seen, conventions, owner)
-        seen += patterns
-        owner |= {p.name: module for p in patterns}
+def _loaded_with(monkeypatch, tmp_path, change) -> tuple[PluginLoader, list[str]]:
+    """A registry of the built-ins reading a copy of the manifest that *change* altered, and the
+    PluginWarnings its construction gave."""
+    import warnings
 
-
-def test_the_tie_and_claim_checks_run_on_the_manifest():
     data = manifest.load(manifest_path())
-    _manifest_ties(data)  # the built-ins have no tie
-    claims = [(r, m) for m, entry in data["modules"].items() for r in entry["declares"].get("megatron_readers", ())]
-    for i, (a, _) in enumerate(claims):
-        for b, _ in claims[i + 1 :]:
-            assert a["precedence"] != b["precedence"] or not set(a["arguments"]) & set(b["arguments"]), (a["name"], b["name"])
-    broken = json.loads(json.dumps(data))
-    default = next(p for m in broken["modules"].values() for p in m["patterns"] if not p["flags"])  # a slot's default
-    broken["modules"]["window_compression"]["patterns"].append({**default, "name": "a_second_default"})
-    with pytest.raises(PluginError, match="'a_second_default' ties with pattern"):
-        _manifest_ties(broken)
+    change(data)
+    path = tmp_path / "manifest.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setattr("flopsreg.plugins.loader.manifest_path", lambda: str(path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry = PluginLoader(load_entry_points=False)
+    return registry, [str(w.message) for w in caught if w.category is PluginWarning]
+
+
+def test_the_committed_manifest_passes_the_load_time_checks(monkeypatch, tmp_path):
+    registry, warned = _loaded_with(monkeypatch, tmp_path, lambda data: None)
+    assert warned == [] and len(registry._pending) == len(manifest.load(manifest_path())["modules"])
+
+
+def _second_default(data: dict) -> None:
+    default = next(p for m in data["modules"].values() for p in m["patterns"] if not p["flags"])  # a slot's default
+    data["modules"]["window_compression"]["patterns"].append({**default, "name": "a_second_default"})
+
+
+def _second_claim(data: dict) -> None:
+    claim = next(r for r in data["modules"]["megatron.mlp"]["declares"]["megatron_readers"])
+    data["modules"]["megatron.window"]["declares"]["megatron_readers"][0]["arguments"].append(claim["arguments"][0])
+    assert claim["precedence"] == data["modules"]["megatron.window"]["declares"]["megatron_readers"][0]["precedence"]
+
+
+def _second_default_mixer(data: dict) -> None:
+    groups = data["modules"]["slots"]["declares"]["slot_groups"]
+    next(g for g in groups if not g["default"])["default"] = True
+
+
+@pytest.mark.parametrize(("change", "module", "fault"), [
+    (_second_default, "window_compression", "pattern 'a_second_default' ties with pattern"),
+    (_second_claim, "megatron.window", "Megatron-LM reader 'window' claims args."),
+    (_second_default_mixer, "slots", "are both the default token mixer"),
+])
+def test_a_fault_in_the_manifest_is_named_at_load_with_its_plugin(monkeypatch, tmp_path, change, module, fault):
+    """The ties, claims and default checks run on the manifest's data when a registry is made,
+    before any built-in is imported: the faulty built-in is skipped, named in one line."""
+    imported = set(sys.modules)
+    registry, warned = _loaded_with(monkeypatch, tmp_path, change)
+    assert len(warned) == 1 and "\n" not in warned[0], warned
+    assert warned[0].startswith(f"plugin '{_BUILTIN_PACKAGE}{module}': ") and fault in warned[0]
+    assert module not in registry._pending and f"{_BUILTIN_PACKAGE}{module}" not in set(sys.modules) - imported
+
+
+def test_built_ins_imported_for_another_plugin_pass_the_same_checks(monkeypatch, eager):
+    """With a plugin of another package every built-in is imported (trusted: not checked one by
+    one); the declaration-only checks still run over them and name a faulty one."""
+    import types
+    import warnings
+
+    import attrs
+
+    import flopsreg
+    from flopsreg.plugins import loader
+
+    default = next(p for p in eager.patterns if not p.flags)
+    fake = types.ModuleType(f"{_BUILTIN_PACKAGE}zz_second_default")
+    fake.flopsreg_register_patterns = flopsreg.hookimpl(lambda: [attrs.evolve(default, name="a_second_default")])
+    real = loader.builtin_plugins
+    monkeypatch.setattr(loader, "builtin_plugins", lambda names=None: [*real(names), fake])
+
+    class Nothing:
+        """A plugin with no hooks."""
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry = PluginLoader([Nothing()], load_entry_points=False)
+    warned = [str(w.message) for w in caught if w.category is PluginWarning]
+    assert len(warned) == 1 and warned[0].startswith(f"plugin '{fake.__name__}': pattern 'a_second_default' ties with pattern"), warned
+    assert "a_second_default" not in {p.name for p in registry.patterns}
