@@ -15,7 +15,6 @@ record says so in a comment citing its modeling file. See docs/plugins.md, "Addi
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import partial
 
 import attrs
 
@@ -93,9 +92,13 @@ class FamilyTraits:
     attention: AttentionRule = attrs.field(factory=lambda: full)
     experts: Experts | None = None
 
+    def __call__(self, c: Fields) -> Decoder:
+        """Read a config of this family: :func:`read_family` with these traits (the HFReader's ``read``)."""
+        return read_family(self, c)
+
     def reader(self) -> HFReader:
-        """The :class:`HFReader` of this family: :func:`read_family` with these traits."""
-        return HFReader(name=self.name, title=self.title, summary=self.summary, read=partial(read_family, self), aliases=self.aliases)
+        """The :class:`HFReader` of this family, which reads through the record itself."""
+        return HFReader(name=self.name, title=self.title, summary=self.summary, read=self, aliases=self.aliases)
 
 
 def full(c: Fields, layers: int) -> Layers[str]:

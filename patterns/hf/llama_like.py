@@ -156,6 +156,19 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     FamilyTraits(name="granitemoeshared", title="Granite MoE Shared", summary="GraniteMoeSharedConfig: Granite MoE with a shared expert",
                  switches=(ATTENTION,),
                  experts=Experts(experts="num_local_experts", width="intermediate_size", shared_width="shared_intermediate_size")),
+    # flex_olmo: OLMo 2's attention and norms; every layer routes to num_experts experts of
+    # intermediate_size (gate_up_proj fused).
+    _olmo2("flex_olmo", "FlexOlmo", "FlexOlmoConfig: OLMo 2 with MoE in every layer", aliases={"num_local_experts": "num_experts"},
+           experts=Experts(experts="num_experts", width="intermediate_size")),
+    # phimoe: nn.LayerNorm (scale and bias) norms; every layer routes to num_local_experts experts of
+    # intermediate_size; lm_head_bias biases the logits; sliding_window on every layer when set.
+    FamilyTraits(name="phimoe", title="Phi-3.5-MoE", summary="PhimoeConfig: LayerNorms, MoE in every layer",
+                 norms=DECODER_LAYERNORMS.flags, switches=(ATTENTION, Switch("lm_head_bias", False, HEAD_BIAS.flags)),
+                 attention=window_everywhere, experts=Experts(experts="num_local_experts", width="intermediate_size")),
+    # granitemoe_swa: Granite MoE Shared with Granite SWA's sinks and layer rule.
+    FamilyTraits(name="granitemoe_swa", title="Granite MoE SWA", summary="GraniteMoeSWAConfig: sinks, 1 full layer to 3 sliding, MoE",
+                 flags=ATTENTION_SINKS.flags, switches=(ATTENTION,), attention=layer_types_or(full_every(4, 0)),
+                 experts=Experts(experts="num_local_experts", width="intermediate_size", shared_width="shared_intermediate_size")),
     # mellum: every layer MoE of moe_intermediate_size; q_norm/k_norm of head_dim; head_dim 128.
     FamilyTraits(name="mellum", title="Mellum", summary="MellumConfig: MoE in every layer, QK-norm", head_dim=128,
                  flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "num_experts"}, experts=Experts(experts="num_experts")),

@@ -77,6 +77,14 @@ CASES: dict[str, dict] = {
         "model_type": "granitemoeshared", **BASE, "num_local_experts": 5, "num_experts_per_tok": 2, "shared_intermediate_size": 30,
     },
     "mellum": {"model_type": "mellum", **BASE, **MOE, "num_experts": 5},
+    "flex_olmo": {"model_type": "flex_olmo", **BASE, "num_experts": 5, "num_experts_per_tok": 2},
+    "phimoe": {
+        "model_type": "phimoe", **BASE, "num_local_experts": 5, "num_experts_per_tok": 2, "sliding_window": 7,
+        "attention_bias": True, "lm_head_bias": True,
+    },
+    "granitemoe_swa": {
+        "model_type": "granitemoe_swa", **WINDOWED, "num_local_experts": 5, "num_experts_per_tok": 2, "shared_intermediate_size": 30,
+    },
 }
 
 
