@@ -41,16 +41,25 @@ class Switch:
     needs: str | None = None
 
 
+def every_layer(c: Fields, layers: int) -> Layers[str]:
+    """Every layer routes to experts."""
+    return Layers.uniform("moe", layers)
+
+
 @attrs.frozen(kw_only=True)
 class Experts:
     """Where a family's config keeps its mixture of experts: the config keys of the routed
-    experts' count, top-k and width, of the shared experts' width (None: none), and every layer
-    sparse (the families read here have no dense layers)."""
+    experts' count, top-k and width; of the shared experts, their total width (``shared_width``)
+    or their count of the routed width each (``shared_count``), None: none; and which layers are
+    sparse (``layers``: :func:`every_layer`, or a rule of the family's own; the others are dense MLPs of
+    ``intermediate_size``)."""
 
     experts: str
     width: str = "moe_intermediate_size"
     top_k: str = "num_experts_per_tok"
     shared_width: str | None = None
+    shared_count: str | None = None
+    layers: Callable[[Fields, int], Layers[str]] = every_layer
 
 
 @attrs.frozen(kw_only=True)
@@ -75,6 +84,8 @@ class FamilyTraits:
         attention: the rule giving each layer's attention (:func:`full`, :func:`window_everywhere`,
             :func:`layer_types_or`).
         experts: where the mixture of experts is (None: a dense MLP of ``intermediate_size``).
+        refused: ``(key, class default, why)``: a boolean key whose true value no pattern counts
+            (a bias of shared experts, say) is refused by name, with *why*.
     """
 
     name: str
@@ -91,6 +102,7 @@ class FamilyTraits:
     switches: tuple[Switch, ...] = ()
     attention: AttentionRule = attrs.field(factory=lambda: full)
     experts: Experts | None = None
+    refused: tuple[tuple[str, bool, str], ...] = ()
 
     def __call__(self, c: Fields) -> Decoder:
         """Read a config of this family: :func:`read_family` with these traits (the HFReader's ``read``)."""
@@ -157,12 +169,19 @@ def _weights(traits: FamilyTraits, c: Fields) -> frozenset[str]:
     return frozenset(flags)
 
 
-def _mlp(traits: FamilyTraits, c: Fields) -> tuple[str, tuple[frozenset[str], dict[str, int]]]:
+def _mlps(traits: FamilyTraits, c: Fields, layers: int) -> tuple[Layers[str], dict[str, tuple[frozenset[str], dict[str, int]]]]:
+    """Each layer's MLP (``dense`` or ``moe``) and the kinds used."""
     spec = traits.experts
-    if spec is None:
-        return "dense", dense_mlp(c.int("intermediate_size"))
-    shared = c.int(spec.shared_width, minimum=0) if spec.shared_width else 0
-    return "moe", moe_mlp(c.int(spec.experts), c.int(spec.top_k), c.int(spec.width), shared)
+    mlps = Layers.uniform("dense", layers) if spec is None else spec.layers(c, layers)
+    kinds = {}
+    if "dense" in mlps:
+        kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))
+    if spec is not None and "moe" in mlps:
+        width = c.int(spec.width)
+        shared = c.int(spec.shared_width, minimum=0) if spec.shared_width else 0
+        shared += c.int_or_default(spec.shared_count, 0, minimum=0) * width if spec.shared_count else 0
+        kinds["moe"] = moe_mlp(c.int(spec.experts), c.int(spec.top_k), width, shared)
+    return mlps, kinds
 
 
 def read_family(traits: FamilyTraits, c: Fields) -> Decoder:
@@ -171,13 +190,16 @@ def read_family(traits: FamilyTraits, c: Fields) -> Decoder:
     hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
     if traits.head_dim_required and not c.given("head_dim"):
         c.int("head_dim", why=f"model_type {c.model_type}'s attention reads config.head_dim with no default; transformers fails without it")
+    for key, default, why in traits.refused:
+        if c.bool(key, default=default):
+            raise c.error(key, f" = true: {why}; only false is supported for model_type {c.model_type}")
     key, default = traits.activation
     mlp_flags = silu_gated(c, key=key, default=default) if traits.gated else GATED_LM - {"gated"}
-    kind, mlp = _mlp(traits, c)
+    mlps, kinds = _mlps(traits, c, layers)
     return Decoder(
         params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, traits.head_dim)), "vocab": c.int("vocab_size")},
         flags=mlp_flags | _weights(traits, c),
         attention=traits.attention(c, layers),
-        mlps=Layers.uniform(kind, layers),
-        mlp_kinds={kind: mlp},
+        mlps=mlps,
+        mlp_kinds=kinds,
     )

@@ -10,9 +10,10 @@ soft-capping (nanochat), embedding, attention and residual multipliers (Granite)
 """
 
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
-from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS, QKV_BIAS
+from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS, QKV_BIAS, ROUTER_BIAS
 from flopsreg.patterns.hf._traits import Experts, FamilyTraits, Switch, full_every, layer_types_or, window_everywhere
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
+from flopsreg.patterns.moe import MOE
 from flopsreg.patterns.norms import (
     DECODER_LAYERNORMS,
     FULL_WIDTH_QK_NORM,
@@ -41,6 +42,17 @@ def _smollm3_attention(c: Fields, layers: int) -> Layers[str]:
         return Layers.of(SLIDING if not rope else FULL for rope in listed)
     interval = c.int_or_default("no_rope_layer_interval", 4)
     return Layers.rule(layers, lambda i: SLIDING if (i + 1) % interval == 0 else FULL, period=interval)
+
+
+def _ernie_moe_layers(c: Fields, layers: int) -> Layers[str]:
+    """Ernie4_5_MoeDecoderLayer: layer i is MoE iff (i + 1) % moe_layer_interval == 0 and
+    moe_layer_start_index <= i <= moe_layer_end_index (class defaults 1, 1 and num_hidden_layers - 1)."""
+    interval = c.int_or_default("moe_layer_interval", 1)
+    start = c.int_or_default("moe_layer_start_index", 1, minimum=0)
+    end = c.int_or_default("moe_layer_end_index", layers - 1, minimum=0)
+    return Layers.rule(
+        layers, lambda i: "moe" if (i + 1) % interval == 0 and start <= i <= end else "dense", period=interval, start=min(end + 1, layers)
+    )
 
 
 def _olmo2(name: str, title: str, summary: str, **traits) -> FamilyTraits:
@@ -165,6 +177,19 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     FamilyTraits(name="phimoe", title="Phi-3.5-MoE", summary="PhimoeConfig: LayerNorms, MoE in every layer",
                  norms=DECODER_LAYERNORMS.flags, switches=(ATTENTION, Switch("lm_head_bias", False, HEAD_BIAS.flags)),
                  attention=window_everywhere, experts=Experts(experts="num_local_experts", width="intermediate_size")),
+    # ernie4_5_moe: ERNIE 4.5's attention; MoE layers per moe_layer_start/end_index and interval,
+    # with moe_num_shared_experts shared experts of moe_intermediate_size and a gate-score bias
+    # (moe_statics.e_score_correction_bias, a parameter of E); use_bias would bias the dense and
+    # shared MLPs and lm_head but not the experts: refused (no pattern holds the shared experts' biases).
+    FamilyTraits(name="ernie4_5_moe", title="ERNIE 4.5 MoE", summary="Ernie4_5_MoeConfig: MoE between start and end layers, shared experts",
+                 tied=True, flags=ROUTER_BIAS.flags - MOE.flags, aliases={"num_experts": "moe_num_experts", "num_experts_per_tok": "moe_k"},
+                 refused=(("use_bias", False, "the shared experts' biases are in no pattern"),),
+                 experts=Experts(experts="moe_num_experts", top_k="moe_k", shared_count="moe_num_shared_experts", layers=_ernie_moe_layers)),
+    # solar_open: every layer MoE with n_shared_experts of moe_intermediate_size (the gate-score
+    # bias a buffer); attention_bias biases q/k/v_proj only; head_dim 128.
+    FamilyTraits(name="solar_open", title="Solar Open", summary="SolarOpenConfig: MoE in every layer with shared experts", head_dim=128,
+                 switches=(Switch("attention_bias", False, QKV_BIAS.flags),), aliases={"num_local_experts": "n_routed_experts"},
+                 experts=Experts(experts="n_routed_experts", shared_count="n_shared_experts")),
     # granitemoe_swa: Granite MoE Shared with Granite SWA's sinks and layer rule.
     FamilyTraits(name="granitemoe_swa", title="Granite MoE SWA", summary="GraniteMoeSWAConfig: sinks, 1 full layer to 3 sliding, MoE",
                  flags=ATTENTION_SINKS.flags, switches=(ATTENTION,), attention=layer_types_or(full_every(4, 0)),

@@ -100,3 +100,20 @@ def test_a_null_window_without_layer_types_is_refused_where_the_class_cannot_bui
         flopsreg.Model.from_hf_config(config)
     given = flopsreg.Model.from_hf_config({**config, "layer_types": ["full_attention"] * config["num_hidden_layers"]})
     assert given.plan.layers == config["num_hidden_layers"]
+
+
+def test_a_refused_trait_is_refused_by_name():
+    config = {**RECORD["models"]["ernie4_5_moe"]["config"], "use_bias": True}
+    with pytest.raises(flopsreg.ModelError, match=r"use_bias = true: the shared experts' biases are in no pattern"):
+        flopsreg.Model.from_hf_config(config)
+
+
+def test_ernie_moe_layers_follow_start_end_and_interval():
+    """Layers 1 and 2 of 4 route to experts in the record; with an interval of 2 only layer 1 (i + 1 even)."""
+    config = RECORD["models"]["ernie4_5_moe"]["config"]
+
+    def moe_layers(model: flopsreg.Model) -> list[int]:
+        return [layer.index for layer in model.layers if "moe" in model.kinds[layer.kind].flags]
+
+    assert moe_layers(flopsreg.Model.from_hf_config(config)) == [1, 2]
+    assert moe_layers(flopsreg.Model.from_hf_config({**config, "moe_layer_interval": 2})) == [1]

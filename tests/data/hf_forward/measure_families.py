@@ -82,6 +82,19 @@ CASES: dict[str, dict] = {
         "model_type": "phimoe", **BASE, "num_local_experts": 5, "num_experts_per_tok": 2, "sliding_window": 7,
         "attention_bias": True, "lm_head_bias": True,
     },
+    # MoE on layers 1 and 2 (moe_layer_start_index .. moe_layer_end_index), dense on 0 and 3.
+    "ernie4_5_moe": {
+        "model_type": "ernie4_5_moe", **BASE, "num_hidden_layers": 4, "moe_intermediate_size": 26, "moe_k": 2, "moe_num_experts": 5,
+        "moe_num_shared_experts": 1, "moe_layer_start_index": 1, "moe_layer_end_index": 2, "moe_layer_interval": 1,
+    },
+    "exaone_moe": {
+        "model_type": "exaone_moe", **WINDOWED, **MOE, "num_experts": 5, "num_shared_experts": 1, "first_k_dense_replace": 2,
+        "n_group": 1, "topk_group": 1,
+    },
+    "solar_open": {
+        "model_type": "solar_open", **BASE, **MOE, "n_routed_experts": 5, "n_shared_experts": 1, "attention_bias": True,
+        "n_group": 1, "topk_group": 1,
+    },
     "granitemoe_swa": {
         "model_type": "granitemoe_swa", **WINDOWED, "num_local_experts": 5, "num_experts_per_tok": 2, "shared_intermediate_size": 30,
     },
