@@ -56,6 +56,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.layer_types",
     "hf.lfm2",
     "hf.llama",
+    "hf.llama_like",
     "hf.llama4",
     "hf.minimax",
     "hf.minimax_m2",

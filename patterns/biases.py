@@ -7,6 +7,7 @@ chosen by an explicit flag that a reader sets from the config (``attention_bias`
 
 from flopsreg.patterns.dense_mlp import FFN_HIDDEN
 from flopsreg.patterns.gqa_projection import KV_HEADS
+from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, MOE, TOP_K
 from flopsreg.patterns.quantities import d_qk, d_v, f
 from flopsreg.plugin import Pattern, h, hookimpl, n_h
@@ -72,8 +73,20 @@ ROUTER_BIAS = Pattern(
     summary="a bias of E on the router's logits (GPT-OSS router.bias)",
     reference="Hugging Face GptOssTopKRouter (bias of num_local_experts)",
 )
+HEAD_BIAS = Pattern(
+    name="head_bias",
+    slot="head.bias",
+    flags={"lm_head", "head_bias"},
+    precedence=10,
+    scope="model",
+    params=(VOCAB,),
+    formula=0,
+    weights=VOCAB.symbol,
+    summary="a bias of V on the logits (Phi's lm_head)",
+    reference="Hugging Face PhiForCausalLM.lm_head (nn.Linear(hidden_size, vocab_size, bias=True))",
+)
 
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [QKV_BIAS, ATTENTION_BIAS, MLP_BIAS, EXPERT_BIAS, ROUTER_BIAS]
+    return [QKV_BIAS, ATTENTION_BIAS, MLP_BIAS, EXPERT_BIAS, ROUTER_BIAS, HEAD_BIAS]

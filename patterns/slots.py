@@ -82,6 +82,7 @@ SLOTS = [
     Slot(name="per_layer_input", scope="layer", summary="a layer's per-layer input projected into the residual stream"),
     Slot(name="final_norm", scope="model", summary="the norm after the last decoder layer (weights only)"),
     Slot(name="head", scope="model", summary="the logits head", per_position=True),
+    Slot(name="head.bias", scope="model", summary="a bias on the logits (weights only), part of the head", per_position=True),
     Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),
 ]
 

@@ -195,8 +195,12 @@ def count_parameters(registry: PluginLoader, plan: ModelSelection) -> Parameters
     main = [share for share in shares if share.block is None]
     heads = [sel for sel in selections if registry.slots[sel.slot].per_position]
     vocabulary = frozenset().union(*(sel.pattern.param_names for sel in heads))
-    # The embedding: model-level weights without work over the head's parameters (its vocabulary).
-    embedding = {sel.pattern.name for sel in selections if holds_weights_only(sel.pattern) and sel.pattern.param_names & vocabulary}
+    # The embedding: model-level weights without work over the head's parameters (its vocabulary),
+    # outside the head's own slots (a bias on the logits is the head's).
+    embedding = {
+        sel.pattern.name for sel in selections
+        if holds_weights_only(sel.pattern) and sel.pattern.param_names & vocabulary and sel not in heads
+    }
     at_model = [share for share in main if share.where == MODEL]
     return Parameters(
         model=model.name,

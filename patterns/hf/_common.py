@@ -10,13 +10,14 @@ from flopsreg.plugin import Fields, Layers
 GATED_LM = frozenset({"gated", "lm_head"})  # every built-in family: gated MLPs and a logits head
 
 
-def silu_gated(c: Fields) -> frozenset[str]:
-    """GATED_LM, plus ``swiglu`` when the gate is SiLU (SwiGLU; the config classes default to it).
+def silu_gated(c: Fields, *, key: str = "hidden_act", default: str = "silu") -> frozenset[str]:
+    """GATED_LM, plus ``swiglu`` when the gate is SiLU (SwiGLU; most config classes default to it):
+    the activation is the config's *key*, its class default *default* when absent.
 
     Exact counting is the same for every gated MLP; the flag matters to the megatron convention,
     which counts 3 FFN matmuls only for runs with --swiglu.
     """
-    return GATED_LM | {"swiglu"} if c.string("hidden_act", "silu") == "silu" else GATED_LM
+    return GATED_LM | {"swiglu"} if c.string(key, default) == "silu" else GATED_LM
 
 
 def alternating(c: Fields, layers: int) -> Layers[str]:
