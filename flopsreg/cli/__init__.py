@@ -322,11 +322,19 @@ class _Session:
         return self._registry
 
     def select(self, model: Model, convention: str, *, symbolic: bool = False) -> Any:
-        """*model*'s plan under *convention*: from the cache if there (unless *symbolic* is needed)."""
-        if self.cache is not None and not symbolic:
-            cached = self.cache.selection(model, convention)
+        """*model*'s plan under *convention*: from the cache if there, else composed from the
+        manifest where it can be, else by the registry (always there if *symbolic* is needed)."""
+        if not symbolic:
+            from flopsreg.engine.cold import cold_selection  # as the cache: imported where a plan is wanted
+
+            cached = self.cache.selection(model, convention) if self.cache is not None else None
             if cached is not None:
                 return cached
+            plan = cold_selection(model, convention)
+            if plan is not None:
+                if self.cache is not None:
+                    self.cache.store(plan)
+                return plan
         plan = self.registry.select(model, convention=convention)
         if self.cache is not None:
             self.cache.store(plan)
@@ -572,8 +580,15 @@ _WITHOUT_PLUGINS = ("cache", "peaks")
 
 def _blocks(cache: Cache | None) -> tuple[Mapping[str, str], Registry | None]:
     """The declared blocks (name: meaning), which the parser makes --NAME options of: from the
-    cache if it knows them (its stored load warnings printed), else from the registry, loaded."""
+    cache if it knows them (its stored load warnings printed), without a cache from the manifest
+    where the built-ins alone are installed, else from the registry, loaded."""
     info = cache.registry_info() if cache is not None else None
+    if cache is None:
+        from flopsreg.engine.cold import builtin_blocks
+
+        blocks = builtin_blocks()  # the built-ins alone, loaded lazily, warn of nothing
+        if blocks is not None:
+            return blocks, None
     if info is None:
         registry = _load_registry(cache)
         return {name: block.meaning for name, block in registry.blocks.items()}, registry

@@ -262,7 +262,11 @@ def _formula_json(formula: Formula) -> dict[str, Any]:
     return {"text": formula.text, "argnames": list(formula.argnames), "tree": formula.tree}
 
 
-def _unit_json(unit: UnitSelection) -> dict[str, Any]:
+def _unit_json(unit: UnitSelection | CachedUnit) -> dict[str, Any]:
+    if isinstance(unit, CachedUnit):
+        total, slots = unit.total_formula, unit.slot_formulas
+    else:
+        total, slots = unit._compiled_total, unit._compiled
     return {
         "name": unit.name,
         "scope": unit.scope,
@@ -270,8 +274,8 @@ def _unit_json(unit: UnitSelection) -> dict[str, Any]:
         "layers": [[r.start, r.stop, r.step] for r in getattr(unit, "layers", ())],
         "patterns": unit.patterns,
         "params": dict(unit.params),
-        "total": _formula_json(unit._compiled_total),
-        "slots": {slot: _formula_json(formula) for slot, formula in unit._compiled.items()},
+        "total": _formula_json(total),
+        "slots": {slot: _formula_json(formula) for slot, formula in slots.items()},
     }
 
 
@@ -461,8 +465,9 @@ class Cache:
         except ValueError:
             return None
 
-    def store(self, plan: ModelSelection) -> None:
-        """Store *plan* (compiling what is not compiled yet), once the installed plugins are known."""
+    def store(self, plan: ModelSelection | CachedSelection) -> None:
+        """Store *plan* (compiling what is not compiled yet), once the installed plugins are known;
+        a CachedSelection is one composed from the manifest (:mod:`flopsreg.engine.cold`)."""
         if self._plugins is None:
             return
         body = {

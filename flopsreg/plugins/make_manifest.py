@@ -11,11 +11,23 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flopsreg.declarations.pattern import Pattern
+import sympy
+
+from flopsreg.declarations.pattern import Pattern, holds_weights_only
+from flopsreg.declarations.symbols import SHARED
+from flopsreg.formula.exact import tree_of
 from flopsreg.plugins.loader import PluginLoader, manifest_path
 from flopsreg.plugins.manifest import DATA_KINDS, FORMAT, REFRESH, declaration
 
 __all__ = ["build", "main", "text"]
+
+
+def _tree(expression: Any) -> dict[str, Any] | None:
+    """*expression* as ``{"args": names, "tree": formula tree}`` (None stays None)."""
+    if expression is None:
+        return None
+    argnames, tree = tree_of(sympy.sympify(expression))
+    return {"args": list(argnames), "tree": tree}
 
 
 def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -29,6 +41,14 @@ def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, A
         "flags": sorted(pattern.flags),
         "produces": pattern.produces,
         "params": [param.name for param in pattern.params],
+        # what composition reads of the pattern, as formula trees (flopsreg.engine.cold composes with them)
+        "formula": _tree(pattern.formula),
+        "provides": {name: _tree(expr) for name, expr in pattern.provides.items()},
+        "weights": _tree(pattern.weights),
+        "active_weights": _tree(pattern.active_weights),
+        "weights_only": holds_weights_only(pattern),
+        "constraints": [{"message": c.message, **_tree(c.condition)} for c in pattern.constraints],
+        "refusal": pattern.refusal,
     }
 
 
@@ -53,7 +73,8 @@ def build() -> dict[str, Any]:
             else:  # megatron_readers
                 declared[kind] = [{"name": r.name, "arguments": list(r.arguments), "precedence": r.precedence} for r in items]
         modules[name] = {"declares": declared, "patterns": [_pattern(p, params) for p in contribution.patterns]}
-    return {"format": FORMAT, "refresh": REFRESH, "params": params, "modules": modules}
+    shared = sorted(name for name, info in SHARED.items() if info.kind == "dimension")
+    return {"format": FORMAT, "refresh": REFRESH, "params": params, "shared_dimensions": shared, "modules": modules}
 
 
 def text(manifest: Mapping[str, Any]) -> str:
