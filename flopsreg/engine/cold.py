@@ -256,7 +256,10 @@ def _counted_per_weight(selection: SlotSelection, convention: str, per_weight: s
         return selection
     active = per_weight == "active_weights" and pattern.active_weights is not None
     held = pattern.active_weights if active else pattern.weights
-    counted = pattern._replace(name=f"{convention}_{pattern.name}", flags=pattern.flags | {convention}, formula=["mul", 2, ["sym", SEQ_LEN], held])
+    counted = pattern._replace(
+        name=f"{convention}_{pattern.name}", flags=pattern.flags | {convention}, formula=["mul", 2, ["sym", SEQ_LEN], held],
+        weights_only=held == 0 and pattern.weights != 0,  # a tree is 0 where its canonical sympy form is
+    )
     return SlotSelection(slot=selection.slot, pattern=counted, applicable=(counted, *selection.applicable))
 
 
