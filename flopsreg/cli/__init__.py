@@ -325,11 +325,11 @@ class _Session:
         """*model*'s plan under *convention*: from the cache if there, else composed from the
         manifest where it can be, else by the registry (always there if *symbolic* is needed)."""
         if not symbolic:
-            from flopsreg.engine.cold import cold_selection  # as the cache: imported where a plan is wanted
-
             cached = self.cache.selection(model, convention) if self.cache is not None else None
             if cached is not None:
                 return cached
+            from flopsreg.engine.cold import cold_selection  # imported only when the cache misses
+
             plan = cold_selection(model, convention)
             if plan is not None:
                 if self.cache is not None:
@@ -580,16 +580,17 @@ _WITHOUT_PLUGINS = ("cache", "peaks")
 
 def _blocks(cache: Cache | None) -> tuple[Mapping[str, str], Registry | None]:
     """The declared blocks (name: meaning), which the parser makes --NAME options of: from the
-    cache if it knows them (its stored load warnings printed), without a cache from the manifest
-    where the built-ins alone are installed, else from the registry, loaded."""
+    cache if it knows them (its stored load warnings printed), else from the manifest where the
+    built-ins alone are installed (and stored in the cache), else from the registry, loaded."""
     info = cache.registry_info() if cache is not None else None
-    if cache is None:
+    if info is None:
         from flopsreg.engine.cold import builtin_blocks
 
         blocks = builtin_blocks()  # the built-ins alone, loaded lazily, warn of nothing
         if blocks is not None:
+            if cache is not None:
+                cache.store_builtins(blocks)
             return blocks, None
-    if info is None:
         registry = _load_registry(cache)
         return {name: block.meaning for name, block in registry.blocks.items()}, registry
     _warn(info["warnings"])

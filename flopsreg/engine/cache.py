@@ -436,9 +436,16 @@ class Cache:
         return info
 
     def store_registry(self, registry: PluginLoader, warnings: list[str]) -> None:
-        files = plugin_files(registry)
-        self._plugins = _digest(files)
         blocks = {name: block.meaning for name, block in registry.blocks.items()}
+        self._store_registry(blocks, warnings, plugin_files(registry))
+
+    def store_builtins(self, blocks: Mapping[str, str]) -> None:
+        """What a registry of the built-ins alone stores (no plugin file, no load warning), known
+        from the manifest without loading it (:func:`flopsreg.engine.cold.builtin_blocks`)."""
+        self._store_registry(dict(blocks), [], [])
+
+    def _store_registry(self, blocks: dict[str, str], warnings: list[str], files: list[list[Any]]) -> None:
+        self._plugins = _digest(files)
         self._write("registry", self.registry_key(), {"blocks": blocks, "warnings": warnings, "plugin_files": files})
 
     def model_key(self, model: Model, convention: str) -> str:
