@@ -9,6 +9,8 @@ import json
 import os
 import subprocess
 import sys
+import warnings
+from pathlib import Path
 
 import pytest
 from plugins_for_tests import sink_window
@@ -35,9 +37,21 @@ def _builtins_alone(monkeypatch):
     monkeypatch.setenv("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD", "1")
 
 
+HF_CONFIGS = sorted(str(path) for path in (Path(__file__).parents[1] / "data" / "hf").glob("*.json"))
+
+
+def _model(name: str) -> Model:
+    """A bundled example, or a model read from one of tests/data/hf's config.json files."""
+    if not name.endswith(".json"):
+        return Model.example(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what a reader warns of is its own tests' business
+        return Model.from_hf_config(name)
+
+
 def _pairs(name: str):
-    """(convention, sympy plan or None where it is refused, cold plan) of example *name*."""
-    model = Model.example(name)
+    """(convention, sympy plan or None where it is refused, cold plan) of model *name*."""
+    model = _model(name)
     for convention in CONVENTIONS:
         try:
             plan = REGISTRY.select(model, convention=convention)
@@ -46,7 +60,7 @@ def _pairs(name: str):
         yield convention, plan, cold.cold_selection(model, convention)
 
 
-@pytest.mark.parametrize("name", example_names())
+@pytest.mark.parametrize("name", [*example_names(), *HF_CONFIGS])
 def test_every_example_under_every_convention_composes_as_sympy_does(name):
     answered = 0
     for convention, plan, tree in _pairs(name):
