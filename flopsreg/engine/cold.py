@@ -40,10 +40,6 @@ class _Unanswered(Exception):
     """The manifest cannot compose this model as sympy would: the registry must."""
 
 
-def _tree(data: Mapping[str, Any] | None) -> Any:
-    return None if data is None else trees.named(data["args"], data["tree"])
-
-
 class ColdPattern(NamedTuple):
     """A built-in pattern as the manifest gives it: what selection reads and its formulas as trees
     over symbol names (:mod:`flopsreg.formula.named`)."""
@@ -67,9 +63,8 @@ class ColdPattern(NamedTuple):
     def of(cls, data: Mapping[str, Any]) -> ColdPattern:
         return cls(
             data["name"], data["slot"], data["scope"], data["precedence"], frozenset(data["flags"]), data["produces"],
-            frozenset(data["params"]), _tree(data["formula"]), {q: _tree(t) for q, t in data["provides"].items()},
-            _tree(data["weights"]), _tree(data["active_weights"]), data["weights_only"],
-            tuple((c["message"], _tree(c)) for c in data["constraints"]), data["refusal"],
+            frozenset(data["params"]), data["formula"], data["provides"], data["weights"], data["active_weights"],
+            data["weights_only"], tuple((c["message"], c["condition"]) for c in data["constraints"]), data["refusal"],
         )
 
     @property
@@ -110,7 +105,10 @@ class Manifest:
                     declared.setdefault(kind, {}).setdefault(key, item)
             readers += entry["declares"].get("hf_readers", ())
         self.patterns = tuple(sorted(patterns, key=lambda p: (p.slot, -p.precedence, p.name)))
-        get = lambda kind: declared.get(kind, {})  # noqa: E731
+
+        def get(kind: str) -> dict[str, Mapping[str, Any]]:
+            return declared.get(kind, {})
+
         self.slots = {name: CachedSlot(item["selective_recompute"]) for name, item in get("slots").items()}
         self.slot_scope = {name: item["scope"] for name, item in get("slots").items()}
         self.per_position = frozenset(name for name, item in get("slots").items() if item["per_position"])

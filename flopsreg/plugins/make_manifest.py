@@ -16,18 +16,18 @@ import sympy
 from flopsreg.declarations.pattern import Pattern, holds_weights_only
 from flopsreg.declarations.symbols import SHARED
 from flopsreg.formula.exact import tree_of
+from flopsreg.formula.named import named
 from flopsreg.plugins.loader import PluginLoader, manifest_path
 from flopsreg.plugins.manifest import DATA_KINDS, FORMAT, REFRESH, declaration
 
 __all__ = ["build", "main", "text"]
 
 
-def _tree(expression: Any) -> dict[str, Any] | None:
-    """*expression* as ``{"args": names, "tree": formula tree}`` (None stays None)."""
+def _tree(expression: Any) -> Any:
+    """*expression* as a formula tree by name (:mod:`flopsreg.formula.named`); None stays None."""
     if expression is None:
         return None
-    argnames, tree = tree_of(sympy.sympify(expression))
-    return {"args": list(argnames), "tree": tree}
+    return named(*tree_of(sympy.sympify(expression)))
 
 
 def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, A
         "weights": _tree(pattern.weights),
         "active_weights": _tree(pattern.active_weights),
         "weights_only": holds_weights_only(pattern),
-        "constraints": [{"message": c.message, **_tree(c.condition)} for c in pattern.constraints],
+        "constraints": [{"message": c.message, "condition": _tree(c.condition)} for c in pattern.constraints],
         "refusal": pattern.refusal,
     }
 
