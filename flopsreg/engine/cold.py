@@ -17,6 +17,7 @@ every bundled example under every convention gives the same numbers and output b
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -41,8 +42,8 @@ class _Unanswered(Exception):
 
 
 class ColdPattern(NamedTuple):
-    """A built-in pattern as the manifest gives it: what selection reads and its formulas as trees
-    over symbol names (:mod:`flopsreg.formula.named`)."""
+    """A built-in pattern as the manifest gives it: what selection reads, and its formulas as
+    trees over symbol names (:mod:`flopsreg.formula.named`), parsed from :attr:`trees` on first use."""
 
     name: str
     slot: str
@@ -51,26 +52,48 @@ class ColdPattern(NamedTuple):
     flags: frozenset[str]
     produces: str
     param_names: frozenset[str]
-    formula: Any
-    provides: Mapping[str, Any]
-    weights: Any
-    active_weights: Any
     weights_only: bool
-    constraints: tuple[tuple[str, Any], ...]  # (message, condition tree)
     refusal: str | None
+    trees: str  # JSON: formula, provides, weights, active_weights, constraints ([message, condition])
+    counted: Any = None  # under a per-weight convention, the formula that replaces its own
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> ColdPattern:
         return cls(
             data["name"], data["slot"], data["scope"], data["precedence"], frozenset(data["flags"]), data["produces"],
-            frozenset(data["params"]), data["formula"], data["provides"], data["weights"], data["active_weights"],
-            data["weights_only"], tuple((c["message"], c["condition"]) for c in data["constraints"]), data["refusal"],
+            frozenset(data["params"]), data["weights_only"], data["refusal"], data["trees"],
         )
+
+    @property
+    def formula(self) -> Any:
+        return _parsed(self.trees)["formula"] if self.counted is None else self.counted
+
+    @property
+    def provides(self) -> Mapping[str, Any]:
+        return _parsed(self.trees)["provides"]
+
+    @property
+    def weights(self) -> Any:
+        return _parsed(self.trees)["weights"]
+
+    @property
+    def active_weights(self) -> Any:
+        return _parsed(self.trees)["active_weights"]
+
+    @property
+    def constraints(self) -> list[tuple[str, Any]]:
+        return _parsed(self.trees)["constraints"]
 
     @property
     def quantities(self) -> dict[str, Any]:
         """Its formula under ``produces``, then ``provides`` (as :attr:`Pattern.quantities`)."""
         return {self.produces: self.formula, **self.provides}
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(trees: str) -> dict[str, Any]:
+    """A pattern's trees, parsed once (never changed: substitution builds new trees)."""
+    return json.loads(trees)
 
 
 class _Group(NamedTuple):
@@ -90,21 +113,21 @@ class Manifest:
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self._owner: dict[str, str] = {}
-        patterns: list[ColdPattern] = []
+        raw: list[Mapping[str, Any]] = []  # a ColdPattern is built only for a pattern a unit may select
         declared: dict[str, dict[str, Mapping[str, Any]]] = {}
         readers: list[Mapping[str, Any]] = []
         for module, entry in data["modules"].items():
             for item in entry["patterns"]:
-                if "formula" not in item:
+                if "trees" not in item:
                     raise _Unanswered("a manifest without formula trees")
-                patterns.append(ColdPattern.of(item))
+                raw.append(item)
                 self._owner[item["name"]] = f"{_PACKAGE}{module}"
             for kind, items in entry["declares"].items():
                 for item in items:
                     key = item["name"] if "name" in item else f"{item['group']}:{'+'.join(item['flags'])}"
                     declared.setdefault(kind, {}).setdefault(key, item)
             readers += entry["declares"].get("hf_readers", ())
-        self.patterns = tuple(sorted(patterns, key=lambda p: (p.slot, -p.precedence, p.name)))
+        self._raw = raw
 
         def get(kind: str) -> dict[str, Mapping[str, Any]]:
             return declared.get(kind, {})
@@ -121,21 +144,27 @@ class Manifest:
         self.blocks = dict(get("blocks"))
         self.params = {name: item["minimum"] for name, item in data["params"].items()}
         self.shared = frozenset(data["shared_dimensions"])
-        self.flags = frozenset().union(
-            *(p.flags for p in self.patterns), *(g.flags for g in self.group_selectors), *(frozenset(r["flags"]) for r in readers),
-            (family_flag(r["name"]) for r in readers),
+        selectors = {flag for g in self.group_selectors for flag in g.flags}
+        self.flags = frozenset(
+            {flag for p in raw for flag in p["flags"]} | selectors | {flag for r in readers for flag in r["flags"]}
+            | {family_flag(r["name"]) for r in readers}
         )
-        self.layer_flags = frozenset().union(*(p.flags for p in self.patterns if p.scope == "layer"), *(g.flags for g in self.group_selectors))
+        self.layer_flags = frozenset({flag for p in raw if p["scope"] == "layer" for flag in p["flags"]} | selectors)
         self._applicable: dict[frozenset[str], tuple[ColdPattern, ...]] = {}
 
+    def _sorted(self, items: Any) -> tuple[ColdPattern, ...]:
+        """*items* as ColdPatterns, by slot, precedence (highest first), name: the loader's order."""
+        return tuple(sorted(map(ColdPattern.of, items), key=lambda p: (p.slot, -p.precedence, p.name)))
+
     def applicable(self, flags: frozenset[str]) -> tuple[ColdPattern, ...]:
-        """The patterns whose flags are all among *flags*, by slot, precedence (highest first), name."""
+        """The patterns whose flags are all among *flags*."""
         if flags not in self._applicable:
-            self._applicable[flags] = tuple(p for p in self.patterns if p.flags <= flags)
+            self._applicable[flags] = self._sorted(p for p in self._raw if all(flag in flags for flag in p["flags"]))
         return self._applicable[flags]
 
     def users_of(self, param: str) -> tuple[ColdPattern, ...]:
-        return tuple(p for p in self.patterns if param in p.param_names)
+        """The patterns that declare parameter *param*."""
+        return self._sorted(p for p in self._raw if param in p["params"])
 
     def plugin_of(self, item: ColdPattern | str) -> str:
         return self._owner[item if isinstance(item, str) else item.name]
@@ -255,7 +284,7 @@ def _counted_per_weight(selection: SlotSelection, convention: str, per_weight: s
     active = per_weight == "active_weights" and pattern.active_weights is not None
     held = pattern.active_weights if active else pattern.weights
     counted = pattern._replace(
-        name=f"{convention}_{pattern.name}", flags=pattern.flags | {convention}, formula=["mul", 2, ["sym", SEQ_LEN], held],
+        name=f"{convention}_{pattern.name}", flags=pattern.flags | {convention}, counted=["mul", 2, ["sym", SEQ_LEN], held],
         weights_only=held == 0 and pattern.weights != 0,  # a tree is 0 where its canonical sympy form is
     )
     return SlotSelection(slot=selection.slot, pattern=counted, applicable=(counted, *selection.applicable))

@@ -41,14 +41,17 @@ def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, A
         "flags": sorted(pattern.flags),
         "produces": pattern.produces,
         "params": [param.name for param in pattern.params],
-        # what composition reads of the pattern, as formula trees (flopsreg.engine.cold composes with them)
-        "formula": _tree(pattern.formula),
-        "provides": {name: _tree(expr) for name, expr in pattern.provides.items()},
-        "weights": _tree(pattern.weights),
-        "active_weights": _tree(pattern.active_weights),
         "weights_only": holds_weights_only(pattern),
-        "constraints": [{"message": c.message, "condition": _tree(c.condition)} for c in pattern.constraints],
         "refusal": pattern.refusal,
+        # What composition reads of the pattern, as formula trees by name (flopsreg.engine.cold
+        # composes with them), in one JSON string: a start-up parses only the selected patterns'.
+        "trees": json.dumps({
+            "formula": _tree(pattern.formula),
+            "provides": {name: _tree(expr) for name, expr in pattern.provides.items()},
+            "weights": _tree(pattern.weights),
+            "active_weights": _tree(pattern.active_weights),
+            "constraints": [[c.message, _tree(c.condition)] for c in pattern.constraints],
+        }, separators=(",", ":")),
     }
 
 

@@ -154,7 +154,7 @@ def test_a_hand_edited_manifest_formula_changes_the_answer_and_is_stale():
     data = build()
     module = next(m for m in data["modules"].values() if any(p["name"] == "dense_mlp" for p in m["patterns"]))
     entry = next(p for p in module["patterns"] if p["name"] == "dense_mlp")
-    entry["formula"] = 0
+    entry["trees"] = json.dumps({**json.loads(entry["trees"]), "formula": 0})
     edited = cold._compose(cold.Manifest(data), Model.example("llama-3-8b"), "exact")
     assert edited.forward(4096) < REGISTRY.select(Model.example("llama-3-8b")).forward(4096)
     with open(builtins.manifest_path(), encoding="utf-8") as file:
