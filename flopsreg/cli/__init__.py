@@ -2,7 +2,9 @@
 convert, generate, mfu, peaks, params, cache.
 
 ``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
-models when they can (see :mod:`flopsreg.engine.cache`): no plugin is loaded and sympy is not imported.
+models when they can (see :mod:`flopsreg.engine.cache`), else, where the built-ins alone are
+installed, from the manifest's formula trees (:mod:`flopsreg.engine.cold`): no plugin is loaded
+and sympy is not imported.
 
 Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
 plugins) go to stderr and do not change the exit status.
@@ -29,7 +31,7 @@ from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.model import Model
 from flopsreg.model.examples_index import example_names, example_path
 
-if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
+if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when neither the cache nor the manifest answers
     from flopsreg.engine.cache import Cache
     from flopsreg.engine.peaks import Bounds
     from flopsreg.registry import Registry
