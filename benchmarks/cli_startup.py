@@ -1,9 +1,9 @@
 """Wall time of flopsreg commands against `python -c "import sympy"`, median of interleaved runs.
 
 Targets: a warm `flopsreg eval MODEL --seq-len S` (the model's compiled code in the cache) at
-most 0.35x the time of importing sympy; `flopsreg patterns` and a cold `flopsreg eval` (no
-cache, and the first call with an empty cache, which also writes the entry) at most 1.5x, as
-every command that builds a formula needs sympy. The third row is the floor of any sympy
+most 0.35x the time of importing sympy; a cold `flopsreg eval` (no cache), composed from the
+manifest's formula trees without sympy, at most 1.0x for Llama-3-8B and 1.2x for
+DeepSeek-V4-Flash (issue 20); `flopsreg patterns` and the rest at most 1.5x. The third row is the floor of any sympy
 program that adds two symbols: sympy imports sympy.tensor (and with it sympy.combinatorics) on
 the first symbolic sum, which `import sympy` alone does not pay.
 Each ratio is given for the median and for the fastest run (least disturbed by other load).
@@ -58,7 +58,17 @@ COMMANDS = {
         sys.executable, "-m", "flopsreg", "eval", "llama-3-8b", "--seq-len", "4096",
     ],
 }
-WARM_TARGET = 0.35  # a cache hit, against import sympy; every other command: 1.5
+WARM_TARGET = 0.35  # a cache hit, against import sympy; every other command: 1.5, but for the two below
+# Issue 20's cold targets: composed from the manifest's formula trees, without sympy.
+COLD_TARGETS = {
+    "flopsreg eval llama-3-8b --seq-len 4096 (cold)": 1.0,
+    "flopsreg eval deepseek-v4-flash --seq-len 4096 (cold)": 1.2,
+}
+
+
+def target(name: str) -> float:
+    """The ratio to ``import sympy`` that command *name* should stay within."""
+    return WARM_TARGET if name.endswith("(warm)") else COLD_TARGETS.get(name, 1.5)
 
 
 def environment(name: str) -> dict[str, str]:
@@ -101,8 +111,8 @@ def measure(runs: int, count_instructions: bool) -> None:
         base = counts["python -c 'import sympy'"]
         print(f"{'command':<52} {'instructions':>14} {'ratio':>6}")
         for name, count in counts.items():
-            target = WARM_TARGET if name.endswith("(warm)") else 1.5
-            verdict = "" if name.startswith("python") else f"  target <= {target}: {'ok' if count / base <= target else 'MISSED'}"
+            limit = target(name)
+            verdict = "" if name.startswith("python") else f"  target <= {limit}: {'ok' if count / base <= limit else 'MISSED'}"
             print(f"{name:<52} {count:14,} {count / base:6.2f}{verdict}")
         return
     times: dict[str, list[float]] = {name: [] for name in COMMANDS}
@@ -117,8 +127,8 @@ def measure(runs: int, count_instructions: bool) -> None:
     print(f"{'command':<52} {'median':>8} {'ratio':>6} {'fastest':>8} {'ratio':>6}")
     for name, values in times.items():
         median, fastest = statistics.median(values), min(values)
-        target = WARM_TARGET if name.endswith("(warm)") else 1.5
-        verdict = "" if name.startswith("python") else f"  target <= {target}: {'ok' if median / base_median <= target else 'MISSED'}"
+        limit = target(name)
+        verdict = "" if name.startswith("python") else f"  target <= {limit}: {'ok' if median / base_median <= limit else 'MISSED'}"
         print(
             f"{name:<52} {median * 1000:6.0f}ms {median / base_median:6.2f} "
             f"{fastest * 1000:6.0f}ms {fastest / base_min:6.2f}{verdict}"

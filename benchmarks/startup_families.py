@@ -33,9 +33,9 @@ from flopsreg.plugins.loader import manifest_path
 DRIVER = """
 import sys
 sys.path.insert(0, {folder!r})
-import flopsreg.patterns, flopsreg.plugins.loader as loader
+import flopsreg.patterns, flopsreg.plugins.builtins as builtins
 flopsreg.patterns.BUILTIN += tuple({names!r})
-loader.manifest_path = lambda: {manifest!r}
+builtins.manifest_path = lambda: {manifest!r}
 from flopsreg.cli import main
 main(["eval", "llama-3-8b", "--seq-len", "4096", "--no-cache"])
 """

@@ -102,11 +102,11 @@ def _cycle() -> list[str] | None:
 
 
 def test_the_graph_reads_imports_inside_functions_too():
-    """The reader is not vacuous: the registry imports render at the top, the loader flopsreg.patterns inside
-    a function, and compose's import of the registry under TYPE_CHECKING is left out."""
+    """The reader is not vacuous: the registry imports render at the top, the list of built-ins flopsreg.patterns
+    inside a function, and compose's import of the registry under TYPE_CHECKING is left out."""
     assert "flopsreg.render" in GRAPH["flopsreg.registry"]
     assert "flopsreg.engine.evaluate" in GRAPH["flopsreg.cli"]
-    assert "flopsreg.patterns" in GRAPH["flopsreg.plugins.loader"]  # builtin_plugins() imports it in a function
+    assert "flopsreg.patterns" in GRAPH["flopsreg.plugins.builtins"]  # builtin_names() imports it in a function
     assert "flopsreg.plugins.loader" not in GRAPH["flopsreg.engine.compose"]
 
 
@@ -242,8 +242,8 @@ def test_an_upward_import_would_be_found(monkeypatch):
 def test_only_the_loader_imports_the_built_in_plugins_and_only_their_list():
     """The core loads the built-ins by the names flopsreg.patterns.BUILTIN lists, never their content."""
     importers = {module for module in CORE if any(t.startswith("flopsreg.patterns") for t in GRAPH[module])}
-    assert importers == {"flopsreg.plugins.loader"}
-    assert GRAPH["flopsreg.plugins.loader"] & {m for m in MODULES if m.startswith("flopsreg.patterns")} == {"flopsreg.patterns"}
+    assert importers == {"flopsreg.plugins.builtins"}
+    assert GRAPH["flopsreg.plugins.builtins"] & {m for m in MODULES if m.startswith("flopsreg.patterns")} == {"flopsreg.patterns"}
 
 
 def test_no_module_of_patterns_carries_its_role_in_a_prefix():

@@ -2,7 +2,9 @@
 convert, generate, mfu, peaks, params, cache.
 
 ``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
-models when they can (see :mod:`flopsreg.engine.cache`): no plugin is loaded and sympy is not imported.
+models when they can (see :mod:`flopsreg.engine.cache`), else, where the built-ins alone are
+installed, from the manifest's formula trees (:mod:`flopsreg.engine.cold`): no plugin is loaded
+and sympy is not imported.
 
 Errors go to stderr as one line and exit with status 2; warnings (unused parameters, skipped
 plugins) go to stderr and do not change the exit status.
@@ -30,7 +32,7 @@ from flopsreg.model import Model
 from flopsreg.model.examples_index import example_names, example_path
 from flopsreg.readers.hub import is_hub_id
 
-if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
+if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when neither the cache nor the manifest answers
     from flopsreg.engine.cache import Cache
     from flopsreg.engine.peaks import Bounds
     from flopsreg.registry import Registry
@@ -334,11 +336,19 @@ class _Session:
         return self._registry
 
     def select(self, model: Model, convention: str, *, symbolic: bool = False) -> Any:
-        """*model*'s plan under *convention*: from the cache if there (unless *symbolic* is needed)."""
-        if self.cache is not None and not symbolic:
-            cached = self.cache.selection(model, convention)
+        """*model*'s plan under *convention*: from the cache if there, else composed from the
+        manifest where it can be, else by the registry (always there if *symbolic* is needed)."""
+        if not symbolic:
+            cached = self.cache.selection(model, convention) if self.cache is not None else None
             if cached is not None:
                 return cached
+            from flopsreg.engine.cold import cold_selection  # imported only when the cache misses
+
+            plan = cold_selection(model, convention)
+            if plan is not None:
+                if self.cache is not None:
+                    self.cache.store(plan)
+                return plan
         plan = self.registry.select(model, convention=convention)
         if self.cache is not None:
             self.cache.store(plan)
@@ -588,9 +598,17 @@ _WITHOUT_PLUGINS = ("cache", "peaks")
 
 def _blocks(cache: Cache | None) -> tuple[Mapping[str, str], Registry | None]:
     """The declared blocks (name: meaning), which the parser makes --NAME options of: from the
-    cache if it knows them (its stored load warnings printed), else from the registry, loaded."""
+    cache if it knows them (its stored load warnings printed), else from the manifest where the
+    built-ins alone are installed (and stored in the cache), else from the registry, loaded."""
     info = cache.registry_info() if cache is not None else None
     if info is None:
+        from flopsreg.engine.cold import builtin_blocks
+
+        blocks = builtin_blocks()  # the built-ins alone, loaded lazily, warn of nothing
+        if blocks is not None:
+            if cache is not None:
+                cache.store_builtins(blocks)
+            return blocks, None
         registry = _load_registry(cache)
         return {name: block.meaning for name, block in registry.blocks.items()}, registry
     _warn(info["warnings"])

@@ -24,7 +24,7 @@ from flopsreg.errors import PatternError
 
 __all__ = [
     "EXACT", "FLOPS", "Block", "Constraint", "Convention", "GroupSelector", "Param", "Pattern", "Quantity", "Slot", "SlotGroup",
-    "canonical",
+    "canonical", "holds_weights_only",
 ]
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -356,6 +356,11 @@ class Pattern:
     @property
     def param_names(self) -> frozenset[str]:
         return frozenset(p.name for p in self.params)
+
+
+def holds_weights_only(pattern: Pattern) -> bool:
+    """A pattern that does no work but holds weights (a norm, a bias, an embedding lookup)."""
+    return pattern.produces == FLOPS and pattern.formula == 0 and pattern.weights != 0
 
 
 @attrs.frozen(kw_only=True)

@@ -262,7 +262,11 @@ def _formula_json(formula: Formula) -> dict[str, Any]:
     return {"text": formula.text, "argnames": list(formula.argnames), "tree": formula.tree}
 
 
-def _unit_json(unit: UnitSelection) -> dict[str, Any]:
+def _unit_json(unit: UnitSelection | CachedUnit) -> dict[str, Any]:
+    if isinstance(unit, CachedUnit):
+        total, slots = unit.total_formula, unit.slot_formulas
+    else:
+        total, slots = unit._compiled_total, unit._compiled
     return {
         "name": unit.name,
         "scope": unit.scope,
@@ -270,8 +274,8 @@ def _unit_json(unit: UnitSelection) -> dict[str, Any]:
         "layers": [[r.start, r.stop, r.step] for r in getattr(unit, "layers", ())],
         "patterns": unit.patterns,
         "params": dict(unit.params),
-        "total": _formula_json(unit._compiled_total),
-        "slots": {slot: _formula_json(formula) for slot, formula in unit._compiled.items()},
+        "total": _formula_json(total),
+        "slots": {slot: _formula_json(formula) for slot, formula in slots.items()},
     }
 
 
@@ -432,9 +436,16 @@ class Cache:
         return info
 
     def store_registry(self, registry: PluginLoader, warnings: list[str]) -> None:
-        files = plugin_files(registry)
-        self._plugins = _digest(files)
         blocks = {name: block.meaning for name, block in registry.blocks.items()}
+        self._store_registry(blocks, warnings, plugin_files(registry))
+
+    def store_builtins(self, blocks: Mapping[str, str]) -> None:
+        """What a registry of the built-ins alone stores (no plugin file, no load warning), known
+        from the manifest without loading it (:func:`flopsreg.engine.cold.builtin_blocks`)."""
+        self._store_registry(dict(blocks), [], [])
+
+    def _store_registry(self, blocks: dict[str, str], warnings: list[str], files: list[list[Any]]) -> None:
+        self._plugins = _digest(files)
         self._write("registry", self.registry_key(), {"blocks": blocks, "warnings": warnings, "plugin_files": files})
 
     def model_key(self, model: Model, convention: str) -> str:
@@ -461,8 +472,9 @@ class Cache:
         except ValueError:
             return None
 
-    def store(self, plan: ModelSelection) -> None:
-        """Store *plan* (compiling what is not compiled yet), once the installed plugins are known."""
+    def store(self, plan: ModelSelection | CachedSelection) -> None:
+        """Store *plan* (compiling what is not compiled yet), once the installed plugins are known;
+        a CachedSelection is one composed from the manifest (:mod:`flopsreg.engine.cold`)."""
         if self._plugins is None:
             return
         body = {

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import attrs
 import sympy
 
-from flopsreg.declarations.pattern import EXACT, FLOPS, Constraint, Convention, Pattern, Slot
+from flopsreg.declarations.pattern import EXACT, FLOPS, Constraint, Convention, Pattern, Slot, holds_weights_only
 from flopsreg.declarations.readers import HFReader
 from flopsreg.declarations.symbols import SHARED, SymbolTable, cached, s
 from flopsreg.engine.select import SlotSelection, select
@@ -561,11 +561,6 @@ def _needed(selections: list[SlotSelection]) -> list[SlotSelection]:
             frontier.extend(providers[name].pattern.quantities.values())
     kept = {id(providers[q]) for q in needed}
     return [sel for sel in selections if sel.pattern.produces == FLOPS or id(sel) in kept]
-
-
-def holds_weights_only(pattern: Pattern) -> bool:
-    """A pattern that does no work but holds weights (a norm, a bias, an embedding lookup)."""
-    return pattern.produces == FLOPS and pattern.formula == 0 and pattern.weights != 0
 
 
 def _check_params(registry: PluginLoader, unit: UnitSelection, where: str) -> None:

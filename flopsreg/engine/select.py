@@ -4,7 +4,8 @@ A layer has the slots of no group and those of its slot groups (token mixers: th
 select, else the default one); among the registered patterns of those slots whose flags are all
 set, the highest precedence wins each slot; two applicable patterns with equal precedence are an
 error, never a coin toss.
-Pure functions of the registry's patterns: nothing here knows any pattern or slot by name.
+Pure functions of the registry's patterns: nothing here knows any pattern or slot by name, nor
+imports sympy; the cold path (:mod:`flopsreg.engine.cold`) selects with them from the manifest.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from flopsreg.declarations.pattern import Pattern
 from flopsreg.errors import WITHOUT_PLUGINS_HINT, SelectionError
 
 if TYPE_CHECKING:
+    from flopsreg.declarations.pattern import Pattern
     from flopsreg.plugins.loader import PluginLoader
 
 __all__ = ["SlotSelection", "select", "token_mixers"]

@@ -21,7 +21,7 @@ from sympy.printing.numpy import NumPyPrinter
 from flopsreg.errors import PatternError
 from flopsreg.formula.tree import Formula
 
-__all__ = ["CompiledFormula", "compile_exact", "compile_numpy", "trial_function"]
+__all__ = ["CompiledFormula", "compile_exact", "compile_numpy", "tree_of", "trial_function"]
 
 
 def _combined(expression: sympy.Expr) -> sympy.Expr:
@@ -115,6 +115,13 @@ def _compiled(expression: sympy.Expr, written: sympy.Expr) -> CompiledFormula:
         if isinstance(exc, PatternError):
             raise
         raise PatternError(f"cannot compile formula {text[:200]}: {type(exc).__name__}: {exc}") from None
+
+
+def tree_of(expression: sympy.Basic) -> tuple[tuple[str, ...], Any]:
+    """(argument names, formula tree) of *expression* as written (a condition too): what the
+    manifest stores of a built-in's formulas, for composition without sympy."""
+    argnames = _argnames(expression)
+    return argnames, _Tree(argnames)(expression)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -41,7 +41,8 @@ from flopsreg.declarations.pattern import (
 from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.declarations.symbols import SHARED, SymbolInfo, SymbolTable
 from flopsreg.errors import PluginError, PluginWarning, did_you_mean
-from flopsreg.plugins import hookspecs, manifest
+from flopsreg.plugins import builtins, hookspecs, manifest
+from flopsreg.plugins.builtins import ENTRY_POINT_GROUP, manifest_path
 from flopsreg.plugins.checks import (
     Claim,
     check_claims,
@@ -62,7 +63,6 @@ from flopsreg.plugins.manifest import PatternEntry
 
 __all__ = ["ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "manifest_path", "plugin_fault"]
 
-ENTRY_POINT_GROUP = "flopsreg"
 _HOOK_PREFIX = f"{hookspecs.PROJECT}_"
 _BUILTIN_PACKAGE = "flopsreg.patterns."
 _HOOK_NAMES = frozenset(
@@ -93,9 +93,8 @@ def builtin_plugins(names: Iterable[str] | None = None) -> list[types.ModuleType
     sympy's cache of built expressions is shared, so another thread could be handed one built
     unevaluated.
     """
-    from flopsreg.patterns import BUILTIN
-
-    wanted = BUILTIN if names is None else [name for name in BUILTIN if name in set(names)]
+    listed = builtins.builtin_names()
+    wanted = listed if names is None else [name for name in listed if name in set(names)]
     alone = threading.active_count() == 1
     with sympy_evaluation(False) if alone else contextlib.nullcontext():
         return [importlib.import_module(f"{_BUILTIN_PACKAGE}{name}") for name in wanted]
@@ -172,22 +171,13 @@ class _Planned:
         )
 
 
-def manifest_path() -> str:
-    """Where the manifest of the built-ins lives: beside them, so that the wheel ships it."""
-    from flopsreg import patterns
-
-    return os.path.join(os.path.dirname(patterns.__file__), "manifest.json")
-
-
 def _planned_builtins() -> tuple[Mapping[str, Any], dict[str, _Planned]] | None:
     """The manifest and every built-in as it describes them, in BUILTIN order; None without a
     manifest that lists exactly the modules of BUILTIN (then every built-in is imported)."""
-    from flopsreg.patterns import BUILTIN
-
-    data = manifest.load(manifest_path())
-    if data is None or list(data["modules"]) != list(BUILTIN):
+    data = builtins.planned_manifest()
+    if data is None:
         return None
-    return data, {name: _Planned.of(data, name) for name in BUILTIN}
+    return data, {name: _Planned.of(data, name) for name in data["modules"]}
 
 
 def _by_slot(pattern: Pattern) -> tuple[str, int, str]:

@@ -11,11 +11,23 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flopsreg.declarations.pattern import Pattern
+import sympy
+
+from flopsreg.declarations.pattern import Pattern, holds_weights_only
+from flopsreg.declarations.symbols import SHARED
+from flopsreg.formula.exact import tree_of
+from flopsreg.formula.named import named
 from flopsreg.plugins.loader import PluginLoader, manifest_path
 from flopsreg.plugins.manifest import DATA_KINDS, FORMAT, REFRESH, declaration
 
 __all__ = ["build", "main", "text"]
+
+
+def _tree(expression: Any) -> Any:
+    """*expression* as a formula tree by name (:mod:`flopsreg.formula.named`); None stays None."""
+    if expression is None:
+        return None
+    return named(*tree_of(sympy.sympify(expression)))
 
 
 def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -29,6 +41,17 @@ def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, A
         "flags": sorted(pattern.flags),
         "produces": pattern.produces,
         "params": [param.name for param in pattern.params],
+        "weights_only": holds_weights_only(pattern),
+        "refusal": pattern.refusal,
+        # What composition reads of the pattern, as formula trees by name (flopsreg.engine.cold
+        # composes with them), in one JSON string: a start-up parses only the selected patterns'.
+        "trees": json.dumps({
+            "formula": _tree(pattern.formula),
+            "provides": {name: _tree(expr) for name, expr in pattern.provides.items()},
+            "weights": _tree(pattern.weights),
+            "active_weights": _tree(pattern.active_weights),
+            "constraints": [[c.message, _tree(c.condition)] for c in pattern.constraints],
+        }, separators=(",", ":")),
     }
 
 
@@ -53,7 +76,8 @@ def build() -> dict[str, Any]:
             else:  # megatron_readers
                 declared[kind] = [{"name": r.name, "arguments": list(r.arguments), "precedence": r.precedence} for r in items]
         modules[name] = {"declares": declared, "patterns": [_pattern(p, params) for p in contribution.patterns]}
-    return {"format": FORMAT, "refresh": REFRESH, "params": params, "modules": modules}
+    shared = sorted(name for name, info in SHARED.items() if info.kind == "dimension")
+    return {"format": FORMAT, "refresh": REFRESH, "params": params, "shared_dimensions": shared, "modules": modules}
 
 
 def text(manifest: Mapping[str, Any]) -> str:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
-from flopsreg.declarations.pattern import Block, Convention, GroupSelector, Param, Quantity, Slot, SlotGroup
-from flopsreg.declarations.readers import HFLayerType
+if TYPE_CHECKING:
+    from flopsreg.declarations.pattern import Param
 
 __all__ = ["DATA_KINDS", "FORMAT", "REFRESH", "PatternEntry", "declaration", "load", "params", "patterns_of", "rebuilt"]
 
@@ -26,14 +26,16 @@ REFRESH = "python -m flopsreg.plugins.make_manifest --write"
 # The declarations that are plain data, kept whole in the manifest and rebuilt without importing
 # their module; the readers (which hold functions) are kept by name, with what is needed to
 # choose them (a model_type's flags, the arguments a Megatron-LM reader claims).
-DATA_KINDS: dict[str, type] = {
-    "quantities": Quantity,
-    "slots": Slot,
-    "slot_groups": SlotGroup,
-    "group_selectors": GroupSelector,
-    "blocks": Block,
-    "conventions": Convention,
-    "hf_layer_types": HFLayerType,
+# Kind -> the name of its class in flopsreg.declarations (imported where a declaration is rebuilt,
+# so that reading the manifest imports no sympy: the cold path of the command line reads it too).
+DATA_KINDS: dict[str, str] = {
+    "quantities": "Quantity",
+    "slots": "Slot",
+    "slot_groups": "SlotGroup",
+    "group_selectors": "GroupSelector",
+    "blocks": "Block",
+    "conventions": "Convention",
+    "hf_layer_types": "HFLayerType",
 }
 
 
@@ -68,7 +70,9 @@ def declaration(item: Any) -> dict[str, Any]:
 
 def rebuilt(kind: str, data: Mapping[str, Any]) -> Any:
     """The declaration of *kind* that :func:`declaration` wrote as *data*."""
-    return DATA_KINDS[kind](**data)
+    from flopsreg.declarations import pattern, readers
+
+    return getattr(readers if kind == "hf_layer_types" else pattern, DATA_KINDS[kind])(**data)
 
 
 def load(path: str) -> dict[str, Any] | None:
@@ -92,4 +96,6 @@ def patterns_of(manifest: Mapping[str, Any], module: str) -> list[PatternEntry]:
 
 def params(manifest: Mapping[str, Any]) -> dict[str, Param]:
     """Every parameter a built-in pattern declares, by name (each built-in once)."""
+    from flopsreg.declarations.pattern import Param
+
     return {name: Param(**data) for name, data in manifest["params"].items()}

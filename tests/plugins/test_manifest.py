@@ -117,11 +117,12 @@ def test_a_plugin_of_another_package_loads_every_built_in_and_is_checked_against
 
 @pytest.mark.slow
 def test_a_llama_evaluation_imports_few_built_in_modules(tmp_path):
-    """The issue's target: at most 25 modules of flopsreg.patterns, none of another family."""
+    """The issue's target: at most 25 modules of flopsreg.patterns, none of another family, where the
+    registry composes (the LaTeX output: a plain eval composes from the manifest and imports none)."""
     script = (
         "import sys\n"
         "from flopsreg.cli import main\n"
-        "main(['eval', 'llama-3-8b', '--seq-len', '4096', '--no-cache'])\n"
+        "main(['eval', 'llama-3-8b', '--seq-len', '4096', '--no-cache', '--format', 'latex'])\n"
         "print(sorted(m for m in sys.modules if m.startswith('flopsreg.patterns.')))\n"
     )
     env = {**os.environ, "FLOPSREG_CACHE_DIR": str(tmp_path)}
@@ -140,7 +141,7 @@ def _loaded_with(monkeypatch, tmp_path, change) -> tuple[PluginLoader, list[str]
     change(data)
     path = tmp_path / "manifest.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    monkeypatch.setattr("flopsreg.plugins.loader.manifest_path", lambda: str(path))
+    monkeypatch.setattr("flopsreg.plugins.builtins.manifest_path", lambda: str(path))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         registry = PluginLoader(load_entry_points=False)

@@ -1,0 +1,47 @@
+"""Which plugins a default registry loads, answered without importing any of them (nor sympy):
+the list of built-ins, their manifest, and whether an installed distribution may add a plugin.
+
+The loader reads these before it imports anything; the cold path of the command line
+(:mod:`flopsreg.engine.cold`) reads them to know that the manifest speaks for every plugin.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from flopsreg.plugins import manifest
+from flopsreg.plugins.entry_points import may_declare_entry_points
+
+__all__ = ["ENTRY_POINT_GROUP", "builtin_names", "builtins_alone", "manifest_path", "may_declare_entry_points", "planned_manifest"]
+
+ENTRY_POINT_GROUP = "flopsreg"
+
+
+def builtin_names() -> tuple[str, ...]:
+    """The modules :data:`flopsreg.patterns.BUILTIN` lists, in its order (the package alone is imported)."""
+    from flopsreg.patterns import BUILTIN
+
+    return BUILTIN
+
+
+def manifest_path() -> str:
+    """Where the manifest of the built-ins lives: beside them, so that the wheel ships it."""
+    from flopsreg import patterns
+
+    return os.path.join(os.path.dirname(patterns.__file__), "manifest.json")
+
+
+def planned_manifest() -> Mapping[str, Any] | None:
+    """The manifest, if there is one that lists exactly the modules of BUILTIN, else None."""
+    data = manifest.load(manifest_path())
+    if data is None or list(data["modules"]) != list(builtin_names()):
+        return None
+    return data
+
+
+def builtins_alone() -> bool:
+    """Whether a default registry (:meth:`flopsreg.Registry.default`) would load the built-ins and
+    nothing else: plugin autoloading is off, or no distribution may declare an entry point."""
+    return os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD") == "1" or not may_declare_entry_points(ENTRY_POINT_GROUP)
