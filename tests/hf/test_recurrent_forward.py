@@ -5,10 +5,11 @@ at two sequence lengths, recording the counted FLOPs and the parameters of every
 each model type's config class at its own defaults on the meta device for its parameter total.
 FlopCounterMode counts matmuls, einsums and convolutions only: what it does not see (the
 elementwise state update of Mamba1's sequential scan) comes from the step-by-step oracle of
-tests/linear_oracles.py. So the reference path is
+tests/linear_oracles.py; what it counts twice (DiffLlama's second attention call recomputes the
+same QK^T) from the shapes of that call. So the reference path is
 
     flopsreg (convention chunked_scan, padded convs, attention over every s x s pair)
-        == recorded FlopCounterMode count + those unseen multiply-adds x 2,
+        == recorded FlopCounterMode count + those unseen multiply-adds x 2 - the repeated QK^T,
 
 and the exact count (the recurrent minimum) is below it.
 """
@@ -33,6 +34,7 @@ DEFAULTS = sorted(RECORD["defaults"])
 MIXER_FLAGS = {"mamba1", "mamba2"}
 MIXER_SLOTS = ("mixer.projection", "mixer.conv", "mixer.core", "mixer.output")
 MIXER_MODULE = {"mamba": "mixer", "falcon_mamba": "mixer", "mamba2": "mixer", "bamba": "mamba"}
+ATTENTION_ONLY = {"diffllama"}
 
 
 class TorchReference:
@@ -76,8 +78,21 @@ def _outside_modules(flags: frozenset[str], params: dict[str, int], n: int) -> i
     return 2 * n * params["mamba_dt_rank"] * params["mamba_inner"] if "mamba1" in flags else 0
 
 
-def _runs():
-    return [(name, int(n)) for name in MODELS for n in RECORD["models"][name].get("flops", {})]
+def _repeated(flags: frozenset[str], params: dict[str, int], n: int) -> int:
+    """FLOPs torch counts twice: DiffLlama's second attention call recomputes QK^T over every s x s pair
+    (modeling_diffllama.py DiffLlamaAttention.forward calls the attention with the same Q and K twice)."""
+    return 2 * params["heads"] * params["head_dim"] * n * n if "differential_attention" in flags else 0
+
+
+def _type(name: str) -> str:
+    return RECORD["models"][name]["config"]["model_type"]
+
+
+def _runs(types=None):
+    return [(name, int(n)) for name in MODELS for n in RECORD["models"][name].get("flops", {}) if types is None or _type(name) in types]
+
+
+MIXER_MODELS = [name for name in MODELS if _type(name) in MIXER_MODULE]
 
 
 def _layers(model: flopsreg.Model, registry, n: int, convention: str):
@@ -90,15 +105,15 @@ def _layers(model: flopsreg.Model, registry, n: int, convention: str):
 
 def test_every_tiny_model_ran_and_every_family_is_recorded():
     assert all("flops" in RECORD["models"][name] for name in MODELS), "a model failed to run when recorded"
-    assert {RECORD["models"][name]["config"]["model_type"] for name in MODELS} == set(MIXER_MODULE)
-    assert set(DEFAULTS) == set(MIXER_MODULE)
+    assert {_type(name) for name in MODELS} == set(MIXER_MODULE) | ATTENTION_ONLY
+    assert set(DEFAULTS) == set(MIXER_MODULE) | ATTENTION_ONLY
 
 
 @pytest.mark.parametrize(("name", "n"), _runs())
 def test_the_reference_path_is_what_torch_counts_plus_what_it_does_not_see(reference, name, n):
     model = _model(reference, name)
     plan = reference.select(model, convention="chunked_scan")
-    unseen = sum(_unseen(k.flags, k.params, n) * k.count for k in plan.kinds)
+    unseen = sum((_unseen(k.flags, k.params, n) - _repeated(k.flags, k.params, n)) * k.count for k in plan.kinds)
     assert reference.evaluate(model, seq_len=n, convention="chunked_scan").forward == RECORD["models"][name]["flops"][str(n)]["total"] + unseen
 
 
@@ -110,10 +125,10 @@ def _modules(name: str, n: int, index: int, part: str) -> dict[str, int]:
     return {"": modules[prefix], **children}
 
 
-@pytest.mark.parametrize(("name", "n"), _runs())
+@pytest.mark.parametrize(("name", "n"), _runs(MIXER_MODULE))
 def test_every_mixer_projection_conv_and_scan_against_its_module(reference, name, n):
     model = _model(reference, name)
-    part = MIXER_MODULE[RECORD["models"][name]["config"]["model_type"]]
+    part = MIXER_MODULE[_type(name)]
     checked = 0
     for index, unit, flops in _layers(model, reference, n, "chunked_scan"):
         if not unit.flags & MIXER_FLAGS:
@@ -139,10 +154,10 @@ def _weights(registry, unit, slots) -> int:
     return total
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", MIXER_MODELS)
 def test_every_mixer_holds_the_parameters_transformers_allocates(registry, name):
     model = _model(registry, name, padded=False)
-    part = MIXER_MODULE[RECORD["models"][name]["config"]["model_type"]]
+    part = MIXER_MODULE[_type(name)]
     parameters = RECORD["models"][name]["parameters"]
     checked = 0
     for index, unit, _ in _layers(model, registry, 1, "exact"):
@@ -151,6 +166,25 @@ def test_every_mixer_holds_the_parameters_transformers_allocates(registry, name)
             assert _weights(registry, unit, MIXER_SLOTS) == held, (index, unit.name)
             checked += 1
     assert checked
+
+
+@pytest.mark.parametrize(("name", "n"), _runs(ATTENTION_ONLY))
+def test_differential_attention_core_against_its_module(reference, name, n):
+    model = _model(reference, name)
+    for index, unit, flops in _layers(model, reference, n, "chunked_scan"):
+        recorded = _modules(name, n, index, "self_attn")
+        total = recorded.pop("")
+        assert flops["attention.query"] + flops["attention.projection"] + flops["attention.output"] == sum(recorded.values())
+        assert flops["attention.core"] == total - sum(recorded.values()) - _repeated(unit.flags, unit.params, n), index
+
+
+@pytest.mark.parametrize("name", [name for name in MODELS if _type(name) in ATTENTION_ONLY])
+def test_differential_attention_holds_the_parameters_transformers_allocates(registry, name):
+    model = _model(registry, name, padded=False)
+    parameters = RECORD["models"][name]["parameters"]
+    for index, unit, _ in _layers(model, registry, 1, "exact"):
+        held = next(v for m, v in parameters.items() if m.endswith(f"layers.{index}.self_attn"))
+        assert _weights(registry, unit, [slot for slot in registry.slots if slot.startswith("attention.")]) == held, index
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -46,8 +46,13 @@ CONFIGS = {
         "mamba_n_heads": 6, "mamba_d_head": "auto", "mamba_n_groups": 3, "mamba_d_state": 5, "mamba_d_conv": 3,
         "mamba_expand": 2, "mamba_chunk_size": 16, "max_position_embeddings": 256,
     },
+    "diffllama-tiny": {
+        "model_type": "diffllama", **TOKENS, "vocab_size": 131, "hidden_size": 48, "intermediate_size": 72,
+        "num_hidden_layers": 3, "num_attention_heads": 6, "num_key_value_heads": 2, "head_dim": 12,
+        "max_position_embeddings": 256,
+    },
 }
-DEFAULT_TYPES = ("mamba", "falcon_mamba", "mamba2", "bamba")
+DEFAULT_TYPES = ("mamba", "falcon_mamba", "mamba2", "bamba", "diffllama")
 
 
 def measure(config: dict, seq_len: int) -> dict:
