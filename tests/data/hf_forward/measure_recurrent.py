@@ -51,8 +51,12 @@ CONFIGS = {
         "num_hidden_layers": 3, "num_attention_heads": 6, "num_key_value_heads": 2, "head_dim": 12,
         "max_position_embeddings": 256,
     },
+    "rwkv-tiny": {
+        "model_type": "rwkv", **TOKENS, "vocab_size": 131, "hidden_size": 40, "num_hidden_layers": 3,
+        "attention_hidden_size": 36, "intermediate_size": 88, "context_length": 256,
+    },
 }
-DEFAULT_TYPES = ("mamba", "falcon_mamba", "mamba2", "bamba", "diffllama")
+DEFAULT_TYPES = ("mamba", "falcon_mamba", "mamba2", "bamba", "diffllama", "rwkv")
 
 
 def measure(config: dict, seq_len: int) -> dict:
