@@ -15,7 +15,7 @@ from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 FLAG = "rwkv4"
 CHANNEL_MIX = "rwkv4_channel_mix"
 PRE_LN = "rwkv4_pre_ln"
-PRECEDENCE = 50
+PRECEDENCE = 70  # this mixer's own: see _mixer_common
 REFERENCE = "Peng et al. 2023, 'RWKV: Reinventing RNNs for the Transformer Era' (arXiv:2305.13048); transformers 5.24 modeling_rwkv.py"
 
 WIDTH = Param(name="rwkv_attention_width", latex="A", meaning="RWKV time-mix width (attention_hidden_size; null: hidden_size)")
