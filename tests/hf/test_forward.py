@@ -38,6 +38,10 @@ def test_the_record_covers_every_published_config():
     # DeepSeek-V4, Gemma 3n and GLM-5.3-Flash are recorded in forward_deepseek_v4.json, forward_gemma3n.json
     # and forward_glm5_next.json (tests/hf/test_deepseek_v4_forward.py, _gemma3n.py, _glm5_next.py).
     newer_types |= {"deepseek_v4", "gemma3n_text", "glm5_next_text"}
+    # The recurrent and state-space models are recorded as tiny configs in forward_recurrent.json
+    # (tests/hf/test_recurrent_forward.py, with their class defaults' parameter totals).
+    recurrent = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_recurrent.json").read_text())
+    newer_types |= {entry["config"]["model_type"] for entry in recurrent["models"].values()}
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]
