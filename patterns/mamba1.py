@@ -1,11 +1,15 @@
-"""Mamba1's selective scan (Jamba): in_proj, short conv, x_proj and dt_proj, the per-channel
-selective recurrence (its recurrent minimum) and out_proj; no softmax attention in its layers.
+"""Mamba1's selective scan (Jamba, Mamba, Falcon-Mamba): in_proj, short conv, x_proj and dt_proj,
+the per-channel selective recurrence (its recurrent minimum) and out_proj; no softmax attention in
+its layers. Jamba's mixer holds RMSNorm weights on dt, B and C; Mamba's has no such norms and
+Falcon-Mamba's are weightless (flag ``mamba1_no_norm_weights``), which changes parameters only.
 
 transformers runs the recurrence as a scan (no chunked form), so the ``chunked_scan`` convention
 counts it at its recurrent minimum too.
 """
 
-from flopsreg.patterns._mixer_common import short_conv
+import attrs
+
+from flopsreg.patterns._mixer_common import VARIANT, short_conv
 from flopsreg.patterns.mamba2 import STATE
 from flopsreg.patterns.token_mixers import selects_mixer
 from flopsreg.plugin import Param, Pattern, h, hookimpl, s
@@ -30,6 +34,16 @@ PROJECTION = Pattern(
     weights=h * 2 * I + I * (R + 2 * N) + R * I + I + R + 2 * N,
     summary="in_proj hidden -> x and gate z (I each); x_proj I -> dt rank R, B and C (N each); dt_proj R -> I",
     reference=REFERENCE,
+)
+NO_NORM_WEIGHTS = "mamba1_no_norm_weights"
+PROJECTION_WITHOUT_NORM_WEIGHTS = attrs.evolve(
+    PROJECTION,
+    name="mamba1_projection_without_norm_weights",
+    flags={FLAG, NO_NORM_WEIGHTS},
+    precedence=PRECEDENCE + VARIANT,
+    weights=h * 2 * I + I * (R + 2 * N) + R * I + I,  # in_proj, x_proj, dt_proj with its bias
+    summary="in_proj, x_proj and dt_proj as Jamba's, without weights on dt, B and C (Mamba: no norms; Falcon-Mamba: weightless RMSNorms)",
+    reference="transformers 5.24 modeling_mamba.py MambaMixer, modeling_falcon_mamba.py FalconMambaMixer (FalconMambaWeightlessRMSNorm)",
 )
 CORE = Pattern(
     name="mamba1_core",
@@ -56,6 +70,7 @@ OUTPUT = Pattern(
 
 PATTERNS = [
     PROJECTION,
+    PROJECTION_WITHOUT_NORM_WEIGHTS,
     *short_conv(FLAG, "Mamba1", I, (INNER,), bias=True, reference=REFERENCE, precedence=PRECEDENCE),
     CORE,
     OUTPUT,

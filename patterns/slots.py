@@ -22,7 +22,7 @@ ATTENTION = SlotGroup(
 )
 MIXER = SlotGroup(
     name="mixer",
-    summary="a linear-attention or state-space mixer (Gated DeltaNet, KDA, Mamba, short convolutions, lightning attention)",
+    summary="a linear-attention or state-space mixer (Gated DeltaNet, KDA, Mamba, short convolutions, lightning attention, RWKV time mix)",
     beside={ATTENTION.name},
 )
 NO_MIXER = SlotGroup(name="no_mixer", summary="no token mixer: a feed-forward-only layer (its MLP or MoE alone)")

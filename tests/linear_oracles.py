@@ -175,3 +175,44 @@ def mamba1_recurrent_macs(s: int, inner: int, state_size: int) -> tuple[int, int
                 update.macs += 1
             readout.dot(h, c)
     return update.macs, readout.macs
+
+
+def rwkv4_recurrent_macs(s: int, width: int) -> int:
+    """RWKV-4's WKV, token by token as rwkv_linear_attention_cpu runs it, per channel: a numerator
+    and a denominator state; out = (num + e^(u+k) v) / (den + e^(u+k)), then num = w num + e^k v,
+    den = w den + e^k. The multiply-adds of values into sums: e^(u+k) v and e^k v."""
+    rng = random.Random(0)
+    count = Counter()
+    for _ in range(width):
+        num, den = 0.0, 0.0
+        decay, bonus = rng.uniform(0, 1), rng.uniform(0, 1)
+        for _ in range(s):
+            key, value = rng.uniform(-1, 1), rng.uniform(-1, 1)
+            now = bonus * key  # e^(u + k), as a product of exponentials: elementwise
+            out_num = num + now * value
+            count.macs += 1
+            _ = out_num / (den + now)
+            num = decay * num + key * value  # the decay is elementwise; e^k v into the state
+            count.macs += 1
+            den = decay * den + key
+    return count.macs
+
+
+def differential_attention_macs(s: int, heads: int, kv_heads: int, head_dim: int) -> int:
+    """Differential attention over causal pairs, as DiffLlamaAttention computes it: per head one
+    score q . k per pair, then the softmax map weighs the value of its KV head in each of the two
+    halves (2 x head_dim per pair); the pairs (h, h + H/2) are then subtracted (elementwise)."""
+    rng = random.Random(0)
+    count = Counter()
+    group = heads // kv_heads
+    values = [[_vector(head_dim, rng) for _ in range(s)] for _ in range(kv_heads)]
+    for head in range(heads):
+        kv = head // group  # repeat_kv after the halves were repeated: head h reads halves of KV head kv mod (kv/2)
+        first, second = values[kv % (kv_heads // 2)], values[kv_heads // 2 + kv % (kv_heads // 2)]
+        for query in range(s):
+            q = _vector(head_dim, rng)
+            weights = [count.dot(q, _vector(head_dim, rng)) for _ in range(query + 1)]  # causal keys
+            for half in (first, second):
+                for j in range(head_dim):
+                    count.dot(weights, [half[key][j] for key in range(query + 1)])
+    return count.macs

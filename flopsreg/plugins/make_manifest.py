@@ -57,7 +57,7 @@ def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, A
 
 def build() -> dict[str, Any]:
     """The manifest of the built-ins as they are: every module of BUILTIN imported and loaded, in its order."""
-    loader = PluginLoader(load_entry_points=False)
+    loader = PluginLoader(load_entry_points=False, trust_builtins=False)  # from the modules themselves, checked: never from the manifest being replaced
     contributions = loader.contributions()
     if loader.errors:
         raise SystemExit(f"a built-in plugin failed to load: {loader.errors[0]}")

@@ -58,9 +58,10 @@ def test_total_equals_transformers_sum_of_numel(registry, name):
 @pytest.mark.parametrize("name", MODELS)
 def test_embedding_and_head_equal_transformers_embed_tokens_and_lm_head(registry, name):
     counts = registry.parameters(hf(name))
-    assert counts.embedding == recorded(name, "embed_tokens.weight", "model.embeddings.weight")  # Nemotron-H: embeddings
-    # 0 where tied: transformers has no lm_head parameter; Phi's lm_head has a bias too
-    assert counts.head == recorded(name, "lm_head.weight", "lm_head.bias")
+    # Nemotron-H: model.embeddings; Mamba, Falcon-Mamba, Mamba2: backbone.embeddings; RWKV: rwkv.embeddings
+    assert counts.embedding == recorded(name, "embed_tokens.weight", "model.embeddings.weight", "backbone.embeddings.weight", "rwkv.embeddings.weight")
+    # 0 where tied: transformers has no lm_head parameter; Phi's lm_head has a bias too; RWKV's is named head
+    assert counts.head == recorded(name, "lm_head.weight", "lm_head.bias") + RECORD["models"][name]["by_name"].get("head.weight", 0)
 
 
 @pytest.mark.parametrize("name", EXAMPLES + EXAMPLES_2026)

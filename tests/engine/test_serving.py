@@ -170,6 +170,9 @@ def _models():
     glm5_next = json.loads((HF.parent / "hf_forward" / "forward_glm5_next.json").read_text())["models"]
     models.append(("glm-5.3-flash k-pool without the tail", flopsreg.Model.from_hf_config(glm5_next["glm5_next_default_layout"]["config"]), ("exact",)))
     models.append(("mistral-large-4 layer variants", flopsreg.Model.from_hf_config(recorded["mistral_large4"]["config"]), ("exact",)))
+    recurrent = json.loads((HF.parent / "hf_forward" / "forward_recurrent.json").read_text())["models"]
+    models += [(name, flopsreg.Model.from_hf_config(recurrent[name]["config"]), ("exact",))
+               for name in ("mamba-tiny", "mamba2-tiny", "bamba-tiny", "diffllama-tiny", "rwkv-tiny")]
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),
