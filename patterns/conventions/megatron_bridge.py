@@ -19,7 +19,7 @@ import attrs
 import sympy
 
 from flopsreg.patterns.conventions import megatron as convention_megatron
-from flopsreg.patterns.conventions._rules import PRECEDENCE, not_counted, refuses_mixers, routerless_moe
+from flopsreg.patterns.conventions._rules import BUILTIN_TERMS, PRECEDENCE, not_counted, refuses_mixers, routerless_moe
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.plugin import Convention, Pattern, hookimpl, s
@@ -37,6 +37,7 @@ MEGATRON_BRIDGE = Convention(
     name=NAME,
     summary="Megatron-Bridge's MFU count: Megatron-LM's, with exact sliding windows and 3 matmuls for any GLU",
     reference=SOURCE,
+    counts=BUILTIN_TERMS,  # every built-in exact pattern at this commit (_rules.BUILTIN_TERMS)
 )
 
 W = WINDOW.symbol
