@@ -30,7 +30,7 @@ def _declaring(registry):
 
 
 def test_every_framework_convention_declares_its_terms(registry):
-    assert {"megatron", "megatron_bridge", "slime", "nanogpt", "verl", "torchtitan"} <= set(_declaring(registry))
+    assert {"megatron", "megatron_bridge", "slime", "nanogpt", "verl", "torchtitan", "olmo_core", "hf_trainer"} <= set(_declaring(registry))
 
 
 def test_exact_counts_the_plugin_core(with_plugin, registry):
@@ -40,7 +40,7 @@ def test_exact_counts_the_plugin_core(with_plugin, registry):
     assert extra == layers * 2 * heads * head_dim * pairs  # one more QK^T map per layer
 
 
-@pytest.mark.parametrize("convention", ["megatron", "megatron_bridge", "slime", "nanogpt", "verl", "torchtitan"])
+@pytest.mark.parametrize("convention", ["megatron", "megatron_bridge", "slime", "nanogpt", "verl", "torchtitan", "olmo_core", "hf_trainer"])
 def test_every_convention_refuses_the_plugin_core_by_name(with_plugin, convention):
     message = f"layers 0-31.*slot attention.core: {convention} has no term for differential_attention_core \\(plugin 'plugins_for_tests.differential_attention'\\)"
     with pytest.raises(flopsreg.ModelError, match=message):
