@@ -517,7 +517,7 @@ def _counted_per_weight(selection: SlotSelection, convention: Convention) -> Slo
         pattern,
         name=f"{convention.name}_{pattern.name}",
         flags=pattern.flags | {convention.name},
-        formula=2 * s * held,
+        formula=sympy.Add(*(2 * s * term for term in sympy.Add.make_args(held))),  # a term per weight group: rendered lines can break between them
         latex=None,
         summary=f"2 FLOPs per token for each {'active ' if active else ''}weight of {pattern.name} ({convention.name}: {convention.summary})",
         reference=convention.reference,
