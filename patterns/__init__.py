@@ -22,6 +22,8 @@ BUILTIN: tuple[str, ...] = (
     "conventions.megatron_bridge",
     "conventions.megatron_mixers",
     "conventions.nanogpt",
+    "conventions.hf_trainer",
+    "conventions.olmo_core",
     "conventions.slime",
     "conventions.torchtitan",
     "conventions.verl",

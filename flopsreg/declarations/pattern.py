@@ -376,6 +376,11 @@ class Convention:
     top-k), whatever its own formula, and a pattern holding none counts nothing; the
     convention's own patterns add the rest (its attention term). So a plugin's new pattern is
     counted that way with no convention twin.
+
+    ``counts`` names the patterns (or whole slots) the framework has terms for: under the
+    convention, a layer whose exact pattern of some slot is none of them (a plugin's new
+    attention core, say) is refused by name, so no convention mixes in a term it does not have;
+    ``None`` declares nothing and refuses nothing.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -384,6 +389,14 @@ class Convention:
     per_weight: str | None = attrs.field(
         default=None,
         validator=_check(lambda v: v in PER_WEIGHT_RULES, "None, 'weights' or 'active_weights'"),
+    )
+    counts: frozenset[str] | None = attrs.field(
+        default=None,
+        converter=lambda v: v if v is None else _names(v),
+        validator=_check(
+            lambda v: v is None or (isinstance(v, frozenset) and all(_is_text(n) for n in v)),
+            "None or a collection of the pattern and slot names it has terms for",
+        ),
     )
 
 

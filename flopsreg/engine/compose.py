@@ -318,11 +318,11 @@ def compose(registry: PluginLoader, model: Model, *, convention: str = EXACT, re
     if convention != EXACT:
         model = attrs.evolve(model, flags=model.flags | {convention})
     quantities = {q.symbol: name for name, q in registry.quantities.items()}
-    per_weight = registry.conventions[convention] if convention != EXACT and registry.conventions[convention].per_weight else None
+    declared = registry.conventions[convention] if convention != EXACT else None
     kinds = []
     for name in model.plan.kinds():
         flags, params = model.merged(name)
-        kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name), per_weight=per_weight))
+        kinds.append(_plan_unit(registry, quantities, KindSelection, flags, params, name=name, layers=model.plan.indices(name), convention=declared))
     structure: dict[str, int] = {}
     blocks: dict[sympy.Symbol, sympy.Expr] = {}
     block_units: dict[sympy.Symbol, tuple[KindSelection, ...]] = {}
@@ -331,7 +331,7 @@ def compose(registry: PluginLoader, model: Model, *, convention: str = EXACT, re
         for kind, where in model.block_kinds(block.name).items():
             flags, params = model.merged(kind)
             units.append(
-                _plan_unit(registry, quantities, KindSelection, flags | block.layer_flags, params, name=kind, layers=where, per_weight=per_weight)
+                _plan_unit(registry, quantities, KindSelection, flags | block.layer_flags, params, name=kind, layers=where, convention=declared)
             )
         block_units[block.flops] = tuple(units)
         blocks[block.flops] = sympy.Add(*(unit.count * unit.expression.xreplace(_values(unit.expression, unit.params)) for unit in units))
@@ -345,7 +345,7 @@ def compose(registry: PluginLoader, model: Model, *, convention: str = EXACT, re
         name="model",
         engine_quantities=blocks,
         engine_prefix=lambda: _blocks_prefix(block_units),
-        per_weight=per_weight,
+        convention=declared,
     )
     _check_blocks(registry, model, head)
     return ModelSelection(
@@ -462,16 +462,18 @@ def _plan_unit(
     layers: tuple[range, ...] | None = None,
     engine_quantities: Mapping[sympy.Symbol, sympy.Expr] | None = None,
     engine_prefix: Callable[[], tuple[Mapping[sympy.Symbol, sympy.Expr], str | None]] | None = None,
-    per_weight: Convention | None = None,
+    convention: Convention | None = None,
 ) -> UnitSelection:
     where = MODEL_LEVEL if layers is None else _kind_where(name, layers)
-    selections = select(registry, unit_type.scope, flags, where)
-    if per_weight is not None:
-        selections = [_counted_per_weight(sel, per_weight) for sel in selections]
+    selections = chosen = select(registry, unit_type.scope, flags, where)
+    if convention is not None and convention.per_weight:
+        selections = [_counted_per_weight(sel, convention) for sel in selections]
     refusals = [sel for sel in selections if sel.pattern.refusal is not None]  # rules that won say this model cannot be counted so
     if refusals:  # the highest one speaks, in whichever slot the layer has it
         sel = max(refusals, key=lambda sel: sel.pattern.precedence)
         raise ModelError(f"{where}, slot {sel.slot}: {sel.pattern.refusal} (pattern {sel.pattern.name!r})")
+    if convention is not None and convention.counts is not None:
+        _check_terms(registry, convention, chosen if convention.per_weight else _needed(chosen), where)
     quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})
     source: dict[str, str] = {}
     for sel in selections:
@@ -523,6 +525,25 @@ def _plan_unit(
     return unit
 
 
+def _check_terms(registry: PluginLoader, convention: Convention, selections: Sequence[SlotSelection], where: str) -> None:
+    """Each counted slot's exact pattern (the one selected without a convention, which the
+    convention's own pattern may have displaced) is one *convention* declares a term for
+    (``Convention.counts``, by pattern or slot name); else one line naming it. Under a per-weight
+    convention every selection counts (norms and biases by their weights), and a FLOPs pattern it
+    did not displace is its term already: 2 FLOPs per weight held."""
+    conventions = set(registry.conventions)
+    for sel in selections:
+        exact = next((p for p in sel.applicable if not p.flags & conventions), None)
+        per_weight = convention.per_weight and exact is sel.pattern and exact.produces == FLOPS
+        if exact is None or per_weight or exact.name in convention.counts or sel.slot in convention.counts:
+            continue
+        raise ModelError(
+            f"{where}, slot {sel.slot}: {convention.name} has no term for {exact.name} (plugin {registry.plugin_of(exact)!r}): "
+            f"its count would mix in a term the framework does not have, so it cannot count this model "
+            f"(Convention.counts names the patterns it has terms for)"
+        )
+
+
 def _counted_per_weight(selection: SlotSelection, convention: Convention) -> SlotSelection:
     """*selection* under a per-weight convention: a FLOPs pattern that none of the convention's
     own patterns replaced counts 2 FLOPs per token per weight it holds (or uses), and nothing else
@@ -536,7 +557,7 @@ def _counted_per_weight(selection: SlotSelection, convention: Convention) -> Slo
         pattern,
         name=f"{convention.name}_{pattern.name}",
         flags=pattern.flags | {convention.name},
-        formula=2 * s * held,
+        formula=sympy.Add(*(2 * s * term for term in sympy.Add.make_args(held))),  # a term per weight group: rendered lines can break between them
         latex=None,
         summary=f"2 FLOPs per token for each {'active ' if active else ''}weight of {pattern.name} ({convention.name}: {convention.summary})",
         reference=convention.reference,

@@ -15,6 +15,99 @@ from flopsreg.plugin import Pattern, h, s
 PRECEDENCE = 100  # above every exact pattern of the same slot
 
 
+# Every exact pattern of the built-ins at this commit, by slot: the terms the built-in conventions
+# were written and tested against (their numbers are pinned on every bundled example). A convention
+# declares them, less what it has no term for, as Convention.counts: a pattern outside its set (a
+# plugin's new attention core, a built-in added later) is refused by name under it until someone
+# decides how that framework counts it. tests/conventions/test_terms.py keeps this list honest.
+BUILTIN_TERMS = frozenset({
+    # residual_mixer
+    'altup', 'mhc',
+    # residual_mixer.head
+    'altup_head', 'mhc_head', 'mhc_mean_head',
+    # attention.core
+    'attention_core', 'mla_absorbed_core',
+    # attention.gate
+    'attention_output_gate',
+    # attention.sinks
+    'attention_sinks',
+    # attention.bias
+    'qkv_bias', 'attention_bias',
+    # mlp.bias
+    'mlp_bias', 'expert_bias',
+    # mlp.router_bias
+    'router_bias',
+    # attention.mask
+    'chunked', 'dsa_kpool_topk', 'dsa_kpool_topk_tail', 'dsa_topk', 'full_causal', 'sliding_window', 'csa_mask', 'hca_mask',
+    # mlp
+    'dense_mlp', 'latent_experts', 'moe',
+    # attention.topk_indexer
+    'dsa_indexer', 'dsa_indexer_from_hidden', 'dsa_kpool_indexer', 'csa_indexer',
+    # embedding
+    'input_embedding',
+    # head
+    'tied_logits', 'logits',
+    # head.bias (a weight only)
+    'head_bias',
+    # mlp.activation
+    'plain_ffn', 'gated_ffn',
+    # mixer.projection
+    'gated_deltanet_projection', 'gated_deltanet2_projection', 'gated_delta_product_projection', 'kda_projection', 'lightning_projection',
+    'mamba1_projection', 'mamba1_projection_without_norm_weights', 'mamba2_projection', 'short_conv_projection',
+    # mixer.conv
+    'gated_deltanet_conv', 'gated_deltanet_padded_conv', 'gated_delta_product_conv', 'gated_delta_product_padded_conv', 'kda_conv', 'kda_padded_conv', 'mamba1_conv', 'mamba1_padded_conv', 'mamba2_conv', 'mamba2_padded_conv', 'short_conv_conv', 'short_conv_padded_conv',
+    # mixer.core
+    'gated_deltanet_core', 'gated_deltanet2_core', 'gated_delta_product_core', 'kda_core', 'lightning_core', 'mamba1_core', 'mamba2_core',
+    # mixer.output
+    'gated_deltanet_output', 'gated_delta_product_output', 'kda_output', 'lightning_output', 'mamba1_output', 'mamba2_output', 'mamba2_output_without_norm', 'short_conv_output',
+    # attention.qk_norm
+    'reused_kv_q_norm', 'qk_norm', 'qk_layernorm', 'full_width_qk_norm',
+    # attention.projection
+    'gqa_projection', 'k_eq_v_projection', 'kv_reuse_projection', 'mla_absorbed_projection', 'mla_latent_reuse_projection', 'mla_projection', 'shared_kv_projection',
+    # attention.output
+    'grouped_output', 'output_projection',
+    # mlp.latent
+    'latent_projection',
+    # residual_branch
+    'laurel',
+    # mtp
+    'layered_mtp', 'mtp',
+    # attention.query
+    'low_rank_query', 'query_projection',
+    # norms
+    'decoder_norms', 'decoder_layernorms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm',
+    # final_norm
+    'final_norm', 'final_layernorm',
+    # mlp.parallel_experts
+    'parallel_experts',
+    # per_layer_input
+    'per_layer_input',
+    # per_layer_embedding
+    'per_layer_embedding',
+    # position_embedding
+    'learned_positions',
+    # mlp.shared_gate
+    'shared_expert_gate',
+    # mlp.shared
+    'shared_experts',
+    # attention.softmax_scaling
+    'softmax_scaling',
+    # rope_scaling
+    'rope_alpha',
+    # attention.index_mask
+    'csa_index_mask',
+    # attention.compressor
+    'csa_compressor', 'hca_compressor',
+})
+
+# Built-in exact patterns that no framework's convention has a term for: each is refused by name
+# under every built-in convention (Convention.counts leaves it out), like a plugin's new pattern.
+NO_FRAMEWORK_TERM = frozenset({
+    'differential_attention_core',  # DiffLlama's two attention maps: no framework counts them
+    'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
+})
+
+
 def half_square_causal(convention: str, source: str) -> Pattern:
     """s^2/2 pairs on every layer, as "causal" counts usually write it; windows ignored."""
     return Pattern(

@@ -14,7 +14,7 @@ Megatron-LM's own rule with its defaults, ``vocab`` rounded up to a multiple of
 
 import sympy
 
-from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted, routerless_moe
+from flopsreg.patterns.conventions._rules import BUILTIN_TERMS, PRECEDENCE, half_square_causal, not_counted, routerless_moe
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK
 from flopsreg.patterns.megatron.vocab import GIVEN
@@ -46,6 +46,7 @@ MEGATRON = Convention(
     name="megatron",
     summary="Megatron-LM's MFU count: causal s^2/2 everywhere, SwiGLU-only 3x FFN, no router, padded vocab",
     reference=SOURCE,
+    counts=BUILTIN_TERMS,  # every built-in exact pattern at this commit (_rules.BUILTIN_TERMS)
 )
 
 PATTERNS = [

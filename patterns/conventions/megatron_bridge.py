@@ -25,7 +25,7 @@ import sympy
 
 from flopsreg.patterns.conventions import megatron as convention_megatron
 from flopsreg.patterns.conventions._bridges import BRIDGES, COMMIT
-from flopsreg.patterns.conventions._rules import PRECEDENCE, not_counted, refuses_mixers, routerless_moe
+from flopsreg.patterns.conventions._rules import BUILTIN_TERMS, PRECEDENCE, not_counted, refuses_mixers, routerless_moe
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
 from flopsreg.patterns.mtp import mtp_block, mtp_layers
@@ -46,6 +46,7 @@ MEGATRON_BRIDGE = Convention(
     name=NAME,
     summary="Megatron-Bridge's MFU count: Megatron-LM's, with exact sliding windows and 3 matmuls for any GLU",
     reference=SOURCE,
+    counts=BUILTIN_TERMS,  # every built-in exact pattern at this commit (_rules.BUILTIN_TERMS)
 )
 
 W = WINDOW.symbol

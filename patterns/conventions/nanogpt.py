@@ -12,7 +12,7 @@ discount, windows and chunks ignored) at width ``H Q``, whatever its head dimens
 
 import sympy
 
-from flopsreg.patterns.conventions._rules import PRECEDENCE, not_counted, refuses_mixers
+from flopsreg.patterns.conventions._rules import BUILTIN_TERMS, PRECEDENCE, not_counted, refuses_mixers
 from flopsreg.patterns.quantities import pairs
 from flopsreg.plugin import Convention, Pattern, h, hookimpl, n_h, s
 
@@ -22,6 +22,7 @@ NANOGPT = Convention(
     name="nanogpt",
     summary="nanoGPT's PaLM formula 6N + 12 L H Q T: 2 FLOPs per weight per token (all experts), full s x s attention",
     reference=SOURCE,
+    counts=BUILTIN_TERMS,  # every built-in exact pattern at this commit (_rules.BUILTIN_TERMS)
     per_weight="weights",  # every weight N counts, whichever pattern holds it (plugins' too)
 )
 

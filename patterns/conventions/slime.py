@@ -9,7 +9,14 @@ even when ``group_query_attention`` is off (flag ``megatron_mha``), and the logi
 ``args.vocab_size`` rather than the padded rows (flag ``vocab_padding``).
 """
 
-from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted, refuses_mixers, routerless_moe
+from flopsreg.patterns.conventions._rules import (
+    BUILTIN_TERMS,
+    PRECEDENCE,
+    half_square_causal,
+    not_counted,
+    refuses_mixers,
+    routerless_moe,
+)
 from flopsreg.patterns.gqa_projection import HEAD_DIM
 from flopsreg.plugin import Convention, Param, Pattern, h, hookimpl, s
 
@@ -19,6 +26,7 @@ SLIME = Convention(
     name="slime",
     summary="slime's RL-training count: causal s^2/2, o-proj 2sh^2, always 3 FFN matmuls, no router, no MTP",
     reference=SOURCE,
+    counts=BUILTIN_TERMS,  # every built-in exact pattern at this commit (_rules.BUILTIN_TERMS)
 )
 
 QUERY_GROUPS = Param(

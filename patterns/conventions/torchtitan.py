@@ -16,7 +16,7 @@ torchtitan has a model for are counted; the others are refused, naming why.
 
 import sympy
 
-from flopsreg.patterns.conventions._rules import PRECEDENCE
+from flopsreg.patterns.conventions._rules import BUILTIN_TERMS, PRECEDENCE
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.mtp import MTP, MTP_BLOCK, mtp_block, mtp_layers
 from flopsreg.patterns.quantities import d_qk, d_v, pairs
@@ -62,6 +62,7 @@ TORCHTITAN = Convention(
     summary="torchtitan's 6N + 6 L n_h d s: 2 FLOPs per active weight per token (no input embedding "
     "unless tied), full s x s attention, windows ignored",
     reference=SOURCE,
+    counts=BUILTIN_TERMS,  # every built-in exact pattern at this commit (_rules.BUILTIN_TERMS)
     per_weight="active_weights",  # routed experts at top_k / num_experts, router and shared experts whole
 )
 NAME = TORCHTITAN.name
@@ -141,9 +142,9 @@ PATTERNS = [
         summary="torchtitan: no model type it has a model for, no count",
         reference=SOURCE,
         refusal=(
-            "torchtitan counts only the models it builds, and this model has no family flag of one "
+            "torchtitan counts only the models it builds, and none of this model's flags is the family flag of one "
             f"({', '.join(family(t) for t in MODELS)}): torchtitan has no such model, so it reports no MFU for it; "
-            "read the model from its config.json, or add the flag of its model_type"
+            "a model written by hand needs the flag of its model_type"
         ),
     ),
 ]

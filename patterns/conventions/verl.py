@@ -19,7 +19,7 @@ import attrs
 import sympy
 
 from flopsreg.patterns import gated_deltanet
-from flopsreg.patterns.conventions._rules import PRECEDENCE, half_square_causal, not_counted
+from flopsreg.patterns.conventions._rules import BUILTIN_TERMS, PRECEDENCE, half_square_causal, not_counted
 from flopsreg.patterns.gated_deltanet import H_v, d_k, d_v
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
@@ -67,6 +67,7 @@ VERL = Convention(
     name="verl",
     summary="verl's MFU count: by model_type; causal s^2/2, windows as s*W/2, embedding counted as a matmul",
     reference=SOURCE,
+    counts=BUILTIN_TERMS,  # every built-in exact pattern at this commit (_rules.BUILTIN_TERMS)
 )
 
 W = WINDOW.symbol
@@ -98,9 +99,9 @@ PATTERNS = [
         summary="verl: no model_type, no count",
         reference=SOURCE,
         refusal=(
-            "verl's FlopsCounter picks its formula by config.model_type, and this model has no family flag "
-            f"({', '.join(family(t) for t in ESTIMATORS)}): read it from its config.json, or add the "
-            "flag of its model_type to the model's flags"
+            "verl's FlopsCounter picks its formula by config.model_type, and none of this model's flags is the family flag "
+            f"of a model_type verl has an estimator for ({', '.join(family(t) for t in ESTIMATORS)}): verl counts 0 "
+            "for any other model_type (_estimate_unknown_flops); a model written by hand needs the flag of its model_type"
         ),
     ),
 ]

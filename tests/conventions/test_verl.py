@@ -195,7 +195,7 @@ def test_llama4_text_config_is_refused_too(registry):
 def test_a_model_without_a_family_flag_is_refused(registry):
     model = flopsreg.Model.uniform("plain", layers=2, flags={"mlp", "lm_head"}, hidden=64, heads=4, kv_heads=4, head_dim=16, ffn_hidden=128, vocab=100)
     assert registry.evaluate(model, seq_len=8).forward > 0
-    with pytest.raises(flopsreg.ModelError, match=r"picks its formula by config.model_type, and this model has no family flag \(hf_llama"):
+    with pytest.raises(flopsreg.ModelError, match=r"picks its formula by config.model_type, and none of this model's flags is the family flag of a model_type verl has an estimator for \(hf_llama"):
         registry.evaluate(model, seq_len=8, convention="verl")
 
 

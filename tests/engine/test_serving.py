@@ -30,6 +30,7 @@ from flopsreg.formula.exact import compile_exact
 from flopsreg.model.examples_index import example_names
 from flopsreg.patterns.chunked import CHUNKED
 from flopsreg.patterns.conventions._rules import MIXER_FLAGS
+from flopsreg.patterns.conventions.hf_trainer import COMPOSITE as HF_TRAINER_COMPOSITE
 from flopsreg.patterns.conventions.megatron_bridge import NO_BRIDGE
 from flopsreg.patterns.conventions.mixer_refusals import FLAGS as REFUSED_2026
 from flopsreg.patterns.conventions.torchtitan import MODELS as TORCHTITAN_MODELS
@@ -124,16 +125,39 @@ def _torchtitan(model):
     return ("torchtitan",) if any(f"hf_{t}" in model.flags for t in TORCHTITAN_MODELS) else ()
 
 
+_REGISTRY = flopsreg.Registry(load_entry_points=False)
+
+
+def _frameworks(model):
+    """olmo_core and hf_trainer where they count the model (they refuse what the framework cannot build)."""
+    counted = []
+    for convention in ("olmo_core", "hf_trainer"):
+        try:
+            _REGISTRY.select(model, convention=convention)
+        except flopsreg.ModelError:
+            continue
+        counted.append(convention)
+    return tuple(counted)
+
+
+def _vision(models):
+    """hf_trainer on each multimodal family's model, with its vision tower's parameters given."""
+    return [(f"{name} + vision tower", model.with_param("vision_parameters", 400_000_000), ("hf_trainer",))
+            for name, model, _ in models if any(f"hf_{t}" in model.flags for t in HF_TRAINER_COMPOSITE)]
+
+
 def _models():
-    models = [(name, model, ("exact", *_attention_only(model), *_verl(model), *_torchtitan(model)))
+    models = [(name, model, ("exact", *_attention_only(model), *_verl(model), *_torchtitan(model), *_frameworks(model)))
               for name, model in ((n, flopsreg.Model.example(n)) for n in example_names())]
-    models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt", "megatron_bridge", "verl", "torchtitan")))
+    composite = [(path.stem, flopsreg.Model.from_hf_config(path), ()) for path in (HF / "kimi-k2.6.json", HF / "mistral-large-4.json")]
+    models += _vision(models + composite)
+    models.append(("deepseek-v3+mtp", flopsreg.Model.from_hf_config(HF / "deepseek-v3.json", blocks=("mtp",)), ("exact", "slime", "nanogpt", "megatron_bridge", "verl", "torchtitan", "hf_trainer")))
     gemma3_text = {**json.loads((HF / "gemma-3-4b.json").read_text())["text_config"], "model_type": "gemma3_text"}
     for name, config in (("gemma-2-9b", HF / "gemma-2-9b.json"), ("gemma3-text", gemma3_text),
                          ("qwen2-moe", HF / "qwen2-moe.json"), ("qwen2.5-7b", HF / "qwen2.5-7b.json"),  # qwen2.5: qkv biases
                          ("deepseek-v2-lite", HF / "deepseek-v2-lite.json")):
         model = flopsreg.Model.from_hf_config(config)
-        models.append((name, model, ("exact", "nanogpt", *_bridge(model), *_verl(model), *_torchtitan(model))))
+        models.append((name, model, ("exact", "nanogpt", *_bridge(model), *_verl(model), *_torchtitan(model), *_frameworks(model))))
     # each bridge's own settings (Megatron-Bridge) and verl's Qwen-MoE estimator: sliding Qwen layers, dense Qwen-MoE layers
     def sliding(config, full, window):
         layers = config["num_hidden_layers"]
@@ -156,7 +180,7 @@ def _models():
     from flopsreg.integrations.nanogpt import gpt_model  # learned positions, which nanogpt leaves out
 
     gpt2 = SimpleNamespace(block_size=1024, vocab_size=50257, n_layer=12, n_head=12, n_embd=768, dropout=0.0, bias=True)
-    models.append(("gpt2", gpt_model(gpt2), ("exact", "nanogpt")))
+    models.append(("gpt2", gpt_model(gpt2), ("exact", "nanogpt", *_frameworks(gpt_model(gpt2)))))
     gemma = flopsreg.Model.example("gemma-3-4b")
     models.append(("gemma-layernorm", attrs.evolve(gemma, flags=gemma.flags | {"norm_bias"}), ("exact", "nanogpt")))
     dsa = flopsreg.Model.from_hf_config(HF / "deepseek-v3.2.json")
