@@ -12,6 +12,7 @@ MTP_BLOCK = Block(
     latex=r"\mathrm{mtp}",
     meaning="decoder layers inside the multi-token-prediction modules, one per depth (plan.mtp)",
     layer_flags={"mtp_layer"},  # for conventions that count these layers differently (torchtitan: no attention term)
+    unasked_flag="mtp_not_asked",  # num_nextn_predict_layers > 0 read without blocks=("mtp",): Megatron-Bridge counts them anyway
 )
 mtp_block, mtp_layers = MTP_BLOCK.flops, MTP_BLOCK.layers
 

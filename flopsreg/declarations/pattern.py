@@ -521,6 +521,9 @@ class Block:
         layer_flags: flags set on the block's layers (beside their kind's) when they are planned,
             so that a pattern may count a layer differently inside the block, e.g. a convention
             that leaves out the attention of MTP layers; none by default.
+        unasked_flag: a model-wide flag a reader sets where the model's description declares the
+            block (depth > 0) but it was not asked for, so that a convention whose framework always
+            counts the block can refuse rather than undercount; none by default.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -531,6 +534,7 @@ class Block:
         converter=_names,
         validator=_check(lambda v: isinstance(v, frozenset) and all(map(_is_name, v)), "a set of lower_snake_case flag names"),
     )
+    unasked_flag: str | None = attrs.field(default=None, validator=_check(lambda v: v is None or _is_name(v), "None or a lower_snake_case flag name"))
 
     @property
     def flops(self) -> Symbol:

@@ -140,6 +140,7 @@ class Manifest:
         first = {name: name.partition(".")[0] for name, scope in self.slot_scope.items() if scope == "layer"}
         self.slot_group_of = {name: group for name, group in first.items() if group in self.slot_groups}
         self.conventions = {name: item["per_weight"] for name, item in get("conventions").items()}
+        self.counts = {name: None if item["counts"] is None else frozenset(item["counts"]) for name, item in get("conventions").items()}
         self.quantities = frozenset(get("quantities"))
         self.blocks = dict(get("blocks"))
         self.params = {name: item["minimum"] for name, item in data["params"].items()}
@@ -295,11 +296,13 @@ def _unit(
     where: str, convention: str, per_weight: str | None, engine: Mapping[str, Any] | None = None,
 ) -> _Unit:
     """As :func:`flopsreg.engine.compose._plan_unit`, with trees."""
-    selections = select(manifest, scope, flags, where)  # type: ignore[arg-type]
+    selections = chosen = select(manifest, scope, flags, where)  # type: ignore[arg-type]
     if per_weight is not None:
         selections = [_counted_per_weight(sel, convention, per_weight) for sel in selections]
     if any(sel.pattern.refusal is not None for sel in selections):
         raise _Unanswered("a refusal")
+    if manifest.counts.get(convention) is not None and not _has_terms(manifest, convention, chosen if per_weight else _needed(chosen)):
+        raise _Unanswered("a pattern the convention has no term for")
     quantities: dict[str, Any] = dict(engine or {})
     for sel in selections:
         for quantity, tree in sel.pattern.quantities.items():
@@ -322,6 +325,18 @@ def _unit(
     unit = _Unit(name, scope, flags, params, layers, tuple(selections), terms, where)
     _check_params(unit)
     return unit
+
+
+def _has_terms(manifest: Manifest, convention: str, selections: Sequence[SlotSelection]) -> bool:
+    """As :func:`flopsreg.engine.compose._check_terms`: each slot's exact pattern is one the
+    convention declares a term for (a FLOPs pattern counted per weight is its own term)."""
+    counts, conventions = manifest.counts[convention], set(manifest.conventions)
+    for sel in selections:
+        exact = next((p for p in sel.applicable if not p.flags & conventions), None)
+        per_weight = manifest.conventions[convention] is not None and exact is sel.pattern and exact.produces == FLOPS
+        if not (exact is None or per_weight or exact.name in counts or sel.slot in counts):  # type: ignore[operator]
+            return False
+    return True
 
 
 def _needed(selections: Sequence[SlotSelection]) -> list[SlotSelection]:

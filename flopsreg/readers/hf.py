@@ -214,4 +214,11 @@ def load_hf_config(
         top = Fields(data, where=where, model_type=claimed.name)
         name = printable_name(top.string("_name_or_path", "") if top.given("_name_or_path") else "", claimed.name)
     kept = {block: depth for block, depth in decoder.blocks.items() if block in asked}
+    # a declared block not asked for: its plugin's flag says so, for conventions that always count it
+    unasked = {
+        registry.blocks[block].unasked_flag
+        for block, depth in decoder.blocks.items()
+        if depth > 0 and block not in asked and block in registry.blocks and registry.blocks[block].unasked_flag
+    }
+    decoder = attrs.evolve(decoder, flags=decoder.flags | unasked)
     return build_model(decoder, name=name, source=source, blocks=kept)

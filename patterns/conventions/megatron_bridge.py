@@ -189,6 +189,17 @@ def _bridge_rules(index: int, model_type: str) -> list[Pattern]:
             summary=f"Megatron-Bridge ({model_type}): per MTP depth its layer, eh norms as 3h, eh projection 2h^2, "
             f"logits again over the vocabulary padded to a multiple of {divisor}",
         ))
+    if bridge.mtp:
+        rules.append(Pattern(
+            name=f"{NAME}_{model_type}_unasked_mtp", slot="mtp", flags=flags | {"mtp_not_asked"},
+            precedence=PRECEDENCE + 40 + index, scope="model", formula=0, reference=_cited(model_type),
+            summary=f"Megatron-Bridge ({model_type}): counts the MTP depths the config declares, asked for or not",
+            refusal=(
+                f"Megatron-Bridge's {model_type} bridge sets mtp_num_layers from num_nextn_predict_layers, so it "
+                "counts the MTP depths this config declares; read the model with blocks=('mtp',) (command line: "
+                "--block mtp) to count them as Bridge does: a refusal, not an undercount"
+            ),
+        ))
     return rules
 
 

@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
 
+import attrs
 import pytest
 
 import flopsreg
@@ -201,12 +202,31 @@ def _training_or_refusal(registry, model):
         return str(error).split(": ", 1)[1] if str(error).startswith("layers ") else str(error)
 
 
+@pytest.mark.parametrize("name", ["deepseek-v3", "deepseek-v2-lite"])
+def test_mtp_depths_a_bridge_always_counts_are_refused_unless_asked_for(registry, name):
+    """The DeepSeek bridges set mtp_num_layers from num_nextn_predict_layers whether or not the
+    user asks: a config that declares depths is refused without blocks=("mtp",), never undercounted."""
+    config = json.loads((HF / f"{name}.json").read_text())
+    config["num_nextn_predict_layers"] = config.get("num_nextn_predict_layers") or 1
+    unasked = flopsreg.Model.from_hf_config(config)
+    assert "mtp_not_asked" in unasked.flags
+    assert registry.evaluate(unasked, seq_len=64).forward > 0  # exact counts the model as transformers runs it
+    with pytest.raises(flopsreg.ModelError, match=r"slot mtp: Megatron-Bridge's deepseek_v(2|3) bridge sets mtp_num_layers .* blocks=\('mtp',\)"):
+        registry.evaluate(unasked, seq_len=64, convention="megatron_bridge")
+    asked = flopsreg.Model.from_hf_config(config, blocks=("mtp",))
+    assert "mtp_not_asked" not in asked.flags and registry.evaluate(asked, seq_len=64, convention="megatron_bridge").forward > 0
+    config["num_nextn_predict_layers"] = 0
+    assert "mtp_not_asked" not in flopsreg.Model.from_hf_config(config).flags
+
+
 def test_examples_and_their_configs_agree_under_megatron_bridge(registry):
     for path in sorted((Path(__file__).parents[2] / "examples").glob("*.toml")):
         config = HF / f"{path.stem}.json"
         if config.exists():
             ours = _training_or_refusal(registry, flopsreg.Model.from_toml(path))
-            assert ours == _training_or_refusal(registry, flopsreg.Model.from_hf_config(config)), path.stem
+            read = flopsreg.Model.from_hf_config(config)
+            read = attrs.evolve(read, flags=read.flags - {"mtp_not_asked"})  # MTP depths the example file does not list
+            assert ours == _training_or_refusal(registry, read), path.stem
 
 
 @pytest.mark.parametrize(("name", "model_type"), [("mixtral-8x7b", "mixtral"), ("llama-4-scout", "llama4"), ("qwen2-moe", "qwen2_moe")])
