@@ -32,6 +32,7 @@ from flopsreg.readers.hub import is_hub_id
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when the cache cannot answer
     from flopsreg.engine.cache import Cache
+    from flopsreg.engine.memory import Holdings
     from flopsreg.engine.peaks import Bounds
     from flopsreg.registry import Registry
 
@@ -354,6 +355,19 @@ class _Session:
             self.cache.store(plan)
         return plan
 
+    def holdings(self, model: Model, *, symbolic: bool = False) -> Holdings:
+        """What *model* holds, in elements: from the cache if there (unless *symbolic* forms are needed)."""
+        if self.cache is not None and not symbolic:
+            cached = self.cache.holdings(model)
+            if cached is not None:
+                return cached
+        from flopsreg.engine.holdings import holdings
+
+        held = holdings(self.registry, self.registry.select(model))
+        if self.cache is not None:
+            self.cache.store_holdings(model, held)
+        return held
+
 
 def _load_registry(cache: Cache | None, *, announce: bool = True) -> Registry:
     """The built-in and installed plugins, their load warnings printed (and remembered by the cache)."""
@@ -411,11 +425,11 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         counts = session.registry.parameters(model)
         return json.dumps(counts.to_dict(), indent=2) if args.format == "json" else counts.text()
     if args.command == "memory":
-        _warn(session.registry.select(model).warnings)
-        held = session.registry.memory(
-            model, seq_len=args.seq_len, batch=args.batch, weights_dtype=args.weights_dtype, kv_dtype=args.kv_dtype,
-            state_dtype=args.state_dtype, experts_dtype=args.experts_dtype,
-        )
+        from flopsreg.engine.memory import measure
+
+        holdings = session.holdings(model, symbolic=args.format == "latex")
+        _warn(holdings.warnings)
+        held = measure(holdings, args.seq_len, args.batch, args.weights_dtype, args.kv_dtype, args.state_dtype, args.experts_dtype)
         if args.format == "latex":
             return held.latex()
         return json.dumps(held.to_dict(), indent=2) if args.format == "json" else held.text()

@@ -1,31 +1,23 @@
 """Exact memory of a model held for serving: weights, KV cache and recurrent states, in bytes.
 
-Every count comes from what the selected patterns declare (:attr:`Pattern.weights`,
-:attr:`Pattern.cache`, :attr:`Pattern.state`, :attr:`Pattern.routed_weights`): elements, turned
-into bytes once by a number format (:mod:`flopsreg.engine.dtypes`). Nothing here knows a slot, a
-pattern or a quantity by name; a token mixer that keeps memory (:attr:`SlotGroup.keeps_context`)
-and whose patterns declare none is refused by name, never counted as 0.
+:mod:`flopsreg.engine.holdings` gathers what the selected patterns declare, in elements
+(:class:`Holdings`: plain data, which the command line's cache keeps); :func:`measure` turns it
+into bytes for a context, a batch and number formats (:mod:`flopsreg.engine.dtypes`), without
+sympy, so that ``flopsreg memory`` answers from the cache as ``eval`` does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
-import sympy
 
-from flopsreg.declarations.symbols import s
-from flopsreg.engine.compose import MODEL_LEVEL, ModelSelection
 from flopsreg.engine.dtypes import Dtype, dtype
-from flopsreg.engine.parameters import MODEL, count_parameters, layer_quantities, whole_number
-from flopsreg.engine.select import SlotSelection, select
 from flopsreg.errors import ModelError
+from flopsreg.formula.tree import Formula
 
-if TYPE_CHECKING:
-    from flopsreg.plugins.loader import PluginLoader
-
-__all__ = ["KindMemory", "Memory", "memory"]
+__all__ = ["HeldKind", "Holdings", "KindMemory", "Memory", "WeightPart", "measure"]
 
 _COUNTS = ("weights_bytes", "kv_cache_bytes", "state_bytes", "total_bytes")
 
@@ -43,12 +35,13 @@ class KindMemory:
     """
 
     kind: str
+    scope: str  # "layer", or "model" for the model-level slots
     layers: int
     weights_bytes: int
     kv_cache_bytes: int
     state_bytes: int
-    cache_elements: sympy.Expr | None = attrs.field(default=None, eq=False, repr=False)
-    state_elements: sympy.Expr | None = attrs.field(default=None, eq=False, repr=False)
+    cache_elements: Any = attrs.field(default=None, eq=False, repr=False)  # sympy, where composed (not read from the cache)
+    state_elements: Any = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -101,7 +94,7 @@ class Memory:
             *(f"  {name:<15} {getattr(self, name):>20,} bytes ({_gib(getattr(self, name))})" for name in _COUNTS),
         ]
         for k in self.kinds:
-            times = f" x {k.layers}" if k.kind != MODEL else ""
+            times = f" x {k.layers}" if k.scope == "layer" else ""
             lines.append(
                 f"  {k.kind + times:<22} weights {k.weights_bytes:,}; kv_cache {k.kv_cache_bytes:,}; state {k.state_bytes:,}"
             )
@@ -111,10 +104,15 @@ class Memory:
         return self.text()
 
     def latex(self) -> str:
-        """One layer's elements for one sequence, per kind, as amsmath ``align*`` lines (KV cache and state)."""
+        """One layer's elements for one sequence, per kind, as amsmath ``align*`` lines (KV cache and state);
+        only where composed (``Registry.memory``), not read from the command line's cache."""
+        import sympy  # only here: measuring needs none
+
         rows = []
         for k in self.kinds:
-            for label, expr in (("KV", k.cache_elements), ("state", k.state_elements)):
+            for label, expr, held in (("KV", k.cache_elements, k.kv_cache_bytes), ("state", k.state_elements, k.state_bytes)):
+                if expr is None and held:
+                    raise ModelError(f"{self.model}: memory read from the cache of compiled models has no closed forms; use Registry.memory")
                 if expr is not None and expr != 0:
                     rows.append(rf"\mathrm{{{label}}}_{{\mathrm{{{_escaped(k.kind)}}}}} &= {sympy.latex(expr)}")
         return "\\begin{align*}\n" + " \\\\\n".join(rows) + "\n\\end{align*}"
@@ -134,9 +132,50 @@ def _check_count(field: str, value: object, minimum: int) -> int:
     return value
 
 
-def memory(
-    registry: PluginLoader,
-    plan: ModelSelection,
+@attrs.frozen(kw_only=True)
+class WeightPart:
+    """The weights one slot's pattern holds in one layer (or once, at model level)."""
+
+    slot: str
+    pattern: str
+    weights: int
+    routed: int | None  # the part in routed experts (Pattern.routed_weights), None where undeclared
+    routes: bool  # whether the pattern holds routed experts (declares active_weights)
+
+
+@attrs.frozen(kw_only=True)
+class HeldKind:
+    """What one layer of a kind (or the model-level slots) holds, in elements.
+
+    Attributes:
+        cache: one layer's KV cache elements for one sequence, a formula in ``seq_len``; None: none declared.
+        state: one layer's state elements for one sequence; None: none declared.
+        cache_form, state_form: the same as sympy closed forms in the model's symbols, where
+            composed (None when read from the cache).
+    """
+
+    kind: str
+    scope: str
+    where: str
+    layers: int
+    parts: tuple[WeightPart, ...]
+    cache: Formula | None
+    state: int | None
+    cache_form: Any = attrs.field(default=None, eq=False, repr=False)
+    state_form: Any = attrs.field(default=None, eq=False, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class Holdings:
+    """Everything a model holds, in elements, by kind: what :func:`measure` needs, and what the cache keeps."""
+
+    model: str
+    kinds: tuple[HeldKind, ...]
+    warnings: tuple[str, ...] = ()
+
+
+def measure(
+    held: Holdings,
     seq_len: int,
     batch: int = 1,
     weights_dtype: str = "bf16",
@@ -144,42 +183,28 @@ def memory(
     state_dtype: str | None = None,
     experts_dtype: str | None = None,
 ) -> Memory:
-    """The :class:`Memory` of the exact plan *plan*; ``kv_dtype`` and ``experts_dtype`` default to
-    ``weights_dtype``, ``state_dtype`` to ``kv_dtype``."""
+    """The :class:`Memory` of *held* for ``batch`` sequences of ``seq_len`` tokens; ``kv_dtype`` and
+    ``experts_dtype`` default to ``weights_dtype``, ``state_dtype`` to ``kv_dtype``."""
     _check_count("seq_len", seq_len, 1)
     _check_count("batch", batch, 1)
     formats = {"weights": dtype(weights_dtype, "weights_dtype")}
     formats["experts"] = formats["weights"] if experts_dtype is None else dtype(experts_dtype, "experts_dtype")
     formats["kv"] = formats["weights"] if kv_dtype is None else dtype(kv_dtype, "kv_dtype")
     formats["state"] = formats["kv"] if state_dtype is None else dtype(state_dtype, "state_dtype")
-    split = experts_dtype is not None
-    model = plan.model
-    units = [(unit.name, unit.count, unit.flags, unit.params, unit.where, "layer") for unit in plan.kinds]
-    structure = {block.layers.name: len(model.plan.blocks.get(block.name, ())) for block in registry.blocks.values()}
-    units.append((MODEL, 1, plan.head.flags, {**model.params, **structure}, MODEL_LEVEL, "model"))
-    weights = {(share.where, share.slot): share for share in count_parameters(registry, plan).shares if share.block is None}
     kinds = []
-    for name, layers, flags, params, where, scope in units:
-        selections = select(registry, scope, flags, where)
-        quantities = layer_quantities(registry, selections)
-        weight_bytes = sum(
-            _weight_bytes(sel, weights[(name, sel.slot)].weights, quantities, params, where, formats, split) * layers
-            for sel in selections
-            if (name, sel.slot) in weights
-        )
-        cache, state = _context(registry, selections, quantities, where)
-        values = {**params, s.name: seq_len}
-        cache_bytes = 0 if cache is None else formats["kv"].bytes(whole_number(cache, {}, values, where, "the KV cache elements")) * layers * batch
-        state_bytes = 0 if state is None else formats["state"].bytes(whole_number(state, {}, params, where, "the state elements")) * layers * batch
+    for k in held.kinds:
+        weights = sum(_weight_bytes(part, k.where, formats, experts_dtype is not None) for part in k.parts) * k.layers
+        cache = 0 if k.cache is None else formats["kv"].bytes(k.cache({"seq_len": seq_len})) * k.layers * batch
+        state = 0 if k.state is None else formats["state"].bytes(k.state) * k.layers * batch
         kinds.append(
             KindMemory(
-                kind=name, layers=layers, weights_bytes=weight_bytes, kv_cache_bytes=cache_bytes, state_bytes=state_bytes,
-                cache_elements=cache, state_elements=state,
+                kind=k.kind, scope=k.scope, layers=k.layers, weights_bytes=weights, kv_cache_bytes=cache, state_bytes=state,
+                cache_elements=k.cache_form, state_elements=k.state_form,
             )
         )
     totals = {name: sum(getattr(k, name) for k in kinds) for name in _COUNTS[:3]}
     return Memory(
-        model=model.name,
+        model=held.model,
         seq_len=seq_len,
         batch=batch,
         **{f"{part}_dtype": fmt.name for part, fmt in formats.items()},
@@ -189,54 +214,13 @@ def memory(
     )
 
 
-def _weight_bytes(
-    sel: SlotSelection, held: int, quantities: Mapping[sympy.Symbol, sympy.Expr], params: Mapping[str, int], where: str,
-    formats: Mapping[str, Dtype], split: bool,
-) -> int:
-    """Bytes of the *held* weights of one layer's *sel*: routed experts in the experts' format when *split*."""
-    pattern = sel.pattern
-    if not split:
-        return formats["weights"].bytes(held)
-    if pattern.routed_weights is None:
-        if pattern.active_weights is not None:
-            raise ModelError(
-                f"experts_dtype: {where}, slot {sel.slot}: pattern {pattern.name!r} holds routed experts but declares no "
-                "routed_weights, so their part of its weights is unknown"
-            )
-        return formats["weights"].bytes(held)
-    routed = whole_number(pattern.routed_weights, quantities, params, where, f"the routed weights of pattern {pattern.name!r}")
-    return formats["weights"].bytes(held - routed) + formats["experts"].bytes(routed)
-
-
-def _context(
-    registry: PluginLoader, selections: Sequence[SlotSelection], quantities: Mapping[sympy.Symbol, sympy.Expr], where: str
-) -> tuple[sympy.Expr | None, sympy.Expr | None]:
-    """One layer's KV cache and state elements for one sequence, quantities substituted (None: none
-    declared); a token mixer that keeps memory but declares none is refused by name."""
-    groups = registry.slot_groups
-    for group in sorted({sel.slot.split(".")[0] for sel in selections} & set(groups)):
-        members = [sel.pattern for sel in selections if sel.slot.split(".")[0] == group]
-        if groups[group].keeps_context and all(p.cache is None and p.state is None for p in members):
-            names = ", ".join(repr(p.name) for p in members)
-            raise ModelError(
-                f"{where}: token mixer {group!r} keeps memory per sequence, but none of its patterns ({names}) declares "
-                "its cache or state (Pattern cache= or state=), so its bytes are unknown"
-            )
-    forms = []
-    for field in ("cache", "state"):
-        declared = [(sel.pattern, getattr(sel.pattern, field)) for sel in selections if getattr(sel.pattern, field) is not None]
-        if not declared:
-            forms.append(None)
-            continue
-        expr = sympy.Add(*(e for _, e in declared))
-        for _ in range(len(quantities) + 1):
-            expr = expr.xreplace(quantities)
-        names = {sym.name for sym in expr.free_symbols}
-        unresolved = sorted(q for q in registry.quantities if q in names)
-        if unresolved:
-            users = ", ".join(repr(p.name) for p, _ in declared)
-            raise ModelError(f"{where}: the {field} of {users} needs {', '.join(map(repr, unresolved))}, which no selected pattern of this layer provides")
-        if field == "state" and s in expr.free_symbols:
-            raise ModelError(f"{where}: the state of {', '.join(repr(p.name) for p, _ in declared)} grows with seq_len; declare it as cache")
-        forms.append(expr)
-    return forms[0], forms[1]
+def _weight_bytes(part: WeightPart, where: str, formats: Mapping[str, Dtype], split: bool) -> int:
+    """Bytes of one layer's *part*: its routed experts in the experts' format when *split*."""
+    if not split or (part.routed is None and not part.routes):
+        return formats["weights"].bytes(part.weights)
+    if part.routed is None:
+        raise ModelError(
+            f"experts_dtype: {where}, slot {part.slot}: pattern {part.pattern!r} holds routed experts but declares no "
+            "routed_weights, so their part of its weights is unknown"
+        )
+    return formats["weights"].bytes(part.weights - part.routed) + formats["experts"].bytes(part.routed)

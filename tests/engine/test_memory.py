@@ -5,12 +5,16 @@ weights from transformers' own parameter counts (tests/data/hf_params/params.jso
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import flopsreg
 from flopsreg.cli import main
+from flopsreg.engine.cache import Cache
 from flopsreg.engine.dtypes import DTYPES, dtype
 from flopsreg.engine.peaks import BANDWIDTHS, PEAKS, bandwidth_bytes, device_bandwidth
 from flopsreg.errors import ModelError
@@ -222,3 +226,34 @@ def test_every_peak_has_its_device_bandwidth(capsys):
     assert main(["peaks"]) == 0
     out = capsys.readouterr().out
     assert "HBM TB/s" in out and "3,350,000,000,000" in out
+
+
+def test_the_cli_answers_from_the_cache_as_the_registry_does(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLOPSREG_CACHE_DIR", str(tmp_path))
+    argv = ["memory", "gemma-3-27b", "--seq-len", "131072", "--experts-dtype", "fp8", "--format", "json"]
+    outputs = []
+    for _ in range(2):
+        assert main(argv) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and json.loads(outputs[1])["kv_cache_bytes"] == "11173625856"
+    model = flopsreg.Model.example("gemma-3-27b")
+    held = Cache.default().holdings(model)
+    assert held is not None and held.kinds[0].cache({"seq_len": 4096}) == 16 * 128 * 2 * 1024  # the window caps it
+    (entry,) = tmp_path.glob("memory-*.json")
+    mac, payload = entry.read_bytes().split(b"\n", 1)
+    entry.write_bytes(mac + b"\n" + payload.replace(b'"layers":52', b'"layers":53', 1))  # changed, not re-signed: a miss
+    assert Cache.default().holdings(model) is None
+    assert main(argv) == 0 and capsys.readouterr().out == outputs[0]  # recomputed and rewritten
+    assert Cache.default().holdings(model) is not None
+
+
+@pytest.mark.slow
+def test_a_cached_answer_imports_no_sympy(tmp_path):
+    code = (
+        "import sys; from flopsreg.cli import main; main(['memory', 'qwen3-next-80b-a3b', '--seq-len', '4096']);"
+        "print('sympy' in sys.modules, 'flopsreg.plugins.loader' in sys.modules, file=sys.stderr)"
+    )
+    env = {**os.environ, "FLOPSREG_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env) for _ in range(2)]
+    assert runs[0].stdout == runs[1].stdout and "39,518,208" in runs[0].stdout
+    assert runs[0].stderr.split() == ["True", "True"] and runs[1].stderr.split() == ["False", "False"]
