@@ -28,6 +28,7 @@ class KindMemory:
 
     Attributes:
         kind: the layer kind, or ``"model"`` (embedding, final norm, head).
+        scope: ``"layer"``, or ``"model"`` for the model-level slots.
         layers: how many layers of the kind the model has (1 for ``"model"``).
         weights_bytes, kv_cache_bytes, state_bytes: over all its layers and every sequence.
         cache_elements, state_elements: one layer's elements for one sequence, as closed forms in
