@@ -88,6 +88,20 @@ def test_qwen3_next_states_do_not_grow_with_the_context(registry):
     assert registry.memory(model, seq_len=1, state_dtype="fp32").state_bytes == 2 * 39_518_208
 
 
+def test_deepseek_v4_keeps_a_window_and_compressed_entries(registry):
+    # 23 HCA and 20 CSA layers; one shared K = V head of 512; window 128; CSA pools 4 tokens an
+    # entry, HCA 128; the CSA indexer keeps a 128-wide key per entry. States: the tokens not yet
+    # pooled (up to m - 1, kv and gate, 2 x 512 wide on CSA, 512 on HCA) and CSA's overlap slice.
+    s = 131_072
+    hca = 512 * (128 + s // 128)
+    csa = 512 * (128 + s // 4) + 128 * (s // 4)
+    held = registry.memory(flopsreg.Model.example("deepseek-v4-flash"), seq_len=s)
+    assert held.kv_cache_bytes == 2 * (23 * hca + 20 * csa) == 868_614_144
+    hca_state = 2 * 127 * 512
+    csa_state = (2 * 3 * 2 * 512 + 2 * 512) + (2 * 3 * 2 * 128 + 2 * 128)
+    assert held.state_bytes == 2 * (23 * hca_state + 20 * csa_state) == 6_340_608
+
+
 @pytest.mark.parametrize(("name", "layers", "published_gib"), [("gpt-oss-120b", 36, "60.8"), ("gpt-oss-20b", 24, "12.8")])
 def test_gpt_oss_in_mxfp4_reproduces_its_checkpoint(registry, name, layers, published_gib):
     # The experts' matrices (gate_up_proj, down_proj) in MXFP4: 32 elements in 16 bytes + one scale
