@@ -16,6 +16,7 @@ import attrs
 from flopsreg.engine.dtypes import Dtype, dtype
 from flopsreg.errors import ModelError
 from flopsreg.formula.tree import Formula
+from flopsreg.model import check_int
 
 __all__ = ["HeldKind", "Holdings", "KindMemory", "Memory", "WeightPart", "measure"]
 
@@ -127,12 +128,6 @@ def _gib(count: int) -> str:
     return f"{count / 2**30:,.2f} GiB"
 
 
-def _check_count(field: str, value: object, minimum: int) -> int:
-    if type(value) is not int or value < minimum:
-        raise ModelError(f"{field}: {value!r:.60}: expected a whole number >= {minimum}")
-    return value
-
-
 @attrs.frozen(kw_only=True)
 class WeightPart:
     """The weights one slot's pattern holds in one layer (or once, at model level)."""
@@ -186,8 +181,7 @@ def measure(
 ) -> Memory:
     """The :class:`Memory` of *held* for ``batch`` sequences of ``seq_len`` tokens; ``kv_dtype`` and
     ``experts_dtype`` default to ``weights_dtype``, ``state_dtype`` to ``kv_dtype``."""
-    _check_count("seq_len", seq_len, 1)
-    _check_count("batch", batch, 1)
+    seq_len, batch = check_int("seq_len", seq_len, 1), check_int("batch", batch, 1)
     formats = {"weights": dtype(weights_dtype, "weights_dtype")}
     formats["experts"] = formats["weights"] if experts_dtype is None else dtype(experts_dtype, "experts_dtype")
     formats["kv"] = formats["weights"] if kv_dtype is None else dtype(kv_dtype, "kv_dtype")
