@@ -87,6 +87,11 @@ def render(registry: flopsreg.Registry) -> str:
             lines += ["", f"holds ${sympy.latex(p.weights)}$ weights {per}"]
             if p.active_weights is not None:
                 lines[-1] += f", of which ${sympy.latex(p.active_weights)}$ per token"
+            if p.routed_weights is not None and p.routed_weights != 0:
+                lines[-1] += f" (${sympy.latex(p.routed_weights)}$ in routed experts)"
+            for field, what in (("cache", "KV cache elements per sequence"), ("state", "state elements per sequence, whatever its length")):
+                if getattr(p, field) is not None:
+                    lines += ["", f"keeps ${sympy.latex(getattr(p, field))}$ {what} ([memory](memory.md))"]
             lines += ["", f"Reference: {p.reference}"]
     return "\n".join(lines) + "\n"
 

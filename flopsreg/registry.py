@@ -23,6 +23,7 @@ from flopsreg.plugins.loader import PluginLoader
 
 if TYPE_CHECKING:  # imported where used: an evaluation needs none of them
     from flopsreg.engine.compare import Comparison
+    from flopsreg.engine.memory import Memory
     from flopsreg.engine.parameters import Parameters
     from flopsreg.engine.serving import Generation
 
@@ -114,6 +115,29 @@ class Registry(PluginLoader):
         from flopsreg.engine.parameters import count_parameters
 
         return count_parameters(self, self._evaluator.select(model, EXACT))
+
+    def memory(
+        self,
+        model: Model,
+        *,
+        seq_len: int,
+        batch: int = 1,
+        weights_dtype: str = "bf16",
+        kv_dtype: str | None = None,
+        state_dtype: str | None = None,
+        experts_dtype: str | None = None,
+    ) -> Memory:
+        """Exact bytes *model* holds to serve ``batch`` sequences of ``seq_len`` tokens: weights, KV
+        cache (each layer capped by its window) and recurrent states, by layer kind and in total.
+
+        Dtypes: ``fp32``, ``bf16``, ``fp16``, ``fp8`` (``fp8_e4m3``, ``fp8_e5m2``), ``int8``,
+        ``mxfp4``, ``nvfp4`` (docs/memory.md). ``kv_dtype`` and ``experts_dtype`` (the routed
+        experts' weights) default to ``weights_dtype``; ``state_dtype`` to ``kv_dtype``."""
+        from flopsreg.engine.holdings import holdings
+        from flopsreg.engine.memory import measure
+
+        held = holdings(self, self._evaluator.select(model, EXACT))
+        return measure(held, seq_len, batch, weights_dtype, kv_dtype, state_dtype, experts_dtype)
 
     def generate(
         self, model: Model, *, prompt: int, new_tokens: int, batch: int = 1, convention: str = EXACT

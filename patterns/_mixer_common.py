@@ -47,6 +47,7 @@ def short_conv(
             params=(*params, CONV_KERNEL),
             formula=2 * s * channels * K,
             weights=weights,
+            state=channels * (K - 1),  # the last K - 1 inputs of every channel, kept per sequence
             summary=f"{mixer} short causal conv: K taps per channel and token, 2 s C K ({held})",
             reference=reference,
         ),
@@ -58,6 +59,7 @@ def short_conv(
             params=(*params, CONV_KERNEL),
             formula=2 * (s + K - 1) * channels * K,
             weights=weights,
+            state=channels * (K - 1),  # the last K - 1 inputs of every channel, kept per sequence
             summary=f"{mixer} short conv as torch's conv1d fallback runs it: padded by K - 1 on both sides, s + K - 1 outputs",
             reference=reference + "; torch.nn.functional.conv1d(padding=K - 1) then [..., :s] (the causal_conv1d fallback)",
         ),

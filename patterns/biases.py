@@ -59,6 +59,7 @@ EXPERT_BIAS = Pattern(
     formula=0,
     weights=E * ((f - 1) * F_e + h),
     active_weights=k * ((f - 1) * F_e + h),
+    routed_weights=0,  # biases stay in the weights' format (GPT-OSS ships its MXFP4 experts' biases in bf16)
     summary="biases of every routed expert: F_e per up/gate matrix, h on the down projection (GPT-OSS)",
     reference="Hugging Face GptOssExperts (gate_up_proj_bias, down_proj_bias)",
 )

@@ -20,6 +20,7 @@ CHUNKED = Pattern(
     produces="pairs",
     params=(CHUNK,),
     formula=sympy.floor(s / C) * C * (C + 1) / 2 + _rest * (_rest + 1) / 2,
+    provides={"kv_tokens": sympy.Min(s, C)},  # the keys of the current chunk, at most C (vLLM's chunked local attention holds a chunk)
     latex=r"\left\lfloor s/C \right\rfloor \frac{C(C+1)}{2} + \frac{r(r+1)}{2},\ r = s \bmod C",
     summary="causal within aligned chunks of C tokens: floor(s/C) C(C+1)/2 + r(r+1)/2, r = s mod C",
     reference="Meta 2025, Llama 4 (Hugging Face Llama4TextConfig.attention_chunk_size)",

@@ -2,6 +2,7 @@
 causal (query, key) pair, on the layers that run one (not those reusing another layer's top-k)."""
 
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
+from flopsreg.patterns.quantities import kv_tokens
 from flopsreg.plugin import Param, Pattern, Quantity, h, hookimpl, s
 
 INDEX_PAIRS = Quantity(
@@ -33,6 +34,7 @@ DSA_INDEXER = Pattern(
     ),
     # wq_b, wk, its k_norm LayerNorm (weight and bias of d_idx) and weights_proj; no biases.
     weights=r_q * n_idx * d_idx + h * d_idx + 2 * d_idx + h * n_idx,
+    cache=d_idx * kv_tokens,  # the indexer key of every kept token (one per token, shared by the index heads)
     summary="indexer projections (wq_b from the query latent, wk, weights_proj) and ReLU scores over every causal pair",
     reference=(
         "DeepSeek-AI 2025, 'DeepSeek-V3.2' (lightning indexer); transformers "
@@ -51,6 +53,7 @@ DSA_INDEXER_FROM_HIDDEN = Pattern(
     provides={INDEX_PAIRS.name: s * (s + 1) / 2},
     # wq_b, its input LayerNorm (2h), wk, k_norm (2 d_idx), weights_proj, the per-head softmax scale and bias.
     weights=h * n_idx * d_idx + 2 * h + h * d_idx + 2 * d_idx + h * n_idx + 2 * n_idx,
+    cache=d_idx * kv_tokens,  # the indexer key of every kept token (one per token, shared by the index heads)
     summary="the indexer with its queries from the hidden state (no query latent): wq_b hidden -> heads x width",
     reference="transformers models/mistral_large4/modeling_mistral_large4.py MistralLarge4TextIndexer",
 )

@@ -12,6 +12,7 @@ import sympy
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import INDEX_TOPK
 from flopsreg.patterns.low_rank_query import Q_LORA_RANK, r_q
+from flopsreg.patterns.quantities import kv_tokens
 from flopsreg.plugin import Constraint, Param, Pattern, Quantity, h, hookimpl, s
 
 INDEX_KPOOL = Param(name="index_kpool", latex=r"\ell", meaning="consecutive keys per k-pool the indexer scores (index_kpool)")
@@ -73,6 +74,7 @@ KPOOL_INDEXER = Pattern(
     # wq_b, wk, k_norm (LayerNorm weight and bias), weights_proj, the pool gate (d_idx x h) and
     # the pool position bias index_kpool_compress_ape (P x d_idx); no biases.
     weights=r_q * n_idx * d_idx + h * d_idx + 2 * d_idx + h * n_idx + d_idx * h + P * d_idx,
+    cache=d_idx * kv_tokens,  # the indexer key of every kept token (one per token, shared by the index heads)
     summary="k-pool indexer: wq_b, wk, the pool gate, weights_proj, and scores of each query over its causal complete pools",
     reference=_REFERENCE,
 )
@@ -88,6 +90,7 @@ KPOOL_TOPK = Pattern(
     formula=_POOL_KEYS,
     latex=r"\sum_{j=1}^{s} \min(j - r_j, K_{\mathrm{t}}),\ r_j = j \bmod \ell",
     weights=0,  # a mask holds no parameters (the indexer has its own pattern)
+    provides={"kv_tokens": s},  # the indexer may pick any complete pool: every key is kept
     summary="query i attends to the L = index_kpool keys of each of its min(floor((i+1)/L), K/L) selected complete pools",
     reference=_REFERENCE,
 )
@@ -104,6 +107,7 @@ KPOOL_TOPK_TAIL = Pattern(
     formula=sympy.Piecewise((s * (s + 1) / 2, s < _SATURATED), (_POOL_KEYS + _TAIL_KEYS, True)),
     latex=r"\sum_{j=1}^{s} (\min(j - r_j, K_{\mathrm{t}}) + r_j),\ r_j = j \bmod \ell",
     weights=0,
+    provides={"kv_tokens": s},
     summary="the selected complete pools plus the query's own incomplete pool (index_kpool_always_select_tail)",
     reference=_REFERENCE,
 )

@@ -26,6 +26,7 @@ DSA_TOPK = Pattern(
         (K * (K + 1) / 2 + (s - K) * K, True),
     ),
     latex=r"\sum_{j=1}^{s} \min(j, K_{\mathrm{t}})",
+    provides={"kv_tokens": s},  # the indexer may pick any earlier key: all are kept
     weights=0,  # a mask holds no parameters (the indexer that picks the keys has its own pattern)
     summary="query i attends to min(i + 1, K) keys chosen by the indexer: sum_i min(i + 1, K) pairs",
     reference=(

@@ -8,6 +8,7 @@ FULL_CAUSAL = Pattern(
     precedence=10,
     produces="pairs",
     formula=s * (s + 1) / 2,
+    provides={"kv_tokens": s},  # every key stays visible to later queries: all are kept
     summary="causal mask: query q sees keys 0..q, so s(s+1)/2 pairs per sequence",
     reference="Vaswani et al. 2017, 'Attention Is All You Need' (decoder self-attention mask)",
 )

@@ -61,6 +61,7 @@ PATTERNS = [
         params=PARAMS,
         formula=(4 * n + 2) * s * H_m * N * P,
         weights=2 * H_m,  # A_log and dt_bias, one per head
+        state=H_m * N * P,  # the recurrent state kept per sequence, whatever the context length
         summary="recurrent minimum per token and head: n steps of S^T k and k u^T, then S^T q (2n + 1 products of N x P)",
         reference=REFERENCE,
     ),

@@ -39,6 +39,7 @@ CORE = Pattern(
     params=(VALUE_HEADS, KEY_DIM, VALUE_DIM),
     formula=6 * s * H_v * d_k * d_v,
     weights=2 * H_v,  # A_log and dt_bias, one per value head
+    state=H_v * d_k * d_v,  # the recurrent state kept per sequence, whatever the context length
     summary="recurrent minimum per token and value head: S^T k, the rank-1 update k (beta delta)^T and the readout S^T q, d_k d_v multiply-adds each",
     reference=REFERENCE + "; the recurrence S_t = a_t S_{t-1} + k_t (beta_t (v_t - a_t S_{t-1}^T k_t))^T, o_t = S_t^T q_t",
 )
@@ -51,6 +52,7 @@ CHUNKED_CORE = Pattern(
     # per chunk: 2 Q^2 d_k + Q^2 d_v + 3 Q d_k d_v multiply-adds, and (Q - 1) Q (d_k + d_v) / 2 in the solves
     formula=2 * H_v * Q**2 * (2 * d_k + d_v) * CHUNKS + 6 * H_v * Q * d_k * d_v * CHUNKS + H_v * Q * (Q - 1) * (d_k + d_v) * CHUNKS,
     weights=2 * H_v,
+    state=H_v * d_k * d_v,  # the recurrent state kept per sequence, whatever the context length
     latex=r"2 n_{\mathrm{gv}} L \left(2 Q d_{\mathrm{gk}} + Q d_{\mathrm{gv}} + 3 d_{\mathrm{gk}} d_{\mathrm{gv}}\right) + n_{\mathrm{gv}} L (Q - 1)(d_{\mathrm{gk}} + d_{\mathrm{gv}}),\ " + PADDED_LATEX,
     summary="torch_chunk_gated_delta_rule over s padded to chunks of Q: two Q x Q x d_k products, Q x Q x d_v and three d_k x d_v per chunk, plus its two triangular solves",
     reference="transformers 5.24 modeling_qwen3_next.py torch_chunk_gated_delta_rule; the solve_triangular term is invisible to torch's FlopCounterMode",

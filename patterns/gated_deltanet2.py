@@ -45,6 +45,7 @@ CORE = Pattern(
     params=(KEY_HEADS, VALUE_HEADS, KEY_DIM, VALUE_DIM),
     formula=6 * s * H_v * d_k * d_v,
     weights=GATE_WEIGHTS,
+    state=H_v * d_k * d_v,  # the recurrent state kept per sequence, whatever the context length
     summary="recurrent minimum per token and value head: (b k)^T S, the rank-1 update k (w v - u)^T and the readout S^T q, d_k d_v multiply-adds each",
     reference=REFERENCE + "; the recurrence in the GatedDeltaNet2 docstring",
 )
@@ -56,6 +57,7 @@ CHUNKED_CORE = Pattern(
     params=(KEY_HEADS, VALUE_HEADS, KEY_DIM, VALUE_DIM, SCAN_CHUNK),
     formula=2 * H_v * CHUNKS * Q * (3 * Q * d_k + 2 * Q * d_v + 3 * d_k * d_v) + H_v * CHUNKS * (Q - 1) * Q * (2 * Q - 1) / 3,
     weights=GATE_WEIGHTS,
+    state=H_v * d_k * d_v,  # the recurrent state kept per sequence, whatever the context length
     latex=r"2 n_{\mathrm{gv}} L \left(3 Q d_{\mathrm{gk}} + 2 Q d_{\mathrm{gv}} + 3 d_{\mathrm{gk}} d_{\mathrm{gv}}\right) + n_{\mathrm{gv}} \frac{L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
     summary="torch_chunk_gdn2 over s padded to chunks of Q: three Q x Q x d_k and two Q x Q x d_v products and three d_k x d_v ones per chunk, plus its forward substitution",
     reference=REFERENCE + " torch_chunk_gdn2 (the deterministic-mode kernel; row i of the substitution is i^2 multiply-adds)",

@@ -2,6 +2,7 @@
 
 import sympy
 
+from flopsreg.patterns.quantities import kv_tokens
 from flopsreg.plugin import Constraint, Param, Pattern, h, hookimpl, n_h, s
 
 KV_HEADS = Param(
@@ -29,6 +30,7 @@ GQA_PROJECTION = Pattern(
     summary="K and V: hidden -> kv_heads x head_dim each; the core then uses head_dim for q, k and v",
     reference="Ainslie et al. 2023, 'GQA' (arXiv:2305.13245); Shazeer 2019, 'Fast Transformer Decoding' (MQA)",
     weights=2 * h * n_kv * d_h,
+    cache=2 * n_kv * d_h * kv_tokens,  # K and V of every kept token, cached apart
 )
 
 

@@ -42,6 +42,7 @@ CORE = Pattern(
     params=PARAMS,
     formula=6 * s * H * d * d,
     weights=H * d + H,  # the forget gate's dt_bias (per channel) and A_log (per head)
+    state=H * d * d,  # the recurrent state kept per sequence, whatever the context length
     summary="recurrent minimum per token and head: S^T k, the rank-1 delta update and the readout S^T q, d^2 multiply-adds each (the per-channel decay is elementwise)",
     reference=REFERENCE + "; S_t = (I - beta_t k_t k_t^T) Diag(alpha_t) S_{t-1} + beta_t k_t v_t^T, o_t = S_t^T q_t",
 )
@@ -54,6 +55,7 @@ CHUNKED_CORE = Pattern(
     # per chunk: 5 Q^2 d + 3 Q d^2 multiply-adds (matmuls 3 Q^2 d + 3 Q d^2, mul-sums 2 Q^2 d) and the substitution's (Q - 1) Q (2Q - 1) / 6
     formula=2 * H * d * Q * (5 * Q + 3 * d) * CHUNKS + H * Q * (Q - 1) * (2 * Q - 1) * CHUNKS / 3,
     weights=H * d + H,
+    state=H * d * d,  # the recurrent state kept per sequence, whatever the context length
     latex=r"2 n_{\mathrm{kda}} L (3 Q d_{\mathrm{kda}} + 3 d_{\mathrm{kda}}^{2}) + 4 n_{\mathrm{kda}} L Q d_{\mathrm{kda}} + \frac{n_{\mathrm{kda}} L}{Q} \frac{(Q - 1) Q (2 Q - 1)}{3},\ " + PADDED_LATEX,
     summary="chunk_kimi_delta_attention over s padded to chunks of Q: its matmuls, the decay-weighted A_kk and A_qk contractions and the forward substitution",
     reference="transformers 5.24 modeling_kimi_linear.py chunk_kimi_delta_attention; the A_kk/A_qk mul-sums and the substitution loop are invisible to torch's FlopCounterMode",

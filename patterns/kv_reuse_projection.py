@@ -14,6 +14,7 @@ KV_REUSE_PROJECTION = Pattern(
     formula=0,
     provides={"qk_dim": d_h, "v_dim": d_h},
     weights=0,
+    cache=0,  # the earlier layer holds the keys and values this one reads
     summary="no K or V projection: the keys and values of an earlier layer of the same type are reused",
     reference="Google 2026, Gemma 4; transformers models/gemma4/modeling_gemma4.py (kv_sharing_modes 'reuse': no k_proj, v_proj)",
 )

@@ -31,6 +31,7 @@ LATENT_EXPERTS = Pattern(
     formula=2 * s * h * E + 2 * s * k * lat * F_e * f,
     weights=E * h + E * lat * F_e * f,
     active_weights=E * h + k * lat * F_e * f,
+    routed_weights=E * lat * F_e * f,
     constraints=(Constraint(condition=k <= E, message="top_k must not exceed experts"),),
     summary="router hidden -> E, then k routed experts of width F_e on the latent width per token",
     reference=REFERENCE,

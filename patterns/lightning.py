@@ -44,6 +44,7 @@ CORE = Pattern(
     precedence=PRECEDENCE,
     params=(HEAD_DIM,),
     formula=4 * s * n_h * d**2,
+    state=n_h * d * d,  # S, d x d per head, kept per sequence whatever the context length
     summary="recurrent minimum per token and head: the rank-1 update k v^T and the readout S^T q, d^2 multiply-adds each (the decay is elementwise)",
     reference=REFERENCE + "; S_t = lambda_h S_{t-1} + k_t v_t^T, o_t = S_t^T q_t",
 )
@@ -55,6 +56,7 @@ CHUNKED_CORE = Pattern(
     params=(HEAD_DIM, BLOCK),
     # per block of B_k tokens and head: Q K^T and (Q K^T o decay) V, B_k^2 d each; (Q o decay) S and (K o decay)^T V, B_k d^2 each
     formula=4 * n_h * d * (BLOCK_SQUARES + s * d),
+    state=n_h * d * d,
     latex=r"4 n_{\mathrm{h}} d_{\mathrm{h}} \left(\sum_{k} B_{k}^{2} + s\, d_{\mathrm{h}}\right),\ \sum_{k} B_{k}^{2} = \left\lfloor s/B \right\rfloor B^{2} + \left(s - \left\lfloor s/B \right\rfloor B\right)^{2}",
     summary="the block algorithm: per block the intra-block B_k x B_k scores and their product with V (every pair, decay-masked after), the inter-block Q S and the state update K^T V",
     reference="transformers 5.24 modeling_minimax.py MiniMaxLightningAttention.forward (blocks of block_size, the last one partial, no padding)",

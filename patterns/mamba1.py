@@ -53,6 +53,7 @@ CORE = Pattern(
     params=(INNER, STATE),
     formula=4 * s * I * N,
     weights=I * N + I,  # A_log per channel and state, D per channel
+    state=I * N,  # the recurrent state kept per sequence, whatever the context length
     summary="recurrent minimum per token and channel: the state update dt B x (N multiply-adds) and the readout h C (N)",
     reference=REFERENCE + "; h_t = exp(dt_t A) h_{t-1} + dt_t B_t x_t, y_t = C_t h_t + D x_t",
 )

@@ -45,6 +45,7 @@ CORE = Pattern(
     params=(HEADS, HEAD_DIM, STATE),
     formula=4 * s * H_m * P * N,
     weights=3 * H_m,  # A_log, D and dt_bias, one per head
+    state=H_m * P * N,  # the recurrent state kept per sequence, whatever the context length
     summary="recurrent minimum per token and head: the state update dt x B^T (P N multiply-adds) and the readout h C (P N)",
     reference=REFERENCE + "; h_t = exp(dt_t A) h_{t-1} + dt_t x_t B_t^T, y_t = h_t C_t + D x_t",
 )
@@ -57,6 +58,7 @@ CHUNKED_CORE = Pattern(
     # per chunk: Q^2 (N + P) + 2 Q P N multiply-adds; (c + 1)^2 P N for the all-pairs inter-chunk einsum
     formula=2 * H_m * Q**2 * (N + P) * CHUNKS + 4 * H_m * Q * P * N * CHUNKS + 2 * H_m * P * N * (CHUNKS + 1) ** 2,
     weights=3 * H_m,
+    state=H_m * P * N,  # the recurrent state kept per sequence, whatever the context length
     latex=r"2 n_{\mathrm{m}} \left(L Q (N + d_{\mathrm{m}}) + 2 L d_{\mathrm{m}} N + (L/Q + 1)^{2} d_{\mathrm{m}} N\right),\ " + PADDED_LATEX,
     summary="torch_chunk_scan over s padded to chunks of Q: C B^T and its product with x per chunk, chunk states, readout, and the all-pairs inter-chunk einsum",
     reference="transformers 5.24 modeling_nemotron_h.py NemotronHMamba2Mixer.torch_forward (segment_sum, the (c+1) x (c+1) inter-chunk einsum)",

@@ -11,7 +11,7 @@ from flopsreg.patterns.mla_projection import (
     d_vh,
     r_kv,
 )
-from flopsreg.patterns.quantities import pairs
+from flopsreg.patterns.quantities import kv_tokens, pairs
 from flopsreg.plugin import Pattern, h, hookimpl, n_h, s
 
 _REFERENCE = (
@@ -31,6 +31,7 @@ MLA_ABSORBED_PROJECTION = Pattern(
     # The query and output projections keep the head widths; the core below uses the latent's.
     provides={"qk_dim": d_nope + d_rope, "v_dim": d_vh},
     weights=h * (r_kv + d_rope) + r_kv * n_h * (d_nope + d_vh),
+    cache=(r_kv + d_rope) * kv_tokens,  # the compressed latent and the shared rope key of every kept token
     summary="kv_a once per token, then per query W_UK (d_nope -> r_kv) and per output W_UV (r_kv -> d_v), each head",
     reference=_REFERENCE,
 )

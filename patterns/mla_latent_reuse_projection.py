@@ -23,6 +23,7 @@ MLA_LATENT_REUSE_PROJECTION = Pattern(
     formula=2 * s * r_kv * n_h * (d_nope + d_vh),
     provides={"qk_dim": d_nope + d_rope, "v_dim": d_vh},
     weights=r_kv * n_h * (d_nope + d_vh),
+    cache=0,  # the earlier layer holds the latent this one reads
     summary="an earlier layer's latent and rope key reused: only r_kv -> heads x (d_nope + d_v)",
     reference=(
         "Mistral AI 2026, Mistral Large 4; transformers models/mistral_large4/modeling_mistral_large4.py "

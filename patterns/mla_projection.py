@@ -1,5 +1,6 @@
 """Key and value projections of multi-head latent attention (DeepSeek-V2/V3), not absorbed."""
 
+from flopsreg.patterns.quantities import kv_tokens
 from flopsreg.plugin import Param, Pattern, h, hookimpl, n_h, s
 
 KV_LORA_RANK = Param(name="kv_lora_rank", latex=r"r_{\mathrm{kv}}", meaning="rank of the compressed key/value latent")
@@ -28,6 +29,7 @@ MLA_PROJECTION = Pattern(
     reference="DeepSeek-AI 2024, 'DeepSeek-V2' (arXiv:2405.04434), section 2.1 (as run, not absorbed)",
     # kv_a_proj_with_mqa, the kv_a_layernorm of the latent (r_kv scales), kv_b_proj.
     weights=h * (r_kv + d_rope) + r_kv + r_kv * n_h * (d_nope + d_vh),
+    cache=(r_kv + d_rope) * kv_tokens,  # the compressed latent and the shared rope key of every kept token
 )
 
 

@@ -24,6 +24,7 @@ MOE = Pattern(
     # All E experts are held, k are used per token; the router h x E is both.
     weights=h * E + E * f * h * F_e,
     active_weights=h * E + k * f * h * F_e,
+    routed_weights=E * f * h * F_e,  # the experts' matrices (GPT-OSS ships them in MXFP4), not the router
 )
 
 

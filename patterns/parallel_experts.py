@@ -16,6 +16,7 @@ PARALLEL_EXPERTS = Pattern(
     # The router's projection (h x E), its input scale (h) and per-expert scale (E); the experts.
     weights=h * E + h + E + E * f * h * F_e,
     active_weights=h * E + h + E + k * f * h * F_e,
+    routed_weights=E * f * h * F_e,
     summary="router hidden -> E, then k routed experts of width F_e per token, added to the dense MLP's output",
     reference="Google 2026, Gemma 4; transformers models/gemma4/modeling_gemma4.py Gemma4TextRouter, Gemma4TextExperts",
 )

@@ -1,6 +1,7 @@
 """The quantities the built-in patterns pass between slots, declared like any plugin's.
 
-Mask patterns produce ``pairs`` for the attention core; projection patterns ``qk_dim`` and
+Mask patterns produce ``pairs`` for the attention core (and ``kv_tokens``, the keys a layer
+keeps, for the projections' KV cache); projection patterns ``qk_dim`` and
 ``v_dim``; the FFN activation ``ffn_matrices`` for every MLP pattern. Patterns import the
 symbols from here.
 """
@@ -25,15 +26,25 @@ V_DIM = Quantity(
     latex=r"d_{\mathrm{v}}",
     meaning="per-head value width of the attention core; from attention.projection",
 )
+KV_TOKENS = Quantity(
+    name="kv_tokens",
+    latex=r"s_{\mathrm{kv}}",
+    meaning=(
+        "tokens whose keys and values one layer keeps for a sequence of s tokens, at most: s under a causal mask, "
+        "min(s, W) under a window; from attention.mask (Registry.memory reads it, FLOPs never do)"
+    ),
+    # After c cached tokens, s new ones add the keys kept at c + s less those kept at c.
+    cached="difference",
+)
 FFN_MATRICES = Quantity(
     name="ffn_matrices",
     latex="f",
     meaning="hidden-width matmuls per feed-forward network: 2, or 3 when gated (SwiGLU, GeGLU)",
 )
 
-pairs, d_qk, d_v, f = PAIRS.symbol, QK_DIM.symbol, V_DIM.symbol, FFN_MATRICES.symbol
+pairs, d_qk, d_v, f, kv_tokens = PAIRS.symbol, QK_DIM.symbol, V_DIM.symbol, FFN_MATRICES.symbol, KV_TOKENS.symbol
 
 
 @hookimpl
 def flopsreg_register_quantities():
-    return [PAIRS, QK_DIM, V_DIM, FFN_MATRICES]
+    return [PAIRS, QK_DIM, V_DIM, KV_TOKENS, FFN_MATRICES]

@@ -23,6 +23,7 @@ SLIDING_WINDOW = Pattern(
         (s * (s + 1) / 2, s <= W),
         (W * (W + 1) / 2 + (s - W) * W, True),
     ),
+    provides={"kv_tokens": sympy.Min(s, W)},  # later queries see only the last W keys: a layer keeps at most W
     # m = min(s, W): the triangle while the window fills, then W pairs for each later query.
     latex=r"\frac{m(m+1)}{2} + (s - m)\,W,\ m = \min(s, W)",
     summary="key k visible to query q iff 0 <= q - k < W: s(s+1)/2 pairs if s <= W, else W(W+1)/2 + (s-W)W",

@@ -19,11 +19,13 @@ ATTENTION = SlotGroup(
     name="attention",
     summary="softmax attention: a layer's token mixer unless its flags select another (every attention.* slot)",
     default=True,
+    keeps_context=True,
 )
 MIXER = SlotGroup(
     name="mixer",
     summary="a linear-attention or state-space mixer (Gated DeltaNet, KDA, Mamba, short convolutions, lightning attention, RWKV time mix)",
     beside={ATTENTION.name},
+    keeps_context=True,
 )
 NO_MIXER = SlotGroup(name="no_mixer", summary="no token mixer: a feed-forward-only layer (its MLP or MoE alone)")
 

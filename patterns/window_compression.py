@@ -56,6 +56,8 @@ CSA_MASK = Pattern(
     params=(WINDOW, CSA_RATE, INDEX_TOPK),
     formula=_WINDOW_PAIRS + entries_kept(m, K),
     latex=r"\sum_{j=1}^{s} [\min(j, W) + \min(K_{\mathrm{t}}, \lfloor j/m \rfloor)]",
+    # The cache: the window's raw keys (= values) and every closed compressed entry (DeepseekV4CSACache).
+    provides={"kv_tokens": sympy.Min(s, WINDOW.symbol) + sympy.floor(s / m)},
     weights=0,  # a mask holds no parameters
     summary="query t: the last min(t + 1, W) raw keys plus min(K, floor((t + 1)/m)) compressed entries picked by the indexer",
     reference=_REFERENCE + " (CSACompressor block_bias, Indexer causal_threshold)",
@@ -69,6 +71,7 @@ HCA_MASK = Pattern(
     params=(WINDOW, HCA_RATE),
     formula=_WINDOW_PAIRS + entries_seen(m_h),
     latex=r"\sum_{j=1}^{s} [\min(j, W) + \lfloor j/m' \rfloor]",
+    provides={"kv_tokens": sympy.Min(s, WINDOW.symbol) + sympy.floor(s / m_h)},  # DeepseekV4HCACache
     weights=0,  # a mask holds no parameters
     summary="query t: the last min(t + 1, W) raw keys plus every closed compressed entry, floor((t + 1)/m')",
     reference=_REFERENCE + " (HCACompressor block_bias)",
@@ -85,6 +88,9 @@ CSA_COMPRESSOR = Pattern(
     params=(HEAD_DIM, CSA_RATE),
     formula=2 * s * h * 2 * d_h * 2,
     weights=2 * h * 2 * d_h + m * 2 * d_h + d_h,
+    # Between steps: up to m - 1 tokens of kv and gate (2 head_dim each) not yet pooled, and the
+    # last window's Ca slice of both (head_dim each) for the overlapping window (DeepseekV4CSACache).
+    state=2 * (m - 1) * 2 * d_h + 2 * d_h,
     summary="kv_proj and gate_proj hidden -> 2 head_dim (two overlapping series); pooling windows of 2m is elementwise",
     reference=_REFERENCE + " DeepseekV4CSACompressor",
 )
@@ -96,6 +102,7 @@ HCA_COMPRESSOR = Pattern(
     params=(HEAD_DIM, HCA_RATE),
     formula=2 * s * h * d_h * 2,
     weights=2 * h * d_h + m_h * d_h + d_h,
+    state=2 * (m_h - 1) * d_h,  # up to m' - 1 tokens of kv and gate not yet pooled (DeepseekV4HCACache)
     summary="kv_proj and gate_proj hidden -> head_dim; pooling each closed window of m' tokens is elementwise",
     reference=_REFERENCE + " DeepseekV4HCACompressor",
 )
@@ -138,6 +145,8 @@ CSA_INDEXER = Pattern(
     ),
     # kv_proj, gate_proj, position_bias (m x 2 d_idx), kv_norm (d_idx), q_b_proj, weights_proj.
     weights=2 * h * 2 * d_idx + m * 2 * d_idx + d_idx + r_q * n_idx * d_idx + h * n_idx,
+    cache=d_idx * sympy.floor(s / m),  # a compressed index key per closed window
+    state=2 * (m - 1) * 2 * d_idx + 2 * d_idx,  # its compressor's unpooled tokens and overlap, as csa_compressor's
     summary="CSA's lightning indexer on compressed keys: its compressor, q_b_proj, weights_proj, ReLU scores over visible entries",
     reference=_REFERENCE + " DeepseekV4Indexer",
 )

@@ -1,5 +1,5 @@
 """The ``flopsreg`` command line: patterns, eval, sweep, compare, explain, formula, latex, plot,
-convert, generate, mfu, peaks, params, cache.
+convert, generate, mfu, memory, peaks, params, cache.
 
 ``eval`` and ``sweep`` of a model file or bundled example answer from the cache of compiled
 models when they can (see :mod:`flopsreg.engine.cache`), else, where the built-ins alone are
@@ -34,6 +34,7 @@ from flopsreg.readers.hub import is_hub_id
 
 if TYPE_CHECKING:  # the registry (plugins, sympy) is loaded only when neither the cache nor the manifest answers
     from flopsreg.engine.cache import Cache
+    from flopsreg.engine.memory import Holdings
     from flopsreg.engine.peaks import Bounds
     from flopsreg.registry import Registry
 
@@ -262,7 +263,17 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     _model_options(p, blocks)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
-    p = sub.add_parser("peaks", help="the accelerators' dense peak FLOP/s, with sources")
+    p = sub.add_parser("memory", help="exact bytes held to serve a context: weights, KV cache and states, by layer kind")
+    _model_options(p, blocks)
+    p.add_argument("--seq-len", type=int, required=True, metavar="S", help="tokens of context per sequence")
+    p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences held together")
+    p.add_argument("--weights-dtype", default="bf16", metavar="D", help="fp32, bf16 (default), fp16, fp8, int8, mxfp4, nvfp4")
+    p.add_argument("--experts-dtype", metavar="D", help="the routed experts' weights (default: --weights-dtype; GPT-OSS ships mxfp4)")
+    p.add_argument("--kv-dtype", metavar="D", help="the KV cache (default: --weights-dtype)")
+    p.add_argument("--state-dtype", metavar="D", help="recurrent and convolution states (default: --kv-dtype)")
+    p.add_argument("--format", choices=("text", "json", "latex"), default="text", help="latex: the closed forms of one layer's elements")
+
+    p = sub.add_parser("peaks", help="the accelerators' dense peak FLOP/s and memory bandwidth, with sources")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("sweep", help="forward and training FLOPs over many sequence lengths")
@@ -354,6 +365,19 @@ class _Session:
             self.cache.store(plan)
         return plan
 
+    def holdings(self, model: Model, *, symbolic: bool = False) -> Holdings:
+        """What *model* holds, in elements: from the cache if there (unless *symbolic* forms are needed)."""
+        if self.cache is not None and not symbolic:
+            cached = self.cache.holdings(model)
+            if cached is not None:
+                return cached
+        from flopsreg.engine.holdings import holdings
+
+        held = holdings(self.registry, self.registry.select(model))
+        if self.cache is not None:
+            self.cache.store_holdings(model, held)
+        return held
+
 
 def _load_registry(cache: Cache | None, *, announce: bool = True) -> Registry:
     """The built-in and installed plugins, their load warnings printed (and remembered by the cache)."""
@@ -382,9 +406,9 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             return json.dumps(render.patterns_json(session.registry), indent=2)
         return render.patterns_text(session.registry)
     if args.command == "peaks":
-        from flopsreg.engine.peaks import PEAKS
+        from flopsreg.engine.peaks import BANDWIDTHS, PEAKS
 
-        return json.dumps(render.peaks_json(PEAKS), indent=2) if args.format == "json" else render.peaks_text(PEAKS)
+        return json.dumps(render.peaks_json(PEAKS, BANDWIDTHS), indent=2) if args.format == "json" else render.peaks_text(PEAKS, BANDWIDTHS)
     if args.no_cache:
         session.cache = None
     if args.command == "plot":
@@ -410,6 +434,15 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         _warn(session.registry.select(model).warnings)
         counts = session.registry.parameters(model)
         return json.dumps(counts.to_dict(), indent=2) if args.format == "json" else counts.text()
+    if args.command == "memory":
+        from flopsreg.engine.memory import measure
+
+        holdings = session.holdings(model, symbolic=args.format == "latex")
+        _warn(holdings.warnings)
+        held = measure(holdings, args.seq_len, args.batch, args.weights_dtype, args.kv_dtype, args.state_dtype, args.experts_dtype)
+        if args.format == "latex":
+            return held.latex()
+        return json.dumps(held.to_dict(), indent=2) if args.format == "json" else held.text()
     if args.command == "explain":
         return session.registry.select(model, convention=args.convention).explain()
     if args.command in ("formula", "latex"):

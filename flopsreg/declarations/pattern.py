@@ -250,11 +250,23 @@ class Pattern:
             (a norm, a bias, the embedding) only holds weights: it is never a FLOPs term.
         active_weights: the part of ``weights`` one token uses (routed experts at top-k);
             None: all of ``weights``. Checked at load: whole, >= 0 and at most ``weights``.
+        cache: None (declares none), or the elements (numbers, before a dtype) the unit keeps
+            for one sequence whose context is ``seq_len`` tokens, growing with it: a KV cache,
+            e.g. ``2 * n_kv * d_h * kv_tokens`` (the ``kv_tokens`` quantity from the mask caps it
+            by a window). ``Registry.memory`` multiplies it by the KV dtype's size.
+        state: None (declares none), or the elements kept for one sequence whose number does not
+            grow with the context (the recurrent and convolution states of linear-attention and
+            SSM mixers); it may not use ``seq_len``. A token mixer whose layers keep memory
+            (:attr:`SlotGroup.keeps_context`) and whose selected patterns declare neither is
+            refused by name where bytes are asked for: 0 is a declaration, None is not.
+        routed_weights: None, or the part of ``weights`` held in routed experts (which a
+            checkpoint may store in another dtype: GPT-OSS ships them in MXFP4).
         refusal: None, or the one line a plan is refused with when this pattern wins its slot:
             how a convention says that the system it reproduces does not count such a model
             (its formula is then never used; write 0).
 
-    ``formula``, ``provides``, ``weights`` and ``active_weights`` read as sympy builds them with
+    ``formula``, ``provides``, ``weights``, ``active_weights``, ``cache``, ``state`` and
+    ``routed_weights`` read as sympy builds them with
     evaluation on (:func:`canonical`), whether or not evaluation was on where the plugin built
     them (read with evaluation off, they are as built); the values as built are kept
     (``attrs.evolve`` passes them on).
@@ -287,6 +299,15 @@ class Pattern:
     )
     refusal: str | None = attrs.field(
         default=None, validator=_check(lambda v: v is None or _is_text(v), "None or the one line the plan is refused with")
+    )
+    _cache: sympy.Expr | None = attrs.field(
+        alias="cache", default=None, converter=_expr, validator=_check(lambda v: v is None or _is_expr(v), f"None or {_FORMULA}")
+    )
+    _state: sympy.Expr | None = attrs.field(
+        alias="state", default=None, converter=_expr, validator=_check(lambda v: v is None or _is_expr(v), f"None or {_FORMULA}")
+    )
+    _routed_weights: sympy.Expr | None = attrs.field(
+        alias="routed_weights", default=None, converter=_expr, validator=_check(lambda v: v is None or _is_expr(v), f"None or {_FORMULA}")
     )
     _read: dict[str, Any] = attrs.field(init=False, factory=dict, eq=False, hash=False, repr=False)  # canonical forms read
 
@@ -326,6 +347,9 @@ class Pattern:
     provides = _Canonical()
     weights = _Canonical()
     active_weights = _Canonical()
+    cache = _Canonical()
+    state = _Canonical()
+    routed_weights = _Canonical()
 
     @property
     def formula_latex(self) -> str:
@@ -471,6 +495,9 @@ class SlotGroup:
             one group is the default.
         beside: the groups it may share a layer with (Falcon-H1 runs attention beside Mamba2):
             a layer whose flags select two groups, neither naming the other here, is an error.
+        keeps_context: whether its layers keep memory per sequence between steps (a KV cache, a
+            recurrent state): ``Registry.memory`` then refuses a layer whose selected patterns
+            of this group declare neither ``cache`` nor ``state``, rather than count 0.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -481,6 +508,7 @@ class SlotGroup:
         converter=_names,
         validator=_check(lambda v: isinstance(v, frozenset) and all(map(_is_name, v)), "a set of slot group names"),
     )
+    keeps_context: bool = attrs.field(default=False, validator=_check(lambda v: isinstance(v, bool), "True or False"))
 
 
 @attrs.frozen(kw_only=True)

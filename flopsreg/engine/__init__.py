@@ -1,2 +1,2 @@
 """The engine: selection, composition, evaluation, sweeps, serving, comparisons, parameter counts,
-utilisation and the on-disk cache of compositions: functions over Model values."""
+utilisation, memory in bytes and the on-disk cache of compositions: functions over Model values."""

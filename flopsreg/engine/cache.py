@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from flopsreg.engine.memory import HeldKind, Holdings, WeightPart
 from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.formula.tree import Formula
 from flopsreg.model import Model
@@ -336,6 +337,54 @@ def _unit(data: Any) -> CachedUnit:
     )
 
 
+def _holdings_json(held: Holdings) -> dict[str, Any]:
+    return {
+        "model": held.model,
+        "warnings": list(held.warnings),
+        "kinds": [
+            {
+                "kind": k.kind, "scope": k.scope, "where": k.where, "layers": k.layers,
+                "parts": [[p.slot, p.pattern, p.weights, p.routed, p.routes] for p in k.parts],
+                "cache": None if k.cache is None else _formula_json(k.cache),
+                "state": k.state,
+            }
+            for k in held.kinds
+        ],
+    }
+
+
+def _count(value: Any) -> int:
+    if _typed(value, int) < 0:
+        raise ValueError(f"count {value}")
+    return value
+
+
+def _part(data: Any) -> WeightPart:
+    slot, pattern, weights, routed, routes = _typed(data, list) if len(_typed(data, list)) == 5 else [None] * 5
+    return WeightPart(
+        slot=_typed(slot, str), pattern=_typed(pattern, str), weights=_count(weights),
+        routed=None if routed is None else _count(routed), routes=_typed(routes, bool),
+    )
+
+
+def _holdings(model: Model, data: Any) -> Holdings:
+    data = _fields(data, {"model", "warnings", "kinds"})
+    if data["model"] != model.name:
+        raise ValueError(f"holdings of {data['model']!r}, not {model.name!r}")
+    kinds = []
+    for k in _typed(data["kinds"], list):
+        k = _fields(k, {"kind", "scope", "where", "layers", "parts", "cache", "state"})
+        kinds.append(
+            HeldKind(
+                kind=_typed(k["kind"], str), scope=_typed(k["scope"], str), where=_typed(k["where"], str), layers=_count(k["layers"]),
+                parts=tuple(_part(p) for p in _typed(k["parts"], list)),
+                cache=None if k["cache"] is None else _formula(k["cache"], {"seq_len"}),
+                state=None if k["state"] is None else _count(k["state"]),
+            )
+        )
+    return Holdings(model=model.name, kinds=tuple(kinds), warnings=tuple(_list_of(data["warnings"], str)))
+
+
 class Cache:
     """The cache folder of one environment (flopsreg and its plugins as installed now).
 
@@ -485,6 +534,27 @@ class Cache:
             "compiled": _formula_json(plan.compiled),
         }
         self._write("model", self.model_key(plan.model, plan.convention), body)
+
+    def memory_key(self, model: Model) -> str:
+        """The key of what *model* holds (its exact selection's weights, caches and states)."""
+        return _digest(["memory", self.environment, self._plugins, model.to_toml()])
+
+    def holdings(self, model: Model) -> Holdings | None:
+        """What *model* holds, in elements (``flopsreg memory``), or None."""
+        if self._plugins is None and self.registry_info() is None:
+            return None
+        body = self._read("memory", self.memory_key(model))
+        if body is None:
+            return None
+        try:
+            return _holdings(model, body)
+        except ValueError:
+            return None
+
+    def store_holdings(self, model: Model, held: Holdings) -> None:
+        """Store what *model* holds, once the installed plugins are known."""
+        if self._plugins is not None:
+            self._write("memory", self.memory_key(model), _holdings_json(held))
 
     def info(self) -> str:
         """Where the cache is, and how many entries of each kind it holds."""

@@ -23,7 +23,7 @@ from flopsreg.errors import ModelError
 if TYPE_CHECKING:
     from flopsreg.plugins.loader import PluginLoader
 
-__all__ = ["Parameters", "Share", "count_parameters"]
+__all__ = ["Parameters", "Share", "count_parameters", "layer_quantities", "whole_number"]
 
 
 @attrs.frozen(kw_only=True)
@@ -134,26 +134,38 @@ _FIELDS = attrs.fields(Parameters)
 MODEL = "model"  # Share.where of the model-level slots
 
 
-def _weights(registry: PluginLoader, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str) -> list[tuple[SlotSelection, int, int]]:
-    """``(selection, weights, active)`` of each selection holding weights, quantities and parameters substituted."""
+def layer_quantities(registry: PluginLoader, selections: Iterable[SlotSelection]) -> dict[sympy.Symbol, sympy.Expr]:
+    """``{quantity symbol: formula}`` of every quantity the *selections* produce or provide."""
     quantities: dict[sympy.Symbol, sympy.Expr] = {}
     for sel in selections:
         for name, expr in sel.pattern.quantities.items():
             if name != FLOPS:
                 quantities[registry.quantities[name].symbol] = expr
+    return quantities
+
+
+def whole_number(expr: sympy.Expr, quantities: Mapping[sympy.Symbol, sympy.Expr], params: Mapping[str, int], where: str, what: str) -> int:
+    """*expr* with *quantities* and then the *params* values substituted: a whole number >= 0, or a
+    :class:`ModelError` naming *what* (e.g. "the weights of pattern 'moe'") and what it lacks."""
+    for _ in range(len(quantities) + 1):
+        expr = expr.xreplace(quantities)
+    expr = expr.xreplace({sym: sympy.Integer(params[sym.name]) for sym in expr.free_symbols if sym.name in params})
+    if expr.free_symbols:
+        missing = ", ".join(sorted(repr(sym.name) for sym in expr.free_symbols))
+        raise ModelError(f"{where}: {what} need {missing}, which the model does not set")
+    if not (expr.is_Integer and expr >= 0):
+        raise ModelError(f"{where}: {what} come to {expr}, not a whole number >= 0")
+    return int(expr)
+
+
+def _weights(registry: PluginLoader, selections: Iterable[SlotSelection], params: Mapping[str, int], where: str) -> list[tuple[SlotSelection, int, int]]:
+    """``(selection, weights, active)`` of each selection holding weights, quantities and parameters substituted."""
+    selections = list(selections)
+    quantities = layer_quantities(registry, selections)
     found = []
     for sel in selections:
-        pair = []
-        for expr in (sel.pattern.weights, sel.pattern.weights if sel.pattern.active_weights is None else sel.pattern.active_weights):
-            for _ in range(len(quantities) + 1):
-                expr = expr.xreplace(quantities)
-            expr = expr.xreplace({sym: sympy.Integer(params[sym.name]) for sym in expr.free_symbols if sym.name in params})
-            if expr.free_symbols:
-                missing = ", ".join(sorted(repr(sym.name) for sym in expr.free_symbols))
-                raise ModelError(f"{where}: the weights of pattern {sel.pattern.name!r} need {missing}, which the model does not set")
-            if not (expr.is_Integer and expr >= 0):
-                raise ModelError(f"{where}: the weights of pattern {sel.pattern.name!r} come to {expr}, not a whole number >= 0")
-            pair.append(int(expr))
+        active = sel.pattern.weights if sel.pattern.active_weights is None else sel.pattern.active_weights
+        pair = [whole_number(expr, quantities, params, where, f"the weights of pattern {sel.pattern.name!r}") for expr in (sel.pattern.weights, active)]
         if pair[0] or pair[1]:
             found.append((sel, pair[0], pair[1]))
     return found

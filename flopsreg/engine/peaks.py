@@ -1,8 +1,10 @@
-"""Peak dense matmul throughput of accelerators, per device and number format, with sources.
+"""Peak dense matmul throughput of accelerators, per device and number format, and their peak
+memory (HBM) bandwidth, with sources.
 
 Every figure is the vendor's dense (not 2:4-sparse) tensor-core peak in FLOP/s per device; where
 a datasheet states only the sparse figure (marked "with sparsity"), the dense one is half of it.
-These are the denominators of MFU; the numerators are flopsreg's exact counts.
+These are the denominators of MFU; the numerators are flopsreg's exact counts. The bandwidths
+(:data:`BANDWIDTHS`, one per device of the peaks) are the denominators of MBU.
 
 The ranges a measured number must lie in (:data:`STEP_TIME`, :data:`TOKENS_PER_SECOND`,
 :data:`PEAK`) live here too, next to :func:`exact_number`, which reads every number a user gives.
@@ -18,7 +20,10 @@ import attrs
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import as_int, shown
 
-__all__ = ["PEAK", "PEAKS", "STEP_TIME", "TOKENS_PER_SECOND", "Bounds", "Peak", "exact_number", "number_from_text", "peak_flops"]
+__all__ = [
+    "BANDWIDTH", "BANDWIDTHS", "PEAK", "PEAKS", "STEP_TIME", "TOKENS_PER_SECOND", "Bandwidth", "Bounds", "Peak",
+    "bandwidth_bytes", "device_bandwidth", "exact_number", "number_from_text", "peak_flops",
+]
 
 _T = 10**12  # tera
 _NVIDIA_A100 = "NVIDIA A100 Tensor Core GPU datasheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf): BF16 312 TFLOPS dense"
@@ -73,6 +78,52 @@ PEAKS: dict[str, Peak] = {
 
 
 @attrs.frozen
+class Bandwidth:
+    """One accelerator's peak memory (HBM) bandwidth, as its datasheet states it."""
+
+    name: str  # e.g. "h100-sxm"
+    device: str  # as the peaks name it: every Peak.device has one
+    bytes_per_second: int  # per device, decimal units (1 TB/s = 10**12 bytes/s), as datasheets count
+    source: str
+
+
+_G = 10**9  # giga: datasheets give GB/s and TB/s in powers of ten
+_BW_A100 = "NVIDIA A100 datasheet (nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf): {} (80GB; the 40GB A100 has 1,555 GB/s)"
+_BW_HOPPER = "NVIDIA {} datasheet (nvidia.com/en-us/data-center/{}/): GPU memory bandwidth {}"
+_BW_HGX = "NVIDIA HGX B200 specifications (nvidia.com/en-us/data-center/hgx/): 64 TB/s HBM3e per 8 GPUs, 8 TB/s each"
+_BW_GB200 = "NVIDIA GB200 NVL72 specifications (nvidia.com/en-us/data-center/gb200-nvl72/): 16 TB/s HBM3e per GB200 superchip (2 GPUs), 8 TB/s each"
+_BW_AMD = "AMD Instinct {} data sheet (amd.com/en/products/accelerators/instinct/{}): peak memory bandwidth {}"
+_BW_TPU = "Google Cloud TPU {} documentation (cloud.google.com/tpu/docs/{}): HBM bandwidth {} per chip"
+_BW_GAUDI3 = "Intel Gaudi 3 AI Accelerator white paper (intel.com, document 817486): 128 GB HBM2e, 3.7 TB/s"
+
+BANDWIDTHS: dict[str, Bandwidth] = {
+    bw.name: bw
+    for bw in (
+        Bandwidth("a100-sxm", "NVIDIA A100 SXM", 2039 * _G, _BW_A100.format("SXM 2,039 GB/s")),
+        Bandwidth("a100-pcie", "NVIDIA A100 PCIe", 1935 * _G, _BW_A100.format("PCIe 1,935 GB/s")),
+        Bandwidth("h100-sxm", "NVIDIA H100 SXM", 3350 * _G, _BW_HOPPER.format("H100", "h100", "3.35 TB/s (SXM)")),
+        Bandwidth("h100-pcie", "NVIDIA H100 PCIe", 2000 * _G, _BW_HOPPER.format("H100", "h100", "2 TB/s (PCIe)")),
+        Bandwidth("h200", "NVIDIA H200 SXM", 4800 * _G, _BW_HOPPER.format("H200", "h200", "4.8 TB/s")),
+        Bandwidth("b200", "NVIDIA B200 (HGX)", 8000 * _G, _BW_HGX),
+        Bandwidth("gb200", "NVIDIA GB200 (per Blackwell GPU)", 8000 * _G, _BW_GB200),
+        Bandwidth("mi300x", "AMD Instinct MI300X", 5300 * _G, _BW_AMD.format("MI300X", "mi300/mi300x.html", "5.3 TB/s")),
+        Bandwidth("mi325x", "AMD Instinct MI325X", 6000 * _G, _BW_AMD.format("MI325X", "mi300/mi325x.html", "6 TB/s")),
+        Bandwidth("mi355x", "AMD Instinct MI355X", 8000 * _G, _BW_AMD.format("MI355X", "mi350/mi355x.html", "8 TB/s")),
+        Bandwidth("tpu-v5e", "Google TPU v5e", 819 * _G, _BW_TPU.format("v5e", "v5e", "819 GB/s")),
+        Bandwidth("tpu-v5p", "Google TPU v5p", 2765 * _G, _BW_TPU.format("v5p", "v5p", "2,765 GB/s")),
+        Bandwidth("tpu-v6e", "Google TPU v6e (Trillium)", 1640 * _G, _BW_TPU.format("v6e", "v6e", "1,640 GB/s")),
+        Bandwidth("gaudi3", "Intel Gaudi 3", 3700 * _G, _BW_GAUDI3),
+    )
+}
+_BY_DEVICE = {bw.device: bw for bw in BANDWIDTHS.values()}
+
+
+def device_bandwidth(peak: Peak) -> Bandwidth:
+    """The memory bandwidth of the device a peak entry names."""
+    return _BY_DEVICE[peak.device]
+
+
+@attrs.frozen
 class Bounds:
     """The inclusive range a measured number must lie in, and what it measures (for the message)."""
 
@@ -94,6 +145,7 @@ class Bounds:
 STEP_TIME = Bounds("1e-9", "1e7", "seconds per step")  # 1 ns to 116 days
 TOKENS_PER_SECOND = Bounds("1e-6", "1e12", "tokens per second per device")
 PEAK = Bounds("1", "1e21", "FLOP/s per device")  # 1e21 is a thousand times today's largest FP8 peak
+BANDWIDTH = Bounds("1", "1e16", "bytes/s per device")  # 1e16 is a thousand times today's largest HBM bandwidth
 
 _TEXT_LIMIT = 64  # characters of a number given as text: a longer one is no measurement
 
@@ -110,6 +162,21 @@ def peak_flops(peak: str | int | float | Fraction) -> Fraction:
             raise ModelError(f"peak: {peak!r} is neither FLOP/s nor a known accelerator{hint}")
         return Fraction(entry.flops)
     return PEAK.check("peak", peak)
+
+
+def bandwidth_bytes(bandwidth: str | int | float | Fraction) -> Fraction:
+    """Memory bytes/s per device: a bandwidth entry's name (``h100-sxm``), a peak entry's name
+    (its device's bandwidth: ``h100-sxm-bf16``), or a positive number (exact as written)."""
+    if isinstance(bandwidth, str):
+        key = bandwidth.strip().lower()
+        entry = BANDWIDTHS.get(key) or (device_bandwidth(PEAKS[key]) if key in PEAKS else None)
+        if entry is None:
+            if _numeric(bandwidth):
+                return BANDWIDTH.check("bandwidth", bandwidth)
+            hint = did_you_mean(key, [*BANDWIDTHS, *PEAKS])
+            raise ModelError(f"bandwidth: {bandwidth!r} is neither bytes/s nor a known accelerator{hint} (flopsreg peaks lists them)")
+        return Fraction(entry.bytes_per_second)
+    return BANDWIDTH.check("bandwidth", bandwidth)
 
 
 def _numeric(text: str) -> bool:

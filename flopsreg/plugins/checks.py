@@ -61,6 +61,7 @@ def _as_built(pattern: Pattern) -> dict[str, Any]:
     (:func:`flopsreg.declarations.pattern.canonical`) rebuilds it recursively."""
     built = {"formula": pattern._formula, **{f"provides[{q!r}]": e for q, e in pattern._provides.items()}}
     built |= {"weights": pattern._weights, "active_weights": pattern._active_weights}
+    built |= {"cache": pattern._cache, "state": pattern._state, "routed_weights": pattern._routed_weights}
     return built | {f"constraint {c.message!r}": c._condition for c in pattern.constraints}
 
 

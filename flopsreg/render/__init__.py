@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.evaluate import Result
     from flopsreg.engine.parameters import Parameters
-    from flopsreg.engine.peaks import Peak
+    from flopsreg.engine.peaks import Bandwidth, Peak
     from flopsreg.engine.serving import Generation
     from flopsreg.engine.utilisation import StepUtilisation, Utilisation
     from flopsreg.plugins.loader import PluginLoader
@@ -515,17 +515,28 @@ def sweep_json(rows: Iterable[tuple[int, int]], batch: int = 1) -> list[dict[str
     return [json.loads(line) for chunk in sweep_lines(rows, "json", batch) for line in chunk.split("\n")]
 
 
-def peaks_text(peaks: Mapping[str, Peak]) -> str:
-    """The peak table: name, device, format, dense TFLOP/s per device, and source."""
-    rows = [["name", "device", "format", "TFLOP/s", "source"]]
+def peaks_text(peaks: Mapping[str, Peak], bandwidths: Mapping[str, Bandwidth]) -> str:
+    """The peak table (name, device, format, dense TFLOP/s per device, the device's HBM TB/s,
+    source), then the bandwidth table (name, device, bytes/s, source)."""
+    by_device = {bw.device: bw for bw in bandwidths.values()}
+    rows = [["name", "device", "format", "TFLOP/s", "HBM TB/s", "source"]]
     for peak in peaks.values():
-        rows.append([peak.name, peak.device, peak.dtype, f"{peak.flops / 10**12:g}", peak.source])
-    return _table(rows)
+        bw = by_device.get(peak.device)
+        rows.append([peak.name, peak.device, peak.dtype, f"{peak.flops / 10**12:g}", f"{bw.bytes_per_second / 10**12:g}" if bw else "", peak.source])
+    memory = [["name", "device", "bytes/s", "source"]]
+    memory += [[bw.name, bw.device, f"{bw.bytes_per_second:,}", bw.source] for bw in bandwidths.values()]
+    return _table(rows) + "\n\nmemory bandwidth per device (HBM)\n" + _table(memory)
 
 
-def peaks_json(peaks: Mapping[str, Peak]) -> list[dict[str, Any]]:
+def peaks_json(peaks: Mapping[str, Peak], bandwidths: Mapping[str, Bandwidth]) -> list[dict[str, Any]]:
+    """One entry per peak, with its device's memory bandwidth in bytes/s (a decimal string) and its source."""
+    by_device = {bw.device: bw for bw in bandwidths.values()}
     return [
-        {"name": p.name, "device": p.device, "format": p.dtype, "flops": str(p.flops), "source": p.source}
+        {
+            "name": p.name, "device": p.device, "format": p.dtype, "flops": str(p.flops), "source": p.source,
+            **({"bandwidth": str(by_device[p.device].bytes_per_second), "bandwidth_name": by_device[p.device].name,
+                "bandwidth_source": by_device[p.device].source} if p.device in by_device else {}),
+        }
         for p in peaks.values()
     ]
 
