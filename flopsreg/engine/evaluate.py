@@ -36,6 +36,7 @@ __all__ = [
     "evaluate",
     "length_list",
     "positive_int",
+    "request_list",
     "sequence_lengths",
     "structure_key",
 ]
@@ -94,6 +95,18 @@ class Result:
             else:
                 total = (total or 0) + self.batch * count * value
         return total
+
+    @property
+    def requests(self) -> tuple[tuple[int, int], ...]:
+        """``(new_tokens, cached)`` of each sequence, in the order given (cached 0 without a prefix)."""
+        return tuple(zip(self.seqlens, self.cached or (0,) * len(self.seqlens)))
+
+    @cached_property
+    def per_request(self) -> tuple[int, ...]:
+        """Exact forward FLOPs of each sequence (each request of a serving step), ``batch`` times
+        over: they add up to :attr:`forward`."""
+        exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
+        return tuple(self.batch * exact[pair] for pair in self.requests)
 
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:
@@ -294,6 +307,22 @@ def length_list(field: str, values: Any, expected: str) -> list[int]:
     return lengths
 
 
+def request_list(requests: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """*requests*, a list of ``(new_tokens, cached)`` pairs, as the new tokens and the cached
+    prefix of each (a serving step of prefill chunks and decodes); the error names ``requests``."""
+    if isinstance(requests, (str, bytes)) or not isinstance(requests, Iterable):
+        raise ModelError(f"requests = {shown(requests)}: expected a list of (new_tokens, cached) pairs, got {kind_of(requests)}")
+    lengths, prefixes = [], []
+    for i, request in enumerate(requests):
+        if isinstance(request, (str, bytes)) or not isinstance(request, Iterable) or len(pair := tuple(request)) != 2:
+            raise ModelError(f"requests[{i}] = {shown(request)}: expected a (new_tokens, cached) pair, e.g. (512, 0) or (1, 4096)")
+        lengths.append(positive_int(f"requests[{i}] new_tokens", pair[0], "a count of new tokens"))
+        prefixes.append(nonnegative_int(f"requests[{i}] cached", pair[1], "a count of cached tokens"))
+    if not lengths:
+        raise ModelError("requests: empty; give at least one (new_tokens, cached) pair")
+    return tuple(lengths), tuple(prefixes)
+
+
 def _cached(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int, ...]:
     """The cached prefix of each sequence (empty when none has one); the error names ``cached``."""
     if isinstance(cached, (str, bytes)) or not isinstance(cached, Iterable) or getattr(cached, "shape", None) == ():
@@ -343,9 +372,16 @@ def evaluate(
     batch: int = 1,
     recompute: str = "none",
     cached: int | Sequence[int] = 0,
-    logits: str = "all",
+    logits: str | None = None,
+    requests: Sequence[tuple[int, int]] | None = None,
 ) -> Result:
     """Exact FLOPs of *plan* over ``batch`` copies of the given sequences (see Registry.evaluate)."""
+    if requests is not None:
+        if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
+            raise ModelError("requests: give the (new_tokens, cached) pairs alone, without seq_len, seqlens or cached")
+        seqlens, cached = request_list(requests)
+        logits = "last" if logits is None else logits  # a serving step: logits at each request's last position
+    logits = "all" if logits is None else logits
     if seqlens is None and type(seq_len) is int and seq_len >= 1:  # the common case, checked fast
         lengths: tuple[int, ...] = (seq_len,)
     else:

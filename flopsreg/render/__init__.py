@@ -423,6 +423,8 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
         "model": exact.model.name,
         "seqlens": list(exact.seqlens),
         "batch": exact.batch,
+        "cached": list(exact.cached) or [0] * len(exact.seqlens),
+        "logits": exact.logits,
         "conventions": totals,
         "differences": [
             {
