@@ -25,6 +25,7 @@ BUILTIN: tuple[str, ...] = (
     "conventions.slime",
     "conventions.torchtitan",
     "conventions.verl",
+    "conventions.vllm",
     "dense_mlp",
     "dsa_indexer",
     "dsa_kpool",
