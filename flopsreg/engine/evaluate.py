@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
 
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.structure import Structure
+    from flopsreg.engine.traffic import StepBytes, Traffic
     from flopsreg.engine.utilisation import StepUtilisation, Utilisation
     from flopsreg.plugins.loader import PluginLoader
 
@@ -248,6 +249,15 @@ class Result:
 
         speed = {"peak": peak, "devices": devices, "step_time": step_time, "tokens_per_second": tokens_per_second}
         return StepUtilisation(self, self.mfu(**speed), self.hfu(**speed))
+
+    def traffic(self, step_bytes: StepBytes, *, all_experts: bool = False) -> Traffic:
+        """The bytes this step must read and write at least (weights once, each request's cached
+        KV or state, the new tokens' KV), with ``intensity``, ``roofline(...)`` and ``mbu(...)``;
+        *step_bytes* gives the model's bytes (:class:`flopsreg.engine.traffic.StepBytes`). A MoE
+        layer reads the experts its tokens can reach, min(E, tokens x top_k), or all with *all_experts*."""
+        from flopsreg.engine.traffic import step_traffic  # only for traffic
+
+        return step_traffic(self, step_bytes, all_experts=all_experts)
 
     def to_dict(self, *, per_layer: bool = False) -> dict[str, Any]:
         """Equal to ``flopsreg eval --format json`` for the same call (exact totals as decimal
