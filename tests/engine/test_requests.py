@@ -68,6 +68,12 @@ def test_cli_request_equals_the_api(registry, llama, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data == registry.evaluate(llama, requests=STEP).to_dict()
     assert data["cached"] == [0, 4096, 4096, 1000] and data["logits"] == "last"
+    assert data["per_request_flops"] == [str(f) for f in registry.evaluate(llama, requests=STEP).per_request]
+
+
+def test_text_lists_each_request(capsys):
+    assert main(["eval", "llama-3-8b", "--request", "1:4096", "--request", "64:1000"]) == 0
+    assert "per request (new:cached): 1:4096 17,157,324,800; 64:1000 " in capsys.readouterr().out
 
 
 def test_cli_request_without_cache_and_a_bad_one(registry, llama, capsys):
