@@ -41,7 +41,7 @@ VLLM = Convention(
 
 CONTEXT_PAIRS = Quantity(
     name="context_pairs",
-    latex=r"P_{\mathrm{ctx}}",
+    latex=r"\hat{P}",  # a plain symbol: per-kind subscripts are added to it
     meaning="(query, key) pairs billed as each new token against the whole context (vLLM's num_tokens x context_len)",
     # s new rows, each as wide as the context c + s (or the window): s G(c + s) for F = s G.
     cached="rectangle",
