@@ -267,7 +267,12 @@ def metrics_from_config(cfg: dict) -> list:
         swa = 0
         if window is not None and window > 0:
             layer_types = cfg.get("layer_types")
-            swa = sum(1 for lt in layer_types[:L] if "sliding" in lt.lower()) if isinstance(layer_types, list) else L
+            if isinstance(layer_types, list):
+                swa = sum(1 for lt in layer_types[:L] if "sliding" in lt.lower())
+            elif cfg.get("model_type") == "gemma2":
+                swa = (L + 1) // 2  # Gemma 2 alternates sliding window: even layers (0, 2, ...) are sliding
+            else:
+                swa = L
         metrics.append(_set(AttentionMetrics(), {
             **base, "num_key_value_heads": cfg.get("num_key_value_heads", heads),
             "head_dim": cfg.get("head_dim") or cfg["hidden_size"] // heads, "sliding_window": window, "num_swa_layers": swa}))

@@ -4,6 +4,7 @@ prefill chunks and decodes: to the digit, on Llama (GQA), DeepSeek-V3 (MLA, shar
 first layers), Qwen3-MoE, Mixtral, GPT-OSS and Gemma 3 / Mistral (sliding windows)."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,16 @@ CONFIGS = {
     "llama-4-scout": hf("llama-4-scout"),  # chunked attention, a shared expert without n_shared_experts
     "llama-4-scout text": hf("llama-4-scout"),
     "llama-3-8b with MLP biases": {**hf("llama-3-8b"), "mlp_bias": True},
+    "llama-3.1-70b": hf("llama-3.1-70b"),
+    "qwen3-8b": hf("qwen3-8b"),
+    "gemma-2-9b": hf("gemma-2-9b"),  # Gemma 2: vLLM's parser makes the even layers sliding
+    "starcoder2": hf("starcoder2"),  # a plain GELU MLP with biases, billed as 3 matmuls
+    "gpt-oss-120b": hf("gpt-oss-120b"),
+    "deepseek-v2-lite": hf("deepseek-v2-lite"),  # MLA without a low-rank query
+    "deepseek-v3.2": hf("deepseek-v3.2"),  # DSA: the indexer not counted, the full rectangle billed
+    "kimi-k2.6": hf("kimi-k2.6"),
+    "mistral-small-4": hf("mistral-small-4"),
+    "minimax-m2": hf("minimax-m2"),
 }
 BLOCKS = {"deepseek-v3": ["mtp"]}  # the MTP layer, which vLLM's metrics do not count
 
@@ -98,9 +109,24 @@ def test_router_and_shared_gate_not_counted(registry):
     assert exact - vllm == 48 * 2 * 2048 * 128  # layers x 2 x hidden x experts
 
 
-def test_mixer_layers_refused(registry):
-    with pytest.raises(flopsreg.FlopsregError, match="vLLM's perf.py bills every one of num_hidden_layers as softmax attention"):
-        registry.evaluate(flopsreg.Model.example("qwen3-next-80b-a3b"), requests=[(1, 10)], convention="vllm")
+REFUSED = {
+    "qwen3-next-80b-a3b": "vLLM's perf.py bills every one of num_hidden_layers as softmax attention; this layer has a gated_deltanet mixer",
+    "nemotron-3-nano-30b-a3b": "this layer has a mamba2 mixer",
+    "deepseek-v4-defaults": "vLLM's perf.py has no term for this layer feature",
+    "gemma-3n-e4b-defaults": "this layer has a per_layer_input feature",
+    "gemma-4-31b": "this layer has a k_eq_v feature",
+    "gemma-4-26b-a4b": "vLLM's FfnMetrics has no term for this MLP (it bills a plain or routed SwiGLU FFN); this layer has a parallel_moe MLP",
+    "glm-4.5-air": "vLLM's FfnMetrics bills every layer of a glm4_moe model as MoE (its config has no moe_layer_freq",
+    "glm-5": "every layer of a glm_moe_dsa model as MoE",
+    "mistral-large-4": "every layer of a mistral_large4 model as MoE",
+}
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_what_vllm_cannot_be_reproduced_for_is_refused(registry, name):
+    model = flopsreg.Model.from_hf_config(HF / f"{name}.json")
+    with pytest.raises(flopsreg.FlopsregError, match=re.escape(REFUSED[name])):
+        registry.evaluate(model, requests=[(1, 10)], convention="vllm")
 
 
 def test_compare_on_a_serving_step(capsys):
