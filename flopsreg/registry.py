@@ -91,7 +91,8 @@ class Registry(PluginLoader):
         recompute: str = "none",
         convention: str = EXACT,
         cached: int | Sequence[int] = 0,
-        logits: str = "all",
+        logits: str | None = None,
+        requests: Sequence[tuple[int, int]] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -106,8 +107,13 @@ class Registry(PluginLoader):
         ``seq_len=1``); attention covers the pairs the mask allows for the new queries against
         all P + N keys. ``logits="last"`` computes logits for the last position of each sequence
         only, as serving does; the default ``"all"`` is training's.
+
+        ``requests=[(new_tokens, cached), ...]`` is one serving step of prefill chunks and decodes
+        (instead of ``seq_len``, ``seqlens`` and ``cached``), each request with its own new tokens
+        and cached context, logits at each one's last position unless ``logits`` says otherwise;
+        :attr:`Result.per_request` gives each request's exact FLOPs.
         """
-        return evaluate(self._evaluator.select(model, convention), seq_len, seqlens, batch, recompute, cached, logits)
+        return evaluate(self._evaluator.select(model, convention), seq_len, seqlens, batch, recompute, cached, logits, requests)
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
@@ -207,12 +213,14 @@ class Registry(PluginLoader):
         seqlens: Sequence[int] | None = None,
         batch: int = 1,
         conventions: Sequence[str] | None = None,
+        requests: Sequence[tuple[int, int]] | None = None,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
-        differences from exact traced to the slots and patterns that cause them."""
+        differences from exact traced to the slots and patterns that cause them; ``requests``
+        (see :meth:`evaluate`) compares one serving step."""
         from flopsreg.engine.compare import compare
 
-        return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions)
+        return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests)
 
 
 def _check_arguments(plugins: object, switches: dict[str, object]) -> None:

@@ -27,6 +27,7 @@ BUILTIN: tuple[str, ...] = (
     "conventions.slime",
     "conventions.torchtitan",
     "conventions.verl",
+    "conventions.vllm",
     "dense_mlp",
     "differential_attention",
     "dsa_indexer",

@@ -98,6 +98,15 @@ def _seqlens(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def _request(text: str) -> tuple[int, int]:
+    """``N:P``: N new tokens after P cached ones (one request of a serving step)."""
+    new, colon, cached = text.partition(":")
+    try:
+        return int(new), int(cached) if colon else 0
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NEW:CACHED, two integers such as 512:0 or 1:4096, got {text!r}") from None
+
+
 class UsageError(FlopsregError):
     """The command line itself is malformed (unknown option, missing argument, ...)."""
 
@@ -202,6 +211,8 @@ def _length_options(p: argparse.ArgumentParser) -> None:
     lengths = p.add_mutually_exclusive_group(required=True)
     lengths.add_argument("--seq-len", type=int, metavar="S", help="tokens per sequence")
     lengths.add_argument("--seqlens", type=_seqlens, metavar="S1,S2,...", help="one packed row of sequences")
+    lengths.add_argument("--request", type=_request, action="append", metavar="N:P",
+                         help="one request of a serving step: N new tokens after P cached (repeatable: prefill chunks and decodes)")
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences (or packed rows) per batch")
 
 
@@ -233,8 +244,8 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     )
     p.add_argument("--cached", type=_seqlens, default=[0], metavar="P | P1,P2,...",
                    help="tokens already in the KV cache per sequence (one, or one per --seqlens entry)")
-    p.add_argument("--logits", choices=LOGITS_MODES, default="all",
-                   help="logits on every position (training, default) or the last (serving)")
+    p.add_argument("--logits", choices=LOGITS_MODES,
+                   help="logits on every position (training; the default) or the last (serving; the default with --request)")
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
     p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
     _document_option(p)
@@ -427,7 +438,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         rows = iter_sweep(session.select(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
         return _sweep_output(rows, args.format, args.batch)
     if args.command == "compare":
-        comparison = session.registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch)
+        comparison = session.registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, requests=args.request)
         _warn(comparison.exact.warnings)
         return json.dumps(comparison.to_dict(), indent=2) if args.format == "json" else comparison.to_text()
     if args.command == "params":
@@ -458,7 +469,8 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         return json.dumps(gen.to_dict(), indent=2) if args.format == "json" else gen.to_text()
     if args.command == "mfu":
         result = session.registry.evaluate(
-            model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention
+            model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
+            requests=args.request,
         )
         _warn(result.warnings)
         from flopsreg.engine.peaks import STEP_TIME, TOKENS_PER_SECOND
@@ -473,9 +485,11 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.per_layer and args.format != "json":
         raise FlopsregError(f"--per-layer: lists layers in JSON only; add --format json (got --format {args.format})")
     cached = args.cached[0] if len(args.cached) == 1 else args.cached
-    serving = cached != 0 or args.logits != "all"  # serving forms are built symbolically, never cached
+    if args.request and cached != 0:
+        raise FlopsregError("--cached: each --request N:P gives its own cached tokens P; drop --cached")
+    serving = cached != 0 or args.logits not in (None, "all") or bool(args.request)  # serving forms are built symbolically, never cached
     plan = session.select(model, args.convention, symbolic=args.format == "latex" or serving)
-    result = evaluate(plan, args.seq_len, args.seqlens, args.batch, args.recompute, cached, args.logits)
+    result = evaluate(plan, args.seq_len, args.seqlens, args.batch, args.recompute, cached, args.logits, args.request)
     _warn(result.warnings)
     if args.format == "json":
         text = json.dumps(render.result_json(result), indent=2)

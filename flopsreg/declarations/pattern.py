@@ -32,7 +32,7 @@ _SLOT = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
 EXACT = "exact"  # the default convention: the patterns that no convention flag selects
 FLOPS = "flops"  # what a pattern produces when it counts matmuls itself, rather than a quantity
 SCOPES = ("layer", "model")
-CACHED_RULES = ("fixed", "difference")  # how a Quantity extends over a cached prefix
+CACHED_RULES = ("fixed", "difference", "rectangle")  # how a Quantity extends over a cached prefix
 PER_WEIGHT_RULES = (None, "weights", "active_weights")  # what a per-weight Convention counts
 _FORMULA = "a sympy expression built from flopsreg.declarations.symbols and Param.symbol (or an int)"
 
@@ -439,13 +439,16 @@ class Quantity:
             ones are processed: ``"fixed"`` (it does not depend on the sequence, e.g. head
             widths) or ``"difference"`` (the new tokens' share is F(cached + seq_len) - F(cached),
             e.g. the attended pairs of a query-local mask, whose queries see the same keys
-            whether or not earlier tokens were computed in the same pass).
+            whether or not earlier tokens were computed in the same pass), or ``"rectangle"``
+            (F is ``seq_len`` rows times the keys of a row, every row as wide as the last one: the
+            new rows' share is ``seq_len x G(cached + seq_len)`` with ``G = F / seq_len``, as
+            counts that bill each new token against the whole context do, e.g. vLLM's).
     """
 
     name: str = attrs.field(validator=_check(lambda v: _is_name(v) and v != FLOPS, "a lower_snake_case name other than 'flops'"))
     latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its symbol, e.g. 'P'"))
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what it is"))
-    cached: str = attrs.field(default="fixed", validator=_check(lambda v: v in CACHED_RULES, "'fixed' or 'difference'"))
+    cached: str = attrs.field(default="fixed", validator=_check(lambda v: v in CACHED_RULES, "'fixed', 'difference' or 'rectangle'"))
 
     @property
     def symbol(self) -> Symbol:

@@ -100,15 +100,18 @@ def compare(
     seqlens: Sequence[int] | None = None,
     batch: int = 1,
     conventions: Sequence[str] | None = None,
+    requests: Sequence[tuple[int, int]] | None = None,
 ) -> Comparison:
-    """Evaluate *model* under exact and every other convention, and explain each difference."""
+    """Evaluate *model* under exact and every other convention, and explain each difference;
+    *requests* (``(new_tokens, cached)`` pairs) compares one serving step instead of a forward."""
     names = list(registry.conventions) if conventions is None else _conventions(registry, conventions)
-    exact = registry.evaluate(model, seq_len=seq_len, seqlens=seqlens, batch=batch)
+    batch_of = {"seq_len": seq_len, "seqlens": seqlens, "batch": batch, "requests": requests}
+    exact = registry.evaluate(model, **batch_of)
     totals = [ConventionTotal(EXACT, exact)]
     differences: list[Difference] = []
     for name in names:
         try:
-            result = registry.evaluate(model, seq_len=seq_len, seqlens=seqlens, batch=batch, convention=name)
+            result = registry.evaluate(model, **batch_of, convention=name)
         except FlopsregError as error:
             totals.append(ConventionTotal(name, None, str(error)))
             continue

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
 
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.structure import Structure
+    from flopsreg.engine.traffic import StepBytes, Traffic
     from flopsreg.engine.utilisation import StepUtilisation, Utilisation
     from flopsreg.plugins.loader import PluginLoader
 
@@ -36,6 +37,7 @@ __all__ = [
     "evaluate",
     "length_list",
     "positive_int",
+    "request_list",
     "sequence_lengths",
     "structure_key",
 ]
@@ -94,6 +96,18 @@ class Result:
             else:
                 total = (total or 0) + self.batch * count * value
         return total
+
+    @property
+    def requests(self) -> tuple[tuple[int, int], ...]:
+        """``(new_tokens, cached)`` of each sequence, in the order given (cached 0 without a prefix)."""
+        return tuple(zip(self.seqlens, self.cached or (0,) * len(self.seqlens)))
+
+    @cached_property
+    def per_request(self) -> tuple[int, ...]:
+        """Exact forward FLOPs of each sequence (each request of a serving step), ``batch`` times
+        over: they add up to :attr:`forward`."""
+        exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
+        return tuple(self.batch * exact[pair] for pair in self.requests)
 
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:
@@ -236,6 +250,15 @@ class Result:
         speed = {"peak": peak, "devices": devices, "step_time": step_time, "tokens_per_second": tokens_per_second}
         return StepUtilisation(self, self.mfu(**speed), self.hfu(**speed))
 
+    def traffic(self, step_bytes: StepBytes, *, all_experts: bool = False) -> Traffic:
+        """The bytes this step must read and write at least (weights once, each request's cached
+        KV or state, the new tokens' KV), with ``intensity``, ``roofline(...)`` and ``mbu(...)``;
+        *step_bytes* gives the model's bytes (:class:`flopsreg.engine.traffic.StepBytes`). A MoE
+        layer reads the experts its tokens can reach, min(E, tokens x top_k), or all with *all_experts*."""
+        from flopsreg.engine.traffic import step_traffic  # only for traffic
+
+        return step_traffic(self, step_bytes, all_experts=all_experts)
+
     def to_dict(self, *, per_layer: bool = False) -> dict[str, Any]:
         """Equal to ``flopsreg eval --format json`` for the same call (exact totals as decimal
         strings); ``per_layer=True`` adds the ``layers`` list of ``--per-layer``."""
@@ -294,6 +317,22 @@ def length_list(field: str, values: Any, expected: str) -> list[int]:
     return lengths
 
 
+def request_list(requests: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """*requests*, a list of ``(new_tokens, cached)`` pairs, as the new tokens and the cached
+    prefix of each (a serving step of prefill chunks and decodes); the error names ``requests``."""
+    if isinstance(requests, (str, bytes)) or not isinstance(requests, Iterable):
+        raise ModelError(f"requests = {shown(requests)}: expected a list of (new_tokens, cached) pairs, got {kind_of(requests)}")
+    lengths, prefixes = [], []
+    for i, request in enumerate(requests):
+        if isinstance(request, (str, bytes)) or not isinstance(request, Iterable) or len(pair := tuple(request)) != 2:
+            raise ModelError(f"requests[{i}] = {shown(request)}: expected a (new_tokens, cached) pair, e.g. (512, 0) or (1, 4096)")
+        lengths.append(positive_int(f"requests[{i}] new_tokens", pair[0], "a count of new tokens"))
+        prefixes.append(nonnegative_int(f"requests[{i}] cached", pair[1], "a count of cached tokens"))
+    if not lengths:
+        raise ModelError("requests: empty; give at least one (new_tokens, cached) pair")
+    return tuple(lengths), tuple(prefixes)
+
+
 def _cached(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int, ...]:
     """The cached prefix of each sequence (empty when none has one); the error names ``cached``."""
     if isinstance(cached, (str, bytes)) or not isinstance(cached, Iterable) or getattr(cached, "shape", None) == ():
@@ -343,9 +382,16 @@ def evaluate(
     batch: int = 1,
     recompute: str = "none",
     cached: int | Sequence[int] = 0,
-    logits: str = "all",
+    logits: str | None = None,
+    requests: Sequence[tuple[int, int]] | None = None,
 ) -> Result:
     """Exact FLOPs of *plan* over ``batch`` copies of the given sequences (see Registry.evaluate)."""
+    if requests is not None:
+        if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
+            raise ModelError("requests: give the (new_tokens, cached) pairs alone, without seq_len, seqlens or cached")
+        seqlens, cached = request_list(requests)
+        logits = "last" if logits is None else logits  # a serving step: logits at each request's last position
+    logits = "all" if logits is None else logits
     if seqlens is None and type(seq_len) is int and seq_len >= 1:  # the common case, checked fast
         lengths: tuple[int, ...] = (seq_len,)
     else:

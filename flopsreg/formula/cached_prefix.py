@@ -1,9 +1,9 @@
 """Cached-prefix forms: a unit's FLOPs for ``seq_len`` new tokens after ``cached`` ones.
 
 Derived from the selected patterns' formulas, generically: each :class:`~flopsreg.Quantity`
-says how it extends over a cached prefix (``"fixed"``, or ``"difference"``: F(c + s) - F(c)),
-and every FLOPs formula must be a sum of terms proportional to ``seq_len`` (token-linear work
-on the new tokens) or to one such difference quantity. Nothing here names a quantity or slot.
+says how it extends over a cached prefix (``"fixed"``; ``"difference"``: F(c + s) - F(c); or
+``"rectangle"``: s G(c + s) where F = s G), and every FLOPs formula must be a sum of terms
+proportional to ``seq_len`` (token-linear work on the new tokens) or to one such extended quantity. Nothing here names a quantity or slot.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import sympy
 
 from flopsreg.declarations.symbols import cached, s
 
-__all__ = ["PrefixForms", "difference", "prefix_forms"]
+__all__ = ["PrefixForms", "difference", "prefix_forms", "rectangle"]
 
 
 @attrs.frozen
@@ -30,6 +30,15 @@ def difference(expr: sympy.Expr) -> sympy.Expr:
     """The ``"difference"`` rule: *expr* of ``seq_len`` tokens as the share of ``seq_len`` new
     tokens after ``cached`` ones, F(cached + seq_len) - F(cached)."""
     return expr.xreplace({s: s + cached}) - expr.xreplace({s: cached})
+
+
+def rectangle(expr: sympy.Expr) -> sympy.Expr:
+    """The ``"rectangle"`` rule: *expr* = s G(s), s rows of G(s) keys each, as the share of
+    ``seq_len`` new rows after ``cached`` ones when every row is as wide as the last: s G(c + s)."""
+    return s * sympy.piecewise_fold(expr / s).xreplace({s: s + cached})
+
+
+EXTENSIONS = {"difference": difference, "rectangle": rectangle}  # the rules that extend a quantity over a prefix
 
 
 def _resolve(expr: sympy.Expr, values: Mapping[sympy.Symbol, sympy.Expr]) -> sympy.Expr:
@@ -69,11 +78,12 @@ def prefix_forms(
     extended: dict[sympy.Symbol, sympy.Expr] = dict(engine)
     for q, (name, rule, formula) in quantities.items():
         value = _resolve(formula, full)
-        if rule == "difference":
-            extended[q] = difference(value)
+        if rule in EXTENSIONS:
+            extended[q] = EXTENSIONS[rule](value)
         elif s in value.free_symbols:
             return PrefixForms({}, f"{where}: quantity {name!r} depends on seq_len but declares cached='fixed' "
-                               "(declare cached='difference' if its new tokens' share is F(cached + s) - F(cached))")
+                               "(declare cached='difference' if its new tokens' share is F(cached + s) - F(cached), "
+                               "or cached='rectangle' if it is s G(cached + s) for F = s G)")
         else:
             fixed[q] = value
     variables = {s, *extended}
@@ -82,6 +92,6 @@ def prefix_forms(
         local = _resolve(formula, fixed)
         if not _is_proportional(local, variables):
             return PrefixForms({}, f"{where}, slot {slot}: pattern {pattern!r} is not a sum of terms proportional to "
-                               "seq_len or to a cached='difference' quantity, so its cost after a cached prefix is unknown")
+                               "seq_len or to a cached='difference' or 'rectangle' quantity, so its cost after a cached prefix is unknown")
         terms[slot] = local.xreplace(extended)
     return PrefixForms(terms, None)

@@ -298,6 +298,8 @@ def result_text(result: Result) -> str:
     how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
     lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; {how})")
     lines.append(f"per token: forward {per_token_text(result.forward_per_token)}, training {per_token_text(result.training_per_token)}")
+    if result.serving and len(result.seqlens) > 1:  # a step of several requests: each one's share
+        lines.append("per request (new:cached): " + "; ".join(f"{n}:{c} {_group(f)}" for (n, c), f in zip(result.requests, result.per_request)))
     return "\n".join(lines)
 
 
@@ -348,6 +350,7 @@ def result_json(result: Result) -> dict[str, Any]:
         "training_flops_float": float(result.training),
         "cached": list(result.cached) or [0] * len(result.seqlens),
         "logits": result.logits,
+        "per_request_flops": [str(flops) for flops in result.per_request],
         "tokens": result.tokens,
         "forward_flops_per_token": exact_json(result.forward_per_token),
         "training_flops_per_token": exact_json(result.training_per_token),
@@ -423,6 +426,8 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
         "model": exact.model.name,
         "seqlens": list(exact.seqlens),
         "batch": exact.batch,
+        "cached": list(exact.cached) or [0] * len(exact.seqlens),
+        "logits": exact.logits,
         "conventions": totals,
         "differences": [
             {

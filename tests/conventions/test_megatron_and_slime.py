@@ -683,7 +683,7 @@ def test_parameters_never_select_patterns_under_a_convention(registry, conventio
 
 
 def test_registered_conventions(registry):
-    assert set(registry.conventions) == {"chunked_scan", "hf_trainer", "megatron", "megatron_bridge", "nanogpt", "olmo_core", "slime", "torchtitan", "verl"}
+    assert set(registry.conventions) == {"chunked_scan", "hf_trainer", "megatron", "megatron_bridge", "nanogpt", "olmo_core", "slime", "torchtitan", "verl", "vllm"}
 
 
 @pytest.mark.parametrize("typo, closest", [("megatorn", "megatron"), ("slim", "slime"), ("exakt", "exact")])
