@@ -1,0 +1,69 @@
+"""Measure tiny forward passes of 2026 model types of transformers 5.24 (brief fam2026a) and the
+parameters of each type's class-default config, as measure_families.py does for the older families.
+
+Each case is a tiny config with odd widths (hidden 44, head_dim 12, intermediate 58, vocabulary
+97), run on the CPU with eager attention and eager experts under torch's FlopCounterMode at two
+lengths; the class-default config is built on the meta device. The result, forward_fam2026a.json,
+comes from torch and transformers alone: tests/hf/test_fam2026a_forward.py compares flopsreg with it.
+
+Needs torch and transformers (not flopsreg dependencies):
+    pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_fam2026a.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+import transformers
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from measure_families import BASE, SEQ_LENS, WINDOWED, class_defaults, measure  # noqa: E402
+
+MOE = {"moe_intermediate_size": 26, "num_experts_per_tok": 2}
+
+CASES: dict[str, dict] = {
+    "hyperclovax": {"model_type": "hyperclovax", **BASE, "attention_bias": True, "mlp_bias": True},
+    "hyperclovax_no_post_norm": {"model_type": "hyperclovax", **BASE, "use_post_norm": False},
+    "jais2": {"model_type": "jais2", **BASE},
+    "jais2_no_bias": {"model_type": "jais2", **BASE, "attention_bias": False, "mlp_bias": False, "tie_word_embeddings": True},
+    # Kolibri1Config has no intermediate_size (every layer routes to experts).
+    "kolibri1": {
+        "model_type": "kolibri1", **{k: v for k, v in WINDOWED.items() if k != "intermediate_size"}, **MOE,
+        "num_experts": 5, "shared_expert_intermediate_size": 30,
+    },
+    # 6 layers: 0, 1, 5 (i < 2 or i % 4 == 1 or last) full; 0 and 1 dense (mlp_only_layers).
+    "flint": {
+        "model_type": "flint", **WINDOWED, "num_hidden_layers": 6, **MOE, "num_experts": 5,
+        "shared_expert_intermediate_size": 30, "attention_bias": True,
+    },
+    "hy_v3": {"model_type": "hy_v3", **BASE, **MOE, "num_experts": 5, "num_shared_experts": 2, "attention_bias": True},
+}
+
+
+def main() -> int:
+    warnings.filterwarnings("ignore")
+    results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_lens": list(SEQ_LENS), "models": {}, "defaults": {}}
+    only = set(sys.argv[1:])
+    path = HERE / "forward_fam2026a.json"
+    if only and path.exists():  # re-measure some cases, keep the others
+        results = json.loads(path.read_text())
+    for name, config in CASES.items():
+        if only and name not in only:
+            continue
+        try:
+            results["models"][name] = measure(config)
+        except Exception as exc:  # record, so the test knows which models were not measured
+            results["models"][name] = {"config": config, "error": f"{type(exc).__name__}: {exc}"}
+            print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        results["defaults"][config["model_type"]] = class_defaults(config["model_type"])
+    path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
