@@ -9,6 +9,7 @@ soft-capping (nanochat), embedding, attention and residual multipliers (Granite)
 (OLMo). tests/hf/test_families_forward.py checks every record against a recorded forward pass.
 """
 
+from flopsreg.patterns.attention_output_gate import ATTENTION_OUTPUT_GATE_HEAD_BIAS
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS, QKV_BIAS, ROUTER_BIAS
 from flopsreg.patterns.hf._traits import (
@@ -69,6 +70,12 @@ def _flint_attention(c: Fields, layers: int) -> Layers[str]:
     return rule.replaced(layers - 1, FULL) if layers else rule
 
 
+def _beam_attention(c: Fields, layers: int) -> Layers[str]:
+    """BeamConfig.__post_init__: layer i slides iff (i + 1) % 6 != 0, and the last layer is full."""
+    rule = full_every(6, 1)(c, layers)
+    return rule.replaced(layers - 1, FULL) if layers else rule
+
+
 def _flint_moe_layers(c: Fields, layers: int) -> Layers[str]:
     """FlintDecoderLayer: layer i is MoE iff i not in mlp_only_layers (default [0, 1]), num_experts > 0
     and (i + 1) % decoder_sparse_step == 0 (default 1); else a dense MLP of intermediate_size."""
@@ -126,6 +133,15 @@ FAMILIES_2026: tuple[FamilyTraits, ...] = (
                  head_dim=128, flags=QK_NORM.flags | ATTENTION_SINKS.flags, switches=(ATTENTION,), attention=layer_types_or(_flint_attention),
                  aliases={"num_local_experts": "num_experts"},
                  experts=Experts(experts="num_experts", shared_width="shared_expert_intermediate_size", layers=_flint_moe_layers)),
+    # beam: Qwen3-MoE attention (q_norm/k_norm of head_dim) with an elementwise sigmoid gate, gate_proj
+    # (h -> H d, no bias) plus gate_bias (one per head); four RMSNorms per layer (DeepSeek-V3.2's two,
+    # pre/post_feedforward_layernorm); depth-scaled residual adds, NoPE full layers with a
+    # position-dependent query scale, group-limited routing and routed_scaling_factor run no matmul.
+    # Dense MLP or MoE by mlp_layer_types (default: 3 dense layers); no shared experts; the router a
+    # weight of E x h, its e_score_correction_bias a buffer.
+    FamilyTraits(name="beam", title="Beam", summary="BeamConfig: gated attention, sandwich norms, 5 sliding layers to 1 full, MoE after 3 dense",
+                 head_dim=128, norms=SANDWICH_NORMS.flags, flags=QK_NORM.flags | ATTENTION_OUTPUT_GATE_HEAD_BIAS.flags, switches=(ATTENTION,),
+                 attention=layer_types_or(_beam_attention), experts=Experts(experts="num_experts", layers=mlp_layer_types_or(3))),
 )
 
 FAMILIES: tuple[FamilyTraits, ...] = (

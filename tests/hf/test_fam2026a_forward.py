@@ -1,5 +1,5 @@
 """2026 model types of transformers 5.24 read from traits (patterns/hf/llama_like.py,
-``FAMILIES_2026``) against real forward passes and parameter counts, recorded in
+``FAMILIES_2026``) and A.X K1 (patterns/hf/axk1.py) against real forward passes and parameter counts, recorded in
 tests/data/hf_forward/forward_fam2026a.json.
 
 tests/data/hf_forward/measure_fam2026a.py ran a tiny config of every type (odd widths: hidden 44,
@@ -25,7 +25,7 @@ from flopsreg.patterns.hf.llama_like import FAMILIES_2026
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_fam2026a.json").read_text())
-TYPES = {family.name for family in FAMILIES_2026}
+TYPES = {family.name for family in FAMILIES_2026} | {"axk1"}  # axk1: patterns/hf/axk1.py
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
 
@@ -119,3 +119,47 @@ def test_hy_v3_and_flint_dense_layers_follow_their_lists():
     assert dense_layers({**flint, "mlp_only_layers": [3]}) == [3]
     with pytest.raises(flopsreg.ModelError, match=r"mlp_layer_types\[1\] = 'moe'"):
         flopsreg.Model.from_hf_config({**hy_v3, "mlp_layer_types": ["dense", "moe", "sparse"]})
+
+
+def _weights(registry, name: str, **changes) -> dict[str, int]:
+    config = {**RECORD["models"][name]["config"], **changes}
+    return registry.parameters(flopsreg.Model.from_hf_config(config)).by_slot()
+
+
+def _recorded(name: str, *suffixes: str) -> int:
+    return sum(n for module, n in RECORD["models"][name]["module_parameters"].items() if module.endswith(suffixes))
+
+
+def test_axk1_moe_layers_and_their_output_norm(registry):
+    """first_k_dense_replace 1 and moe_layer_freq 2 make layer 2 alone MoE (i >= 1, i % 2 == 0), the one
+    layer with post_mlp_layernorm: its h weights are the third norm moe_output_norms holds there."""
+    model = flopsreg.Model.from_hf_config(RECORD["models"]["axk1_freq"]["config"])
+    assert [layer.index for layer in model.layers if "moe" in model.kinds[layer.kind].flags] == [2]
+    norms = _weights(registry, "axk1_freq")["norms"]
+    recorded = _recorded("axk1_freq", "input_layernorm", "post_attention_layernorm", "post_mlp_layernorm")
+    assert norms == recorded == 4 * 2 * 44 + 44
+    layers = RECORD["models"]["axk1"]["config"]["num_hidden_layers"]
+    explicit = {"mlp_layer_types": ["dense", "sparse", "sparse", "sparse"][:layers]}
+    assert _weights(registry, "axk1", **explicit) == _weights(registry, "axk1")
+
+
+def test_beam_gate_holds_its_projection_and_a_bias_per_head(registry):
+    """gate_proj (44 -> 4 x 12) and gate_bias (4) of every layer: the recorded modules, and flopsreg's attention.gate."""
+    layers = RECORD["models"]["beam"]["config"]["num_hidden_layers"]
+    recorded = _recorded("beam", "self_attn.gate_proj") + sum(
+        n for module, n in RECORD["models"]["beam"]["module_parameters"].items() if module.endswith("self_attn")
+    )
+    assert _weights(registry, "beam")["attention.gate"] == recorded == layers * (44 * 4 * 12 + 4)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"q_lora_rank": None}, r"q_lora_rank = null: AXK1Attention always builds q_a_proj"),
+        ({"attention_bias": True}, r"attention_bias = true: the biases it adds to A.X K1's MLA are not counted"),
+        ({"mlp_layer_types": ["dense", "moe", "sparse", "sparse"]}, r"mlp_layer_types\[1\] = 'moe'"),
+    ],
+)
+def test_axk1_refuses_what_transformers_cannot_build_or_flopsreg_does_not_count(changes, message):
+    with pytest.raises(flopsreg.ModelError, match=message):
+        flopsreg.Model.from_hf_config({**RECORD["models"]["axk1"]["config"], **changes})

@@ -42,6 +42,26 @@ CASES: dict[str, dict] = {
         "shared_expert_intermediate_size": 30, "attention_bias": True,
     },
     "hy_v3": {"model_type": "hy_v3", **BASE, **MOE, "num_experts": 5, "num_shared_experts": 2, "attention_bias": True},
+    # 7 layers: 5 and 6 full ((i + 1) % 6 == 0, and the last), the others sliding; 0-2 dense.
+    # Group-limited routing: n_group divides the 8 experts.
+    "beam": {
+        "model_type": "beam", **WINDOWED, "num_hidden_layers": 7, **MOE, "num_experts": 8, "n_group": 2, "topk_group": 1,
+        "attention_bias": True,
+    },
+    # MLA (always a low-rank query), an RMSNorm after each MoE block; AXK1Config pops
+    # first_k_dense_replace and moe_layer_freq into mlp_layer_types: layers 1-3 MoE, then with
+    # moe_layer_freq 2 layer 2 alone (i >= 1 and i % 2 == 0).
+    "axk1": {
+        "model_type": "axk1", **{k: v for k, v in BASE.items() if k != "head_dim"}, "num_hidden_layers": 4, "num_key_value_heads": 4,
+        "q_lora_rank": 20, "kv_lora_rank": 16, "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_dim": 10,
+        **MOE, "n_routed_experts": 8, "n_shared_experts": 1, "n_group": 2, "topk_group": 1, "first_k_dense_replace": 1,
+    },
+    "axk1_freq": {
+        "model_type": "axk1", **{k: v for k, v in BASE.items() if k != "head_dim"}, "num_hidden_layers": 4, "num_key_value_heads": 4,
+        "q_lora_rank": 20, "kv_lora_rank": 16, "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_dim": 10,
+        **MOE, "n_routed_experts": 8, "n_shared_experts": 2, "n_group": 2, "topk_group": 1, "first_k_dense_replace": 1,
+        "moe_layer_freq": 2, "tie_word_embeddings": True,
+    },
 }
 
 
