@@ -101,7 +101,7 @@ def _cohere(name: str, title: str, summary: str, **traits) -> FamilyTraits:
     return FamilyTraits(name=name, title=title, summary=summary, tied=True, norms=SINGLE_NORM.flags, **traits)
 
 
-# The 2026 types: hy_v3, hyperclovax, jais2, kolibri1, flint (brief fam2026a; tests/hf/test_fam2026a_forward.py).
+# The 2026 types: hy_v3, hyperclovax, jais2, kolibri1, flint, beam (tests/hf/test_fam2026a_forward.py).
 FAMILIES_2026: tuple[FamilyTraits, ...] = (
     # hy_v3: ApertusAttention (q_norm/k_norm of head_dim; attention_bias on q/k/v/o_proj); layer i is a
     # dense MLP or MoE by mlp_layer_types (default: layer 0 dense); num_shared_experts shared experts of
