@@ -16,6 +16,7 @@ from flopsreg.patterns.hf._traits import (
     Experts,
     FamilyTraits,
     Switch,
+    full,
     full_every,
     layer_types_or,
     mlp_layer_types_or,
@@ -101,7 +102,7 @@ def _cohere(name: str, title: str, summary: str, **traits) -> FamilyTraits:
     return FamilyTraits(name=name, title=title, summary=summary, tied=True, norms=SINGLE_NORM.flags, **traits)
 
 
-# The 2026 types: hy_v3, hyperclovax, jais2, kolibri1, flint, beam (tests/hf/test_fam2026a_forward.py).
+# The 2026 types: hy_v3, hyperclovax, jais2, kolibri1, flint, cohere_compass_text, beam (tests/hf/test_fam2026a_forward.py).
 FAMILIES_2026: tuple[FamilyTraits, ...] = (
     # hy_v3: ApertusAttention (q_norm/k_norm of head_dim; attention_bias on q/k/v/o_proj); layer i is a
     # dense MLP or MoE by mlp_layer_types (default: layer 0 dense); num_shared_experts shared experts of
@@ -133,6 +134,11 @@ FAMILIES_2026: tuple[FamilyTraits, ...] = (
                  head_dim=128, flags=QK_NORM.flags | ATTENTION_SINKS.flags, switches=(ATTENTION,), attention=layer_types_or(_flint_attention),
                  aliases={"num_local_experts": "num_experts"},
                  experts=Experts(experts="num_experts", shared_width="shared_expert_intermediate_size", layers=_flint_moe_layers)),
+    # cohere_compass_text: Cohere 2's decoder (parallel attention and MLP on one LayerNorm without
+    # bias, tied head) under a Qwen3-VL text model; layer_types default all full; RoPE per layer type
+    # (NoPE where rope_parameters names none) and the vision wrapper's DeepStack adds run no matmul.
+    _cohere("cohere_compass_text", "North (Cohere Compass) text", "CohereCompassTextConfig: Cohere 2's block, every layer full unless layer_types says",
+            switches=(ATTENTION,), attention=layer_types_or(full)),
     # beam: Qwen3-MoE attention (q_norm/k_norm of head_dim) with an elementwise sigmoid gate, gate_proj
     # (h -> H d, no bias) plus gate_bias (one per head); four RMSNorms per layer (DeepSeek-V3.2's two,
     # pre/post_feedforward_layernorm); depth-scaled residual adds, NoPE full layers with a

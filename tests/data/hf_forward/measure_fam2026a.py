@@ -22,9 +22,13 @@ import transformers
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from measure_families import BASE, SEQ_LENS, WINDOWED, class_defaults, measure  # noqa: E402
+from measure_families import BASE, SEQ_LENS, WINDOWED, _jsonable, measure  # noqa: E402
 
 MOE = {"moe_intermediate_size": 26, "num_experts_per_tok": 2}
+ROPE = {"rope_type": "default", "rope_theta": 10000.0}
+# Classes that do not build from their own defaults: what their class-default config needs added
+# (no count depends on it). CohereCompassTextConfig keeps RoPE per layer type and has none by default.
+ADDED_TO_DEFAULTS = {"cohere_compass_text": {"rope_parameters": {"full_attention": ROPE}}}
 
 CASES: dict[str, dict] = {
     "hyperclovax": {"model_type": "hyperclovax", **BASE, "attention_bias": True, "mlp_bias": True},
@@ -48,6 +52,12 @@ CASES: dict[str, dict] = {
         "model_type": "beam", **WINDOWED, "num_hidden_layers": 7, **MOE, "num_experts": 8, "n_group": 2, "topk_group": 1,
         "attention_bias": True,
     },
+    # Cohere 2's parallel block; layer_types default all full (here given: the middle layer slides).
+    "cohere_compass_text": {"model_type": "cohere_compass_text", **BASE, "rope_parameters": {"full_attention": ROPE}},
+    "cohere_compass_text_sliding": {
+        "model_type": "cohere_compass_text", **BASE, "sliding_window": 7, "rope_parameters": {"full_attention": ROPE, "sliding_attention": None},
+        "layer_types": ["full_attention", "sliding_attention", "full_attention"],
+    },
     # MLA (always a low-rank query), an RMSNorm after each MoE block; AXK1Config pops
     # first_k_dense_replace and moe_layer_freq into mlp_layer_types: layers 1-3 MoE, then with
     # moe_layer_freq 2 layer 2 alone (i >= 1 and i % 2 == 0).
@@ -63,6 +73,18 @@ CASES: dict[str, dict] = {
         "moe_layer_freq": 2, "tie_word_embeddings": True,
     },
 }
+
+
+def class_defaults(model_type: str) -> dict:
+    """The class-default config (plus ADDED_TO_DEFAULTS) as a config.json holds it, and the parameters of its model (meta device)."""
+    config = transformers.AutoConfig.for_model(model_type, **ADDED_TO_DEFAULTS.get(model_type, {}))
+    saved = {k: v for k, v in config.to_dict().items() if _jsonable(v)}
+    try:
+        with torch.device("meta"):
+            model = transformers.AutoModelForCausalLM.from_config(config)
+        return {"config": saved, "parameters": int(sum(p.numel() for p in model.parameters()))}
+    except Exception as exc:  # recorded, not guessed
+        return {"config": saved, "error": f"{type(exc).__name__}: {exc}"}
 
 
 def main() -> int:
