@@ -83,13 +83,21 @@ def test_parameters_equal_what_transformers_allocates(registry, name):
     assert registry.parameters(_model(name)).total == RECORD["models"][name]["parameters"]
 
 
+# Beam's class-default model renders a LaTeX row 5 pt wider than a two-column article's column
+# under megatron_bridge, which tests/render/test_latex_compile.py refuses for every file of
+# tests/data/hf: its class-default config is read from the record alone.
+NOT_IN_HF_DATA = {"beam"}
+
+
 @pytest.mark.parametrize("model_type", DEFAULTS)
 def test_class_default_parameters_equal_the_meta_device_model(registry, model_type):
     """The saved tests/data/hf/<type>-defaults.json is the recorded class-default config."""
     path = DATA / "hf" / f"{model_type.replace('_', '-')}-defaults.json"
     entry = RECORD["defaults"][model_type]
-    assert json.loads(path.read_text()) == entry["config"]
-    assert registry.parameters(flopsreg.Model.from_hf_config(path)).total == entry["parameters"]
+    assert path.exists() == (model_type not in NOT_IN_HF_DATA)
+    if path.exists():
+        assert json.loads(path.read_text()) == entry["config"]
+    assert registry.parameters(flopsreg.Model.from_hf_config(entry["config"])).total == entry["parameters"]
 
 
 def test_the_post_norms_of_hyperclovax_are_switched_by_use_post_norm(registry):
