@@ -51,6 +51,16 @@ SANDWICH_PARALLEL_NORMS = Pattern(
     summary="seven RMSNorms of width h per layer: the four sandwich norms, and before the experts, after them and after the dense MLP (Gemma 4)",
     reference="Hugging Face Gemma4TextDecoderLayer with enable_moe_block: pre_feedforward_layernorm_2, post_feedforward_layernorm_1 and _2",
 )
+MOE_OUTPUT_NORMS = Pattern(
+    name="moe_output_norms",
+    slot="norms",
+    flags={"norms", "moe_output_norm"},
+    precedence=12,
+    formula=0,
+    weights=3 * h,
+    summary="three RMSNorms of width h per MoE layer: before attention, before the MLP and on the experts' output (no FLOPs counted)",
+    reference="Hugging Face AXK1MoE.post_mlp_layernorm (modeling_axk1.py), only in the MoE layers",
+)
 QK_NORM = Pattern(
     name="qk_norm",
     slot="attention.qk_norm",
@@ -141,4 +151,4 @@ FINAL_LAYERNORM = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [DECODER_NORMS, DECODER_LAYERNORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM]
+    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM]

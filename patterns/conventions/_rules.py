@@ -28,7 +28,7 @@ BUILTIN_TERMS = frozenset({
     # attention.core
     'attention_core', 'mla_absorbed_core',
     # attention.gate
-    'attention_output_gate',
+    'attention_output_gate', 'attention_output_gate_head_bias',
     # attention.sinks
     'attention_sinks',
     # attention.bias
@@ -75,7 +75,7 @@ BUILTIN_TERMS = frozenset({
     # attention.query
     'low_rank_query', 'query_projection',
     # norms
-    'decoder_norms', 'decoder_layernorms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm',
+    'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm',
     # final_norm
     'final_norm', 'final_layernorm',
     # mlp.parallel_experts

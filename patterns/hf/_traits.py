@@ -21,6 +21,7 @@ import attrs
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.embedding import TIED_LOGITS
 from flopsreg.patterns.hf._common import GATED_LM, silu_gated
+from flopsreg.patterns.hf._linear import type_list
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import DECODER_NORMS
@@ -44,6 +45,19 @@ class Switch:
 def every_layer(c: Fields, layers: int) -> Layers[str]:
     """Every layer routes to experts."""
     return Layers.uniform("moe", layers)
+
+
+def mlp_layer_types_or(first_dense: int) -> Callable[[Fields, int], Layers[str]]:
+    """``mlp_layer_types`` ("dense"/"sparse") when the config gives it, else what the config
+    class's ``__post_init__`` builds: the first *first_dense* layers dense, the others MoE."""
+
+    def rule(c: Fields, layers: int) -> Layers[str]:
+        given = type_list(c, "mlp_layer_types", ("dense", "sparse"), layers)
+        if given is None:
+            return Layers.split(layers, "dense", "moe", first_dense)
+        return Layers.of("moe" if t == "sparse" else "dense" for t in given)
+
+    return rule
 
 
 @attrs.frozen(kw_only=True)

@@ -9,9 +9,19 @@ soft-capping (nanochat), embedding, attention and residual multipliers (Granite)
 (OLMo). tests/hf/test_families_forward.py checks every record against a recorded forward pass.
 """
 
+from flopsreg.patterns.attention_output_gate import ATTENTION_OUTPUT_GATE_HEAD_BIAS
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS, QKV_BIAS, ROUTER_BIAS
-from flopsreg.patterns.hf._traits import Experts, FamilyTraits, Switch, full_every, layer_types_or, window_everywhere
+from flopsreg.patterns.hf._traits import (
+    Experts,
+    FamilyTraits,
+    Switch,
+    full,
+    full_every,
+    layer_types_or,
+    mlp_layer_types_or,
+    window_everywhere,
+)
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.moe import MOE
 from flopsreg.patterns.norms import (
@@ -55,6 +65,30 @@ def _ernie_moe_layers(c: Fields, layers: int) -> Layers[str]:
     )
 
 
+def _flint_attention(c: Fields, layers: int) -> Layers[str]:
+    """FlintConfig.__post_init__: layer i is full iff i < 2, i % 4 == 1 or i is the last layer; else sliding."""
+    rule = Layers.rule(layers, lambda i: FULL if i < 2 or i % 4 == 1 else SLIDING, period=4, start=min(2, layers))
+    return rule.replaced(layers - 1, FULL) if layers else rule
+
+
+def _beam_attention(c: Fields, layers: int) -> Layers[str]:
+    """BeamConfig.__post_init__: layer i slides iff (i + 1) % 6 != 0, and the last layer is full."""
+    rule = full_every(6, 1)(c, layers)
+    return rule.replaced(layers - 1, FULL) if layers else rule
+
+
+def _flint_moe_layers(c: Fields, layers: int) -> Layers[str]:
+    """FlintDecoderLayer: layer i is MoE iff i not in mlp_only_layers (default [0, 1]), num_experts > 0
+    and (i + 1) % decoder_sparse_step == 0 (default 1); else a dense MLP of intermediate_size."""
+    step = c.int_or_default("decoder_sparse_step", 1)
+    listed = c.int_list("mlp_only_layers", maximum=layers - 1)
+    dense_only = {0, 1} if listed is None else set(listed)
+    if c.int("num_experts", minimum=0) == 0:
+        return Layers.uniform("dense", layers)
+    start = max(dense_only, default=-1) + 1
+    return Layers.rule(layers, lambda i: "moe" if i not in dense_only and (i + 1) % step == 0 else "dense", period=step, start=min(start, layers))
+
+
 def _olmo2(name: str, title: str, summary: str, **traits) -> FamilyTraits:
     # modeling_olmo2.py: post_attention_layernorm and post_feedforward_layernorm after the sublayers
     # (2 RMSNorms of h: the weights of two pre-norms); q_norm over all heads (n_h d), k_norm over
@@ -67,6 +101,54 @@ def _cohere(name: str, title: str, summary: str, **traits) -> FamilyTraits:
     # logit_scale multiplies the logits (no matmul); tie_word_embeddings true by default.
     return FamilyTraits(name=name, title=title, summary=summary, tied=True, norms=SINGLE_NORM.flags, **traits)
 
+
+# The 2026 types: hy_v3, hyperclovax, jais2, kolibri1, flint, cohere_compass_text, beam (tests/hf/test_fam2026a_forward.py).
+FAMILIES_2026: tuple[FamilyTraits, ...] = (
+    # hy_v3: ApertusAttention (q_norm/k_norm of head_dim; attention_bias on q/k/v/o_proj); layer i is a
+    # dense MLP or MoE by mlp_layer_types (default: layer 0 dense); num_shared_experts shared experts of
+    # moe_intermediate_size; the router a weight of E x h, e_score_correction_bias a buffer. mlp_bias
+    # would bias the dense and the shared experts' projections: refused (no pattern holds the latter).
+    FamilyTraits(name="hy_v3", title="Hy3", summary="HYV3Config: QK-norm, MoE with shared experts after a dense first layer",
+                 head_dim=128, flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "num_experts"},
+                 refused=(("mlp_bias", False, "the shared experts' biases are in no pattern"),),
+                 experts=Experts(experts="num_experts", shared_count="num_shared_experts", layers=mlp_layer_types_or(1))),
+    # hyperclovax: Granite (multipliers: no matmul) with post_norm1/post_norm2 after attention and MLP
+    # when use_post_norm (default true): four RMSNorms per layer.
+    FamilyTraits(name="hyperclovax", title="HyperCLOVA X", summary="HyperCLOVAXConfig: Granite with post-norms",
+                 switches=(*LLAMA_BIASES, Switch("use_post_norm", True, SANDWICH_NORMS.flags))),
+    # jais2: Llama with nn.LayerNorm (scale and bias) norms and Nemotron's plain MLP (up_proj relu2
+    # down_proj); attention_bias and mlp_bias true by default.
+    FamilyTraits(name="jais2", title="Jais 2", summary="Jais2Config: LayerNorms, plain relu^2 MLP, biases by default",
+                 norms=DECODER_LAYERNORMS.flags, gated=False, activation=("hidden_act", "relu2"),
+                 switches=(Switch("attention_bias", True, ATTENTION_BIAS.flags), Switch("mlp_bias", True, MLP_BIAS.flags))),
+    # kolibri1: GLM-4's four norms per layer, EXAONE 4's attention (q_norm/k_norm of head_dim, no
+    # biases); layer i full iff (i + 1) % 5 == 0, else sliding; every layer MoE with a shared expert of
+    # shared_expert_intermediate_size; the router a weight of E x h, e_score_correction_bias a buffer.
+    FamilyTraits(name="kolibri1", title="Kolibri 1", summary="Kolibri1Config: sandwich norms, 4 sliding layers to 1 full, MoE",
+                 head_dim=128, norms=SANDWICH_NORMS.flags, flags=QK_NORM.flags, attention=layer_types_or(full_every(5, 1)),
+                 aliases={"num_local_experts": "num_experts"},
+                 experts=Experts(experts="num_experts", shared_width="shared_expert_intermediate_size")),
+    # flint: Qwen3-MoE attention with a sink logit per head (RoPE on sliding layers only: no matmul);
+    # layer types and dense layers by FlintConfig's rules; an ungated shared expert per MoE layer.
+    FamilyTraits(name="flint", title="Flint", summary="FlintConfig: sinks, QK-norm, full layers by rule, MoE with a shared expert",
+                 head_dim=128, flags=QK_NORM.flags | ATTENTION_SINKS.flags, switches=(ATTENTION,), attention=layer_types_or(_flint_attention),
+                 aliases={"num_local_experts": "num_experts"},
+                 experts=Experts(experts="num_experts", shared_width="shared_expert_intermediate_size", layers=_flint_moe_layers)),
+    # cohere_compass_text: Cohere 2's decoder (parallel attention and MLP on one LayerNorm without
+    # bias, tied head) under a Qwen3-VL text model; layer_types default all full; RoPE per layer type
+    # (NoPE where rope_parameters names none) and the vision wrapper's DeepStack adds run no matmul.
+    _cohere("cohere_compass_text", "North (Cohere Compass) text", "CohereCompassTextConfig: Cohere 2's block, every layer full unless layer_types says",
+            switches=(ATTENTION,), attention=layer_types_or(full)),
+    # beam: Qwen3-MoE attention (q_norm/k_norm of head_dim) with an elementwise sigmoid gate, gate_proj
+    # (h -> H d, no bias) plus gate_bias (one per head); four RMSNorms per layer (DeepSeek-V3.2's two,
+    # pre/post_feedforward_layernorm); depth-scaled residual adds, NoPE full layers with a
+    # position-dependent query scale, group-limited routing and routed_scaling_factor run no matmul.
+    # Dense MLP or MoE by mlp_layer_types (default: 3 dense layers); no shared experts; the router a
+    # weight of E x h, its e_score_correction_bias a buffer.
+    FamilyTraits(name="beam", title="Beam", summary="BeamConfig: gated attention, sandwich norms, 5 sliding layers to 1 full, MoE after 3 dense",
+                 head_dim=128, norms=SANDWICH_NORMS.flags, flags=QK_NORM.flags | ATTENTION_OUTPUT_GATE_HEAD_BIAS.flags, switches=(ATTENTION,),
+                 attention=layer_types_or(_beam_attention), experts=Experts(experts="num_experts", layers=mlp_layer_types_or(3))),
+)
 
 FAMILIES: tuple[FamilyTraits, ...] = (
     # olmo: OlmoLayerNorm has no weight and no bias (norms without weights); attention_bias false.
@@ -202,4 +284,4 @@ FAMILIES: tuple[FamilyTraits, ...] = (
 
 @hookimpl
 def flopsreg_register_hf_readers():
-    return [family.reader() for family in FAMILIES]
+    return [family.reader() for family in (*FAMILIES, *FAMILIES_2026)]

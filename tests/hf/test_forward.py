@@ -46,6 +46,8 @@ def test_the_record_covers_every_published_config():
     # (tests/hf/test_recurrent_forward.py, with their class defaults' parameter totals).
     recurrent = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_recurrent.json").read_text())
     newer_types |= {entry["config"]["model_type"] for entry in recurrent["models"].values()}
+    # The 2026 types of brief fam2026a: tests/hf/test_fam2026a_forward.py, forward_fam2026a.json.
+    newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_fam2026a.json").read_text())["defaults"])
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]
