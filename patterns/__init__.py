@@ -42,6 +42,7 @@ BUILTIN: tuple[str, ...] = (
     "gqa_projection",
     "grouped_output",
     "hf.bamba",
+    "hf.classic",
     "hf.deepseek",
     "hf.deepseek_v32",
     "hf.deepseek_v4",
