@@ -4,13 +4,13 @@
 What they share: learned absolute positions (GPT-2, GPT-BigCode), LayerNorms with biases, a plain
 (non-gated) GELU MLP of 4 x hidden by default, biased projections, parallel attention and MLP on one
 LayerNorm (GPT-J, CodeGen: the same matmuls), multi-query attention (GPT-BigCode), fused q/k/v and
-partial rotary (no other matmul). Every record cites the transformers 5.24 modeling file its traits
+partial rotary (no other matmul); sinusoidal positions (XGLM, CTRL) are buffers, not weights. Every record cites the transformers 5.24 modeling file its traits
 come from; tests/hf/test_classic_forward.py checks every record against a recorded forward pass.
 """
 
-from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS
+from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS, QKV_BIAS
 from flopsreg.patterns.hf._traits import FamilyTraits, Positions, Switch, Width
-from flopsreg.patterns.norms import DECODER_LAYERNORMS, SINGLE_LAYERNORM
+from flopsreg.patterns.norms import DECODER_LAYERNORMS, FULL_WIDTH_QK_NORM, QK_LAYERNORM, SINGLE_LAYERNORM
 from flopsreg.plugin import hookimpl
 
 # GPT2Config, GPTJConfig, CodeGenConfig, GPTBigCodeConfig: attribute_map (read the other way round).
@@ -60,6 +60,38 @@ CLASSIC: tuple[FamilyTraits, ...] = (
                  aliases=GPT2_NAMES, tied=True, gated=False, activation=("activation_function", "gelu_pytorch_tanh"),
                  norms=DECODER_LAYERNORMS.flags, flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, width=Width("n_inner", 4),
                  positions=Positions(), multi_query=("multi_query", True), refused=NO_CROSS_ATTENTION),
+    # stablelm: modeling_stablelm.py: nn.LayerNorm input_layernorm, and post_attention_layernorm
+    # only when not use_parallel_residual (then one LayerNorm before both); q/k/v_proj biased iff
+    # use_qkv_bias, o_proj never; qk_layernorm: one LayerNorm (no bias) of head_dim per query head
+    # and per key head (StableLmLayerNormPerHead: (n_h + n_kv) d weights); gated SiLU MLP; partial rotary.
+    FamilyTraits(name="stablelm", title="StableLM", summary="StableLmConfig: LayerNorms, optional parallel block, per-head QK LayerNorms",
+                 norms=DECODER_LAYERNORMS.flags,
+                 switches=(Switch("use_qkv_bias", False, QKV_BIAS.flags), Switch("qk_layernorm", False, FULL_WIDTH_QK_NORM.flags),
+                           Switch("use_parallel_residual", False, SINGLE_LAYERNORM.flags))),
+    # persimmon: modeling_persimmon.py: nn.LayerNorm input/post_attention/final norms;
+    # query_key_value and dense biased; dense_h_to_4h relu2 dense_4h_to_h biased (plain);
+    # qk_layernorm (default true): q/k LayerNorms of head_dim with bias, shared by the heads.
+    FamilyTraits(name="persimmon", title="Persimmon", summary="PersimmonConfig: LayerNorms, biases, plain relu^2 MLP, QK LayerNorms",
+                 gated=False, activation=("hidden_act", "relu2"), norms=DECODER_LAYERNORMS.flags, flags=ATTENTION_BIAS.flags | MLP_BIAS.flags,
+                 switches=(Switch("qk_layernorm", True, QK_LAYERNORM.flags),)),
+    # biogpt: modeling_biogpt.py: BioGptLearnedPositionalEmbedding holds max_position_embeddings + 2
+    # rows (offset 2); q/k/v/out_proj and fc1/fc2 biased; nn.LayerNorm norms and final layer_norm;
+    # output_projection tied; scale_embedding multiplies by sqrt(h) (no matmul).
+    FamilyTraits(name="biogpt", title="BioGPT", summary="BioGptConfig: learned positions (+2 rows), LayerNorms, biases, plain GELU MLP",
+                 tied=True, gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags,
+                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, positions=Positions(offset=2)),
+    # xglm: modeling_xglm.py: sinusoidal positions (a buffer); q/k/v/out_proj and fc1/fc2 (ffn_dim)
+    # biased; nn.LayerNorm norms and final layer_norm; lm_head tied; add_cross_attention adds encoder_attn.
+    FamilyTraits(name="xglm", title="XGLM", summary="XGLMConfig: sinusoidal positions, LayerNorms, biases, plain GELU MLP of ffn_dim",
+                 aliases={"attention_heads": "num_attention_heads", "d_model": "hidden_size", "num_layers": "num_hidden_layers"},
+                 tied=True, gated=False, activation=("activation_function", "gelu"), norms=DECODER_LAYERNORMS.flags,
+                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, width=Width("ffn_dim"), refused=NO_CROSS_ATTENTION),
+    # ctrl: modeling_ctrl.py: sinusoidal positions (a buffer); Wq/Wk/Wv/dense biased; the FFN
+    # Linear(h, dff) ReLU Linear(dff, h) biased; layernorm1/2 and the final layernorm; lm_head tied,
+    # with a bias of vocab_size.
+    FamilyTraits(name="ctrl", title="CTRL", summary="CTRLConfig: sinusoidal positions, LayerNorms, biases, plain ReLU MLP of dff, biased head",
+                 aliases=GPT2_NAMES, tied=True, gated=False, norms=DECODER_LAYERNORMS.flags,
+                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | HEAD_BIAS.flags, width=Width("dff")),
 )
 
 

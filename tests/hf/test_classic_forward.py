@@ -1,8 +1,10 @@
-"""The GPT-2 era families (GPT-2, GPT-J, CodeGen, GPT-NeoX, GPT-BigCode, ...) against real forward
-passes and parameter counts, recorded in tests/data/hf_forward/forward_classic.json.
+"""The GPT-2 era families (GPT-2, GPT-J, CodeGen, GPT-NeoX, GPT-BigCode, StableLM, Persimmon, BioGPT,
+XGLM, CTRL) against real forward passes and parameter counts, recorded in
+tests/data/hf_forward/forward_classic.json.
 
 tests/data/hf_forward/measure_classic.py ran a tiny config of every family (odd widths: hidden 44
-over 4 heads of 11, MLP 58 or 4 x 44, vocabulary 97) through transformers 5.24 on the CPU (eager
+over 4 heads of 11, or 48 over 4 of 12 where partial rotary needs an even head; MLP 58 or 4 x 44;
+vocabulary 97) through transformers 5.24 on the CPU (eager
 attention) under torch's FlopCounterMode at two sequence lengths, and recorded the totals, the FLOPs
 of every module, the (query, key) pairs each attention call's mask let through and
 ``sum(p.numel())``; and, per model type, the class-default config with the parameters of its model
@@ -72,7 +74,8 @@ def test_every_layers_mlp_equals_its_module(eager_registry, name):
     model = _model(name)
     units = {unit.name: unit for unit in eager_registry.select(model, convention="eager").kinds}
     for layer in model.layers:
-        recorded = sum(n for m, n in modules.items() if m.endswith(f".{layer.index}.mlp"))
+        # the MLP module (GPT-2, GPT-J, GPT-NeoX, StableLM, Persimmon), CTRL's ffn, or BioGPT's and XGLM's fc1 and fc2
+        recorded = sum(n for m, n in modules.items() if m.endswith(tuple(f".{layer.index}.{part}" for part in ("mlp", "ffn", "fc1", "fc2"))))
         assert units[layer.kind].flops(length)["mlp"] == recorded, (name, layer.index)
 
 

@@ -43,6 +43,16 @@ CASES: dict[str, dict] = {
     "gpt_neox-sequential": {"model_type": "gpt_neox", **LLAMA_KEYS, "use_parallel_residual": False, "attention_bias": False},
     "gpt_bigcode": {"model_type": "gpt_bigcode", **GPT2, "n_inner": 58},
     "gpt_bigcode-mha": {"model_type": "gpt_bigcode", **GPT2, "multi_query": False},
+    # hidden 48 over 4 heads of 12: the partial rotary of StableLM and Persimmon needs an even width.
+    "stablelm": {"model_type": "stablelm", **LLAMA_KEYS, "hidden_size": 48, "num_key_value_heads": 2, "use_qkv_bias": True,
+                 "qk_layernorm": True, "partial_rotary_factor": 0.5},
+    "stablelm-parallel": {"model_type": "stablelm", **LLAMA_KEYS, "hidden_size": 48, "num_key_value_heads": 4, "use_parallel_residual": True, "tie_word_embeddings": True,
+                          "partial_rotary_factor": 0.5},
+    "persimmon": {"model_type": "persimmon", **LLAMA_KEYS, "hidden_size": 48, "partial_rotary_factor": 0.5},
+    "biogpt": {"model_type": "biogpt", **LLAMA_KEYS},
+    "xglm": {"model_type": "xglm", "d_model": 44, "attention_heads": 4, "num_layers": 3, "ffn_dim": 58, "vocab_size": 97,
+             "max_position_embeddings": 128, "pad_token_id": 0},
+    "ctrl": {"model_type": "ctrl", **GPT2, "dff": 58},
 }
 
 
