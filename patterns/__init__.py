@@ -72,6 +72,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.mistral_large4",
     "hf.nemotron_h",
     "hf.olmo_hybrid",
+    "hf.opt",
     "hf.qwen",
     "hf.qwen_moe",
     "hf.qwen_next",

@@ -22,6 +22,7 @@ from eager import eager_registry as make_eager_registry
 import flopsreg
 from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.hf.classic import CLASSIC
+from flopsreg.patterns.hf.opt import OPT
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_classic.json").read_text())
@@ -46,7 +47,7 @@ def _defaults(model_type: str) -> dict:
 def test_every_case_ran_and_every_default_built():
     assert all("totals" in entry for entry in RECORD["models"].values()), "a model failed to run when recorded"
     assert all("parameters" in entry for entry in RECORD["defaults"].values()), "a class-default model failed to build"
-    assert {entry["config"]["model_type"] for entry in RECORD["models"].values()} == set(DEFAULTS) == {f.name for f in CLASSIC}
+    assert {entry["config"]["model_type"] for entry in RECORD["models"].values()} == set(DEFAULTS) == {f.name for f in (*CLASSIC, OPT)}
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -110,3 +111,21 @@ def test_multi_query_gives_one_key_value_head_whatever_num_key_value_heads_says(
     config = RECORD["models"]["gpt_bigcode"]["config"]
     assert flopsreg.Model.from_hf_config(config).params["kv_heads"] == 1
     assert flopsreg.Model.from_hf_config({**config, "multi_query": False}).params["kv_heads"] == config["n_head"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"word_embed_proj_dim": 32}, r"word_embed_proj_dim = 32: the embedding and head of that width with project_in/project_out"),
+        ({"do_layer_norm_before": False}, r"do_layer_norm_before = false: OPTDecoder then has no final LayerNorm"),
+        ({"_remove_final_layer_norm": True}, r"_remove_final_layer_norm = true: OPTDecoder then has no final LayerNorm"),
+    ],
+)
+def test_opt_configurations_no_pattern_holds_are_refused_by_name(change, message):
+    with pytest.raises(flopsreg.ModelError, match=message):
+        flopsreg.Model.from_hf_config({**RECORD["models"]["opt"]["config"], **change})
+
+
+def test_opt_word_embed_proj_dim_null_is_hidden_size(registry):
+    config = {**RECORD["models"]["opt"]["config"], "word_embed_proj_dim": None}
+    assert registry.parameters(flopsreg.Model.from_hf_config(config)).total == RECORD["models"]["opt"]["parameters"]

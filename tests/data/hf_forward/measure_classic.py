@@ -53,6 +53,9 @@ CASES: dict[str, dict] = {
     "xglm": {"model_type": "xglm", "d_model": 44, "attention_heads": 4, "num_layers": 3, "ffn_dim": 58, "vocab_size": 97,
              "max_position_embeddings": 128, "pad_token_id": 0},
     "ctrl": {"model_type": "ctrl", **GPT2, "dff": 58},
+    "opt": {"model_type": "opt", **LLAMA_KEYS, "ffn_dim": 58, "word_embed_proj_dim": 44},
+    "opt-no-bias-weightless": {"model_type": "opt", **LLAMA_KEYS, "ffn_dim": 58, "enable_bias": False, "layer_norm_elementwise_affine": False,
+                               "tie_word_embeddings": False},
 }
 
 
