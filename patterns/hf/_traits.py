@@ -25,6 +25,7 @@ from flopsreg.patterns.hf._linear import type_list
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import DECODER_NORMS
+from flopsreg.patterns.position_embedding import LEARNED_POSITIONS, MAX_POSITIONS
 from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of
 
 AttentionRule = Callable[[Fields, int], Layers[str]]
@@ -76,6 +77,31 @@ class Experts:
     layers: Callable[[Fields, int], Layers[str]] = every_layer
 
 
+@attrs.frozen
+class Width:
+    """Where a family's config keeps the dense MLP's width: the key *key* (None: the class has
+    none), and *times*: the width is ``times x hidden_size`` when the key is null or absent
+    (GPT-2's ``n_inner``; None: the key is required)."""
+
+    key: str | None = "intermediate_size"
+    times: int | None = None
+
+    def of(self, c: Fields, hidden: int) -> int:
+        """The width a config gives."""
+        if self.key is not None and (self.times is None or c.given(self.key)):
+            return c.int(self.key, why="some layers are dense")
+        return self.times * hidden
+
+
+@attrs.frozen
+class Positions:
+    """A learned absolute position table of ``key`` + *offset* rows (OPT's table holds 2 more
+    than ``max_position_embeddings``)."""
+
+    key: str = "max_position_embeddings"
+    offset: int = 0
+
+
 @attrs.frozen(kw_only=True)
 class FamilyTraits:
     """What a Llama-like family changes, as data.
@@ -100,6 +126,10 @@ class FamilyTraits:
         experts: where the mixture of experts is (None: a dense MLP of ``intermediate_size``).
         refused: ``(key, class default, why)``: a boolean key whose true value no pattern counts
             (a bias of shared experts, say) is refused by name, with *why*.
+        width: where the dense MLP's width is (``intermediate_size``, or a multiple of hidden_size).
+        positions: a learned absolute position table (None: rotary or no positions, no weights).
+        multi_query: ``(key, class default)`` of a boolean that makes the attention multi-query (one
+            key/value head, ``num_key_value_heads`` not read) when true and multi-head when false.
     """
 
     name: str
@@ -117,6 +147,9 @@ class FamilyTraits:
     attention: AttentionRule = attrs.field(factory=lambda: full)
     experts: Experts | None = None
     refused: tuple[tuple[str, bool, str], ...] = ()
+    width: Width = Width()
+    positions: Positions | None = None
+    multi_query: tuple[str, bool] | None = None
 
     def __call__(self, c: Fields) -> Decoder:
         """Read a config of this family: :func:`read_family` with these traits (the HFReader's ``read``)."""
@@ -183,19 +216,27 @@ def _weights(traits: FamilyTraits, c: Fields) -> frozenset[str]:
     return frozenset(flags)
 
 
-def _mlps(traits: FamilyTraits, c: Fields, layers: int) -> tuple[Layers[str], dict[str, tuple[frozenset[str], dict[str, int]]]]:
+def _mlps(traits: FamilyTraits, c: Fields, layers: int, hidden: int) -> tuple[Layers[str], dict[str, tuple[frozenset[str], dict[str, int]]]]:
     """Each layer's MLP (``dense`` or ``moe``) and the kinds used."""
     spec = traits.experts
     mlps = Layers.uniform("dense", layers) if spec is None else spec.layers(c, layers)
     kinds = {}
     if "dense" in mlps:
-        kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))
+        kinds["dense"] = dense_mlp(traits.width.of(c, hidden))
     if spec is not None and "moe" in mlps:
         width = c.int(spec.width)
         shared = c.int(spec.shared_width, minimum=0) if spec.shared_width else 0
         shared += c.int_or_default(spec.shared_count, 0, minimum=0) * width if spec.shared_count else 0
         kinds["moe"] = moe_mlp(c.int(spec.experts), c.int(spec.top_k), width, shared)
     return mlps, kinds
+
+
+def _kv_heads(traits: FamilyTraits, c: Fields, heads: int) -> int | None:
+    """1 or *heads* by the family's multi-query switch; None (``num_key_value_heads``) without one."""
+    if traits.multi_query is None:
+        return None
+    key, default = traits.multi_query
+    return 1 if c.bool(key, default=default) else heads
 
 
 def read_family(traits: FamilyTraits, c: Fields) -> Decoder:
@@ -209,10 +250,15 @@ def read_family(traits: FamilyTraits, c: Fields) -> Decoder:
             raise c.error(key, f" = true: {why}; only false is supported for model_type {c.model_type}")
     key, default = traits.activation
     mlp_flags = silu_gated(c, key=key, default=default) if traits.gated else GATED_LM - {"gated"}
-    mlps, kinds = _mlps(traits, c, layers)
+    mlps, kinds = _mlps(traits, c, layers, hidden)
+    params = {**gqa_params(c, kv_heads=_kv_heads(traits, c, heads), head_dim=head_dim_of(c, hidden, heads, traits.head_dim)), "vocab": c.int("vocab_size")}
+    flags = mlp_flags | _weights(traits, c)
+    if traits.positions is not None:
+        params[MAX_POSITIONS.name] = c.int(traits.positions.key) + traits.positions.offset
+        flags |= LEARNED_POSITIONS.flags
     return Decoder(
-        params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, traits.head_dim)), "vocab": c.int("vocab_size")},
-        flags=mlp_flags | _weights(traits, c),
+        params=params,
+        flags=flags,
         attention=traits.attention(c, layers),
         mlps=mlps,
         mlp_kinds=kinds,

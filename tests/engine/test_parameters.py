@@ -24,6 +24,9 @@ RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_params" / "params.
 MODELS = sorted(RECORD["models"])
 HF = Path(__file__).parents[1] / "data" / "hf"
 EXTRA = Path(__file__).parents[1] / "data" / "hf_params" / "configs"  # recorded for their parameters only
+# Class-default configs whose totals are recorded with their family's forward passes instead
+# (tests/hf/test_classic_forward.py checks them against forward_classic.json).
+CLASSIC = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_classic.json").read_text())["defaults"]
 EXAMPLES = [
     "deepseek-v3", "gemma-3-27b", "gemma-3-4b", "gpt-oss-120b", "gpt-oss-20b", "llama-3-8b",
     "llama-3.1-70b", "llama-4-scout", "mistral-7b-v0.1", "mixtral-8x7b", "qwen3-30b-a3b", "qwen3-8b",
@@ -50,7 +53,7 @@ def test_the_record_names_its_versions_and_the_meta_device():
     # The class defaults of the 2026 types of brief fam2026a are recorded in forward_fam2026a.json
     # (tests/hf/test_fam2026a_forward.py), not here.
     fam2026a = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_fam2026a.json").read_text())["defaults"]
-    elsewhere = {f"{model_type.replace('_', '-')}-defaults" for model_type in fam2026a}
+    elsewhere = {f"{model_type.replace('_', '-')}-defaults" for model_type in (*fam2026a, *CLASSIC)}
     assert set(MODELS) == {p.stem for p in (*HF.glob("*.json"), *EXTRA.glob("*.json"))} - elsewhere
 
 

@@ -48,6 +48,9 @@ def test_the_record_covers_every_published_config():
     newer_types |= {entry["config"]["model_type"] for entry in recurrent["models"].values()}
     # The 2026 types of brief fam2026a: tests/hf/test_fam2026a_forward.py, forward_fam2026a.json.
     newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_fam2026a.json").read_text())["defaults"])
+    # The GPT-2 era families are recorded as tiny configs in forward_classic.json (tests/hf/test_classic_forward.py).
+    classic = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_classic.json").read_text())
+    newer_types |= {entry["config"]["model_type"] for entry in classic["models"].values()}
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]
