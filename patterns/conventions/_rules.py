@@ -51,6 +51,8 @@ BUILTIN_TERMS = frozenset({
     'head_bias',
     # mlp.activation
     'plain_ffn', 'gated_ffn',
+    # mlp.learned_activation (a weight only)
+    'xielu',
     # mixer.projection
     'gated_deltanet_projection', 'gated_deltanet2_projection', 'gated_delta_product_projection', 'kda_projection', 'lightning_projection',
     'mamba1_projection', 'mamba1_projection_without_norm_weights', 'mamba2_projection', 'short_conv_projection',

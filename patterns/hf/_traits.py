@@ -22,6 +22,7 @@ from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.embedding import TIED_LOGITS
 from flopsreg.patterns.hf._common import GATED_LM, silu_gated
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
+from flopsreg.patterns.learned_activation import XIELU
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import DECODER_NORMS
 from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of
@@ -44,6 +45,22 @@ class Switch:
 def every_layer(c: Fields, layers: int) -> Layers[str]:
     """Every layer routes to experts."""
     return Layers.uniform("moe", layers)
+
+
+def dense_first(default: int, *, listed: str | None = None) -> Callable[[Fields, int], Layers[str]]:
+    """The first ``first_k_dense_replace`` layers (class default *default*) are dense, the others
+    route to experts; with *listed*, a config key of one ``"dense"`` or ``"sparse"`` per layer
+    (``mlp_layer_types``) that the class builds from that rule and a config may give instead."""
+
+    def rule(c: Fields, layers: int) -> Layers[str]:
+        given = c.data.get(listed) if listed is not None else None
+        if given is None:
+            return Layers.split(layers, "dense", "moe", c.int_or_default("first_k_dense_replace", default, minimum=0))
+        if not isinstance(given, list) or len(given) != layers or any(entry not in ("dense", "sparse") for entry in given):
+            raise c.error(listed, f" = {given!r}: expected {layers} entries, each 'dense' or 'sparse'")
+        return Layers.of("moe" if entry == "sparse" else "dense" for entry in given)
+
+    return rule
 
 
 @attrs.frozen(kw_only=True)
@@ -195,6 +212,10 @@ def read_family(traits: FamilyTraits, c: Fields) -> Decoder:
             raise c.error(key, f" = true: {why}; only false is supported for model_type {c.model_type}")
     key, default = traits.activation
     mlp_flags = silu_gated(c, key=key, default=default) if traits.gated else GATED_LM - {"gated"}
+    if c.string(key, default) == "xielu":  # ACT2CLS["xielu"]: two learned scalars in every MLP's activation
+        if traits.experts is not None:
+            raise c.error(key, f" = 'xielu' in a mixture of experts: no pattern holds the experts' activation scalars for model_type {c.model_type}")
+        mlp_flags |= XIELU.flags
     mlps, kinds = _mlps(traits, c, layers)
     return Decoder(
         params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, traits.head_dim)), "vocab": c.int("vocab_size")},

@@ -11,7 +11,7 @@ soft-capping (nanochat), embedding, attention and residual multipliers (Granite)
 
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS, QKV_BIAS, ROUTER_BIAS
-from flopsreg.patterns.hf._traits import Experts, FamilyTraits, Switch, full_every, layer_types_or, window_everywhere
+from flopsreg.patterns.hf._traits import Experts, FamilyTraits, Switch, dense_first, full_every, layer_types_or, window_everywhere
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.moe import MOE
 from flopsreg.patterns.norms import (
@@ -53,6 +53,13 @@ def _ernie_moe_layers(c: Fields, layers: int) -> Layers[str]:
     return Layers.rule(
         layers, lambda i: "moe" if (i + 1) % interval == 0 and start <= i <= end else "dense", period=interval, start=min(end + 1, layers)
     )
+
+
+def _dots1_attention(c: Fields, layers: int) -> Layers[str]:
+    """Dots1Config.__post_init__: layer i slides iff sliding_window is set and i >= max_window_layers (62)."""
+    if not c.given("sliding_window"):
+        return Layers.uniform(FULL, layers)
+    return Layers.split(layers, FULL, SLIDING, c.int_or_default("max_window_layers", 62, minimum=0))
 
 
 def _olmo2(name: str, title: str, summary: str, **traits) -> FamilyTraits:
@@ -126,6 +133,11 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     # ministral3: Mistral attention (sliding on every layer iff sliding_window), head_dim 128.
     FamilyTraits(name="ministral3", title="Ministral 3", summary="Ministral3Config: sliding_window on every layer when set",
                  head_dim=128, attention=window_everywhere),
+    # apertus: up_proj, xIELU, down_proj (plain); attention_layernorm and feedforward_layernorm
+    # before the sublayers; q_norm/k_norm of head_dim; attention_bias biases q/k/v/o_proj; the
+    # xIELU module holds alpha_p and alpha_n (read_family adds them for hidden_act "xielu").
+    FamilyTraits(name="apertus", title="Apertus", summary="ApertusConfig: a plain xIELU MLP, QK-norm",
+                 gated=False, activation=("hidden_act", "xielu"), flags=QK_NORM.flags, switches=(ATTENTION,)),
     # arcee: up_proj then down_proj with relu2 between: a plain MLP of 2 matmuls.
     FamilyTraits(name="arcee", title="Arcee", summary="ArceeConfig: Llama with a plain relu^2 MLP",
                  gated=False, activation=("hidden_act", "relu2"), switches=LLAMA_BIASES),
@@ -194,6 +206,30 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     FamilyTraits(name="granitemoe_swa", title="Granite MoE SWA", summary="GraniteMoeSWAConfig: sinks, 1 full layer to 3 sliding, MoE",
                  flags=ATTENTION_SINKS.flags, switches=(ATTENTION,), attention=layer_types_or(full_every(4, 0)),
                  experts=Experts(experts="num_local_experts", width="intermediate_size", shared_width="shared_intermediate_size")),
+    # exaone_moe: EXAONE 4's attention (q_norm/k_norm of head_dim, 3 sliding layers to 1 full,
+    # a null sliding_window makes the pattern 0: ZeroDivisionError) with pre-norms; mlp_layer_types
+    # (default: dense below first_k_dense_replace, 1) picks a dense MLP or num_experts experts of
+    # moe_intermediate_size plus one shared MLP of num_shared_experts of them; the router has no
+    # bias (e_score_correction_bias is a buffer) (configuration_exaone_moe.py, modeling_exaone_moe.py).
+    FamilyTraits(name="exaone_moe", title="EXAONE MoE", summary="ExaoneMoeConfig: EXAONE 4's attention, shared experts after dense layers",
+                 flags=QK_NORM.flags, attention=layer_types_or(full_every(4, 1, key="sliding_window_pattern")),
+                 experts=Experts(experts="num_experts", shared_count="num_shared_experts", layers=dense_first(1, listed="mlp_layer_types"))),
+    # dots1: q_norm/k_norm of head_dim; layers below first_k_dense_replace (default 0) dense, the
+    # others n_routed_experts experts of moe_intermediate_size plus one shared MLP of
+    # n_shared_experts of them; the router has no bias (e_score_correction_bias is a buffer);
+    # attention_bias biases q/k/v/o_proj (configuration_dots1.py, modeling_dots1.py).
+    FamilyTraits(name="dots1", title="dots.llm1", summary="Dots1Config: QK-norm, shared experts after dense layers",
+                 flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "n_routed_experts"},
+                 attention=layer_types_or(_dots1_attention),
+                 experts=Experts(experts="n_routed_experts", shared_count="n_shared_experts", layers=dense_first(0))),
+    # hunyuan_v1_moe: Hunyuan V1 Dense's attention (query_layernorm/key_layernorm of head_dim,
+    # config.head_dim read as it is); every layer: a router (wg, no bias), num_experts experts of
+    # intermediate_size and a shared MLP of intermediate_size (shared_mlp). A per-layer list of
+    # num_experts or moe_topk is refused (expected an integer).
+    FamilyTraits(name="hunyuan_v1_moe", title="Hunyuan V1 MoE", summary="HunYuanMoEV1Config: QK-norm, MoE with a shared MLP in every layer",
+                 head_dim_required=True, flags=QK_NORM.flags, switches=(ATTENTION,),
+                 aliases={"num_experts_per_tok": "moe_topk", "num_local_experts": "num_experts"},
+                 experts=Experts(experts="num_experts", width="intermediate_size", top_k="moe_topk", shared_width="intermediate_size")),
     # mellum: every layer MoE of moe_intermediate_size; q_norm/k_norm of head_dim; head_dim 128.
     FamilyTraits(name="mellum", title="Mellum", summary="MellumConfig: MoE in every layer, QK-norm", head_dim=128,
                  flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "num_experts"}, experts=Experts(experts="num_experts")),
