@@ -77,6 +77,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.qwen_moe",
     "hf.qwen_next",
     "hf.rwkv",
+    "hf.sarvam",
     "hf.starcoder2",
     "hyper_connections",
     "k_eq_v_projection",

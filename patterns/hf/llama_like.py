@@ -22,6 +22,7 @@ from flopsreg.patterns.norms import (
     SANDWICH_NORMS,
     SINGLE_LAYERNORM,
     SINGLE_NORM,
+    SUB_NORMS,
 )
 from flopsreg.plugin import Fields, Layers, hookimpl
 
@@ -138,6 +139,11 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     # xIELU module holds alpha_p and alpha_n (read_family adds them for hidden_act "xielu").
     FamilyTraits(name="apertus", title="Apertus", summary="ApertusConfig: a plain xIELU MLP, QK-norm",
                  gated=False, activation=("hidden_act", "xielu"), flags=QK_NORM.flags, switches=(ATTENTION,)),
+    # bitnet: gate/up/down_proj with relu2 (gated); attn_sub_norm (width hidden_size) on the
+    # attention's output before o_proj and ffn_sub_norm (intermediate_size) before down_proj, beside
+    # the two pre-norms; the weights are plain nn.Linear (ternary only when quantized).
+    FamilyTraits(name="bitnet", title="BitNet", summary="BitNetConfig: SubLN norms inside attention and MLP, relu^2 gate",
+                 activation=("hidden_act", "relu2"), norms=SUB_NORMS.flags, switches=(ATTENTION,)),
     # arcee: up_proj then down_proj with relu2 between: a plain MLP of 2 matmuls.
     FamilyTraits(name="arcee", title="Arcee", summary="ArceeConfig: Llama with a plain relu^2 MLP",
                  gated=False, activation=("hidden_act", "relu2"), switches=LLAMA_BIASES),

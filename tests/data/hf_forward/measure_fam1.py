@@ -27,7 +27,7 @@ import torch
 import transformers
 
 sys.path.insert(0, str(Path(__file__).parent))
-from measure_families import BASE, MOE, SEQ_LENS, class_defaults, measure  # noqa: E402
+from measure_families import BASE, DERIVED, MOE, SEQ_LENS, class_defaults, measure  # noqa: E402
 
 HERE = Path(__file__).parent
 
@@ -48,6 +48,19 @@ CASES: dict[str, dict] = {
     "minicpm3": {
         "model_type": "minicpm3", **BASE, "num_key_value_heads": 4, "head_dim": 6, "kv_lora_rank": 18, "q_lora_rank": 22, "qk_rope_head_dim": 6, "qk_nope_head_dim": 10,
         "v_head_dim": None, "mlp_bias": True,
+    },
+    # attn_sub_norm is sized hidden_size and normalises the heads' output: hidden 48 = 4 heads x 12.
+    "bitnet": {"model_type": "bitnet", **DERIVED, "attention_bias": True},
+    # run as DeepseekV3ForCausalLM: a direct q_proj (q_lora_rank null, the class default); layer 0 dense.
+    "sarvam_mla": {
+        "model_type": "sarvam_mla", **BASE, **MOE, "num_key_value_heads": 4, "head_dim": 6, "kv_lora_rank": 18, "q_lora_rank": None,
+        "qk_rope_head_dim": 6, "qk_nope_head_dim": 10, "v_head_dim": 14, "n_routed_experts": 5, "n_shared_experts": 1,
+        "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1,
+    },
+    # run as Glm4MoeForCausalLM, with QK-norm (the class default) and q/k/v biases (use_qkv_bias).
+    "sarvam_moe": {
+        "model_type": "sarvam_moe", **BASE, **MOE, "n_routed_experts": 5, "n_shared_experts": 1, "first_k_dense_replace": 1,
+        "n_group": 1, "topk_group": 1, "use_qkv_bias": True,
     },
     "minicpm3-direct-q": {
         "model_type": "minicpm3", **BASE, "num_key_value_heads": 4, "head_dim": 6, "kv_lora_rank": 18, "q_lora_rank": None, "qk_rope_head_dim": 6, "qk_nope_head_dim": 10,
