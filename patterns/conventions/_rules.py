@@ -77,7 +77,7 @@ BUILTIN_TERMS = frozenset({
     # attention.query
     'low_rank_query', 'query_projection',
     # norms
-    'decoder_norms', 'decoder_layernorms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm' 'sub_norms',
+    'decoder_norms', 'decoder_layernorms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
     # final_norm
     'final_norm', 'final_layernorm',
     # mlp.parallel_experts
