@@ -24,7 +24,7 @@ from flopsreg.patterns.norms import (
     SINGLE_NORM,
     SUB_NORMS,
 )
-from flopsreg.plugin import Fields, Layers, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 ATTENTION = Switch("attention_bias", False, ATTENTION_BIAS.flags)  # q/k/v/o_proj bias (Llama's attention_bias)
 MLP = Switch("mlp_bias", False, MLP_BIAS.flags)  # gate/up/down_proj bias (Llama's mlp_bias)
@@ -242,6 +242,24 @@ FAMILIES: tuple[FamilyTraits, ...] = (
 )
 
 
+# apertus1p5_text: Apertus 1.5's language model (Apertus1p5TextForCausalLM, modeling_apertus1p5.py):
+# Apertus's layers; lm_head has output_vocab_size outputs when set (a pruned head), read below.
+APERTUS1P5_TEXT = FamilyTraits(name="apertus1p5_text", title="Apertus 1.5", summary="Apertus1p5TextConfig: Apertus's layers",
+                               gated=False, activation=("hidden_act", "xielu"), flags=QK_NORM.flags, switches=(ATTENTION,))
+
+
+def apertus1p5_text(c: Fields) -> Decoder:
+    """Apertus1p5TextConfig: Apertus's decoder; an output_vocab_size below vocab_size (a head
+    narrower than the embedding, which no pattern holds) is refused."""
+    pruned = c.optional_int("output_vocab_size")
+    if pruned is not None and pruned != c.int("vocab_size"):
+        raise c.error("output_vocab_size", f" = {pruned}: a head narrower than the embedding is in no pattern; expected null or vocab_size")
+    return APERTUS1P5_TEXT(c)
+
+
 @hookimpl
 def flopsreg_register_hf_readers():
-    return [family.reader() for family in FAMILIES]
+    return [family.reader() for family in FAMILIES] + [
+        HFReader(name=APERTUS1P5_TEXT.name, title=APERTUS1P5_TEXT.title, summary=APERTUS1P5_TEXT.summary + ", a full-width head",
+                 read=apertus1p5_text),
+    ]

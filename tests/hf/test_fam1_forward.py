@@ -109,3 +109,11 @@ def test_a_per_layer_expert_count_is_refused():
     config = {**RECORD["models"]["hunyuan_v1_moe"]["config"], "num_experts": [5, 5, 5]}
     with pytest.raises(flopsreg.ModelError, match=r"num_experts = \[5, 5, 5\]: expected an integer"):
         flopsreg.Model.from_hf_config(config)
+
+
+def test_a_pruned_head_is_refused_a_full_one_read():
+    config = RECORD["models"]["apertus1p5_text"]["config"]
+    with pytest.raises(flopsreg.ModelError, match=r"output_vocab_size = 50: a head narrower than the embedding"):
+        flopsreg.Model.from_hf_config({**config, "output_vocab_size": 50})
+    full = flopsreg.Model.from_hf_config({**config, "output_vocab_size": config["vocab_size"]})
+    assert full == _model("apertus1p5_text")

@@ -49,6 +49,7 @@ CASES: dict[str, dict] = {
         "model_type": "minicpm3", **BASE, "num_key_value_heads": 4, "head_dim": 6, "kv_lora_rank": 18, "q_lora_rank": 22, "qk_rope_head_dim": 6, "qk_nope_head_dim": 10,
         "v_head_dim": None, "mlp_bias": True,
     },
+    "apertus1p5_text": {"model_type": "apertus1p5_text", **BASE},
     # attn_sub_norm is sized hidden_size and normalises the heads' output: hidden 48 = 4 heads x 12.
     "bitnet": {"model_type": "bitnet", **DERIVED, "attention_bias": True},
     # run as DeepseekV3ForCausalLM: a direct q_proj (q_lora_rank null, the class default); layer 0 dense.
