@@ -6,6 +6,7 @@ Hugging Face families use RMSNorm (one scale of the normalised width); with the 
 ``norm_bias`` every norm is a LayerNorm with a bias as well (Megatron-LM's default).
 """
 
+from flopsreg.patterns.dense_mlp import FFN_HIDDEN
 from flopsreg.patterns.gqa_projection import KV_HEADS
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.quantities import d_qk
@@ -60,6 +61,18 @@ MOE_OUTPUT_NORMS = Pattern(
     weights=3 * h,
     summary="three RMSNorms of width h per MoE layer: before attention, before the MLP and on the experts' output (no FLOPs counted)",
     reference="Hugging Face AXK1MoE.post_mlp_layernorm (modeling_axk1.py), only in the MoE layers",
+)
+SUB_NORMS = Pattern(
+    name="sub_norms",
+    slot="norms",
+    flags={"norms", "sub_norms"},
+    precedence=50,
+    params=(FFN_HIDDEN,),
+    formula=0,
+    weights=3 * h + FFN_HIDDEN.symbol,
+    summary="four RMSNorms per layer: two of width h before the sublayers, one of h on the attention's output before "
+    "its output projection and one of the FFN width F before the down projection (no FLOPs counted)",
+    reference="Ma et al. 2024, 'The Era of 1-bit LLMs' (arXiv:2402.17764), SubLN; Hugging Face BitNet attn_sub_norm, ffn_sub_norm",
 )
 QK_NORM = Pattern(
     name="qk_norm",
@@ -151,4 +164,4 @@ FINAL_LAYERNORM = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM]
+    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SUB_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM]

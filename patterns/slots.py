@@ -77,6 +77,7 @@ SLOTS = [
     Slot(name="mlp.router_bias", scope="layer", summary="a bias on the router's logits (weights only)"),
     Slot(name="mlp", scope="layer", summary="the feed-forward network: dense or mixture of experts"),
     Slot(name="mlp.activation", scope="layer", summary="how many hidden-width matmuls an FFN has: produces ffn_matrices"),
+    Slot(name="mlp.learned_activation", scope="layer", summary="learned scalars of the MLP's activation (weights only; xIELU)"),
     Slot(name="mlp.bias", scope="layer", summary="biases of the MLP or of every routed expert (weights only)"),
     Slot(name="mlp.shared", scope="layer", summary="shared experts beside the routed ones"),
     Slot(name="mlp.shared_gate", scope="layer", summary="a gate on the shared experts"),

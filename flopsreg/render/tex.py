@@ -78,11 +78,21 @@ def meaning(text: str) -> str:
 _MAX_WIDTH = 26  # visible characters of a term's LaTeX that fit one column of a two-column article
 _MERGED_WIDTH = 22  # the same for several short terms joined on one row (more operators and spaces)
 _NUMBERED_WIDTH = 18  # the same on the total's rows, whose last one keeps room for the equation number
+_CASES_WIDTH = 35  # the widest row title and the widest case (value and condition) that fit one column together
 
 
 def _width(text: str) -> int:
     """A rough count of the characters *text* shows: commands, braces and scripts' markers dropped."""
     return len(re.sub(r"\\(?:mathrm|left|right|frac|quad|,)|[{}_^ ]", "", text))
+
+
+def _cases_width(text: str) -> int:
+    """The visible width of *text*'s widest case (its value and condition), 0 without ``cases``."""
+    found = re.search(r"\\begin\{cases\}(.*)\\end\{cases\}", text)
+    if found is None:
+        return 0
+    branches = [re.sub(r"\\text\{([^}]*)\}|\\leq|\\:|&", lambda m: m.group(1) or "", branch) for branch in found.group(1).split(r"\\")]
+    return _width(text[: found.start()]) + max(_width(branch) for branch in branches)
 
 
 def _top_level_split(text: str, separator: str) -> list[str]:
@@ -154,6 +164,8 @@ class _Writer:
         self.common: list[str] = []  # the kinds whose shared terms are written once, as F_common
         self.merged_width = _MERGED_WIDTH  # how wide a row that joins short terms may grow
         self.max_width = _MAX_WIDTH  # how wide one term may be before it is split over its summands
+        # the align's left column is as wide as its widest row title, F of the longest kind name
+        self.title_width = max((_width(f"F_{{{_name(unit)}}}(s)") for unit in selection.units), default=0)
 
     def tex(self, expr: sympy.Expr, pattern: Pattern | None = None) -> str:
         """*pattern*'s own LaTeX if it gives one, else sympy's rendering of *expr*; symbols recorded."""
@@ -174,6 +186,9 @@ class _Writer:
         if pattern is not None and pattern.latex:
             self.where_rows(lhs, _top_level_split(text, r",\ "), note)
             return
+        if isinstance(expr, sympy.Piecewise) and self.title_width + _cases_width(text) > _CASES_WIDTH:
+            # cases are never split over rows: beside a long title (a kind "sliding dense"), each case factored
+            text = self.tex(sympy.Piecewise(*((sympy.factor(value), condition) for value, condition in expr.args)))
         summands = self._split(expr) if _width(text) > self.max_width else [expr]
         texts = [text] if len(summands) == 1 else [self.tex(summand) for summand in summands]
         for i, part in enumerate(texts):

@@ -51,6 +51,8 @@ BUILTIN_TERMS = frozenset({
     'head_bias',
     # mlp.activation
     'plain_ffn', 'gated_ffn',
+    # mlp.learned_activation (a weight only)
+    'xielu',
     # mixer.projection
     'gated_deltanet_projection', 'gated_deltanet2_projection', 'gated_delta_product_projection', 'kda_projection', 'lightning_projection',
     'mamba1_projection', 'mamba1_projection_without_norm_weights', 'mamba2_projection', 'short_conv_projection',
@@ -75,7 +77,7 @@ BUILTIN_TERMS = frozenset({
     # attention.query
     'low_rank_query', 'query_projection',
     # norms
-    'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm',
+    'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
     # final_norm
     'final_norm', 'final_layernorm',
     # mlp.parallel_experts

@@ -40,18 +40,19 @@ def weight_flags(c: Fields, *, tied: bool, biases: Mapping[str, bool] = {}, extr
     return frozenset(flags)
 
 
-def mla(c: Fields, *, nope: bool = False) -> tuple[dict[str, int], frozenset[str]]:
+def mla(c: Fields, *, nope: bool = False, v_head_dim: int | None = None) -> tuple[dict[str, int], frozenset[str]]:
     """The parameters and flags of DeepSeek-style multi-head latent attention a config gives (with
     its width and vocabulary): ``q_lora`` where ``q_lora_rank`` is set, a direct q_proj where it is
     null. A config's ``head_dim`` (if any) is the rope width, not the head size: never read.
-    *nope*: the family runs without rotary dimensions, so ``qk_rope_head_dim`` must be 0."""
+    *nope*: the family runs without rotary dimensions, so ``qk_rope_head_dim`` must be 0.
+    *v_head_dim*: the class's value when ``v_head_dim`` is null or absent (None: required)."""
     params = {
         "hidden": c.int("hidden_size"),
         "heads": c.int("num_attention_heads"),
         "kv_lora_rank": c.int("kv_lora_rank"),
         "qk_nope_head_dim": c.int("qk_nope_head_dim"),
         "qk_rope_head_dim": c.int("qk_rope_head_dim", minimum=0),
-        "v_head_dim": c.int("v_head_dim"),
+        "v_head_dim": c.int("v_head_dim") if v_head_dim is None or c.given("v_head_dim") else v_head_dim,
         "vocab": c.int("vocab_size"),
     }
     if params["qk_rope_head_dim"] and nope:

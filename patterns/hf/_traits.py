@@ -23,6 +23,7 @@ from flopsreg.patterns.embedding import TIED_LOGITS
 from flopsreg.patterns.hf._common import GATED_LM, silu_gated
 from flopsreg.patterns.hf._linear import type_list
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
+from flopsreg.patterns.learned_activation import XIELU
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import DECODER_NORMS
 from flopsreg.patterns.position_embedding import LEARNED_POSITIONS, MAX_POSITIONS
@@ -48,15 +49,18 @@ def every_layer(c: Fields, layers: int) -> Layers[str]:
     return Layers.uniform("moe", layers)
 
 
-def mlp_layer_types_or(first_dense: int) -> Callable[[Fields, int], Layers[str]]:
-    """``mlp_layer_types`` ("dense"/"sparse") when the config gives it, else what the config
-    class's ``__post_init__`` builds: the first *first_dense* layers dense, the others MoE."""
+def dense_first(default: int, *, listed: str | None = None, key: str | None = "first_k_dense_replace") -> Callable[[Fields, int], Layers[str]]:
+    """The first *key* layers (class default *default*; with *key* None, always *default*) are
+    dense, the others route to experts; with *listed*, a config key of one ``"dense"`` or
+    ``"sparse"`` per layer (``mlp_layer_types``) that the class builds from that rule and a config
+    may give instead."""
 
     def rule(c: Fields, layers: int) -> Layers[str]:
-        given = type_list(c, "mlp_layer_types", ("dense", "sparse"), layers)
+        given = type_list(c, listed, ("dense", "sparse"), layers) if listed is not None else None
         if given is None:
-            return Layers.split(layers, "dense", "moe", first_dense)
-        return Layers.of("moe" if t == "sparse" else "dense" for t in given)
+            first = default if key is None else c.int_or_default(key, default, minimum=0)
+            return Layers.split(layers, "dense", "moe", first)
+        return Layers.of("moe" if entry == "sparse" else "dense" for entry in given)
 
     return rule
 
@@ -250,6 +254,10 @@ def read_family(traits: FamilyTraits, c: Fields) -> Decoder:
             raise c.error(key, f" = true: {why}; only false is supported for model_type {c.model_type}")
     key, default = traits.activation
     mlp_flags = silu_gated(c, key=key, default=default) if traits.gated else GATED_LM - {"gated"}
+    if c.string(key, default) == "xielu":  # ACT2CLS["xielu"]: two learned scalars in every MLP's activation
+        if traits.experts is not None:
+            raise c.error(key, f" = 'xielu' in a mixture of experts: no pattern holds the experts' activation scalars for model_type {c.model_type}")
+        mlp_flags |= XIELU.flags
     mlps, kinds = _mlps(traits, c, layers, hidden)
     params = {**gqa_params(c, kv_heads=_kv_heads(traits, c, heads), head_dim=head_dim_of(c, hidden, heads, traits.head_dim)), "vocab": c.int("vocab_size")}
     flags = mlp_flags | _weights(traits, c)

@@ -16,10 +16,10 @@ from flopsreg.patterns.hf._traits import (
     Experts,
     FamilyTraits,
     Switch,
+    dense_first,
     full,
     full_every,
     layer_types_or,
-    mlp_layer_types_or,
     window_everywhere,
 )
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
@@ -32,8 +32,9 @@ from flopsreg.patterns.norms import (
     SANDWICH_NORMS,
     SINGLE_LAYERNORM,
     SINGLE_NORM,
+    SUB_NORMS,
 )
-from flopsreg.plugin import Fields, Layers, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 ATTENTION = Switch("attention_bias", False, ATTENTION_BIAS.flags)  # q/k/v/o_proj bias (Llama's attention_bias)
 MLP = Switch("mlp_bias", False, MLP_BIAS.flags)  # gate/up/down_proj bias (Llama's mlp_bias)
@@ -89,6 +90,13 @@ def _flint_moe_layers(c: Fields, layers: int) -> Layers[str]:
     return Layers.rule(layers, lambda i: "moe" if i not in dense_only and (i + 1) % step == 0 else "dense", period=step, start=min(start, layers))
 
 
+def _dots1_attention(c: Fields, layers: int) -> Layers[str]:
+    """Dots1Config.__post_init__: layer i slides iff sliding_window is set and i >= max_window_layers (62)."""
+    if not c.given("sliding_window"):
+        return Layers.uniform(FULL, layers)
+    return Layers.split(layers, FULL, SLIDING, c.int_or_default("max_window_layers", 62, minimum=0))
+
+
 def _olmo2(name: str, title: str, summary: str, **traits) -> FamilyTraits:
     # modeling_olmo2.py: post_attention_layernorm and post_feedforward_layernorm after the sublayers
     # (2 RMSNorms of h: the weights of two pre-norms); q_norm over all heads (n_h d), k_norm over
@@ -111,7 +119,7 @@ FAMILIES_2026: tuple[FamilyTraits, ...] = (
     FamilyTraits(name="hy_v3", title="Hy3", summary="HYV3Config: QK-norm, MoE with shared experts after a dense first layer",
                  head_dim=128, flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "num_experts"},
                  refused=(("mlp_bias", False, "the shared experts' biases are in no pattern"),),
-                 experts=Experts(experts="num_experts", shared_count="num_shared_experts", layers=mlp_layer_types_or(1))),
+                 experts=Experts(experts="num_experts", shared_count="num_shared_experts", layers=dense_first(1, listed="mlp_layer_types", key=None))),
     # hyperclovax: Granite (multipliers: no matmul) with post_norm1/post_norm2 after attention and MLP
     # when use_post_norm (default true): four RMSNorms per layer.
     FamilyTraits(name="hyperclovax", title="HyperCLOVA X", summary="HyperCLOVAXConfig: Granite with post-norms",
@@ -147,7 +155,7 @@ FAMILIES_2026: tuple[FamilyTraits, ...] = (
     # weight of E x h, its e_score_correction_bias a buffer.
     FamilyTraits(name="beam", title="Beam", summary="BeamConfig: gated attention, sandwich norms, 5 sliding layers to 1 full, MoE after 3 dense",
                  head_dim=128, norms=SANDWICH_NORMS.flags, flags=QK_NORM.flags | ATTENTION_OUTPUT_GATE_HEAD_BIAS.flags, switches=(ATTENTION,),
-                 attention=layer_types_or(_beam_attention), experts=Experts(experts="num_experts", layers=mlp_layer_types_or(3))),
+                 attention=layer_types_or(_beam_attention), experts=Experts(experts="num_experts", layers=dense_first(3, listed="mlp_layer_types", key=None))),
 )
 
 FAMILIES: tuple[FamilyTraits, ...] = (
@@ -208,6 +216,16 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     # ministral3: Mistral attention (sliding on every layer iff sliding_window), head_dim 128.
     FamilyTraits(name="ministral3", title="Ministral 3", summary="Ministral3Config: sliding_window on every layer when set",
                  head_dim=128, attention=window_everywhere),
+    # apertus: up_proj, xIELU, down_proj (plain); attention_layernorm and feedforward_layernorm
+    # before the sublayers; q_norm/k_norm of head_dim; attention_bias biases q/k/v/o_proj; the
+    # xIELU module holds alpha_p and alpha_n (read_family adds them for hidden_act "xielu").
+    FamilyTraits(name="apertus", title="Apertus", summary="ApertusConfig: a plain xIELU MLP, QK-norm",
+                 gated=False, activation=("hidden_act", "xielu"), flags=QK_NORM.flags, switches=(ATTENTION,)),
+    # bitnet: gate/up/down_proj with relu2 (gated); attn_sub_norm (width hidden_size) on the
+    # attention's output before o_proj and ffn_sub_norm (intermediate_size) before down_proj, beside
+    # the two pre-norms; the weights are plain nn.Linear (ternary only when quantized).
+    FamilyTraits(name="bitnet", title="BitNet", summary="BitNetConfig: SubLN norms inside attention and MLP, relu^2 gate",
+                 activation=("hidden_act", "relu2"), norms=SUB_NORMS.flags, switches=(ATTENTION,)),
     # arcee: up_proj then down_proj with relu2 between: a plain MLP of 2 matmuls.
     FamilyTraits(name="arcee", title="Arcee", summary="ArceeConfig: Llama with a plain relu^2 MLP",
                  gated=False, activation=("hidden_act", "relu2"), switches=LLAMA_BIASES),
@@ -276,12 +294,54 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     FamilyTraits(name="granitemoe_swa", title="Granite MoE SWA", summary="GraniteMoeSWAConfig: sinks, 1 full layer to 3 sliding, MoE",
                  flags=ATTENTION_SINKS.flags, switches=(ATTENTION,), attention=layer_types_or(full_every(4, 0)),
                  experts=Experts(experts="num_local_experts", width="intermediate_size", shared_width="shared_intermediate_size")),
+    # exaone_moe: EXAONE 4's attention (q_norm/k_norm of head_dim, 3 sliding layers to 1 full,
+    # a null sliding_window makes the pattern 0: ZeroDivisionError) with pre-norms; mlp_layer_types
+    # (default: dense below first_k_dense_replace, 1) picks a dense MLP or num_experts experts of
+    # moe_intermediate_size plus one shared MLP of num_shared_experts of them; the router has no
+    # bias (e_score_correction_bias is a buffer) (configuration_exaone_moe.py, modeling_exaone_moe.py).
+    FamilyTraits(name="exaone_moe", title="EXAONE MoE", summary="ExaoneMoeConfig: EXAONE 4's attention, shared experts after dense layers",
+                 flags=QK_NORM.flags, attention=layer_types_or(full_every(4, 1, key="sliding_window_pattern")),
+                 experts=Experts(experts="num_experts", shared_count="num_shared_experts", layers=dense_first(1, listed="mlp_layer_types"))),
+    # dots1: q_norm/k_norm of head_dim; layers below first_k_dense_replace (default 0) dense, the
+    # others n_routed_experts experts of moe_intermediate_size plus one shared MLP of
+    # n_shared_experts of them; the router has no bias (e_score_correction_bias is a buffer);
+    # attention_bias biases q/k/v/o_proj (configuration_dots1.py, modeling_dots1.py).
+    FamilyTraits(name="dots1", title="dots.llm1", summary="Dots1Config: QK-norm, shared experts after dense layers",
+                 flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "n_routed_experts"},
+                 attention=layer_types_or(_dots1_attention),
+                 experts=Experts(experts="n_routed_experts", shared_count="n_shared_experts", layers=dense_first(0))),
+    # hunyuan_v1_moe: Hunyuan V1 Dense's attention (query_layernorm/key_layernorm of head_dim,
+    # config.head_dim read as it is); every layer: a router (wg, no bias), num_experts experts of
+    # intermediate_size and a shared MLP of intermediate_size (shared_mlp). A per-layer list of
+    # num_experts or moe_topk is refused (expected an integer).
+    FamilyTraits(name="hunyuan_v1_moe", title="Hunyuan V1 MoE", summary="HunYuanMoEV1Config: QK-norm, MoE with a shared MLP in every layer",
+                 head_dim_required=True, flags=QK_NORM.flags, switches=(ATTENTION,),
+                 aliases={"num_experts_per_tok": "moe_topk", "num_local_experts": "num_experts"},
+                 experts=Experts(experts="num_experts", width="intermediate_size", top_k="moe_topk", shared_width="intermediate_size")),
     # mellum: every layer MoE of moe_intermediate_size; q_norm/k_norm of head_dim; head_dim 128.
     FamilyTraits(name="mellum", title="Mellum", summary="MellumConfig: MoE in every layer, QK-norm", head_dim=128,
                  flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "num_experts"}, experts=Experts(experts="num_experts")),
 )
 
 
+# apertus1p5_text: Apertus 1.5's language model (Apertus1p5TextForCausalLM, modeling_apertus1p5.py):
+# Apertus's layers; lm_head has output_vocab_size outputs when set (a pruned head), read below.
+APERTUS1P5_TEXT = FamilyTraits(name="apertus1p5_text", title="Apertus 1.5", summary="Apertus1p5TextConfig: Apertus's layers",
+                               gated=False, activation=("hidden_act", "xielu"), flags=QK_NORM.flags, switches=(ATTENTION,))
+
+
+def apertus1p5_text(c: Fields) -> Decoder:
+    """Apertus1p5TextConfig: Apertus's decoder; an output_vocab_size below vocab_size (a head
+    narrower than the embedding, which no pattern holds) is refused."""
+    pruned = c.optional_int("output_vocab_size")
+    if pruned is not None and pruned != c.int("vocab_size"):
+        raise c.error("output_vocab_size", f" = {pruned}: a head narrower than the embedding is in no pattern; expected null or vocab_size")
+    return APERTUS1P5_TEXT(c)
+
+
 @hookimpl
 def flopsreg_register_hf_readers():
-    return [family.reader() for family in (*FAMILIES, *FAMILIES_2026)]
+    return [family.reader() for family in (*FAMILIES, *FAMILIES_2026)] + [
+        HFReader(name=APERTUS1P5_TEXT.name, title=APERTUS1P5_TEXT.title, summary=APERTUS1P5_TEXT.summary + ", a full-width head",
+                 read=apertus1p5_text),
+    ]

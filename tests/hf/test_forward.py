@@ -51,6 +51,9 @@ def test_the_record_covers_every_published_config():
     # The GPT-2 era families are recorded as tiny configs in forward_classic.json (tests/hf/test_classic_forward.py).
     classic = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_classic.json").read_text())
     newer_types |= {entry["config"]["model_type"] for entry in classic["models"].values()}
+    # The modern dense, MoE and MLA families of helper fam1: forward_fam1.json (tests/hf/test_fam1_forward.py).
+    fam1 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_fam1.json").read_text())
+    newer_types |= {entry["config"]["model_type"] for entry in fam1["models"].values()}
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]

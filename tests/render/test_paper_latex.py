@@ -277,3 +277,17 @@ def test_documents_of_hf_configs_are_titled_without_underscores(registry):
     config = json.loads(configs[0].with_name("glm-5.3-flash-defaults.json").read_text())
     named = flopsreg.Model.from_hf_config({**config, "_name_or_path": "zai-org/GLM-5.3-Flash"})
     assert registry.select(named).render.latex(registry.select(named)).startswith("% GLM-5.3-Flash: forward FLOPs")
+
+
+def test_cases_beside_a_long_kind_title_are_factored_to_fit_the_column(registry):
+    """The align's left column is as wide as its widest title: EXAONE MoE's "sliding dense" kind
+    leaves megatron_bridge's sliding pairs too little room unless W (s - W) + W (W + 1) / 2 is
+    written W (2s - W + 1) / 2; with EXAONE 4's short "sliding" titles the sum stays as it is."""
+    data = Path(__file__).parents[1] / "data" / "hf"
+
+    def pairs_row(name: str) -> str:
+        plan = registry.select(flopsreg.Model.from_hf_config(data / f"{name}-defaults.json"), convention="megatron_bridge")
+        return next(row for row in _align(plan.render.latex(plan)).splitlines() if row.startswith(r"P_{\mathrm{sliding"))
+
+    assert r"\frac{W \left(2 s - W + 1\right)}{2} & \text{otherwise}" in pairs_row("exaone-moe")
+    assert r"W \left(s - W\right) + \frac{W \left(W + 1\right)}{2} & \text{otherwise}" in pairs_row("exaone4")
