@@ -14,6 +14,7 @@ module is listed exactly once). Modules starting with ``_`` are helpers, never l
 BUILTIN: tuple[str, ...] = (
     "altup",
     "attention_core",
+    "attention_head_gate",
     "attention_output_gate",
     "attention_sinks",
     "biases",
@@ -58,6 +59,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.jamba",
     "hf.kimi_k25",
     "hf.kimi_linear",
+    "hf.laguna",
     "hf.layer_types",
     "hf.lfm2",
     "hf.llama",

@@ -1,0 +1,66 @@
+"""Measure tiny forward passes of the 2026 families of brief fam2026b (laguna, ...), and the
+parameters of every type's class-default config: forward_fam2026b.json.
+
+Each case is a tiny config with odd widths (hidden 44, head_dim 12, vocabulary 97), run through
+transformers 5.24 on the CPU with eager attention and eager experts under torch's
+FlopCounterMode at two lengths, with the same recording as measure_families.py (totals, FLOPs per
+module, the pairs each attention mask let through, parameters of the model and of each module),
+whose functions this script reuses. The class-default config of each type is recorded with the
+parameters of its model built on the meta device. tests/hf/test_fam2026b_forward.py compares
+flopsreg with the record.
+
+Needs torch and transformers (not flopsreg dependencies):
+    pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_fam2026b.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+import transformers
+from measure_families import SEQ_LENS, class_defaults, measure
+
+HERE = Path(__file__).parent
+
+BASE = {
+    "hidden_size": 44, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+    "intermediate_size": 58, "vocab_size": 97, "num_hidden_layers": 3, "max_position_embeddings": 128, "pad_token_id": 0,
+}
+MOE = {"moe_intermediate_size": 26, "num_experts_per_tok": 2}
+
+CASES: dict[str, dict] = {
+    # Heads per layer 4, 6, 4 (the kinds differ by head count), a sliding layer, a per-head gate,
+    # dense layer 0 then MoE with a shared expert.
+    "laguna": {
+        "model_type": "laguna", **BASE, **MOE, "num_experts": 5, "shared_expert_intermediate_size": 30, "sliding_window": 7,
+        "num_attention_heads_per_layer": [4, 6, 4], "layer_types": ["sliding_attention", "full_attention", "sliding_attention"],
+    },
+    # A per-channel gate, attention biases, MoE on layers 0 and 2 only.
+    "laguna_per_element": {
+        "model_type": "laguna", **BASE, **MOE, "num_experts": 5, "shared_expert_intermediate_size": 30,
+        "gating": "per-element", "attention_bias": True, "mlp_layer_types": ["sparse", "dense", "sparse"],
+    },
+}
+
+
+def main() -> int:
+    warnings.filterwarnings("ignore")
+    results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_lens": list(SEQ_LENS), "models": {}, "defaults": {}}
+    for name, config in CASES.items():
+        try:
+            results["models"][name] = measure(config)
+        except Exception as exc:  # record, so the test knows which models were not measured
+            results["models"][name] = {"config": config, "error": f"{type(exc).__name__}: {exc}"}
+            print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if config["model_type"] not in results["defaults"]:
+            results["defaults"][config["model_type"]] = class_defaults(config["model_type"])
+    (HERE / "forward_fam2026b.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
