@@ -60,6 +60,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.kimi_k25",
     "hf.kimi_linear",
     "hf.laguna",
+    "hf.lara_mini",
     "hf.layer_types",
     "hf.lfm2",
     "hf.llama",

@@ -7,6 +7,10 @@ under torch's FlopCounterMode at two sequence lengths, and recorded the totals, 
 module, the (query, key) pairs each attention call's mask let through and ``sum(p.numel())``; and,
 per model type, the class-default config (also saved as tests/data/hf/<type>-defaults.json) with
 the parameters of its model built on the meta device. Those numbers come from torch and transformers.
+
+Models with linear-attention layers are counted as tests/hf/test_linear_forward.py counts them:
+under the chunked_scan convention with convs padded as torch's conv1d computes them, plus what
+FlopCounterMode does not see (Gated DeltaNet's two triangular solves, from tests/linear_oracles.py).
 """
 
 from __future__ import annotations
@@ -14,25 +18,52 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import attrs
+import linear_oracles as lo
 import pytest
 from eager import eager_registry as make_eager_registry
 
 import flopsreg
+from flopsreg.declarations.symbols import s
 from flopsreg.formula.exact import compile_exact
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_fam2026b.json").read_text())
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
+MIXER_FLAGS = {"gated_deltanet"}
+# Eager attention beside the chunked scans: every (query, key) pair, as under the eager convention.
+RECTANGLE_BESIDE_SCANS = flopsreg.Pattern(
+    name="eager_rectangle_beside_chunked_scans", slot="attention.mask", flags={"chunked_scan"}, precedence=5000,
+    produces="pairs", formula=s**2, summary="every (query, key) pair is computed, then masked", reference="transformers eager_attention_forward",
+)
 
 
 @pytest.fixture(scope="module")
 def eager_registry():
-    return make_eager_registry()
+    return make_eager_registry(RECTANGLE_BESIDE_SCANS)
 
 
 def _model(name: str) -> flopsreg.Model:
     return flopsreg.Model.from_hf_config(RECORD["models"][name]["config"])
+
+
+def _reference(name: str) -> tuple[flopsreg.Model, str]:
+    """The model as the recorded pass ran it, and the convention counting that path: the mixers'
+    convs padded (torch's conv1d computes s + K - 1 outputs) and chunked scans, where it has mixers."""
+    model = _model(name)
+    if not any(kind.flags & MIXER_FLAGS for kind in model.kinds.values()):
+        return model, "eager"
+    kinds = {k: attrs.evolve(v, flags=v.flags | {"padded_conv"}) if v.flags & MIXER_FLAGS else v for k, v in model.kinds.items()}
+    return attrs.evolve(model, kinds=kinds), "chunked_scan"
+
+
+def _unseen(flags: frozenset[str], params, n: int) -> int:
+    """FLOPs of one layer's chunked scan that FlopCounterMode does not count (the triangular solves)."""
+    if "gated_deltanet" not in flags:
+        return 0
+    _, solves = lo.gdn_chunked_macs(n, params["linear_value_heads"], params["linear_key_head_dim"], params["linear_value_head_dim"], 64)
+    return 2 * solves
 
 
 def test_every_case_ran_and_every_default_built():
@@ -43,8 +74,10 @@ def test_every_case_ran_and_every_default_built():
 @pytest.mark.parametrize("name", MODELS)
 def test_the_whole_forward_equals_flop_counter_mode_at_both_lengths(eager_registry, name):
     totals = RECORD["models"][name]["totals"]
-    ours = {length: eager_registry.evaluate(_model(name), seq_len=int(length), convention="eager").forward for length in totals}
-    assert ours == totals
+    model, convention = _reference(name)
+    unseen = {n: sum(_unseen(layer.flags, layer.params, int(n)) for layer in model.layers) for n in totals}
+    ours = {n: eager_registry.evaluate(model, seq_len=int(n), convention=convention).forward for n in totals}
+    assert ours == {n: total + unseen[n] for n, total in totals.items()}
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -54,22 +87,24 @@ def test_pairs_per_layer_equal_what_the_masks_let_through(registry, name):
     ours = [
         compile_exact(units[layer.kind].quantities["pairs"])({**layer.params, "seq_len": RECORD["seq_lens"][-1]})
         for layer in plan.model.layers
+        if "pairs" in units[layer.kind].quantities  # the attention layers (a mixer layer calls no attention)
     ]
     assert ours == RECORD["models"][name]["pairs"]
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_every_layers_attention_and_mlp_equal_their_modules(eager_registry, name):
-    """Each layer's attention (projections, gate, core, output) and MLP (router, experts, shared) alone."""
+    """Each layer's attention or mixer (projections, gate, conv, scan, output) and MLP (router, experts, shared) alone."""
     modules, length = RECORD["models"][name]["modules"], RECORD["seq_lens"][-1]
-    model = _model(name)
-    units = {unit.name: unit for unit in eager_registry.select(model, convention="eager").kinds}
+    model, convention = _reference(name)
+    units = {unit.name: unit for unit in eager_registry.select(model, convention=convention).kinds}
     for layer in model.layers:
         ours = units[layer.kind].flops(length)
         at = f"model.layers.{layer.index}"
-        attention = sum(n for slot, n in ours.items() if slot.startswith("attention"))
+        mixer = sum(n for slot, n in ours.items() if slot.startswith(("attention", "mixer")))
+        recorded = modules.get(f"{at}.self_attn", 0) + modules.get(f"{at}.linear_attn", 0) + _unseen(layer.flags, layer.params, length)
         mlp = sum(n for slot, n in ours.items() if slot.startswith("mlp"))
-        assert (attention, mlp) == (modules.get(f"{at}.self_attn", 0), modules.get(f"{at}.mlp", 0)), (name, layer.index)
+        assert (mixer, mlp) == (recorded, modules.get(f"{at}.mlp", 0)), (name, layer.index)
 
 
 @pytest.mark.parametrize("name", MODELS)

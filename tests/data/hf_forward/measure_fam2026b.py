@@ -6,7 +6,7 @@ transformers 5.24 on the CPU with eager attention and eager experts under torch'
 FlopCounterMode at two lengths, with the same recording as measure_families.py (totals, FLOPs per
 module, the pairs each attention mask let through, parameters of the model and of each module),
 whose functions this script reuses. The class-default config of each type is recorded with the
-parameters of its model built on the meta device. tests/hf/test_fam2026b_forward.py compares
+parameters of its model built on the meta device, and saved as tests/data/hf/<type>-defaults.json. tests/hf/test_fam2026b_forward.py compares
 flopsreg with the record.
 
 Needs torch and transformers (not flopsreg dependencies):
@@ -44,6 +44,13 @@ CASES: dict[str, dict] = {
         "model_type": "laguna", **BASE, **MOE, "num_experts": 5, "shared_expert_intermediate_size": 30,
         "gating": "per-element", "attention_bias": True, "mlp_layer_types": ["sparse", "dense", "sparse"],
     },
+    # Gated DeltaNet (2 key heads of 10, 4 value heads of 14: Hv = 2 Hk) on layers 0 and 2,
+    # sliding on 1 and 4, full (NoPE) on 3; MoE with an ungated shared expert on every layer.
+    "lara_mini": {
+        "model_type": "lara_mini", **BASE, **MOE, "num_hidden_layers": 5, "num_experts": 5, "shared_expert_intermediate_size": 30,
+        "sliding_window": 7, "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 10,
+        "linear_value_head_dim": 14, "linear_conv_kernel_dim": 3, "tie_word_embeddings": False,
+    },
 }
 
 
@@ -59,6 +66,9 @@ def main() -> int:
         if config["model_type"] not in results["defaults"]:
             results["defaults"][config["model_type"]] = class_defaults(config["model_type"])
     (HERE / "forward_fam2026b.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    for model_type, entry in results["defaults"].items():  # the class-default configs, as tests/data/hf files
+        path = HERE.parent / "hf" / f"{model_type.replace('_', '-')}-defaults.json"
+        path.write_text(json.dumps(entry["config"], indent=2, sort_keys=True) + "\n")
     return 0
 
 
