@@ -31,7 +31,9 @@ DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_fam2026b.json").read_text())
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
-MIXER_FLAGS = {"gated_deltanet"}
+MIXER_FLAGS = {"gated_deltanet", "short_conv"}
+MIXER_MODULES = ("self_attn", "linear_attn", "conv")  # a layer's attention or other token mixer
+MLP_MODULES = ("mlp", "feed_forward")
 # Eager attention beside the chunked scans: every (query, key) pair, as under the eager convention.
 RECTANGLE_BESIDE_SCANS = flopsreg.Pattern(
     name="eager_rectangle_beside_chunked_scans", slot="attention.mask", flags={"chunked_scan"}, precedence=5000,
@@ -102,9 +104,9 @@ def test_every_layers_attention_and_mlp_equal_their_modules(eager_registry, name
         ours = units[layer.kind].flops(length)
         at = f"model.layers.{layer.index}"
         mixer = sum(n for slot, n in ours.items() if slot.startswith(("attention", "mixer")))
-        recorded = modules.get(f"{at}.self_attn", 0) + modules.get(f"{at}.linear_attn", 0) + _unseen(layer.flags, layer.params, length)
+        recorded = sum(modules.get(f"{at}.{part}", 0) for part in MIXER_MODULES) + _unseen(layer.flags, layer.params, length)
         mlp = sum(n for slot, n in ours.items() if slot.startswith("mlp"))
-        assert (mixer, mlp) == (recorded, modules.get(f"{at}.mlp", 0)), (name, layer.index)
+        assert (mixer, mlp) == (recorded, sum(modules.get(f"{at}.{part}", 0) for part in MLP_MODULES)), (name, layer.index)
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -133,3 +135,13 @@ def test_laguna_gating_false_is_the_per_channel_gate():
     per_element = flopsreg.Model.from_hf_config(config)
     assert flopsreg.Model.from_hf_config({**config, "gating": False}).flags == per_element.flags
     assert "output_gate" in per_element.flags and "head_gate" in flopsreg.Model.from_hf_config({**config, "gating": "per-head"}).flags
+
+
+def test_lfm2_moe_without_layer_types_is_refused():
+    """Lfm2MoeConfig leaves layer_types None, and transformers fails to build the model from it
+    (the recorded class defaults add a layout, see measure_fam2026b.py)."""
+    config = {**RECORD["defaults"]["lfm2_moe"]["config"], "layer_types": None}
+    with pytest.raises(flopsreg.ModelError, match=r"layer_types.*Lfm2MoeConfig has no default for it"):
+        flopsreg.Model.from_hf_config(config)
+    model = flopsreg.Model.from_hf_config(RECORD["defaults"]["lfm2_moe"]["config"])
+    assert [layer.kind for layer in model.layers][:4] == ["conv_dense", "conv_dense", "full_moe", "conv_moe"]

@@ -51,7 +51,18 @@ CASES: dict[str, dict] = {
         "sliding_window": 7, "linear_num_key_heads": 2, "linear_num_value_heads": 4, "linear_key_head_dim": 10,
         "linear_value_head_dim": 14, "linear_conv_kernel_dim": 3, "tie_word_embeddings": False,
     },
+    # hidden 48 / 4 heads = head_dim 12 (Lfm2MoeConfig has no head_dim field); conv and attention
+    # alternating, layer 0 dense, layers 1-3 routed.
+    "lfm2_moe": {
+        "model_type": "lfm2_moe", **{k: v for k, v in BASE.items() if k != "head_dim"}, **MOE, "hidden_size": 48, "num_hidden_layers": 4,
+        "layer_types": ["conv", "full_attention", "conv", "full_attention"], "num_dense_layers": 1, "num_experts": 5, "conv_L_cache": 3,
+    },
 }
+
+# Keys a class-default config needs to build at all, added to the defaults (named in tests/data/hf/SOURCES.md).
+# Lfm2MoeConfig leaves layer_types None: a layout chosen here (attention on every fourth layer from
+# layer 2, short convs elsewhere), not a published one.
+DEFAULTS_ADDED = {"lfm2_moe": {"layer_types": ["full_attention" if i % 4 == 2 else "conv" for i in range(32)]}}
 
 
 def main() -> int:
@@ -64,7 +75,7 @@ def main() -> int:
             results["models"][name] = {"config": config, "error": f"{type(exc).__name__}: {exc}"}
             print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         if config["model_type"] not in results["defaults"]:
-            results["defaults"][config["model_type"]] = class_defaults(config["model_type"])
+            results["defaults"][config["model_type"]] = class_defaults(config["model_type"], **DEFAULTS_ADDED.get(config["model_type"], {}))
     (HERE / "forward_fam2026b.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     for model_type, entry in results["defaults"].items():  # the class-default configs, as tests/data/hf files
         path = HERE.parent / "hf" / f"{model_type.replace('_', '-')}-defaults.json"
