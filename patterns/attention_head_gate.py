@@ -1,5 +1,5 @@
-"""A gate of one scalar per head on the attention output (Laguna's per-head g_proj): one more
-hidden -> heads matmul, its value broadcast over the head's width."""
+"""A gate of one scalar per head on the attention output (Laguna's per-head softplus g_proj, LFM3's
+sigmoid g_proj): one more hidden -> heads matmul, its value broadcast over the head's width."""
 
 from flopsreg.plugin import Pattern, h, hookimpl, n_h, s
 
@@ -10,7 +10,7 @@ ATTENTION_HEAD_GATE = Pattern(
     precedence=15,  # never set with output_gate (one g_proj per layer); 10 is attention_output_gate's
     formula=2 * s * h * n_h,
     summary="an elementwise gate of one scalar per head on the attention output, projected hidden -> heads",
-    reference="Hugging Face LagunaAttention.g_proj with gating 'per-head' (transformers 5.24 modeling_laguna.py)",
+    reference="Hugging Face LagunaAttention.g_proj with gating 'per-head', Lfm3Attention.g_proj (transformers 5.24)",
     weights=h * n_h,
 )
 

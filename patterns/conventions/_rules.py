@@ -105,7 +105,7 @@ BUILTIN_TERMS = frozenset({
 NO_FRAMEWORK_TERM = frozenset({
     'differential_attention_core',  # DiffLlama's two attention maps: no framework counts them
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
-    'attention_head_gate',  # Laguna's one-scalar-per-head output gate: no framework has it
+    'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
 })
 
 

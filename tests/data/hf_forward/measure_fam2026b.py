@@ -57,6 +57,16 @@ CASES: dict[str, dict] = {
         "model_type": "lfm2_moe", **{k: v for k, v in BASE.items() if k != "head_dim"}, **MOE, "hidden_size": 48, "num_hidden_layers": 4,
         "layer_types": ["conv", "full_attention", "conv", "full_attention"], "num_dense_layers": 1, "num_experts": 5, "conv_L_cache": 3,
     },
+    # Conv (kernel 5), sliding, full, conv: the gate per head and sandwich norms (the defaults).
+    "lfm3": {
+        "model_type": "lfm3", **BASE, "num_hidden_layers": 4, "sliding_window": 7, "conv_L_cache": 5,
+        "layer_types": ["conv", "sliding_attention", "full_attention", "conv"], "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+    },
+    # The class's default layer rule (layer 0 conv, 2 full, 4 sliding), no gate, no sandwich norms.
+    "lfm3_plain": {
+        "model_type": "lfm3", **BASE, "num_hidden_layers": 5, "sliding_window": 7, "use_attention_gate": False,
+        "use_sandwich_norm": False, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+    },
 }
 
 # Keys a class-default config needs to build at all, added to the defaults (named in tests/data/hf/SOURCES.md).
