@@ -79,6 +79,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.qwen_next",
     "hf.rwkv",
     "hf.starcoder2",
+    "hf.youtu",
     "hyper_connections",
     "k_eq_v_projection",
     "kda",

@@ -67,6 +67,15 @@ CASES: dict[str, dict] = {
         "model_type": "lfm3", **BASE, "num_hidden_layers": 5, "sliding_window": 7, "use_attention_gate": False,
         "use_sandwich_norm": False, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
     },
+    # MLA with a low-rank query (q_lora_rank 18), odd latent widths; and with a direct q_proj.
+    "youtu": {
+        "model_type": "youtu", **{k: v for k, v in BASE.items() if k not in ("head_dim", "num_key_value_heads")}, "num_key_value_heads": 4,
+        "kv_lora_rank": 14, "q_lora_rank": 18, "qk_rope_head_dim": 6, "qk_nope_head_dim": 10, "v_head_dim": 12,
+    },
+    "youtu_q_proj": {
+        "model_type": "youtu", **{k: v for k, v in BASE.items() if k not in ("head_dim", "num_key_value_heads")}, "num_key_value_heads": 4,
+        "kv_lora_rank": 14, "q_lora_rank": None, "qk_rope_head_dim": 6, "qk_nope_head_dim": 10, "v_head_dim": 12, "tie_word_embeddings": False,
+    },
 }
 
 # Keys a class-default config needs to build at all, added to the defaults (named in tests/data/hf/SOURCES.md).
