@@ -145,3 +145,12 @@ def test_lfm2_moe_without_layer_types_is_refused():
         flopsreg.Model.from_hf_config(config)
     model = flopsreg.Model.from_hf_config(RECORD["defaults"]["lfm2_moe"]["config"])
     assert [layer.kind for layer in model.layers][:4] == ["conv_dense", "conv_dense", "full_moe", "conv_moe"]
+
+
+@pytest.mark.parametrize(("seq_len", "hidden", "heads"), [(1, 1, 1), (5, 3, 2), (7, 4, 3)])
+def test_the_head_gate_is_the_multiply_adds_of_its_literal_loop(registry, seq_len, hidden, heads):
+    """g_proj hidden -> heads written out: one multiply-add per (token, head, input feature)."""
+    multiply_adds = sum(1 for _ in range(seq_len) for _ in range(heads) for _ in range(hidden))
+    pattern = registry.pattern("attention_head_gate")
+    assert compile_exact(pattern.formula)({"seq_len": seq_len, "hidden": hidden, "heads": heads}) == 2 * multiply_adds
+    assert compile_exact(pattern.weights)({"hidden": hidden, "heads": heads}) == hidden * heads
