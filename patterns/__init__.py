@@ -42,6 +42,7 @@ BUILTIN: tuple[str, ...] = (
     "gemma3n_norms",
     "gqa_projection",
     "grouped_output",
+    "hf.bailing_hybrid",
     "hf.bamba",
     "hf.deepseek",
     "hf.deepseek_v32",

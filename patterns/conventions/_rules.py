@@ -52,7 +52,8 @@ BUILTIN_TERMS = frozenset({
     # mlp.activation
     'plain_ffn', 'gated_ffn',
     # mixer.projection
-    'gated_deltanet_projection', 'gated_deltanet2_projection', 'gated_delta_product_projection', 'kda_projection', 'lightning_projection',
+    'gated_deltanet_projection', 'gated_deltanet2_projection', 'gated_delta_product_projection', 'kda_projection', 'kda_full_rank_projection',
+    'lightning_projection',
     'mamba1_projection', 'mamba1_projection_without_norm_weights', 'mamba2_projection', 'short_conv_projection',
     # mixer.conv
     'gated_deltanet_conv', 'gated_deltanet_padded_conv', 'gated_delta_product_conv', 'gated_delta_product_padded_conv', 'kda_conv', 'kda_padded_conv', 'mamba1_conv', 'mamba1_padded_conv', 'mamba2_conv', 'mamba2_padded_conv', 'short_conv_conv', 'short_conv_padded_conv',

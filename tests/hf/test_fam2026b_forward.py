@@ -10,7 +10,8 @@ the parameters of its model built on the meta device. Those numbers come from to
 
 Models with linear-attention layers are counted as tests/hf/test_linear_forward.py counts them:
 under the chunked_scan convention with convs padded as torch's conv1d computes them, plus what
-FlopCounterMode does not see (Gated DeltaNet's two triangular solves, from tests/linear_oracles.py).
+FlopCounterMode does not see (Gated DeltaNet's two triangular solves, KDA's mul-sum contractions
+and forward substitution, from tests/linear_oracles.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_fam2026b.json").read_text())
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
-MIXER_FLAGS = {"gated_deltanet", "short_conv"}
+MIXER_FLAGS = {"gated_deltanet", "kda", "short_conv"}
 MIXER_MODULES = ("self_attn", "linear_attn", "conv")  # a layer's attention or other token mixer
 MLP_MODULES = ("mlp", "feed_forward")
 # Eager attention beside the chunked scans: every (query, key) pair, as under the eager convention.
@@ -62,10 +63,13 @@ def _reference(name: str) -> tuple[flopsreg.Model, str]:
 
 def _unseen(flags: frozenset[str], params, n: int) -> int:
     """FLOPs of one layer's chunked scan that FlopCounterMode does not count (the triangular solves)."""
-    if "gated_deltanet" not in flags:
-        return 0
-    _, solves = lo.gdn_chunked_macs(n, params["linear_value_heads"], params["linear_key_head_dim"], params["linear_value_head_dim"], 64)
-    return 2 * solves
+    if "gated_deltanet" in flags:
+        _, solves = lo.gdn_chunked_macs(n, params["linear_value_heads"], params["linear_key_head_dim"], params["linear_value_head_dim"], 64)
+        return 2 * solves
+    if "kda" in flags:  # the A_kk / A_qk mul-sums and the forward substitution
+        _, other = lo.kda_chunked_macs(n, params["kda_heads"], params["kda_head_dim"], 64)
+        return 2 * other
+    return 0
 
 
 def test_every_case_ran_and_every_default_built():
@@ -154,3 +158,9 @@ def test_the_head_gate_is_the_multiply_adds_of_its_literal_loop(registry, seq_le
     pattern = registry.pattern("attention_head_gate")
     assert compile_exact(pattern.formula)({"seq_len": seq_len, "hidden": hidden, "heads": heads}) == 2 * multiply_adds
     assert compile_exact(pattern.weights)({"hidden": hidden, "heads": heads}) == hidden * heads
+
+
+def test_bailing_hybrid_key_value_heads_other_than_the_heads_are_refused():
+    config = {**RECORD["models"]["bailing_hybrid"]["config"], "num_key_value_heads": 2}
+    with pytest.raises(flopsreg.ModelError, match=r"num_key_value_heads = 2: the MLA expands keys and values to all 4 heads"):
+        flopsreg.Model.from_hf_config(config)

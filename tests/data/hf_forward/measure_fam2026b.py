@@ -76,12 +76,25 @@ CASES: dict[str, dict] = {
         "model_type": "youtu", **{k: v for k, v in BASE.items() if k not in ("head_dim", "num_key_value_heads")}, "num_key_value_heads": 4,
         "kv_lora_rank": 14, "q_lora_rank": None, "qk_rope_head_dim": 6, "qk_nope_head_dim": 10, "v_head_dim": 12, "tie_word_embeddings": False,
     },
+    # KDA (4 heads of head_dim 12, kernel 3) on layers 0, 1, 3, MLA with a gate per head on 2; layer
+    # 0 dense, 1-3 routed to 8 experts in 2 groups with a shared expert.
+    "bailing_hybrid": {
+        "model_type": "bailing_hybrid", **BASE, **MOE, "num_key_value_heads": 4, "num_hidden_layers": 4,
+        "layer_types": ["linear_attention", "linear_attention", "full_attention", "linear_attention"], "first_k_dense_replace": 1,
+        "num_experts": 8, "n_group": 2, "topk_group": 1, "n_shared_experts": 1, "kv_lora_rank": 14, "q_lora_rank": 18,
+        "qk_rope_head_dim": 6, "qk_nope_head_dim": 10, "v_head_dim": 12, "short_conv_kernel_size": 3, "pad_token_id": 0, "eos_token_id": 2,
+    },
 }
 
 # Keys a class-default config needs to build at all, added to the defaults (named in tests/data/hf/SOURCES.md).
 # Lfm2MoeConfig leaves layer_types None: a layout chosen here (attention on every fourth layer from
 # layer 2, short convs elsewhere), not a published one.
 DEFAULTS_ADDED = {"lfm2_moe": {"layer_types": ["full_attention" if i % 4 == 2 else "conv" for i in range(32)]}}
+
+# Keys whose saved value is not the one the class built the model from, written as the class read them.
+# BailingHybridConfig.__post_init__ takes head_dim (128) as the KDA head width, then sets head_dim to
+# qk_rope_head_dim (64), which to_dict saves; loading that file again would make the KDA heads 64 wide.
+SAVED_AS = {"bailing_hybrid": {"head_dim": 128}}
 
 
 def main() -> int:
@@ -95,6 +108,7 @@ def main() -> int:
             print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         if config["model_type"] not in results["defaults"]:
             results["defaults"][config["model_type"]] = class_defaults(config["model_type"], **DEFAULTS_ADDED.get(config["model_type"], {}))
+            results["defaults"][config["model_type"]]["config"].update(SAVED_AS.get(config["model_type"], {}))
     (HERE / "forward_fam2026b.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     for model_type, entry in results["defaults"].items():  # the class-default configs, as tests/data/hf files
         path = HERE.parent / "hf" / f"{model_type.replace('_', '-')}-defaults.json"
