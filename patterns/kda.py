@@ -34,6 +34,18 @@ PROJECTION = Pattern(
     summary="q, k, v (H d each); forget gate f_a (hidden -> d) and f_b (d -> H d); beta b_proj (H); output gate g_a, g_b (as f)",
     reference=REFERENCE,
 )
+FULL_RANK_GATES = "kda_full_rank_gates"
+FULL_RANK_PROJECTION = Pattern(
+    name="kda_full_rank_projection",
+    slot="mixer.projection",
+    flags={FLAG, FULL_RANK_GATES},
+    precedence=PRECEDENCE + 1,  # above kda_projection where both apply
+    params=PARAMS,
+    formula=2 * s * h * (5 * H * d + H),
+    weights=h * (5 * H * d + H),
+    summary="q, k, v, forget gate f_proj and output gate g_proj (hidden -> H d each, full rank); beta b_proj (H)",
+    reference="transformers 5.24 modeling_bailing_hybrid.py BailingHybridDeltaAttention and BailingHybridForgetGate (Ling 3.0)",
+)
 CORE = Pattern(
     name="kda_core",
     slot="mixer.core",
@@ -74,6 +86,7 @@ OUTPUT = Pattern(
 
 PATTERNS = [
     PROJECTION,
+    FULL_RANK_PROJECTION,
     *short_conv(FLAG, "KDA", 3 * H * d, PARAMS, bias=False, reference=REFERENCE, precedence=PRECEDENCE),
     CORE,
     CHUNKED_CORE,

@@ -54,7 +54,8 @@ BUILTIN_TERMS = frozenset({
     # mlp.learned_activation (a weight only)
     'xielu',
     # mixer.projection
-    'gated_deltanet_projection', 'gated_deltanet2_projection', 'gated_delta_product_projection', 'kda_projection', 'lightning_projection',
+    'gated_deltanet_projection', 'gated_deltanet2_projection', 'gated_delta_product_projection', 'kda_projection', 'kda_full_rank_projection',
+    'lightning_projection',
     'mamba1_projection', 'mamba1_projection_without_norm_weights', 'mamba2_projection', 'short_conv_projection',
     # mixer.conv
     'gated_deltanet_conv', 'gated_deltanet_padded_conv', 'gated_delta_product_conv', 'gated_delta_product_padded_conv', 'kda_conv', 'kda_padded_conv', 'mamba1_conv', 'mamba1_padded_conv', 'mamba2_conv', 'mamba2_padded_conv', 'short_conv_conv', 'short_conv_padded_conv',
@@ -107,6 +108,7 @@ BUILTIN_TERMS = frozenset({
 NO_FRAMEWORK_TERM = frozenset({
     'differential_attention_core',  # DiffLlama's two attention maps: no framework counts them
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
+    'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
 })
 
 

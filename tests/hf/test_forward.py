@@ -54,6 +54,8 @@ def test_the_record_covers_every_published_config():
     # The modern dense, MoE and MLA families of helper fam1: forward_fam1.json (tests/hf/test_fam1_forward.py).
     fam1 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_fam1.json").read_text())
     newer_types |= {entry["config"]["model_type"] for entry in fam1["models"].values()}
+    fam2026b = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_fam2026b.json").read_text())
+    newer_types |= {entry["config"]["model_type"] for entry in fam2026b["models"].values()}
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]

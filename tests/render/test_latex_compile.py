@@ -44,6 +44,9 @@ TWO_PAGES |= {f"{name}{suffix}" for name in ("gemma-3n-e4b", "hf/gemma-3n-e4b-de
 # indexer's scores over floor(s/L) pools (a row per summand) and 25 symbols; under chunked_scan a
 # one-column article takes a third page (the bound below is over the whole document).
 TWO_PAGES |= {f"hf/glm-5.3-flash-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)")}
+# Lara Mini and Ling 3.0 under chunked_scan: three layer kinds (a linear mixer with its padded conv and
+# chunked scan, sliding or MLA attention, MoE with shared experts) and their symbols.
+TWO_PAGES |= {"hf/lara-mini-defaults (chunked_scan)", "hf/bailing-hybrid-defaults (chunked_scan)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}

@@ -177,9 +177,10 @@ def _jsonable(value):
         return False
 
 
-def class_defaults(model_type: str) -> dict:
-    """The class-default config as a config.json holds it, and the parameters of its model (meta device)."""
-    config = transformers.AutoConfig.for_model(model_type)
+def class_defaults(model_type: str, **extra) -> dict:
+    """The class-default config as a config.json holds it (with the keys *extra* sets, for a class
+    that does not build from its defaults alone), and the parameters of its model (meta device)."""
+    config = transformers.AutoConfig.for_model(model_type, **extra)
     saved = {k: v for k, v in config.to_dict().items() if _jsonable(v)}
     try:
         with torch.device("meta"):
