@@ -76,6 +76,7 @@ BUILTIN_TERMS = frozenset({
     'low_rank_query', 'query_projection',
     # norms
     'decoder_norms', 'decoder_layernorms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm',
+    'concat_input_norms',
     # final_norm
     'final_norm', 'final_layernorm',
     # mlp.parallel_experts
@@ -105,6 +106,7 @@ BUILTIN_TERMS = frozenset({
 NO_FRAMEWORK_TERM = frozenset({
     'differential_attention_core',  # DiffLlama's two attention maps: no framework counts them
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
+    'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
 })
 
 
