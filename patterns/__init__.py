@@ -54,6 +54,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.glm5_next",
     "hf.glm_moe_dsa",
     "hf.gpt_oss",
+    "hf.hrm_text",
     "hf.granitemoehybrid",
     "hf.jamba",
     "hf.kimi_k25",

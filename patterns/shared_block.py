@@ -5,6 +5,8 @@ query, key and value projections take 2h inputs (flag ``concat_input``), its inp
 wide and the norm before its MLP h wide. Its weights are held once per copy (a reader sets the
 layer kind's ``weight_copies``; FLOPs stay per use). Each use then projects the block's output
 through a linear of its own (h -> h, flag ``shared_block_output``) into the next layer's input.
+Stacks run again and again (HRM-Text's H and L stacks) are shared blocks too; the L stack starts
+from a learned state (flag ``initial_state``: h weights at model level, no FLOPs).
 """
 
 import sympy
@@ -62,7 +64,19 @@ OUTPUT_LINEAR = Pattern(
     reference="transformers 5.24 modeling_zamba.py ZambaHybridLayer.linear",
 )
 
+INITIAL_STATE = Pattern(
+    name="initial_state",
+    slot="initial_state",
+    flags={"initial_state"},
+    precedence=10,
+    scope="model",
+    formula=0,
+    weights=h,
+    summary="a learned initial state of width h for a recurrent stack, broadcast over the positions (weights only)",
+    reference="transformers 5.24 modeling_hrm_text.py HrmTextModel.z_L_init",
+)
+
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [CONCAT_QUERY, CONCAT_PROJECTION, CONCAT_NORMS, OUTPUT_LINEAR]
+    return [CONCAT_QUERY, CONCAT_PROJECTION, CONCAT_NORMS, OUTPUT_LINEAR, INITIAL_STATE]

@@ -31,6 +31,7 @@ SLOTS = [
     Slot(name="embedding", scope="model", summary="the input token embedding (weights only, a gather)"),
     Slot(name="position_embedding", scope="model", summary="a learned position embedding (weights only, a gather)"),
     Slot(name="rope_scaling", scope="model", summary="learned exponents of the RoPE frequencies (weights only)"),
+    Slot(name="initial_state", scope="model", summary="a learned initial state of a recurrent stack (weights only)"),
     Slot(name="per_layer_embedding", scope="model", summary="the projection giving every layer its per-layer input"),
     Slot(name="residual_mixer.head", scope="model", summary="making the widened streams from the embedding and collapsing them to one after the last layer"),
     Slot(name="residual_mixer", scope="layer", summary="hyper-connections or AltUp mixing widened residual streams around each sublayer"),

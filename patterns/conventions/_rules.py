@@ -83,6 +83,8 @@ BUILTIN_TERMS = frozenset({
     'parallel_experts',
     # per_layer_input
     'per_layer_input',
+    # initial_state (a weight only)
+    'initial_state',
     # per_layer_embedding
     'per_layer_embedding',
     # position_embedding

@@ -50,7 +50,7 @@ def test_the_record_names_its_versions_and_the_meta_device():
     # Class-default configs whose totals a family's own measuring script records beside its forward
     # passes (tests/data/hf_forward/forward_ssm2.json "defaults", tests/hf/test_ssm2_forward.py).
     ssm2 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_ssm2.json").read_text())
-    elsewhere = {f"{model_type}-defaults" for model_type in ssm2["defaults"]}
+    elsewhere = {f"{model_type.replace('_', '-')}-defaults" for model_type in ssm2["defaults"]}
     assert set(MODELS) | elsewhere == {p.stem for p in (*HF.glob("*.json"), *EXTRA.glob("*.json"))}
 
 

@@ -1,5 +1,6 @@
-"""flopsreg against real forward passes of tiny Zamba models (transformers 5.24): one shared
-transformer block whose weights count once and whose FLOPs count per use.
+"""flopsreg against real forward passes of tiny Zamba and HRM-Text models (transformers 5.24):
+shared blocks (Zamba's shared transformer, HRM's reused stacks) whose weights count once and whose
+FLOPs count per use.
 
 tests/data/hf_forward/measure_ssm2.py ran each tiny config once under torch's FlopCounterMode at
 two sequence lengths, recording the counted FLOPs and the parameters of every module, and built
@@ -29,6 +30,14 @@ RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forwar
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
 RUNS = [(name, int(n)) for name in MODELS for n in RECORD["models"][name]["flops"]]
+
+
+def _type(name: str) -> str:
+    return RECORD["models"][name]["config"]["model_type"]
+
+
+ZAMBA = [name for name in MODELS if _type(name) == "zamba"]
+HRM = [name for name in MODELS if _type(name) == "hrm_text"]
 
 
 class TorchReference:
@@ -82,9 +91,9 @@ def _layer_flops(registry, model, n: int, convention: str) -> dict[int, tuple[ob
     return found
 
 
-def test_every_tiny_model_ran_and_is_zamba():
+def test_every_tiny_model_ran_and_every_type_is_recorded():
     assert all("flops" in RECORD["models"][name] for name in MODELS)
-    assert {RECORD["models"][name]["config"]["model_type"] for name in MODELS} == {"zamba"} == set(DEFAULTS)
+    assert {_type(name) for name in MODELS} == {"zamba", "hrm_text"} == set(DEFAULTS)
 
 
 @pytest.mark.parametrize(("name", "n"), RUNS)
@@ -95,7 +104,7 @@ def test_the_reference_path_is_what_torch_counts_plus_what_it_does_not_see(refer
     assert reference.evaluate(model, seq_len=n, convention="chunked_scan").forward == RECORD["models"][name]["flops"][str(n)]["total"] + unseen
 
 
-@pytest.mark.parametrize(("name", "n"), RUNS)
+@pytest.mark.parametrize(("name", "n"), [(name, n) for name, n in RUNS if name in ZAMBA])
 def test_every_use_of_the_shared_block_its_linear_and_mamba_against_their_modules(reference, name, n):
     model = _model(reference, name)
     modules = {m.removeprefix("ZambaForCausalLM.model."): v for m, v in RECORD["models"][name]["flops"][str(n)]["modules"].items()}
@@ -114,7 +123,7 @@ def test_every_use_of_the_shared_block_its_linear_and_mamba_against_their_module
     assert uses == sum(t == "hybrid" for t in RECORD["models"][name]["config"].get("layers_block_type") or ["hybrid"] * 2)
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", ZAMBA)
 def test_every_layer_holds_the_parameters_of_its_transformers_module(registry, name):
     model = _model(registry, name, padded=False)
     parameters = RECORD["models"][name]["parameters"]
@@ -156,3 +165,39 @@ def test_the_class_defaults_parameter_total_is_what_transformers_allocates(regis
 def test_the_exact_count_is_below_the_reference_path(registry, reference, name, n):
     exact = registry.evaluate(_model(registry, name, padded=False), seq_len=n).forward
     assert exact < reference.evaluate(_model(reference, name), seq_len=n, convention="chunked_scan").forward
+
+
+def _stack(model: flopsreg.Model, kind: str) -> str:
+    return {"low_stack": "L_module", "high_stack": "H_module"}[kind]
+
+
+@pytest.mark.parametrize(("name", "n"), [(name, n) for name, n in RUNS if name in HRM])
+def test_every_stack_layer_counts_its_flops_once_per_run(reference, name, n):
+    """FlopCounterMode adds a module's FLOPs over every call: layer i of the L stack ran
+    H_cycles x L_cycles times, of the H stack H_cycles times."""
+    model = _model(reference, name)
+    config = RECORD["models"][name]["config"]
+    per_stack = config.get("num_layers_per_stack") or config["num_hidden_layers"]
+    runs = {"low_stack": config["H_cycles"] * config["L_cycles"], "high_stack": config["H_cycles"]}
+    modules = RECORD["models"][name]["flops"][str(n)]["modules"]
+    for unit in reference.select(model, convention="chunked_scan").kinds:
+        assert unit.count == runs[unit.name] * per_stack
+        for i in range(per_stack):
+            recorded = modules[f"HrmTextForCausalLM.model.{_stack(model, unit.name)}.layers.{i}"]
+            assert sum(unit.flops(n).values()) * runs[unit.name] == recorded, (unit.name, i)
+
+
+@pytest.mark.parametrize("name", HRM)
+def test_every_stack_holds_its_layers_once(registry, name):
+    model = _model(registry, name, padded=False)
+    parameters = RECORD["models"][name]["parameters"]
+    config = RECORD["models"][name]["config"]
+    per_stack = config.get("num_layers_per_stack") or config["num_hidden_layers"]
+    shares = registry.parameters(model).shares
+    for kind in ("low_stack", "high_stack"):
+        assert {share.layers for share in shares if share.where == kind} == {per_stack}
+        held = sum(share.weights for share in shares if share.where == kind)
+        assert held * per_stack == parameters[f"model.{_stack(model, kind)}"]
+    initial = [share for share in shares if share.slot == "initial_state"]
+    assert [share.weights for share in initial] == [parameters["model"] - sum(
+        v for k, v in parameters.items() if k.count(".") == 1 and k.startswith("model."))]

@@ -1,4 +1,4 @@
-"""Measure the forward FLOPs and parameters of tiny shared-block language models (Zamba) with torch.
+"""Measure the forward FLOPs and parameters of tiny shared-block language models (Zamba, HRM-Text) with torch.
 
 Each tiny config below keeps its family's structure at small, odd widths. One real forward pass of
 the transformers implementation runs on the CPU (eager attention, no kernel package installed, so
@@ -43,8 +43,19 @@ CONFIGS = {
         "mamba_dt_rank": 7, "tie_word_embeddings": False,
         "layers_block_type": ["hybrid", "mamba", "hybrid", "hybrid", "mamba", "mamba", "hybrid"],
     },
+    # num_hidden_layers is the layers of ONE stack when num_layers_per_stack is absent (__post_init__)
+    "hrm-text-tiny": {
+        "model_type": "hrm_text", **TOKENS, "vocab_size": 131, "hidden_size": 40, "intermediate_size": 72,
+        "num_hidden_layers": 2, "num_attention_heads": 5, "head_dim": 12, "H_cycles": 2, "L_cycles": 3,
+        "max_position_embeddings": 256,
+    },
+    "hrm-text-tied-bias-tiny": {
+        "model_type": "hrm_text", **TOKENS, "vocab_size": 131, "hidden_size": 40, "intermediate_size": 56,
+        "num_hidden_layers": 40, "num_layers_per_stack": 3, "num_attention_heads": 4, "head_dim": 10, "H_cycles": 3,
+        "L_cycles": 1, "mlp_bias": True, "tie_word_embeddings": True, "max_position_embeddings": 256,
+    },
 }
-DEFAULT_TYPES = ("zamba",)
+DEFAULT_TYPES = ("zamba", "hrm_text")
 
 
 def measure(config: dict, seq_len: int) -> dict:
