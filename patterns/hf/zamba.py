@@ -18,10 +18,10 @@ from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hooki
 
 HYBRID, MAMBA = "hybrid", "linear_attention"
 LEGACY = {"mamba": MAMBA}  # remap_legacy_layer_types: the names configs saved before transformers 5
-SHARED = "shared_transformer"
+SHARED = "shared"
 MAMBA_KINDS = {
     "mamba": (frozenset({FLAG, NO_NORM_WEIGHTS} | SINGLE_NORM.flags), {}),
-    "mamba_after_shared": (frozenset({FLAG, NO_NORM_WEIGHTS, OUTPUT} | SINGLE_NORM.flags), {}),
+    HYBRID: (frozenset({FLAG, NO_NORM_WEIGHTS, OUTPUT} | SINGLE_NORM.flags), {}),  # its own Mamba and linear
 }
 
 
@@ -66,22 +66,20 @@ def zamba(c: Fields) -> Decoder:
     }
     # The per-head x_proj and dt_proj of ZambaMambaMixer hold and compute what Mamba1's do over the
     # whole inner width (heads x head width = inner), so the mamba1 patterns count them exactly.
-    attention, mlps = [], []
+    attention = []
     for kind in _block_types(c, layers):
-        if kind == HYBRID:
-            attention += [SHARED, "mamba_after_shared"]
-            mlps += ["dense", "none"]
-        else:
-            attention.append("mamba")
-            mlps.append("none")
+        attention += [SHARED, HYBRID] if kind == HYBRID else ["mamba"]
+    # The shared block's MLP rides on its attention entry (one MLP entry, "none", for every layer),
+    # so the kinds are named by what varies: mamba, shared, hybrid (a hybrid layer's own Mamba and linear).
+    mlp_flags, mlp_params = dense_mlp(c.int("intermediate_size"))
     flags = weight_flags(c, tied=True, extra=silu_gated(c, default="gelu"))
     return Decoder(
         params=params,
         flags=flags,
         attention=Layers.of(attention),
-        attention_kinds={SHARED: (frozenset({CONCAT_INPUT}), {}), **MAMBA_KINDS},
-        mlps=Layers.of(mlps),
-        mlp_kinds={"dense": dense_mlp(c.int("intermediate_size")), "none": (frozenset(), {})},
+        attention_kinds={SHARED: (frozenset({CONCAT_INPUT}) | mlp_flags, mlp_params), **MAMBA_KINDS},
+        mlps=Layers.uniform("none", len(attention)),
+        mlp_kinds={"none": (frozenset(), {})},
         # transformers ties the hybrid layers' blocks to the first one only with tie_word_embeddings
         # true (PreTrainedModel.get_expanded_tied_weights_keys returns nothing otherwise): untied,
         # every hybrid layer builds a block of its own.

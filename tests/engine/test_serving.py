@@ -197,6 +197,8 @@ def _models():
     recurrent = json.loads((HF.parent / "hf_forward" / "forward_recurrent.json").read_text())["models"]
     models += [(name, flopsreg.Model.from_hf_config(recurrent[name]["config"]), ("exact",))
                for name in ("mamba-tiny", "mamba2-tiny", "bamba-tiny", "diffllama-tiny", "rwkv-tiny")]
+    shared = json.loads((HF.parent / "hf_forward" / "forward_ssm2.json").read_text())["models"]  # shared blocks
+    models += [(name, flopsreg.Model.from_hf_config(shared[name]["config"]), ("exact",)) for name in ("zamba-tiny", "hrm-text-tiny")]
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

@@ -150,8 +150,8 @@ def test_the_parameter_total_is_what_transformers_allocates(registry, name):
 def test_the_shared_block_is_held_once_when_tied_and_per_use_when_not(registry):
     tied = registry.parameters(_model(registry, "zamba-tiny", padded=False))
     untied = registry.parameters(_model(registry, "zamba-gqa-untied-tiny", padded=False))
-    assert {share.layers for share in tied.shares if share.where.startswith("shared_transformer")} == {1}
-    assert {share.layers for share in untied.shares if share.where.startswith("shared_transformer")} == {4}
+    assert {share.layers for share in tied.shares if share.where == "shared"} == {1}
+    assert {share.layers for share in untied.shares if share.where == "shared"} == {4}
 
 
 @pytest.mark.parametrize("model_type", DEFAULTS)
