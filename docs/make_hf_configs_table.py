@@ -68,7 +68,7 @@ def _status(model_type: str, registry: flopsreg.Registry, forward: dict[str, str
     if entry.excluded is not None:
         return f"left out: {entry.excluded}", ""
     if model_type not in registry.hf_readers:
-        return "refused: not read yet", ""
+        return (f"refused: cannot be counted from its config: {entry.refused}" if entry.refused else "refused: not read yet"), ""
     # a wrapper reads its decoder through its text_config's reader: a record of either proves both
     related = [registry.hf_readers[model_type].text_config] + [
         name for name in registry.hf_readers if registry.hf_readers[name].text_config == model_type
@@ -88,12 +88,12 @@ def render_table(registry: flopsreg.Registry) -> str:
     known = transformers_types()
     forward, params = forward_tests(), params_tested()
     rows = [_status(name, registry, forward, params) for name in known.causal_lm]
-    counts = {label: sum(status.startswith(label) for status, _ in rows) for label in ("read exactly", "read (", "refused", "left out")}
+    counts = {label: sum(status.startswith(label) for status, _ in rows) for label in ("read exactly", "read (", "refused: not", "refused: cannot", "left out")}
     more = f", reads {counts['read (']} more without a recorded forward pass" if counts["read ("] else ""
     summary = (
         f"transformers {known.version} maps {len(rows)} model types to a causal-LM class: flopsreg reads "
-        f"{counts['read exactly']} exactly (forward passes recorded){more}, refuses {counts['refused']} not read yet "
-        f"and leaves out {counts['left out']} by kind."
+        f"{counts['read exactly']} exactly (forward passes recorded){more}, refuses {counts['refused: not']} not read yet "
+        f"and {counts['refused: cannot']} whose FLOPs depend on the input, and leaves out {counts['left out']} by kind."
     )
     table = ["| model_type | transformers class | flopsreg | proven by |", "| --- | --- | --- | --- |"]
     for (name, entry), (status, tests) in zip(known.causal_lm.items(), rows):

@@ -149,4 +149,7 @@ def test_hf_configs_table_has_a_row_per_causal_lm_type(registry):
     assert rows["whisper"].startswith("| `whisper` | `WhisperForCausalLM` | left out: a speech model")
     for line in rows.values():
         status = line.split(" | ")[2]
-        assert status in ("read exactly", "read (no recorded forward pass yet)", "refused: not read yet") or status.startswith("left out: ")
+        assert status in ("read exactly", "read (no recorded forward pass yet)", "refused: not read yet") or status.startswith(
+            ("left out: ", "refused: cannot be counted from its config: ")
+        )
+    assert rows["blt"].startswith("| `blt` | `BltForCausalLM` | refused: cannot be counted from its config: with its default patching_mode 'entropy'")

@@ -1,6 +1,7 @@
 """Write flopsreg/readers/transformers_types.json: the model types of the transformers release
 installed beside it (every config's model_type, and MODEL_FOR_CAUSAL_LM_MAPPING_NAMES: type ->
-class), with the causal-LM types flopsreg leaves out by kind marked with the reason.
+class), with the causal-LM types flopsreg leaves out by kind, and those it refuses by name (FLOPs
+that depend on the input), marked with the reason.
 
 transformers is not a flopsreg dependency: run this with a Python that has it, after moving to a
 new transformers release, then ``python docs/make_hf_configs_table.py``:
@@ -42,6 +43,16 @@ EXCLUDED = {
     **dict.fromkeys(["trocr", "got_ocr2"], OCR),
 }
 
+# The causal-LM types whose FLOPs a config does not fix, refused by name with the reason (a phrase
+# after 'cannot be counted from its config:'), rather than "not read yet".
+REFUSED = {
+    "blt": (
+        "with its default patching_mode 'entropy' a byte patch ends where a small byte model's next-byte "
+        "entropy crosses patching_threshold, so the global transformer's length, and the FLOPs, depend on "
+        "the input bytes (and a forward pass may be given patch_lengths of its own)"
+    ),
+}
+
 
 def build() -> dict:
     """The file's content, from the installed transformers."""
@@ -49,11 +60,15 @@ def build() -> dict:
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
     from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
-    unknown = sorted(set(EXCLUDED) - set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES))
+    unknown = sorted((set(EXCLUDED) | set(REFUSED)) - set(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES))
     if unknown:
-        raise SystemExit(f"EXCLUDED names types transformers {transformers.__version__} has no causal LM for: {unknown}")
+        raise SystemExit(f"EXCLUDED or REFUSED names types transformers {transformers.__version__} has no causal LM for: {unknown}")
     causal = {
-        name: {"class": cls, **({"excluded": EXCLUDED[name]} if name in EXCLUDED else {})}
+        name: {
+            "class": cls,
+            **({"excluded": EXCLUDED[name]} if name in EXCLUDED else {}),
+            **({"refused": REFUSED[name]} if name in REFUSED else {}),
+        }
         for name, cls in sorted(MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.items())
     }
     return {

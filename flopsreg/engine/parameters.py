@@ -33,7 +33,8 @@ class Share:
     Attributes:
         where: the layer kind, ``"model"`` for the model-level slots, or ``"<block>.<kind>"``.
         block: the block of extra layers it belongs to (not in :attr:`Parameters.total`), or None.
-        layers: how many times the model holds it (the kind's layers; 1 at model level).
+        layers: how many times the model holds it (the kind's layers, or its ``weight_copies`` when
+            the kind is a shared block; 1 at model level).
         slot, pattern: the slot and the pattern that fills it.
         weights, active: what it holds once, and the part one token uses (routed experts at top-k).
     """
@@ -186,7 +187,8 @@ def count_parameters(registry: PluginLoader, plan: ModelSelection) -> Parameters
     model = plan.model
     shares: list[Share] = []
     for unit in plan.kinds:
-        shares += _shares(registry, select(registry, "layer", unit.flags, unit.where), unit.params, unit.where, unit.name, unit.count, {})
+        held = model.kinds[unit.name].weight_copies or unit.count  # a shared block: its copies, not its runs
+        shares += _shares(registry, select(registry, "layer", unit.flags, unit.where), unit.params, unit.where, unit.name, held, {})
     for block in registry.blocks.values():  # the layers of each block, e.g. MTP: not in the total; once per kind, as decoder kinds
         for kind, indices in model.block_kinds(block.name).items():
             where = f"{block.name} layer {indices[0].start} (kind {kind!r})"

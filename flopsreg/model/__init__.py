@@ -185,10 +185,16 @@ def check_flags(where: str, value: Any) -> frozenset[str]:
 
 @attrs.frozen(kw_only=True, cache_hash=True)
 class LayerKind:
-    """Flags and parameters shared by the layers of one kind (e.g. Gemma 3's local layers)."""
+    """Flags and parameters shared by the layers of one kind (e.g. Gemma 3's local layers).
+
+    ``weight_copies``: a shared block (Zamba's shared transformer, HRM's reused stacks) runs its
+    weights on several layers: the model holds this kind's weights that many times, however many
+    layers run it (None: once per layer). FLOPs are counted per layer, as always.
+    """
 
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: check_flags("flags", v))
     params: FrozenMap[int] = attrs.field(factory=dict, converter=lambda v: check_params("params", v))
+    weight_copies: int | None = attrs.field(default=None, converter=lambda v: v if v is None else check_int("weight_copies", v, minimum=1))
 
 
 class Repeated(Sequence[str]):
@@ -527,6 +533,9 @@ class Model:
         unused = sorted(set(self.kinds) - set(self.plan.kinds()) - {k for kinds in self.plan.blocks.values() for k in _distinct(kinds)})
         if unused:
             raise ModelError(f"kinds.{unused[0]} is defined but the plan never uses it")
+        for name, kind in self.kinds.items():
+            if kind.weight_copies is not None and kind.weight_copies > (runs := total_length(self.plan.indices(name))):
+                raise ModelError(f"kinds.{name}.weight_copies = {kind.weight_copies}: more copies of its weights than the {runs} layers that run them")
 
     def __repr__(self) -> str:
         """Short: name, layer count and the layers of each kind (the attrs dump is the whole plan)."""

@@ -220,6 +220,9 @@ class Decoder:
         block_layers: the layers of one depth of a block, as ``(attention, mlp)`` entries, where
             a depth is not one copy of the last decoder layer (a Megatron-LM hybrid pattern's MTP
             part, ``"*E"``: ``{"mtp": (("full", "none"), ("none", "moe"))}``).
+        weight_copies: attention entries whose layers run a shared block: ``{entry: copies}``,
+            the weights the model holds of each such layer kind (e.g. ``{"shared": 1}``: one
+            block run by every layer of that entry; FLOPs stay per layer).
     """
 
     params: Mapping[str, int]
@@ -232,6 +235,7 @@ class Decoder:
     mlp_kinds: Mapping[str, Kind] = attrs.field(factory=dict)
     blocks: Mapping[str, int] = attrs.field(factory=dict)
     block_layers: Mapping[str, tuple[tuple[str, str], ...]] = attrs.field(factory=dict)
+    weight_copies: Mapping[str, int] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         if len(self.attention) != len(self.mlps):
@@ -296,6 +300,7 @@ def build_model(
             kinds[kind] = LayerKind(
                 flags=frozenset(attention_flags) | frozenset(mlp_flags),
                 params={**attention_params, **mlp_params},
+                weight_copies=decoder.weight_copies.get(attention),
             )
         return kind
 

@@ -24,7 +24,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 __all__ = ["dump_model", "load_model", "parse_model"]
 
 TOP_KEYS = ("name", "source", "flags", "params", "kinds", "plan")
-KIND_KEYS = ("flags", "params")
+KIND_KEYS = ("flags", "params", "weight_copies")
 PLAN_KEYS = ("layers", "uniform", "cycle", "list", "first")  # any other key names a block of extra layers
 REPEATED_KEYS = ("kinds", "depth")  # a block as the kinds of one depth and the number of depths
 
@@ -92,6 +92,7 @@ def _model(data: Mapping[str, Any]) -> Model:
         kinds[name] = LayerKind(
             flags=check_flags(f"kinds.{name}.flags", table.get("flags", [])),
             params=check_params(f"kinds.{name}.params", table.get("params", {})),
+            weight_copies=table.get("weight_copies"),
         )
     return Model(
         name=_string(data["name"], "name"),
@@ -203,4 +204,6 @@ def dump_model(model: Model) -> str:
         if kind.params:
             params = ", ".join(f"{_key(k)} = {v}" for k, v in kind.params.items())
             lines.append(f"params = {{ {params} }}")
+        if kind.weight_copies is not None:
+            lines.append(f"weight_copies = {kind.weight_copies}")
     return "\n".join(lines) + "\n"

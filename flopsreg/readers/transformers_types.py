@@ -22,12 +22,14 @@ DOCS = "docs/hf-configs.md"
 
 @attrs.frozen
 class CausalLM:
-    """One entry of transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES: its class, and why flopsreg
-    leaves the type out by kind (encoder, encoder-decoder, speech, music, OCR), if it does."""
+    """One entry of transformers' MODEL_FOR_CAUSAL_LM_MAPPING_NAMES: its class, why flopsreg
+    leaves the type out by kind (encoder, encoder-decoder, speech, music, OCR), if it does, and
+    why its FLOPs cannot be counted from a config (they depend on the input), if so."""
 
     model_type: str
     cls: str
     excluded: str | None = None
+    refused: str | None = None
 
 
 @attrs.frozen
@@ -43,7 +45,7 @@ class TransformersTypes:
 def transformers_types() -> TransformersTypes:
     """The stored list, read once."""
     data = json.loads(Path(__file__).with_name("transformers_types.json").read_text(encoding="utf-8"))
-    causal = {name: CausalLM(name, entry["class"], entry.get("excluded")) for name, entry in data["causal_lm"].items()}
+    causal = {name: CausalLM(name, entry["class"], entry.get("excluded"), entry.get("refused")) for name, entry in data["causal_lm"].items()}
     return TransformersTypes(data["transformers"], causal, frozenset(data["model_types"]))
 
 
@@ -56,6 +58,8 @@ def unsupported_reason(model_type: str, supported: Collection[str]) -> str:
     entry = known.causal_lm.get(model_type)
     if entry is not None and entry.excluded is not None:
         return f": {entry.cls} in {release} is {entry.excluded}; flopsreg counts decoder-only language models (see {DOCS})"
+    if entry is not None and entry.refused is not None:
+        return f": {entry.cls} ({release}) cannot be counted from its config: {entry.refused} (see {DOCS})"
     if entry is not None:
         relatives = sorted(name for name in supported if name in known.causal_lm and known.causal_lm[name].cls == entry.cls)
         if relatives:

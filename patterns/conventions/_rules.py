@@ -79,12 +79,15 @@ BUILTIN_TERMS = frozenset({
     'low_rank_query', 'query_projection',
     # norms
     'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
+    'concat_input_norms',
     # final_norm
     'final_norm', 'final_layernorm',
     # mlp.parallel_experts
     'parallel_experts',
     # per_layer_input
     'per_layer_input',
+    # initial_state (a weight only)
+    'initial_state',
     # per_layer_embedding
     'per_layer_embedding',
     # position_embedding
@@ -109,6 +112,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'differential_attention_core',  # DiffLlama's two attention maps: no framework counts them
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
+    'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
 })
 
 

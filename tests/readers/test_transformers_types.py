@@ -59,6 +59,17 @@ def test_the_refusal_is_one_line_through_the_reader():
     )
 
 
+def test_a_type_whose_flops_depend_on_the_input_is_refused_by_name_with_the_reason():
+    """BLT's entropy patching decides the global transformer's length from the input bytes."""
+    with pytest.raises(flopsreg.FlopsregError) as error:
+        flopsreg.Model.from_hf_config({"model_type": "blt"})
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("config.json: model_type = 'blt': unsupported: BltForCausalLM (transformers 5.24.0) cannot be counted from its config: ")
+    assert "patching_mode 'entropy'" in message and "depend on the input bytes" in message and "did you mean" not in message
+    assert [name for name, entry in transformers_types().causal_lm.items() if entry.refused] == ["blt"]
+
+
 def test_the_stored_list_is_transformers_5_24s():
     known = transformers_types()
     assert known.version == "5.24.0"
