@@ -23,6 +23,7 @@ from flopsreg.plugins.loader import PluginLoader, default_plugins
 from flopsreg.readers.decoder import Decoder, TooManyListed, build_model, layers_with
 from flopsreg.readers.fields import Fields
 from flopsreg.readers.files import parse_json, read_text
+from flopsreg.readers.towers import TOWER_PARAMETERS, read_towers, tower_parameters
 from flopsreg.readers.transformers_types import unsupported_reason
 
 __all__ = ["load_hf_config"]
@@ -214,4 +215,8 @@ def load_hf_config(
         top = Fields(data, where=where, model_type=claimed.name)
         name = printable_name(top.string("_name_or_path", "") if top.given("_name_or_path") else "", claimed.name)
     kept = {block: depth for block, depth in decoder.blocks.items() if block in asked}
-    return build_model(decoder, name=name, source=source, blocks=kept)
+    model = build_model(decoder, name=name, source=source, blocks=kept)
+    if not claimed.towers:
+        return model
+    towers = read_towers(data, where, claimed)
+    return attrs.evolve(model, towers=towers, params={**model.params, TOWER_PARAMETERS: tower_parameters(towers)})
