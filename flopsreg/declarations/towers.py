@@ -40,7 +40,8 @@ class Dim:
         name: the symbol's name in the kind's formulas, e.g. ``"h"``.
         field: where it sits, relative to the wrapper's config: ``"vision_config.hidden_size"``,
             ``"text_config.hidden_size"``, or a top-level field such as ``"spatial_merge_size"``.
-            ``{tower}`` stands for the tower's own sub-config (``vision_config``).
+            ``{tower}`` stands for the tower's own sub-config (``vision_config``); a trailing
+            ``[k]`` reads entry k of a list (``"{tower}.subsampling_conv_channels[1]"``).
         default: the config class default, used when the field is absent (as transformers does).
         read: ``"int"`` an integer >= 0; ``"bool"`` true/false as 1/0; ``"count"`` an integer as
             1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a

@@ -37,9 +37,15 @@ def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int
         holder = tower.absent if head == tower.config else {}
     if not isinstance(holder, Mapping):
         raise ModelError(f"{where}: {head} = {holder!r:.60}: expected an object")
+    field, _, index = field.partition("[")  # "subsampling_conv_channels[1]": one entry of a list
     value = holder.get(field)
     if value is None:
         value = dim.default
+    if index:
+        position = int(index.rstrip("]"))
+        if not isinstance(value, list) or len(value) <= position:
+            raise ModelError(f"{where}: {path.partition('[')[0]} = {value!r:.60}: expected a list of more than {position} integers")
+        value = value[position]
     if dim.read == "bool":
         if not isinstance(value, bool):
             raise ModelError(f"{shown} = {value!r}: expected true or false")

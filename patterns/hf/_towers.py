@@ -3,7 +3,7 @@ projectors, each ``sum(p.numel())`` of its transformers 5.24 module as a formula
 
 Each formula is derived in docs/hf-configs.md ("Multimodal wrappers: towers") and checked
 against transformers' count of the class-default config and of the published configs
-(tests/data/hf_forward/forward_mm.json). Defaults are the config classes' own; ``{tower}`` is the
+(tests/data/hf_forward/towers.json). Defaults are the config classes' own; ``{tower}`` is the
 wrapper's sub-config of the tower (``vision_config``).
 """
 
@@ -156,4 +156,65 @@ KIMI_K25_PROJECTOR = TowerKind(
     ),
     parameters=2 * norm + (h * merge) ** 2 + h * merge + h * merge * text + text,
     reference=_SOURCE + "kimi_k25/modeling_kimi_k25.py Kimi_K25MultimodalProjection",
+)
+
+(heads, kv_heads, head_dim, table, kernel, conv0, conv1) = sympy.symbols(
+    "heads kv_heads head_dim table kernel conv0 conv1", integer=True, nonnegative=True
+)
+
+GEMMA4_VISION = TowerKind(
+    name="gemma4_vision",
+    title="Gemma 4 ViT",
+    summary="Gemma4VisionModel: patches through one matrix, a two-axis learned position table (nn.Parameter), "
+    "blocks with q/k RMSNorms, GQA, a gated MLP and four RMSNorms, no biases",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
+        Dim("layers", "{tower}.num_hidden_layers", 16), Dim("heads", "{tower}.num_attention_heads", 12),
+        Dim("kv_heads", "{tower}.num_key_value_heads", 12), Dim("head_dim", "{tower}.head_dim", 64),
+        Dim("patch", "{tower}.patch_size", 16), Dim("table", "{tower}.position_embedding_size", 10240),
+    ),
+    parameters=(
+        2 * table * h + 3 * patch**2 * h  # patch_embedder: position_embedding_table, input_proj
+        + layers * (2 * h * heads * head_dim + 2 * h * kv_heads * head_dim + 2 * head_dim + 3 * h * i + 4 * h)
+    ),
+    reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4VisionModel",
+)
+
+GEMMA4_AUDIO = TowerKind(
+    name="gemma4_audio",
+    title="Gemma 4 audio conformer",
+    summary="Gemma4AudioModel: two 3x3 subsampling convolutions with norms, conformer blocks (two 4h feed-forwards, "
+    "attention with a relative key projection and a per-dimension scale, a light depthwise convolution), a biased output projection",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1024), Dim("layers", "{tower}.num_hidden_layers", 12),
+        Dim("heads", "{tower}.num_attention_heads", 8), Dim("kernel", "{tower}.conv_kernel_size", 5),
+        Dim("conv0", "{tower}.subsampling_conv_channels[0]", [128, 32]), Dim("conv1", "{tower}.subsampling_conv_channels[1]", [128, 32]),
+        Dim("out", "{tower}.output_proj_dims", 1536),
+    ),
+    parameters=(
+        9 * conv0 + conv0 + 9 * conv0 * conv1 + conv1 + sympy.floor(conv0 / 4) * conv1 * h  # subsampling, input_proj_linear
+        + layers * (  # head_dim = h // heads: q, k, v and relative_k_proj map h to heads x head_dim, post h to h
+            20 * h**2 + 4 * h * heads * sympy.floor(h / heads) + h * kernel + 9 * h + sympy.floor(h / heads)
+        )
+        + h * out + out  # output_proj
+    ),
+    reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4AudioModel",
+)
+
+GEMMA4_VISION_EMBEDDER = TowerKind(
+    name="gemma4_vision_embedder",
+    title="Gemma 4 vision embedder",
+    summary="Gemma4MultimodalEmbedder (embed_vision): one matrix from the vision width to the text width (its norm has no scale)",
+    dims=(Dim("h", "{tower}.hidden_size", 768), Dim("text", "text_config.hidden_size", 2304)),
+    parameters=h * text,
+    reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4MultimodalEmbedder",
+)
+
+GEMMA4_AUDIO_EMBEDDER = TowerKind(
+    name="gemma4_audio_embedder",
+    title="Gemma 4 audio embedder",
+    summary="Gemma4MultimodalEmbedder (embed_audio): one matrix from output_proj_dims to the text width",
+    dims=(Dim("out", "{tower}.output_proj_dims", 1536), Dim("text", "text_config.hidden_size", 2304)),
+    parameters=out * text,
+    reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4MultimodalEmbedder",
 )

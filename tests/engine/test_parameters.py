@@ -53,7 +53,7 @@ def test_the_record_names_its_versions_and_the_meta_device():
 @pytest.mark.parametrize("name", MODELS)
 def test_total_equals_transformers_sum_of_numel(registry, name):
     """The record holds the language model transformers builds: a multimodal wrapper's text model
-    alone (its whole model, towers included, is tests/hf/test_mm_forward.py's)."""
+    alone (its whole model, towers included, is tests/hf/test_towers.py's)."""
     counts = registry.parameters(hf(name))
     assert counts.language_model == RECORD["models"][name]["total"]
     if not counts.towers:

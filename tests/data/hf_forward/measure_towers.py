@@ -5,11 +5,11 @@ For every wrapper type below, build the whole ...ForConditionalGeneration of tra
 the meta device (no memory, no weights) from (1) the class-default config
 (``AutoConfig.for_model(type)``), (2) every published config of tests/data/hf of that type, and
 (3) a tiny config with odd tower widths, and record ``sum(p.numel())`` of the whole model, of each
-tower's module and of the ``nn.Embedding`` weights inside it. The result, forward_mm.json, is an
-oracle independent of flopsreg: tests/hf/test_mm_forward.py compares flopsreg with it.
+tower's module and of the ``nn.Embedding`` weights inside it. The result, towers.json, is an
+oracle independent of flopsreg: tests/hf/test_towers.py compares flopsreg with it.
 
 Needs torch and transformers (not flopsreg dependencies):
-    pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_mm.py
+    pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_towers.py
 """
 
 from __future__ import annotations
@@ -35,7 +35,11 @@ PARTS = {
     "llama4": {"vision": "vision_model.", "projector": "multi_modal_projector."},
     "mistral_large4": {"vision": "model.vision_tower.", "projector": "model.multi_modal_projector."},
     "kimi_k25": {"vision": "model.vision_tower.", "projector": "model.mm_projector."},
+    "gemma4": {"vision": "model.vision_tower.", "vision_embedder": "model.embed_vision.",
+               "audio": "model.audio_tower.", "audio_embedder": "model.embed_audio."},
 }
+# Gemma 4 builds its towers only when the config sets them: its class defaults with both set too.
+DEFAULTS = {"gemma4-with-towers": ("gemma4", {"vision_config": {}, "audio_config": {}})}
 
 # Tiny configs: odd tower widths, an image size no multiple of the patch, a small text decoder.
 TEXT = {"hidden_size": 44, "intermediate_size": 58, "num_hidden_layers": 2, "num_attention_heads": 4,
@@ -68,6 +72,14 @@ TINY = {
                                  "qk_nope_head_dim": 8, "qk_rope_head_dim": 4, "v_head_dim": 10, "n_group": 1, "topk_group": 1},
                  "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 2, "num_attention_heads": 3,
                                    "patch_size": 5, "pos_emb_height": 7, "pos_emb_width": 9, "merge_kernel_size": [2, 3]}},
+    "gemma4": {"text_config": {**TEXT, "model_type": "gemma4_text", "hidden_size_per_layer_input": 0, "vocab_size_per_layer_input": 97},
+               "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 2, "num_attention_heads": 3,
+                                 "num_key_value_heads": 1, "head_dim": 10, "patch_size": 5, "position_embedding_size": 41},
+               "audio_config": {"hidden_size": 36, "num_hidden_layers": 2, "num_attention_heads": 5, "conv_kernel_size": 3,
+                                "subsampling_conv_channels": [20, 6], "output_proj_dims": 26}},
+    "gemma4-vision-only": {"model_type": "gemma4", "text_config": {**TEXT, "model_type": "gemma4_text", "hidden_size_per_layer_input": 0},
+                           "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 1, "num_attention_heads": 3,
+                                             "num_key_value_heads": 3, "head_dim": 12, "patch_size": 3, "position_embedding_size": 17}},
 }
 
 
@@ -87,6 +99,8 @@ def measure(config, parts):
         seen[name] = p
     for part, prefix in parts.items():
         mine = {n: p for n, p in seen.items() if n.startswith(prefix)}
+        if not mine:  # an optional tower the config does not build
+            continue
         record["parts"][part] = {
             "parameters": sum(p.numel() for p in mine.values()),
             "embeddings": sum(p.numel() for n, p in mine.items() if n in embeddings),
@@ -103,6 +117,10 @@ def main() -> int:
         config = AutoConfig.for_model(model_type)
         out["defaults"][model_type] = {"config": config.to_dict(), **measure(config, parts)}
         print(model_type, out["defaults"][model_type]["total"], file=sys.stderr)
+    for name, (model_type, given) in DEFAULTS.items():
+        config = AutoConfig.for_model(model_type, **given)
+        out["defaults"][name] = {"config": config.to_dict(), **measure(config, PARTS[model_type])}
+        print(name, out["defaults"][name]["total"], file=sys.stderr)
     for path in sorted(HF.glob("*.json")):
         data = json.loads(path.read_text())
         if data.get("model_type") in PARTS:
@@ -117,7 +135,7 @@ def main() -> int:
         config = AutoConfig.for_model(model_type, **{k: v for k, v in data.items() if k != "model_type"})
         out["tiny"][name] = {"config": config.to_dict(), **measure(config, PARTS[model_type])}  # as transformers resolved it
         print(name, out["tiny"][name]["total"], file=sys.stderr)
-    (HERE / "forward_mm.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+    (HERE / "towers.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
     return 0
 
 

