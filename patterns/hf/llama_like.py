@@ -197,6 +197,14 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     # mellum: every layer MoE of moe_intermediate_size; q_norm/k_norm of head_dim; head_dim 128.
     FamilyTraits(name="mellum", title="Mellum", summary="MellumConfig: MoE in every layer, QK-norm", head_dim=128,
                  flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "num_experts"}, experts=Experts(experts="num_experts")),
+    # aria_text (AriaTextForCausalLM, the text model of Aria): Llama's attention; every layer MoE:
+    # moe_num_experts routed experts of intermediate_size (grouped gate_up/down, no bias; a
+    # bias-free router, top-k of the logits then a softmax over them) and moe_num_shared_experts
+    # shared experts as one gated MLP of their summed width; mlp_bias biases that shared MLP only:
+    # refused (no pattern holds the shared experts' biases).
+    FamilyTraits(name="aria_text", title="Aria", summary="AriaTextConfig: MoE in every layer with shared experts",
+                 switches=(ATTENTION,), refused=(("mlp_bias", False, "the shared experts' biases are in no pattern"),),
+                 experts=Experts(experts="moe_num_experts", width="intermediate_size", top_k="moe_topk", shared_count="moe_num_shared_experts")),
 )
 
 
