@@ -17,6 +17,8 @@ from typing import Any
 import attrs
 import sympy
 
+from flopsreg.declarations.pattern import canonical
+
 __all__ = ["Dim", "HFTower", "TowerKind"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
@@ -58,6 +60,11 @@ class Dim:
         return sympy.Symbol(self.name, integer=True, nonnegative=True)
 
 
+def _formula(value: Any) -> sympy.Expr:
+    """*value* as sympy builds it with evaluation on (the built-ins are imported with it off)."""
+    return canonical(sympy.sympify(value))
+
+
 def _dims(value: Any) -> tuple[Dim, ...]:
     dims = tuple(value)
     names = [dim.name for dim in dims]
@@ -85,8 +92,8 @@ class TowerKind:
     title: str = attrs.field(validator=_text)
     summary: str = attrs.field(validator=_text)
     dims: tuple[Dim, ...] = attrs.field(converter=_dims)
-    parameters: sympy.Expr = attrs.field(converter=sympy.sympify)
-    embeddings: sympy.Expr = attrs.field(default=0, converter=sympy.sympify)
+    parameters: sympy.Expr = attrs.field(converter=_formula)
+    embeddings: sympy.Expr = attrs.field(default=0, converter=_formula)
     reference: str = attrs.field(validator=_text)
 
     def __attrs_post_init__(self) -> None:
