@@ -39,7 +39,9 @@ def _model(name: str) -> flopsreg.Model:
 
 
 def test_every_family_was_recorded_and_ran():
-    assert {f.name for f in FAMILIES} <= {entry["config"]["model_type"] for entry in RECORD["models"].values()}
+    # aria_text is recorded with the multimodal wrappers' text models (forward_mm.json, tests/hf/test_mm_forward.py)
+    elsewhere = {"aria_text"}
+    assert {f.name for f in FAMILIES} - elsewhere <= {entry["config"]["model_type"] for entry in RECORD["models"].values()}
     assert all("totals" in RECORD["models"][name] for name in MODELS), "a model failed to run when recorded"
     assert {t for t, entry in RECORD["defaults"].items() if "error" in entry} & {f.name for f in FAMILIES} == NO_DEFAULT_BUILD
 
