@@ -23,7 +23,7 @@ from flopsreg.patterns.norms import (
     SINGLE_LAYERNORM,
     SINGLE_NORM,
 )
-from flopsreg.plugin import Fields, Layers, hookimpl
+from flopsreg.plugin import Fields, HFReader, Layers, hookimpl
 
 ATTENTION = Switch("attention_bias", False, ATTENTION_BIAS.flags)  # q/k/v/o_proj bias (Llama's attention_bias)
 MLP = Switch("mlp_bias", False, MLP_BIAS.flags)  # gate/up/down_proj bias (Llama's mlp_bias)
@@ -205,9 +205,18 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     FamilyTraits(name="aria_text", title="Aria", summary="AriaTextConfig: MoE in every layer with shared experts",
                  switches=(ATTENTION,), refused=(("mlp_bias", False, "the shared experts' biases are in no pattern"),),
                  experts=Experts(experts="moe_num_experts", width="intermediate_size", top_k="moe_topk", shared_count="moe_num_shared_experts")),
+    # emu3_text_model (Emu3TextConfig, Emu3's text model): Llama; attention_bias and mlp_bias are
+    # class attributes a config may set; head_dim = getattr(config, "head_dim", hidden / heads).
+    FamilyTraits(name="emu3_text_model", title="Emu3", summary="Emu3TextConfig: Llama", switches=LLAMA_BIASES),
+)
+# Multimodal configs whose causal LM is their text_config's model: AutoModelForCausalLM builds
+# Emu3ForCausalLM from an emu3 config's text_config alone (no VQ-VAE image tokenizer).
+WRAPPERS = (
+    HFReader(name="emu3", title="Emu3", text_config="emu3_text_model",
+             summary="Emu3Config: its emu3_text_model text_config (Emu3ForCausalLM builds no VQ-VAE)"),
 )
 
 
 @hookimpl
 def flopsreg_register_hf_readers():
-    return [family.reader() for family in FAMILIES]
+    return [*(family.reader() for family in FAMILIES), *WRAPPERS]

@@ -27,6 +27,8 @@ HERE = Path(__file__).parent
 CASES: dict[str, dict] = {
     # Aria's text model: 5 routed experts, top 2, 2 shared experts (one MLP of 2 x 58), q/k/v/o biases.
     "aria_text": {"model_type": "aria_text", **BASE, "moe_num_experts": 5, "moe_topk": 2, "moe_num_shared_experts": 2, "attention_bias": True},
+    # Emu3: AutoModelForCausalLM builds Emu3ForCausalLM from the text_config alone; both biases on.
+    "emu3": {"model_type": "emu3", "vocab_size": BASE["vocab_size"], "text_config": {"model_type": "emu3_text_model", **BASE, "attention_bias": True, "mlp_bias": True}},
 }
 
 
