@@ -39,7 +39,7 @@ def _model(name: str) -> flopsreg.Model:
 
 
 def test_every_family_was_recorded_and_ran():
-    # aria_text is recorded with the multimodal wrappers' text models (forward_mm.json, tests/hf/test_mm_forward.py)
+    # aria_text and emu3 are recorded with the multimodal wrappers' text models (tests/hf/test_mm_forward.py)
     elsewhere = {"aria_text", "emu3_text_model"}
     assert {f.name for f in FAMILIES} - elsewhere <= {entry["config"]["model_type"] for entry in RECORD["models"].values()}
     assert all("totals" in RECORD["models"][name] for name in MODELS), "a model failed to run when recorded"
