@@ -26,6 +26,7 @@ from flopsreg.declarations.pattern import (
 )
 from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.declarations.symbols import block_flops, block_layers, cached, h, integer_symbol, n_h, s
+from flopsreg.declarations.towers import Dim, HFTower, TowerKind
 from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.plugins.hookspecs import hookimpl
 
@@ -50,10 +51,12 @@ __all__ = [
     "Constraint",
     "Convention",
     "Decoder",
+    "Dim",
     "Fields",
     "GroupSelector",
     "HFLayerType",
     "HFReader",
+    "HFTower",
     "Layers",
     "MegatronReader",
     "ModelError",
@@ -63,6 +66,7 @@ __all__ = [
     "Quantity",
     "Slot",
     "SlotGroup",
+    "TowerKind",
     "block_flops",
     "block_layers",
     "cached",

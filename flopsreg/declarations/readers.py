@@ -5,9 +5,12 @@ argument features it reads. The registry loads them like patterns; the readers d
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:  # its formulas are sympy's: not imported where a reader is only looked up
+    from flopsreg.declarations.towers import HFTower
 
 __all__ = ["HFLayerType", "HFReader", "MegatronReader", "family_flag"]
 
@@ -36,6 +39,12 @@ def _flag_names(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
         raise ValueError(
             f"{type(instance).__name__}.{attribute.name} = {value!r}: expected a collection of lower_snake_case flag names"
         )
+
+
+def _towers(instance: Any, attribute: attrs.Attribute, value: tuple[Any, ...]) -> None:
+    parts = [getattr(tower, "part", None) for tower in value]
+    if None in parts or len(set(parts)) != len(parts):
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r:.80}: expected HFTower s of distinct parts")
 
 
 def family_flag(model_type: str) -> str:
@@ -72,6 +81,10 @@ class HFReader:
         title: the family's name as people write it (``"GLM-5 Next"`` for ``glm5_next``): what a
             document about a model read under this ``model_type`` is titled when the config names
             no model (no ``_name_or_path``); None: the model_type, its underscores as spaces.
+        towers: a multimodal wrapper's towers beside the language model
+            (:class:`~flopsreg.declarations.towers.HFTower`), whose parameters ``params`` adds to
+            the language model's; empty for a text-only model or a wrapper whose towers no
+            plugin declares (its total is then the language model's, and says so).
     """
 
     name: str = attrs.field(validator=_text)
@@ -82,6 +95,7 @@ class HFReader:
     per_layer: Mapping[str, str] = attrs.field(factory=dict, validator=_field_names)
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: v if isinstance(v, str) else frozenset(v), validator=_flag_names)
     title: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
+    towers: tuple[HFTower, ...] = attrs.field(default=(), converter=tuple, validator=_towers)
 
     def __attrs_post_init__(self) -> None:
         if (self.read is None) == (self.text_config is None):

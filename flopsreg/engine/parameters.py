@@ -19,6 +19,7 @@ from flopsreg.declarations.pattern import FLOPS
 from flopsreg.engine.compose import MODEL_LEVEL, ModelSelection, holds_weights_only
 from flopsreg.engine.select import SlotSelection, select
 from flopsreg.errors import ModelError
+from flopsreg.model import Tower
 
 if TYPE_CHECKING:
     from flopsreg.plugins.loader import PluginLoader
@@ -59,24 +60,32 @@ class Parameters:
 
     Attributes:
         model: the model's name.
-        total: every weight of the decoder, the embedding and the head (a tied matrix once),
-            norms and biases included; not the blocks (transformers does not build them).
-        active: the weights one token uses: routed experts at top-k, everything else in full.
+        total: every weight of the model: the language model's and, for a multimodal wrapper,
+            its towers' (vision and audio encoders, projectors); not the blocks (transformers
+            does not build them).
+        active: the weights one token uses: routed experts at top-k, everything else (the
+            towers too) in full.
+        language_model: every weight of the decoder, the embedding and the head (a tied matrix
+            once), norms and biases included: the part whose FLOPs flopsreg counts.
         embedding: the input embedding (V x h).
         head: the logits head's own weights: V x h, or 0 when tied to the embedding (the
             matrix is then counted once, in :attr:`embedding`).
         blocks: ``{block: weights}`` of each block of extra layers the plan lists (e.g. MTP
             modules), its own pattern's weights included; not in :attr:`total`.
         shares: every slot's weights by layer kind (bounded: kinds, never layers).
+        towers: a multimodal wrapper's towers by part (``"vision"``, ``"projector"``), each
+            with its kind and parameters; their FLOPs are not counted.
     """
 
     model: str
     total: int
     active: int
+    language_model: int
     embedding: int
     head: int
     blocks: Mapping[str, int]
     shares: tuple[Share, ...]
+    towers: Mapping[str, Tower] = attrs.field(factory=dict)
     render: Any = attrs.field(default=None, eq=False, repr=False)  # the renderers, given by the plan: never imported
 
     def by_slot(self) -> dict[str, int]:
@@ -94,6 +103,11 @@ class Parameters:
             "model": self.model,
             **counts,
             "blocks": {name: str(value) for name, value in self.blocks.items()},
+            "flops_counted": ["language_model"],
+            "towers": {
+                part: {"kind": tower.kind, "title": tower.title, "parameters": str(tower.parameters), "flops_counted": False}
+                for part, tower in self.towers.items()
+            },
             "shares": [
                 {
                     **{field.name: getattr(share, field.name) for field in attrs.fields(Share)},
@@ -112,6 +126,12 @@ class Parameters:
             + ("" if self.head else f" (tied: held once, in the {_FIELDS.embedding.name})"),
             *(f"  block {name}: {value:,} (not in the total)" for name, value in self.blocks.items()),
         ]
+        if self.towers:
+            lines.insert(1, f"  language model {self.language_model:,} (FLOPs counted)")
+            lines[2:2] = [
+                f"  {part}: {tower.title} {tower.parameters:,} (parameters only: FLOPs not counted)"
+                for part, tower in self.towers.items()
+            ]
         for share in self.shares:
             times = f" x {share.layers}" if share.where != MODEL else ""
             active = f" (active {share.active:,})" if share.active != share.weights else ""
@@ -123,7 +143,8 @@ class Parameters:
 
     def __repr__(self) -> str:
         """Short: the model and its totals."""
-        counts = ", ".join(f"{field.name}={getattr(self, field.name)}" for field in _FIELDS if field.type == "int")
+        shown = [field for field in _FIELDS if field.type == "int" and (self.towers or field.name != "language_model")]
+        counts = ", ".join(f"{field.name}={getattr(self, field.name)}" for field in shown)
         return f"Parameters(model={self.model!r}, {counts})"
 
     def _repr_markdown_(self) -> str:
@@ -216,13 +237,17 @@ def count_parameters(registry: PluginLoader, plan: ModelSelection) -> Parameters
         if holds_weights_only(sel.pattern) and sel.pattern.param_names & vocabulary and sel not in heads
     }
     at_model = [share for share in main if share.where == MODEL]
+    towers = sum(tower.parameters for tower in model.towers.values())
+    language_model = sum(share.total for share in main)
     return Parameters(
         model=model.name,
-        total=sum(share.total for share in main),
-        active=sum(share.active * share.layers for share in main),
+        total=language_model + towers,
+        active=sum(share.active * share.layers for share in main) + towers,
+        language_model=language_model,
         embedding=sum(share.total for share in at_model if share.pattern in embedding),
         head=sum(share.total for share in at_model if share.slot in {sel.slot for sel in heads}),
         blocks=blocks,
         shares=tuple(shares),
+        towers=model.towers,
         render=plan.render,
     )

@@ -22,7 +22,7 @@ from flopsreg.errors import MAX_INT, ModelError, did_you_mean
 from flopsreg.model.examples_index import example_names, example_path
 from flopsreg.plugins.entry_points import own_entry_point
 
-__all__ = ["FrozenMap", "Layer", "LayerKind", "Model", "Plan", "Repeated"]
+__all__ = ["FrozenMap", "Layer", "LayerKind", "Model", "Plan", "Repeated", "Tower"]
 
 V = TypeVar("V")
 T = TypeVar("T")
@@ -195,6 +195,31 @@ class LayerKind:
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: check_flags("flags", v))
     params: FrozenMap[int] = attrs.field(factory=dict, converter=lambda v: check_params("params", v))
     weight_copies: int | None = attrs.field(default=None, converter=lambda v: v if v is None else check_int("weight_copies", v, minimum=1))
+
+
+@attrs.frozen(kw_only=True, cache_hash=True)
+class Tower:
+    """A multimodal wrapper's tower beside the language model (vision or audio encoder,
+    projector): its parameters are counted, its FLOPs are not.
+
+    Attributes:
+        kind, title: the tower kind's name and title (a reader plugin's ``TowerKind``).
+        dims: the config values it was read from, by the kind's names.
+        parameters: ``sum(p.numel())`` of its module.
+        embeddings: the part of :attr:`parameters` held in ``nn.Embedding`` weights.
+    """
+
+    kind: str = attrs.field(converter=lambda v: check_name("kind", v))
+    title: str = attrs.field(converter=lambda v: check_name("title", v))
+    dims: FrozenMap[int] = attrs.field(factory=dict, converter=lambda v: check_params("dims", v))
+    parameters: int = attrs.field(converter=lambda v: check_int("parameters", v, 0))
+    embeddings: int = attrs.field(default=0, converter=lambda v: check_int("embeddings", v, 0))
+
+
+def _towers(value: Any) -> FrozenMap[Tower]:
+    if not isinstance(value, Mapping) or not all(isinstance(t, Tower) for t in value.values()):
+        raise ModelError(f"towers: expected a table of part name -> flopsreg.model.Tower, got {value!r:.80}")
+    return FrozenMap(value.items())
 
 
 class Repeated(Sequence[str]):
@@ -519,6 +544,8 @@ class Model:
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: check_flags("flags", v))
     params: FrozenMap[int] = attrs.field(factory=dict, converter=lambda v: check_params("params", v))
     source: str = attrs.field(default="", converter=_string("source"))
+    # A multimodal wrapper's other towers by part ("vision", "projector"): parameters only.
+    towers: FrozenMap[Tower] = attrs.field(factory=dict, converter=_towers)
 
     def __attrs_post_init__(self) -> None:
         places = [("plan.first", self.plan.first), ("plan.cycle", self.plan.cycle)]

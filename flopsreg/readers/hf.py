@@ -23,6 +23,7 @@ from flopsreg.plugins.loader import PluginLoader, default_plugins
 from flopsreg.readers.decoder import Decoder, TooManyListed, build_model, layers_with
 from flopsreg.readers.fields import Fields
 from flopsreg.readers.files import parse_json, read_text
+from flopsreg.readers.towers import TOWER_PARAMETERS, read_towers, tower_parameters
 from flopsreg.readers.transformers_types import unsupported_reason
 
 __all__ = ["load_hf_config"]
@@ -221,4 +222,8 @@ def load_hf_config(
         if depth > 0 and block not in asked and block in registry.blocks and registry.blocks[block].unasked_flag
     }
     decoder = attrs.evolve(decoder, flags=decoder.flags | unasked)
-    return build_model(decoder, name=name, source=source, blocks=kept)
+    model = build_model(decoder, name=name, source=source, blocks=kept)
+    if not claimed.towers:
+        return model
+    towers = read_towers(data, where, claimed)
+    return attrs.evolve(model, towers=towers, params={**model.params, TOWER_PARAMETERS: tower_parameters(towers)})

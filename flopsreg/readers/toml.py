@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from flopsreg.errors import ModelError, did_you_mean
-from flopsreg.model import LayerKind, Model, Plan, Repeated, check_flags, check_int, check_params
+from flopsreg.model import LayerKind, Model, Plan, Repeated, Tower, check_flags, check_int, check_params
 from flopsreg.readers.files import check_nesting, read_text, too_deep
 
 if sys.version_info >= (3, 11):
@@ -23,8 +23,9 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 __all__ = ["dump_model", "load_model", "parse_model"]
 
-TOP_KEYS = ("name", "source", "flags", "params", "kinds", "plan")
+TOP_KEYS = ("name", "source", "flags", "params", "kinds", "plan", "towers")
 KIND_KEYS = ("flags", "params", "weight_copies")
+TOWER_KEYS = ("kind", "title", "parameters", "embeddings", "dims")
 PLAN_KEYS = ("layers", "uniform", "cycle", "list", "first")  # any other key names a block of extra layers
 REPEATED_KEYS = ("kinds", "depth")  # a block as the kinds of one depth and the number of depths
 
@@ -101,6 +102,22 @@ def _model(data: Mapping[str, Any]) -> Model:
         params=check_params("params", data.get("params", {})),
         kinds=kinds,
         plan=_plan(_table(data["plan"], "plan")),
+        towers={part: _tower(_table(table, f"towers.{part}"), f"towers.{part}") for part, table in _table(data.get("towers", {}), "towers").items()},
+    )
+
+
+def _tower(table: Mapping[str, Any], where: str) -> Tower:
+    """A multimodal wrapper's tower: its kind, title and parameters (FLOPs are not counted)."""
+    _known(table, TOWER_KEYS, f"{where}.")
+    for key in ("kind", "title", "parameters"):
+        if key not in table:
+            raise ModelError(f"{where}.{key}: missing; a tower gives kind, title and parameters")
+    return Tower(
+        kind=_string(table["kind"], f"{where}.kind"),
+        title=_string(table["title"], f"{where}.title"),
+        parameters=check_int(f"{where}.parameters", table["parameters"], 0),
+        embeddings=check_int(f"{where}.embeddings", table.get("embeddings", 0), 0),
+        dims=check_params(f"{where}.dims", table.get("dims", {})),
     )
 
 
@@ -206,4 +223,9 @@ def dump_model(model: Model) -> str:
             lines.append(f"params = {{ {params} }}")
         if kind.weight_copies is not None:
             lines.append(f"weight_copies = {kind.weight_copies}")
+    for part, tower in model.towers.items():
+        lines += ["", f"[towers.{_key(part)}]", f"kind = {_value(tower.kind)}", f"title = {_value(tower.title)}"]
+        lines += [f"parameters = {tower.parameters}", f"embeddings = {tower.embeddings}"]
+        if tower.dims:
+            lines.append("dims = { " + ", ".join(f"{_key(k)} = {v}" for k, v in tower.dims.items()) + " }")
     return "\n".join(lines) + "\n"

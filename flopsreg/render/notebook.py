@@ -194,6 +194,9 @@ def parameters_markdown(params: Parameters) -> str:
     fields = attrs.fields(type(params))  # the parts' names, as Parameters.text gives them
     tied = f" (tied: held once, in the {fields.embedding.name})" if not params.head else ""
     sizes = f"{fields.embedding.name} {_number(params.embedding)}, {fields.head.name} {_number(params.head)}{tied}{blocks}"
+    if params.towers:
+        towers = "; ".join(f"{part}: {t.title} {_number(t.parameters)}" for part, t in params.towers.items())
+        sizes = f"language model {_number(params.language_model)} (FLOPs counted); {towers} (parameters only: FLOPs not counted)\n\n{sizes}"
     rows = (
         (MODEL_LEVEL_ROW if s.where == MODEL else s.where, f"`{s.slot}`", f"`{s.pattern}`", str(s.layers), f"`{s.weights:,}`", f"`{s.active:,}`")
         for s in params.shares

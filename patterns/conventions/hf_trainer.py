@@ -9,7 +9,9 @@ per-layer embedding tables; every other parameter counts, norms, biases, all rou
 a composite model's vision tower and projector included. So 6 training FLOPs per token per
 non-embedding parameter, and no attention term at all. As formulas: the convention counts per
 weight (``Convention.per_weight``), its own patterns drop the embeddings and the attention core
-and add a composite model's vision tower from ``vision_parameters``, which flopsreg does not model.
+and add a composite model's towers from ``vision_parameters``: the Hugging Face reader sets it
+from the towers it reads from the config (docs/hf-configs.md, "Multimodal wrappers: towers");
+a model without them (Gemma 3n, a bundled example) needs it given.
 """
 
 from flopsreg.patterns.conventions._rules import PRECEDENCE
@@ -35,7 +37,7 @@ HF_TRAINER = Convention(
 NAME = HF_TRAINER.name
 
 # Model types whose reader reads a multimodal ...ForConditionalGeneration config: the Trainer
-# trains the whole model, vision tower and projector included.
+# trains the whole model, vision tower and projector included (flopsreg.readers.towers.TOWER_PARAMETERS).
 COMPOSITE = ("gemma3", "gemma3n", "gemma4", "llama4", "kimi_k25", "mistral_large4", "qwen3_5", "qwen3_5_moe")
 VISION = Param(
     name="vision_parameters",

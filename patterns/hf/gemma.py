@@ -3,10 +3,11 @@ interleaved sliding and full layers, GeGLU MLP, head_dim default 256."""
 
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import GATED_LM, alternating, weight_flags
+from flopsreg.patterns.hf._towers import GEMMA3_PROJECTOR, SIGLIP_VISION
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def _model_window(c: Fields, attention: list[str]) -> dict[str, int]:
@@ -72,5 +73,11 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(name="gemma2", title="Gemma 2", read=gemma2, summary="Gemma2Config: even layers slide, GeGLU MLP"),
         HFReader(name="gemma3_text", title="Gemma 3", read=gemma3_text, summary="Gemma3TextConfig: 5 sliding layers to 1 full by default"),
-        HFReader(name="gemma3", title="Gemma 3", text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config"),
+        HFReader(
+            name="gemma3", title="Gemma 3", text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config",
+            towers=(
+                HFTower(part="vision", kind=SIGLIP_VISION, config="vision_config", model_type="siglip_vision_model"),
+                HFTower(part="projector", kind=GEMMA3_PROJECTOR, config="vision_config", model_type="siglip_vision_model"),
+            ),
+        ),
     ]

@@ -7,6 +7,7 @@ from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.patterns.hf._common import GATED_LM, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless
+from flopsreg.patterns.hf._towers import GEMMA4_AUDIO, GEMMA4_AUDIO_EMBEDDER, GEMMA4_VISION, GEMMA4_VISION_EMBEDDER
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.k_eq_v_projection import K_EQ_V_PROJECTION
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
@@ -15,7 +16,7 @@ from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.per_layer_input import PER_LAYER_INPUT, PLE_DIM, PLE_LAYERS, PLE_VOCAB
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, hookimpl
 
 
 def layer_types(c: Fields, layers: int) -> Layers[str]:
@@ -120,5 +121,13 @@ def flopsreg_register_hf_readers():
             summary="Gemma4TextConfig: sliding and full layers of their own head widths, K=V, KV sharing, per-layer embeddings, experts beside the MLP",
             per_layer={"head_dim": HEAD_DIM.name, "num_key_value_heads": KV_HEADS.name},
         ),
-        HFReader(name="gemma4", title="Gemma 4", text_config="gemma4_text", summary="Gemma4Config: the decoder is its gemma4_text text_config"),
+        HFReader(
+            name="gemma4", title="Gemma 4", text_config="gemma4_text", summary="Gemma4Config: the decoder is its gemma4_text text_config",
+            towers=(  # built only when the config sets their sub-config
+                HFTower(part="vision", kind=GEMMA4_VISION, config="vision_config", optional=True),
+                HFTower(part="vision_embedder", kind=GEMMA4_VISION_EMBEDDER, config="vision_config", optional=True),
+                HFTower(part="audio", kind=GEMMA4_AUDIO, config="audio_config", optional=True),
+                HFTower(part="audio_embedder", kind=GEMMA4_AUDIO_EMBEDDER, config="audio_config", optional=True),
+            ),
+        ),
     ]

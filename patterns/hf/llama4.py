@@ -3,9 +3,10 @@ layers, full NoPE layers; MoE layers with one shared expert."""
 
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf._towers import LLAMA4_PROJECTOR, LLAMA4_VISION
 from flopsreg.patterns.hf.layer_types import CHUNKS, FULL
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def _attention(c: Fields, layers: int) -> Layers[str]:
@@ -74,5 +75,11 @@ def llama4_text(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(name="llama4_text", title="Llama 4", read=llama4_text, summary="Llama4TextConfig: chunked RoPE and full NoPE layers, MoE"),
-        HFReader(name="llama4", title="Llama 4", text_config="llama4_text", summary="Llama4Config: the decoder is its llama4_text text_config"),
+        HFReader(
+            name="llama4", title="Llama 4", text_config="llama4_text", summary="Llama4Config: the decoder is its llama4_text text_config",
+            towers=(
+                HFTower(part="vision", kind=LLAMA4_VISION, config="vision_config"),
+                HFTower(part="projector", kind=LLAMA4_PROJECTOR, config="vision_config"),
+            ),
+        ),
     ]

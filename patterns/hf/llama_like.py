@@ -321,6 +321,23 @@ FAMILIES: tuple[FamilyTraits, ...] = (
     # mellum: every layer MoE of moe_intermediate_size; q_norm/k_norm of head_dim; head_dim 128.
     FamilyTraits(name="mellum", title="Mellum", summary="MellumConfig: MoE in every layer, QK-norm", head_dim=128,
                  flags=QK_NORM.flags, switches=(ATTENTION,), aliases={"num_local_experts": "num_experts"}, experts=Experts(experts="num_experts")),
+    # aria_text (AriaTextForCausalLM, the text model of Aria): Llama's attention; every layer MoE:
+    # moe_num_experts routed experts of intermediate_size (grouped gate_up/down, no bias; a
+    # bias-free router, top-k of the logits then a softmax over them) and moe_num_shared_experts
+    # shared experts as one gated MLP of their summed width; mlp_bias biases that shared MLP only:
+    # refused (no pattern holds the shared experts' biases).
+    FamilyTraits(name="aria_text", title="Aria", summary="AriaTextConfig: MoE in every layer with shared experts",
+                 switches=(ATTENTION,), refused=(("mlp_bias", False, "the shared experts' biases are in no pattern"),),
+                 experts=Experts(experts="moe_num_experts", width="intermediate_size", top_k="moe_topk", shared_count="moe_num_shared_experts")),
+    # emu3_text_model (Emu3TextConfig, Emu3's text model): Llama; attention_bias and mlp_bias are
+    # class attributes a config may set; head_dim = getattr(config, "head_dim", hidden / heads).
+    FamilyTraits(name="emu3_text_model", title="Emu3", summary="Emu3TextConfig: Llama", switches=LLAMA_BIASES),
+)
+# Multimodal configs whose causal LM is their text_config's model: AutoModelForCausalLM builds
+# Emu3ForCausalLM from an emu3 config's text_config alone (no VQ-VAE image tokenizer).
+WRAPPERS = (
+    HFReader(name="emu3", title="Emu3", text_config="emu3_text_model",
+             summary="Emu3Config: its emu3_text_model text_config (Emu3ForCausalLM builds no VQ-VAE)"),
 )
 
 
@@ -341,7 +358,6 @@ def apertus1p5_text(c: Fields) -> Decoder:
 
 @hookimpl
 def flopsreg_register_hf_readers():
-    return [family.reader() for family in (*FAMILIES, *FAMILIES_2026)] + [
-        HFReader(name=APERTUS1P5_TEXT.name, title=APERTUS1P5_TEXT.title, summary=APERTUS1P5_TEXT.summary + ", a full-width head",
-                 read=apertus1p5_text),
-    ]
+    return [*(family.reader() for family in (*FAMILIES, *FAMILIES_2026)), *WRAPPERS,
+            HFReader(name=APERTUS1P5_TEXT.name, title=APERTUS1P5_TEXT.title, summary=APERTUS1P5_TEXT.summary + ", a full-width head",
+                     read=apertus1p5_text)]

@@ -8,12 +8,13 @@ from flopsreg.patterns.dsa_indexer import DSA_INDEXER_FROM_HIDDEN, INDEX_HEAD_DI
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless
+from flopsreg.patterns.hf._towers import MISTRAL_LARGE4_PROJECTOR, PIXTRAL_VISION
 from flopsreg.patterns.hf.glm_moe_dsa import indexer_types
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
 from flopsreg.patterns.mla_projection import QK_NOPE_HEAD_DIM, QK_ROPE_HEAD_DIM
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.softmax_scaling import ROPE_ALPHA, ROTARY_DIM, SOFTMAX_SCALING
-from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, hookimpl
 
 
 def rope_layers(c: Fields, layers: int) -> Layers[bool]:
@@ -109,6 +110,9 @@ def mistral_large4_text(c: Fields) -> Decoder:
     flags = weight_flags(c, tied=False, extra=SOFTMAX_SCALING.flags | ROPE_ALPHA.flags)
     return Decoder(params=params, flags=silu_gated(c) | flags | {"mla"}, attention=attention, attention_kinds=kinds, mlps=mlps, mlp_kinds=mlp_kinds)
 
+# MistralLarge4Config's vision_config when absent (SubConfigSpec init_kwargs): Mistral Small 3.1's tower.
+PIXTRAL_DEFAULTS = {"hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 30, "patch_size": 14}
+
 
 @hookimpl
 def flopsreg_register_hf_readers():
@@ -120,5 +124,11 @@ def flopsreg_register_hf_readers():
             summary="MistralLarge4TextConfig: MLA without q-LoRA, DSA (indexer from hidden), NoPE and latent-sharing layers",
             aliases={"num_local_experts": "n_routed_experts"},
         ),
-        HFReader(name="mistral_large4", title="Mistral Large 4", text_config="mistral_large4_text", summary="MistralLarge4Config: the decoder is its text_config"),
+        HFReader(
+            name="mistral_large4", title="Mistral Large 4", text_config="mistral_large4_text", summary="MistralLarge4Config: the decoder is its text_config",
+            towers=(
+                HFTower(part="vision", kind=PIXTRAL_VISION, config="vision_config", model_type="pixtral", absent=PIXTRAL_DEFAULTS),
+                HFTower(part="projector", kind=MISTRAL_LARGE4_PROJECTOR, config="vision_config", model_type="pixtral", absent=PIXTRAL_DEFAULTS),
+            ),
+        ),
     ]

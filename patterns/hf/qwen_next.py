@@ -5,11 +5,12 @@
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, renamed, type_list
+from flopsreg.patterns.hf._towers import QWEN3_5_VISION
 from flopsreg.patterns.hf.layer_types import FULL, GATED_DELTANET_LAYER
 from flopsreg.patterns.hf.qwen_moe import _mlps
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.norms import QK_NORM
-from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, head_dim_of, hookimpl
 
 GATED_ATTENTION = frozenset({"output_gate"})  # q_proj outputs 2 x heads x head_dim: query and gate
 NAMES = {"linear_attention": GATED_DELTANET_LAYER.name, "full_attention": FULL}
@@ -77,6 +78,9 @@ def qwen3_5_moe_text(c: Fields) -> Decoder:
         mlps=Layers.uniform("moe", layers), mlp_kinds={"moe": _moe(c)},
     )
 
+# Qwen3_5VisionModel and Qwen3_5MoeVisionModel are one module with one set of defaults.
+VISION = HFTower(part="vision", kind=QWEN3_5_VISION, config="vision_config")
+
 
 @hookimpl
 def flopsreg_register_hf_readers():
@@ -85,9 +89,10 @@ def flopsreg_register_hf_readers():
                  summary="Qwen3NextConfig: Gated DeltaNet / gated attention per layer_types, MoE with a gated shared expert"),
         HFReader(name="qwen3_5_text", title="Qwen3.5", read=qwen3_5_text,
                  summary="Qwen3_5TextConfig: Gated DeltaNet / gated attention per layer_types, dense SwiGLU MLPs"),
-        HFReader(name="qwen3_5", title="Qwen3.5", text_config="qwen3_5_text", summary="Qwen3_5Config: the qwen3_5_text decoder (vision tower not counted)"),
+        HFReader(name="qwen3_5", title="Qwen3.5", text_config="qwen3_5_text", towers=(VISION,),
+                 summary="Qwen3_5Config: the qwen3_5_text decoder (the ViT's parameters counted, not its FLOPs)"),
         HFReader(name="qwen3_5_moe_text", title="Qwen3.5-MoE", read=qwen3_5_moe_text,
                  summary="Qwen3_5MoeTextConfig: Gated DeltaNet / gated attention per layer_types, MoE with a gated shared expert on every layer"),
-        HFReader(name="qwen3_5_moe", title="Qwen3.5-MoE", text_config="qwen3_5_moe_text",
-                 summary="Qwen3_5MoeConfig: the qwen3_5_moe_text decoder (vision tower not counted)"),
+        HFReader(name="qwen3_5_moe", title="Qwen3.5-MoE", text_config="qwen3_5_moe_text", towers=(VISION,),
+                 summary="Qwen3_5MoeConfig: the qwen3_5_moe_text decoder (the ViT's parameters counted, not its FLOPs)"),
     ]

@@ -104,15 +104,18 @@ def test_trainer_total_flos_to_the_digit(registry, name):
 @pytest.mark.parametrize("name", sorted(n for n, m in RECORD["models"].items() if "composite" in m and m["composite"]["non_embedding"] != m["non_embedding"]))
 def test_a_multimodal_models_vision_tower_is_counted(registry, name):
     """The whole ...ForConditionalGeneration: the Trainer counts its vision tower and projector too;
-    flopsreg takes them as vision_parameters (the measured difference) and otherwise refuses by name."""
+    flopsreg counts them from the config's vision_config (its tower kinds) as vision_parameters,
+    takes them as given where no tower is read, and otherwise refuses by name."""
     measured = RECORD["models"][name]
     config = json.loads(CONFIGS[name].read_text())
     whole = flopsreg.Model.from_hf_config(config, registry=registry)
-    with pytest.raises(flopsreg.ModelError, match=r"parameter 'vision_parameters' \(parameters of a multimodal model's vision tower"):
-        registry.evaluate(whole, seq_len=512, convention="hf_trainer")
-    vision = measured["composite"]["non_embedding"] - measured["non_embedding"]
-    given = attrs.evolve(whole, params={**whole.params, "vision_parameters": vision})
     expected = Trainer(Recorded(measured["composite"]["non_embedding"])).floating_point_ops({"input_ids": Ids(1, 512)})
+    assert registry.evaluate(whole, seq_len=512, convention="hf_trainer").training == expected
+    unread = attrs.evolve(whole, params={k: v for k, v in whole.params.items() if k != "vision_parameters"}, towers={})
+    with pytest.raises(flopsreg.ModelError, match=r"parameter 'vision_parameters' \(parameters of a multimodal model's vision tower"):
+        registry.evaluate(unread, seq_len=512, convention="hf_trainer")
+    vision = measured["composite"]["non_embedding"] - measured["non_embedding"]
+    given = attrs.evolve(unread, params={**unread.params, "vision_parameters": vision})
     assert registry.evaluate(given, seq_len=512, convention="hf_trainer").training == expected
 
 

@@ -57,14 +57,19 @@ def test_the_record_names_its_versions_and_the_meta_device():
         for path in (HF.parent / "hf_forward").glob("forward_*.json")
         for record in [json.loads(path.read_text())]
         for model_type, entry in {**record.get("defaults", {}), **record.get("built_defaults", {})}.items()
-        if "parameters" in entry
+        if "parameters" in entry or "total" in entry
     }
     assert set(MODELS) == {p.stem for p in (*HF.glob("*.json"), *EXTRA.glob("*.json"))} - (elsewhere - set(MODELS))
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_total_equals_transformers_sum_of_numel(registry, name):
-    assert registry.parameters(hf(name)).total == RECORD["models"][name]["total"]
+    """The record holds the language model transformers builds: a multimodal wrapper's text model
+    alone (its whole model, towers included, is tests/hf/test_towers.py's)."""
+    counts = registry.parameters(hf(name))
+    assert counts.language_model == RECORD["models"][name]["total"]
+    if not counts.towers:
+        assert counts.total == RECORD["models"][name]["total"]
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -78,7 +83,11 @@ def test_embedding_and_head_equal_transformers_embed_tokens_and_lm_head(registry
 
 @pytest.mark.parametrize("name", EXAMPLES + EXAMPLES_2026)
 def test_bundled_examples_count_as_their_hugging_face_configs(registry, name):
-    ours, theirs = registry.parameters(flopsreg.Model.example(name)), registry.parameters(hf(name))
+    """A bundled example is the text decoder: a multimodal wrapper's text_config read alone."""
+    config = json.loads((HF / f"{name}.json").read_text())
+    if "text_config" in config:
+        config = {**config["text_config"], "model_type": config["text_config"].get("model_type", f"{config['model_type']}_text")}
+    ours, theirs = registry.parameters(flopsreg.Model.example(name)), registry.parameters(flopsreg.Model.from_hf_config(config))
     assert (ours.total, ours.active, ours.embedding, ours.head) == (theirs.total, theirs.active, theirs.embedding, theirs.head)
 
 

@@ -1,0 +1,136 @@
+"""What a reader plugin declares about a multimodal wrapper's other towers (vision encoder,
+audio encoder, projector): the config values each reads and its parameters as a formula of them.
+
+A :class:`TowerKind` is one kind of tower (a SigLIP ViT, Pixtral, Qwen3.5's ViT with its patch
+merger...), declared once and used by every wrapper that builds it; an :class:`HFTower` places
+one in a wrapper's config. flopsreg counts the FLOPs of the language model only: a tower's
+parameters are counted so that ``params`` gives transformers' total of the whole model. A kind
+holds its formulas as sympy expressions over its named dimensions, so FLOPs can be declared
+beside the parameters later without changing how a kind is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import sympy
+
+from flopsreg.declarations.pattern import canonical
+
+__all__ = ["Dim", "HFTower", "TowerKind"]
+
+READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
+
+
+def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r}: expected a non-empty string")
+
+
+def _read(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value not in READS:
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r}: expected one of {', '.join(READS)}")
+
+
+@attrs.frozen
+class Dim:
+    """One config value a tower kind reads.
+
+    Attributes:
+        name: the symbol's name in the kind's formulas, e.g. ``"h"``.
+        field: where it sits, relative to the wrapper's config: ``"vision_config.hidden_size"``,
+            ``"text_config.hidden_size"``, or a top-level field such as ``"spatial_merge_size"``.
+            ``{tower}`` stands for the tower's own sub-config (``vision_config``); a trailing
+            ``[k]`` reads entry k of a list (``"{tower}.subsampling_conv_channels[1]"``).
+        default: the config class default, used when the field is absent (as transformers does).
+        read: ``"int"`` an integer >= 0; ``"bool"`` true/false as 1/0; ``"count"`` an integer as
+            1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a
+            list of integers as their product (a merge kernel ``[2, 2]``).
+    """
+
+    name: str = attrs.field(validator=_text)
+    field: str = attrs.field(validator=_text)
+    default: Any
+    read: str = attrs.field(default="int", validator=_read)
+
+    @property
+    def symbol(self) -> sympy.Symbol:
+        return sympy.Symbol(self.name, integer=True, nonnegative=True)
+
+
+def _formula(value: Any) -> sympy.Expr:
+    """*value* as sympy builds it with evaluation on (the built-ins are imported with it off)."""
+    return canonical(sympy.sympify(value))
+
+
+def _dims(value: Any) -> tuple[Dim, ...]:
+    dims = tuple(value)
+    names = [dim.name for dim in dims]
+    if len(set(names)) != len(names):
+        raise ValueError(f"TowerKind dims: names {names!r} repeat one")
+    return dims
+
+
+@attrs.frozen(kw_only=True)
+class TowerKind:
+    """One kind of non-text tower, its parameters a formula of the config values it reads.
+
+    Attributes:
+        name: a unique name, e.g. ``"siglip_vision"``.
+        title: for output, e.g. ``"SigLIP ViT"``.
+        summary: one line: which transformers module, and what it holds.
+        dims: the config values read (:class:`Dim`), the formulas' only symbols.
+        parameters: ``sum(p.numel())`` of the module as a formula of the dims.
+        embeddings: the part of it held in ``nn.Embedding`` weights (what
+            ``num_parameters(exclude_embeddings=True)`` leaves out); 0 when there is none.
+        reference: the transformers module it counts (file and class).
+    """
+
+    name: str = attrs.field(validator=_text)
+    title: str = attrs.field(validator=_text)
+    summary: str = attrs.field(validator=_text)
+    dims: tuple[Dim, ...] = attrs.field(converter=_dims)
+    parameters: sympy.Expr = attrs.field(converter=_formula)
+    embeddings: sympy.Expr = attrs.field(default=0, converter=_formula)
+    reference: str = attrs.field(validator=_text)
+
+    def __attrs_post_init__(self) -> None:
+        known = {dim.symbol for dim in self.dims}
+        for name in ("parameters", "embeddings"):
+            extra = getattr(self, name).free_symbols - known
+            if extra:
+                raise ValueError(f"TowerKind {self.name!r}: {name} uses {sorted(map(str, extra))}, which no dim declares")
+
+    def dim(self, name: str) -> sympy.Symbol:
+        """The symbol of the dim *name*, for writing the formulas."""
+        return next(dim.symbol for dim in self.dims if dim.name == name)
+
+
+@attrs.frozen(kw_only=True)
+class HFTower:
+    """A tower a multimodal wrapper builds beside its language model.
+
+    Attributes:
+        part: its name in the output, e.g. ``"vision"``, ``"projector"``.
+        kind: what it is (:class:`TowerKind`).
+        config: the wrapper's field holding the tower's own sub-config (``"vision_config"``):
+            ``{tower}`` in the kind's fields stands for it.
+        model_type: where the wrapper's config class picks the sub-config's class by its
+            ``model_type`` (``AutoConfig``), the one the kind counts (``"siglip_vision_model"``):
+            a sub-config naming another is refused by name. None: the class is fixed, whatever
+            the sub-config says, as transformers builds it.
+        absent: the values the wrapper's config class gives an absent sub-config (its
+            ``SubConfigSpec.init_kwargs``); a sub-config that is given takes the class defaults
+            of the kind's dims for the fields it leaves out, as transformers does.
+        optional: transformers builds the tower only when ``config`` is set (Gemma 4's
+            vision and audio towers); otherwise an absent sub-config is the class default.
+    """
+
+    part: str = attrs.field(validator=_text)
+    kind: TowerKind
+    config: str = attrs.field(validator=_text)
+    model_type: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
+    absent: Mapping[str, Any] = attrs.field(factory=dict)
+    optional: bool = False

@@ -1,0 +1,105 @@
+"""A multimodal wrapper's towers (vision and audio encoders, projectors) from its ``config.json``:
+each declared :class:`~flopsreg.declarations.towers.HFTower` read into a :class:`~flopsreg.model.Tower`.
+
+A sub-config that is absent is the class default, as transformers builds it (an optional tower,
+such as Gemma 4's, is then not built); a field that is absent is the config class default its
+:class:`~flopsreg.declarations.towers.Dim` gives. Counts are exact: the kind's formula with the
+integers substituted must come to a whole number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from flopsreg.errors import ModelError
+from flopsreg.model import Tower
+
+if TYPE_CHECKING:
+    from flopsreg.declarations.readers import HFReader
+    from flopsreg.declarations.towers import Dim, HFTower
+
+__all__ = ["TOWER_PARAMETERS", "read_towers", "tower_parameters"]
+
+# The model parameter a wrapper with declared towers gets: the towers' weights outside
+# nn.Embedding modules (what a convention counting per weight, such as transformers'
+# Trainer, adds to the language model's).
+TOWER_PARAMETERS = "vision_parameters"
+
+
+def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int:
+    """The integer *dim* reads from the wrapper config *data* (its default when absent)."""
+    path = dim.field.replace("{tower}", tower.config)
+    head, _, rest = path.partition(".")
+    holder, field = (data.get(head), rest) if rest else (data, head)
+    shown = f"{where}: {path}"
+    if holder is None:  # an absent sub-config: the wrapper's own defaults for it, else the class's
+        holder = tower.absent if head == tower.config else {}
+    if not isinstance(holder, Mapping):
+        raise ModelError(f"{where}: {head} = {holder!r:.60}: expected an object")
+    field, _, index = field.partition("[")  # "subsampling_conv_channels[1]": one entry of a list
+    value = holder.get(field)
+    if value is None:
+        value = dim.default
+    if index:
+        position = int(index.rstrip("]"))
+        if not isinstance(value, list) or len(value) <= position:
+            raise ModelError(f"{where}: {path.partition('[')[0]} = {value!r:.60}: expected a list of more than {position} integers")
+        value = value[position]
+    if dim.read == "bool":
+        if not isinstance(value, bool):
+            raise ModelError(f"{shown} = {value!r}: expected true or false")
+        return int(value)
+    if dim.read == "count" and type(value) is int:
+        return 1
+    if dim.read == "count":
+        if not isinstance(value, list) or not value:
+            raise ModelError(f"{shown} = {value!r:.60}: expected an integer or a non-empty list")
+        return len(value)
+    if dim.read == "product":
+        if not isinstance(value, list) or not value or not all(type(v) is int and v >= 1 for v in value):
+            raise ModelError(f"{shown} = {value!r:.60}: expected a list of integers >= 1")
+        product = 1
+        for number in value:
+            product *= number
+        return product
+    if type(value) is not int or value < 0:
+        raise ModelError(f"{shown} = {value!r:.60}: expected an integer >= 0 (read for the {tower.part} tower, {tower.kind.title})")
+    return value
+
+
+def _count(expr: Any, dims: Mapping[str, int], tower: HFTower, where: str) -> int:
+    """*expr* of the kind with the dims substituted: a whole number >= 0."""
+    value = expr.subs({dim.symbol: dims[dim.name] for dim in tower.kind.dims})
+    if not (value.is_Integer and value >= 0):
+        raise ModelError(f"{where}: the {tower.part} tower ({tower.kind.title}) comes to {value} parameters, not a whole number >= 0")
+    return int(value)
+
+
+def read_towers(data: Mapping[str, Any], where: str, reader: HFReader) -> dict[str, Tower]:
+    """``{part: Tower}`` of every tower *reader* declares that the config *data* builds."""
+    towers = {}
+    for tower in reader.towers:
+        sub = data.get(tower.config)
+        if tower.optional and sub is None:
+            continue
+        found = sub.get("model_type", tower.model_type) if isinstance(sub, Mapping) else tower.model_type
+        if tower.model_type is not None and found != tower.model_type:
+            raise ModelError(
+                f"{where}: {tower.config}.model_type = {found!r}: unsupported for model_type {reader.name}'s "
+                f"{tower.part} tower (flopsreg counts {tower.model_type!r}, {tower.kind.title})"
+            )
+        dims = {dim.name: _value(data, tower, dim, where) for dim in tower.kind.dims}
+        towers[tower.part] = Tower(
+            kind=tower.kind.name,
+            title=tower.kind.title,
+            dims=dims,
+            parameters=_count(tower.kind.parameters, dims, tower, where),
+            embeddings=_count(tower.kind.embeddings, dims, tower, where),
+        )
+    return towers
+
+
+def tower_parameters(towers: Mapping[str, Tower]) -> int:
+    """The towers' weights outside ``nn.Embedding`` modules (:data:`TOWER_PARAMETERS`)."""
+    return sum(tower.parameters - tower.embeddings for tower in towers.values())

@@ -1,0 +1,220 @@
+"""The tower kinds multimodal wrappers build beside their language model: vision encoders and
+projectors, each ``sum(p.numel())`` of its transformers 5.24 module as a formula of its config.
+
+Each formula is derived in docs/hf-configs.md ("Multimodal wrappers: towers") and checked
+against transformers' count of the class-default config and of the published configs
+(tests/data/hf_forward/towers.json). Defaults are the config classes' own; ``{tower}`` is the
+wrapper's sub-config of the tower (``vision_config``).
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from flopsreg.plugin import Dim, TowerKind
+
+_SOURCE = "transformers 5.24.0 models/"
+# The symbols the formulas use: a Dim of the same name is the same symbol.
+(h, i, layers, channels, image, patch, frames, merge, out, positions, pooling_head, text, features, bias,
+ grid_h, grid_w, norm, shuffle_in, shuffle_out, vision_out) = sympy.symbols(
+    "h i layers channels image patch frames merge out positions pooling_head text features bias "
+    "grid_h grid_w norm shuffle_in shuffle_out vision_out", integer=True, nonnegative=True
+)
+# A pre-norm ViT block with biased q, k, v, o and a two-matrix MLP with biases, two LayerNorms.
+VIT_BLOCK = 4 * h**2 + 2 * h * i + i + 9 * h
+
+SIGLIP_VISION = TowerKind(
+    name="siglip_vision",
+    title="SigLIP ViT",
+    summary="SiglipVisionModel: Conv2d patches, learned positions (nn.Embedding), pre-norm blocks with biases, "
+    "a final LayerNorm, the attention-pooling head when vision_use_head",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
+        Dim("layers", "{tower}.num_hidden_layers", 12), Dim("channels", "{tower}.num_channels", 3),
+        Dim("image", "{tower}.image_size", 224), Dim("patch", "{tower}.patch_size", 16),
+        Dim("pooling_head", "{tower}.vision_use_head", True, read="bool"),
+    ),
+    parameters=(
+        channels * patch**2 * h + h  # patch_embedding (Conv2d with bias)
+        + sympy.floor(image / patch) ** 2 * h  # position_embedding
+        + layers * VIT_BLOCK
+        + 2 * h  # post_layernorm
+        + pooling_head * (4 * h**2 + 2 * h * i + i + 8 * h)  # probe, in_proj (3h), out_proj, LayerNorm, MLP
+    ),
+    embeddings=sympy.floor(image / patch) ** 2 * h,
+    reference=_SOURCE + "siglip/modeling_siglip.py SiglipVisionModel",
+)
+
+GEMMA3_PROJECTOR = TowerKind(
+    name="gemma3_projector",
+    title="Gemma 3 projector",
+    summary="Gemma3MultiModalProjector: an RMSNorm on the vision width, one matrix to the text width (average pooling holds no weights)",
+    dims=(Dim("h", "{tower}.hidden_size", 768), Dim("text", "text_config.hidden_size", 2304)),
+    parameters=h * text + h,
+    reference=_SOURCE + "gemma3/modeling_gemma3.py Gemma3MultiModalProjector",
+)
+
+QWEN3_5_VISION = TowerKind(
+    name="qwen3_5_vision",
+    title="Qwen3.5 ViT",
+    summary="Qwen3_5VisionModel: Conv3d patches over temporal_patch_size frames, learned positions (nn.Embedding), "
+    "ViT blocks with a fused qkv, the patch merger (LayerNorm, two matrices to out_hidden_size)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
+        Dim("layers", "{tower}.depth", 27), Dim("channels", "{tower}.in_channels", 3),
+        Dim("patch", "{tower}.patch_size", 16), Dim("frames", "{tower}.temporal_patch_size", 2),
+        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
+        Dim("positions", "{tower}.num_position_embeddings", 2304),
+    ),
+    parameters=(
+        channels * frames * patch**2 * h + h  # patch_embed (Conv3d with bias)
+        + positions * h  # pos_embed
+        + layers * VIT_BLOCK
+        + 2 * h + (h * merge**2) ** 2 + h * merge**2 + h * merge**2 * out + out  # merger
+    ),
+    embeddings=positions * h,
+    reference=_SOURCE + "qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel",
+)
+
+LLAMA4_VISION = TowerKind(
+    name="llama4_vision",
+    title="Llama 4 vision encoder",
+    summary="Llama4VisionModel: unfolded patches through one matrix, a class embedding and learned positions "
+    "(nn.Parameter), pre and post LayerNorms, ViT blocks, the pixel-shuffle MLP adapter",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 5632),
+        Dim("layers", "{tower}.num_hidden_layers", 34), Dim("channels", "{tower}.num_channels", 3),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14),
+        Dim("shuffle_in", "{tower}.projector_input_dim", 4096), Dim("shuffle_out", "{tower}.projector_output_dim", 4096),
+    ),
+    parameters=(
+        channels * patch**2 * h  # patch_embedding (no bias)
+        + h + (sympy.floor(image / patch) ** 2 + 1) * h  # class_embedding, positional_embedding_vlm
+        + 4 * h  # layernorm_pre, layernorm_post
+        + layers * VIT_BLOCK
+        + i * shuffle_in + shuffle_out**2  # vision_adapter fc1, fc2 (no biases)
+    ),
+    reference=_SOURCE + "llama4/modeling_llama4.py Llama4VisionModel",
+)
+
+LLAMA4_PROJECTOR = TowerKind(
+    name="llama4_projector",
+    title="Llama 4 projector",
+    summary="Llama4MultiModalProjector: one matrix from vision_output_dim to the text width, no bias",
+    dims=(Dim("vision_out", "{tower}.vision_output_dim", 7680), Dim("text", "text_config.hidden_size", 5120)),
+    parameters=vision_out * text,
+    reference=_SOURCE + "llama4/modeling_llama4.py Llama4MultiModalProjector",
+)
+
+PIXTRAL_VISION = TowerKind(
+    name="pixtral_vision",
+    title="Pixtral ViT",
+    summary="PixtralVisionModel: Conv2d patches without bias, RMSNorms, unbiased q, k, v, o and a gated MLP (rotary positions hold no weights)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1024), Dim("i", "{tower}.intermediate_size", 4096),
+        Dim("layers", "{tower}.num_hidden_layers", 24), Dim("channels", "{tower}.num_channels", 3),
+        Dim("patch", "{tower}.patch_size", 16),
+    ),
+    parameters=channels * patch**2 * h + h + layers * (4 * h**2 + 3 * h * i + 2 * h),
+    reference=_SOURCE + "pixtral/modeling_pixtral.py PixtralVisionModel",
+)
+
+MISTRAL_LARGE4_PROJECTOR = TowerKind(
+    name="mistral_large4_projector",
+    title="Mistral Large 4 projector",
+    summary="the Mistral Large 4 projector: an RMSNorm, the patch merger (merge^2 patches to one), two matrices to the text width",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1024), Dim("text", "text_config.hidden_size", 6144),
+        Dim("merge", "spatial_merge_size", 2), Dim("features", "vision_feature_layer", -1, read="count"),
+        Dim("bias", "multimodal_projector_bias", False, read="bool"),
+    ),
+    parameters=h + h * merge**2 * h + h * features * text + text**2 + 2 * bias * text,
+    reference=_SOURCE + "mistral_large4/modeling_mistral_large4.py MistralLarge4MultiModalProjector",
+)
+
+KIMI_K25_VISION = TowerKind(
+    name="kimi_k25_vision",
+    title="MoonViT (Kimi K2.5)",
+    summary="Kimi_K25VisionModel: Conv2d patches from 3 channels, a learned height x width position grid (nn.Parameter), "
+    "ViT blocks, a final LayerNorm (temporal pooling holds no weights)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
+        Dim("layers", "{tower}.num_hidden_layers", 27), Dim("patch", "{tower}.patch_size", 14),
+        Dim("grid_h", "{tower}.pos_emb_height", 64), Dim("grid_w", "{tower}.pos_emb_width", 64),
+    ),
+    parameters=3 * patch**2 * h + h + grid_h * grid_w * h + layers * VIT_BLOCK + 2 * h,
+    reference=_SOURCE + "kimi_k25/modeling_kimi_k25.py Kimi_K25VisionModel",
+)
+
+KIMI_K25_PROJECTOR = TowerKind(
+    name="kimi_k25_projector",
+    title="Kimi K2.5 projector",
+    summary="Kimi_K25MultimodalProjection: a LayerNorm, two biased matrices over merge-kernel groups of patches",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1152), Dim("merge", "{tower}.merge_kernel_size", [2, 2], read="product"),
+        Dim("norm", "projection_hidden_size", 1152), Dim("text", "text_config.hidden_size", 7168),
+    ),
+    parameters=2 * norm + (h * merge) ** 2 + h * merge + h * merge * text + text,
+    reference=_SOURCE + "kimi_k25/modeling_kimi_k25.py Kimi_K25MultimodalProjection",
+)
+
+(heads, kv_heads, head_dim, table, kernel, conv0, conv1) = sympy.symbols(
+    "heads kv_heads head_dim table kernel conv0 conv1", integer=True, nonnegative=True
+)
+
+GEMMA4_VISION = TowerKind(
+    name="gemma4_vision",
+    title="Gemma 4 ViT",
+    summary="Gemma4VisionModel: patches through one matrix, a two-axis learned position table (nn.Parameter), "
+    "blocks with q/k RMSNorms, GQA, a gated MLP and four RMSNorms, no biases",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
+        Dim("layers", "{tower}.num_hidden_layers", 16), Dim("heads", "{tower}.num_attention_heads", 12),
+        Dim("kv_heads", "{tower}.num_key_value_heads", 12), Dim("head_dim", "{tower}.head_dim", 64),
+        Dim("patch", "{tower}.patch_size", 16), Dim("table", "{tower}.position_embedding_size", 10240),
+    ),
+    parameters=(
+        2 * table * h + 3 * patch**2 * h  # patch_embedder: position_embedding_table, input_proj
+        + layers * (2 * h * heads * head_dim + 2 * h * kv_heads * head_dim + 2 * head_dim + 3 * h * i + 4 * h)
+    ),
+    reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4VisionModel",
+)
+
+GEMMA4_AUDIO = TowerKind(
+    name="gemma4_audio",
+    title="Gemma 4 audio conformer",
+    summary="Gemma4AudioModel: two 3x3 subsampling convolutions with norms, conformer blocks (two 4h feed-forwards, "
+    "attention with a relative key projection and a per-dimension scale, a light depthwise convolution), a biased output projection",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1024), Dim("layers", "{tower}.num_hidden_layers", 12),
+        Dim("heads", "{tower}.num_attention_heads", 8), Dim("kernel", "{tower}.conv_kernel_size", 5),
+        Dim("conv0", "{tower}.subsampling_conv_channels[0]", [128, 32]), Dim("conv1", "{tower}.subsampling_conv_channels[1]", [128, 32]),
+        Dim("out", "{tower}.output_proj_dims", 1536),
+    ),
+    parameters=(
+        9 * conv0 + conv0 + 9 * conv0 * conv1 + conv1 + sympy.floor(conv0 / 4) * conv1 * h  # subsampling, input_proj_linear
+        + layers * (  # head_dim = h // heads: q, k, v and relative_k_proj map h to heads x head_dim, post h to h
+            20 * h**2 + 4 * h * heads * sympy.floor(h / heads) + h * kernel + 9 * h + sympy.floor(h / heads)
+        )
+        + h * out + out  # output_proj
+    ),
+    reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4AudioModel",
+)
+
+GEMMA4_VISION_EMBEDDER = TowerKind(
+    name="gemma4_vision_embedder",
+    title="Gemma 4 vision embedder",
+    summary="Gemma4MultimodalEmbedder (embed_vision): one matrix from the vision width to the text width (its norm has no scale)",
+    dims=(Dim("h", "{tower}.hidden_size", 768), Dim("text", "text_config.hidden_size", 2304)),
+    parameters=h * text,
+    reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4MultimodalEmbedder",
+)
+
+GEMMA4_AUDIO_EMBEDDER = TowerKind(
+    name="gemma4_audio_embedder",
+    title="Gemma 4 audio embedder",
+    summary="Gemma4MultimodalEmbedder (embed_audio): one matrix from output_proj_dims to the text width",
+    dims=(Dim("out", "{tower}.output_proj_dims", 1536), Dim("text", "text_config.hidden_size", 2304)),
+    parameters=out * text,
+    reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4MultimodalEmbedder",
+)
