@@ -25,7 +25,8 @@ from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.model import Model
 from flopsreg.model.examples_index import example_names
 from flopsreg.plugins import builtins
-from flopsreg.plugins.make_manifest import build, text
+from flopsreg.plugins.make_manifest import build
+from flopsreg.plugins.manifest import files, split, written
 
 REGISTRY = flopsreg.Registry(load_entry_points=False)
 CONVENTIONS = ("exact", *REGISTRY.conventions)
@@ -155,10 +156,10 @@ def test_a_hand_edited_manifest_formula_changes_the_answer_and_is_stale():
     module = next(m for m in data["modules"].values() if any(p["name"] == "dense_mlp" for p in m["patterns"]))
     entry = next(p for p in module["patterns"] if p["name"] == "dense_mlp")
     entry["trees"] = json.dumps({**json.loads(entry["trees"]), "formula": 0})
-    edited = cold._compose(cold.Manifest(data), Model.example("llama-3-8b"), "exact")
+    index, patterns = split(data)
+    edited = cold._compose(cold.Manifest(index, patterns.get), Model.example("llama-3-8b"), "exact")
     assert edited.forward(4096) < REGISTRY.select(Model.example("llama-3-8b")).forward(4096)
-    with open(builtins.manifest_path(), encoding="utf-8") as file:
-        assert file.read() != text(data)
+    assert written(builtins.manifest_path()) != files(data)
 
 
 @pytest.mark.slow

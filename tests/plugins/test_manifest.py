@@ -34,9 +34,8 @@ def eager() -> Registry:
 
 
 def test_the_committed_manifest_is_the_one_the_modules_give():
-    with open(manifest_path(), encoding="utf-8") as file:
-        committed = file.read()
-    assert committed == make_manifest.text(make_manifest.build()), f"flopsreg/patterns/manifest.json is stale: run {REFRESH}"
+    committed = manifest.written(manifest_path())
+    assert committed == manifest.files(make_manifest.build()), f"flopsreg/patterns/manifest.json is stale: run {REFRESH}"
 
 
 def test_every_declaration_rebuilds_equal_from_its_data(eager):
@@ -137,10 +136,10 @@ def _loaded_with(monkeypatch, tmp_path, change) -> tuple[PluginLoader, list[str]
     PluginWarnings its construction gave."""
     import warnings
 
-    data = manifest.load(manifest_path())
+    data = manifest.load_whole(manifest_path())
     change(data)
     path = tmp_path / "manifest.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    manifest.write(data, str(path))
     monkeypatch.setattr("flopsreg.plugins.builtins.manifest_path", lambda: str(path))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
