@@ -177,3 +177,30 @@ def test_a_cold_eval_imports_no_sympy(name, tmp_path):
     assert imported == "[]"
     expected = render.result_text(REGISTRY.evaluate(Model.example(name), seq_len=4096))
     assert "\n".join(output) == expected
+
+
+def test_a_cold_llama_reads_the_patterns_of_the_modules_its_flags_can_select_only():
+    """The manifest is read by part: a family the model does not use costs its index entry, never
+    its patterns' file (what keeps start-up independent of the number of families)."""
+    index = builtins.planned_manifest()
+    read: list[str] = []
+
+    def patterns_of(module: str):
+        read.append(module)
+        return builtins.planned_patterns(module)
+
+    manifest = cold.Manifest(index, patterns_of)
+    model = Model.example("llama-3-8b")
+    composed = cold._compose(manifest, model, "exact")
+    assert composed.forward(4096) == REGISTRY.select(model).forward(4096)
+    assert len(read) == len(set(read)), "each module's file is read once"
+    assert "dense_mlp" in read and "norms" in read
+    assert not [m for m in read if m.startswith(("hf.deepseek", "mla", "conventions."))], read
+    assert len(read) < len(index["modules"]) // 4, read
+
+
+def test_a_module_file_that_cannot_be_read_sends_the_model_to_the_registry(monkeypatch):
+    index = builtins.planned_manifest()
+    manifest = cold.Manifest(index, lambda module: None if module == "dense_mlp" else builtins.planned_patterns(module))
+    with pytest.raises(cold._Unanswered):
+        cold._compose(manifest, Model.example("llama-3-8b"), "exact")
