@@ -90,8 +90,8 @@ def rebuilt(kind: str, data: Mapping[str, Any]) -> Any:
 def _read(path: str) -> Any:
     """The JSON at *path*, or None when it cannot be read or decoded."""
     try:
-        with open(path, encoding="utf-8") as file:
-            return json.load(file)
+        with open(path, "rb") as file:  # bytes: json reads UTF-8 itself, without a text layer (a registry reads every module's file)
+            return json.loads(file.read())
     except (OSError, ValueError):
         return None
 
