@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import json
 import os
 import re
 import statistics
@@ -29,6 +28,7 @@ import time
 
 import flopsreg
 from flopsreg.plugins.loader import manifest_path
+from flopsreg.plugins.manifest import load_whole, write
 
 DRIVER = """
 import sys
@@ -60,8 +60,7 @@ def family(i: int, template: list[dict]) -> tuple[dict, dict]:
 
 def setup(folder: str, families: int) -> list[str]:
     """The driver's command: the committed manifest with *families* synthetic ones, written in *folder*."""
-    with open(manifest_path(), encoding="utf-8") as file:
-        manifest = json.load(file)
+    manifest = load_whole(manifest_path())
     template = [p for name in ("attention_core", "dense_mlp", "norms") for p in manifest["modules"][name]["patterns"]][:3]
     names = []
     package = os.path.join(folder, "synthetic_families")
@@ -76,8 +75,7 @@ def setup(folder: str, families: int) -> list[str]:
         with open(os.path.join(package, f"family{i}.py"), "w", encoding="utf-8") as file:
             file.write(MODULE.format(i=i))
     path = os.path.join(folder, "manifest.json")
-    with open(path, "w", encoding="utf-8") as file:
-        json.dump(manifest, file)
+    write(manifest, path)  # as make_manifest writes it: the index and one file per module
     return [sys.executable, "-c", DRIVER.format(folder=folder, names=names, manifest=path)]
 
 

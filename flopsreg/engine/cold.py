@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from flopsreg.declarations.readers import family_flag
@@ -109,25 +109,30 @@ class _Selector(NamedTuple):
 
 class Manifest:
     """The built-ins as the manifest declares them, read the way :func:`~flopsreg.engine.select.select`
-    reads a :class:`~flopsreg.plugins.loader.PluginLoader` (first declaration first, BUILTIN order)."""
+    reads a :class:`~flopsreg.plugins.loader.PluginLoader` (first declaration first, BUILTIN order).
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    Built from the manifest's index; a module's patterns are read (by *patterns_of*, a module's
+    name to its patterns, None where they cannot be read) only when one of them may apply to the
+    flags asked about, so a start-up does not grow with the families a model does not use.
+    """
+
+    def __init__(self, index: Mapping[str, Any], patterns_of: Callable[[str], Sequence[Mapping[str, Any]] | None]) -> None:
+        self._index = index["modules"]
+        self._patterns_of = patterns_of
+        self._read: dict[str, tuple[Mapping[str, Any], ...]] = {}  # module -> its patterns, as read
         self._owner: dict[str, str] = {}
-        raw: list[Mapping[str, Any]] = []  # a ColdPattern is built only for a pattern a unit may select
         declared: dict[str, dict[str, Mapping[str, Any]]] = {}
         readers: list[Mapping[str, Any]] = []
-        for module, entry in data["modules"].items():
-            for item in entry["patterns"]:
-                if "trees" not in item:
-                    raise _Unanswered("a manifest without formula trees")
-                raw.append(item)
-                self._owner[item["name"]] = f"{_PACKAGE}{module}"
+        flags: set[str] = set()
+        layer_flags: set[str] = set()
+        for entry in self._index.values():
             for kind, items in entry["declares"].items():
                 for item in items:
                     key = item["name"] if "name" in item else f"{item['group']}:{'+'.join(item['flags'])}"
                     declared.setdefault(kind, {}).setdefault(key, item)
             readers += entry["declares"].get("hf_readers", ())
-        self._raw = raw
+            flags.update(*entry["selects"])
+            layer_flags.update(entry["layer_flags"])
 
         def get(kind: str) -> dict[str, Mapping[str, Any]]:
             return declared.get(kind, {})
@@ -143,29 +148,41 @@ class Manifest:
         self.counts = {name: None if item["counts"] is None else frozenset(item["counts"]) for name, item in get("conventions").items()}
         self.quantities = frozenset(get("quantities"))
         self.blocks = dict(get("blocks"))
-        self.params = {name: item["minimum"] for name, item in data["params"].items()}
-        self.shared = frozenset(data["shared_dimensions"])
+        self.params = {name: item["minimum"] for name, item in index["params"].items()}
+        self.shared = frozenset(index["shared_dimensions"])
         selectors = {flag for g in self.group_selectors for flag in g.flags}
-        self.flags = frozenset(
-            {flag for p in raw for flag in p["flags"]} | selectors | {flag for r in readers for flag in r["flags"]}
-            | {family_flag(r["name"]) for r in readers}
-        )
-        self.layer_flags = frozenset({flag for p in raw if p["scope"] == "layer" for flag in p["flags"]} | selectors)
+        self.flags = frozenset(flags | selectors | {flag for r in readers for flag in r["flags"]} | {family_flag(r["name"]) for r in readers})
+        self.layer_flags = frozenset(layer_flags | selectors)
         self._applicable: dict[frozenset[str], tuple[ColdPattern, ...]] = {}
+
+    def _patterns(self, modules: Iterable[str]) -> list[Mapping[str, Any]]:
+        """The patterns of *modules* (in BUILTIN order), each module's read once."""
+        found: list[Mapping[str, Any]] = []
+        for module in modules:
+            if module not in self._read:
+                patterns = self._patterns_of(module)
+                if patterns is None or any("trees" not in item for item in patterns):
+                    raise _Unanswered("a manifest without a module's patterns or their formula trees")
+                self._read[module] = tuple(patterns)
+                self._owner.update((item["name"], f"{_PACKAGE}{module}") for item in patterns)
+            found += self._read[module]
+        return found
 
     def _sorted(self, items: Any) -> tuple[ColdPattern, ...]:
         """*items* as ColdPatterns, by slot, precedence (highest first), name: the loader's order."""
         return tuple(sorted(map(ColdPattern.of, items), key=lambda p: (p.slot, -p.precedence, p.name)))
 
     def applicable(self, flags: frozenset[str]) -> tuple[ColdPattern, ...]:
-        """The patterns whose flags are all among *flags*."""
+        """The patterns whose flags are all among *flags* (read from the modules that hold one)."""
         if flags not in self._applicable:
-            self._applicable[flags] = self._sorted(p for p in self._raw if all(flag in flags for flag in p["flags"]))
+            modules = [m for m, entry in self._index.items() if any(all(f in flags for f in need) for need in entry["selects"])]
+            self._applicable[flags] = self._sorted(p for p in self._patterns(modules) if all(flag in flags for flag in p["flags"]))
         return self._applicable[flags]
 
     def users_of(self, param: str) -> tuple[ColdPattern, ...]:
-        """The patterns that declare parameter *param*."""
-        return self._sorted(p for p in self._raw if param in p["params"])
+        """The patterns that declare parameter *param* (read from the modules that hold one)."""
+        modules = [m for m, entry in self._index.items() if param in entry["params"]]
+        return self._sorted(p for p in self._patterns(modules) if param in p["params"])
 
     def plugin_of(self, item: ColdPattern | str) -> str:
         return self._owner[item if isinstance(item, str) else item.name]
@@ -173,11 +190,11 @@ class Manifest:
 
 @functools.lru_cache(maxsize=1)
 def _builtin_manifest() -> Manifest | None:
-    data = builtins.planned_manifest()
-    if data is None:
+    index = builtins.planned_manifest()
+    if index is None:
         return None
     try:
-        return Manifest(data)
+        return Manifest(index, builtins.planned_patterns)
     except (_Unanswered, KeyError, TypeError):
         return None
 

@@ -14,7 +14,8 @@ from typing import Any
 from flopsreg.plugins import manifest
 from flopsreg.plugins.entry_points import may_declare_entry_points
 
-__all__ = ["ENTRY_POINT_GROUP", "builtin_names", "builtins_alone", "manifest_path", "may_declare_entry_points", "planned_manifest"]
+__all__ = ["ENTRY_POINT_GROUP", "builtin_names", "builtins_alone", "manifest_path", "may_declare_entry_points", "planned_manifest",
+           "planned_patterns"]
 
 ENTRY_POINT_GROUP = "flopsreg"
 
@@ -34,11 +35,16 @@ def manifest_path() -> str:
 
 
 def planned_manifest() -> Mapping[str, Any] | None:
-    """The manifest, if there is one that lists exactly the modules of BUILTIN, else None."""
+    """The manifest's index, if there is one that lists exactly the modules of BUILTIN, else None."""
     data = manifest.load(manifest_path())
     if data is None or list(data["modules"]) != list(builtin_names()):
         return None
     return data
+
+
+def planned_patterns(module: str) -> list[dict[str, Any]] | None:
+    """The patterns of built-in *module* as the manifest lists them, or None where it cannot say."""
+    return manifest.module_patterns(manifest_path(), module)
 
 
 def builtins_alone() -> bool:

@@ -161,11 +161,10 @@ class _Planned:
     megatron_readers: tuple[Claim, ...]  # by name, with the arguments each claims
 
     @classmethod
-    def of(cls, data: Mapping[str, Any], name: str) -> _Planned:
-        declares = data["modules"][name]["declares"]
+    def of(cls, declares: Mapping[str, Any], patterns: Sequence[Mapping[str, Any]]) -> _Planned:
         return cls(
             declared={kind: tuple(manifest.rebuilt(kind, item) for item in declares.get(kind, ())) for kind in manifest.DATA_KINDS},
-            patterns=tuple(manifest.patterns_of(data, name)),
+            patterns=tuple(manifest.patterns_of(patterns)),
             hf_readers={r["name"]: frozenset(r["flags"]) for r in declares.get("hf_readers", ())},
             megatron_readers=tuple(Claim(r["name"], r["precedence"], tuple(r["arguments"])) for r in declares.get("megatron_readers", ())),
         )
@@ -177,7 +176,13 @@ def _planned_builtins() -> tuple[Mapping[str, Any], dict[str, _Planned]] | None:
     data = builtins.planned_manifest()
     if data is None:
         return None
-    return data, {name: _Planned.of(data, name) for name in data["modules"]}
+    planned = {}
+    for name, entry in data["modules"].items():  # a registry needs every pattern's summary (its checks read them all)
+        patterns = builtins.planned_patterns(name)
+        if patterns is None:
+            return None
+        planned[name] = _Planned.of(entry["declares"], patterns)
+    return data, planned
 
 
 def _by_slot(pattern: Pattern) -> tuple[str, int, str]:

@@ -1,14 +1,15 @@
 """Writes the manifest of the built-in plugins (:mod:`flopsreg.plugins.manifest`) from the modules themselves.
 
 ``python -m flopsreg.plugins.make_manifest --write`` after changing a built-in; ``--check`` exits 1
-when the committed manifest differs from the modules (tests/plugins/test_manifest.py does the same).
+when the committed manifest (its index and every module's file) differs from the modules
+(tests/plugins/test_manifest.py does the same).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import sympy
@@ -18,9 +19,9 @@ from flopsreg.declarations.symbols import SHARED
 from flopsreg.formula.exact import tree_of
 from flopsreg.formula.named import named
 from flopsreg.plugins.loader import PluginLoader, manifest_path
-from flopsreg.plugins.manifest import DATA_KINDS, FORMAT, REFRESH, declaration
+from flopsreg.plugins.manifest import DATA_KINDS, FORMAT, REFRESH, declaration, files, write, written
 
-__all__ = ["build", "main", "text"]
+__all__ = ["build", "main"]
 
 
 def _tree(expression: Any) -> Any:
@@ -80,29 +81,22 @@ def build() -> dict[str, Any]:
     return {"format": FORMAT, "refresh": REFRESH, "params": params, "shared_dimensions": shared, "modules": modules}
 
 
-def text(manifest: Mapping[str, Any]) -> str:
-    """The manifest as the committed file spells it (stable: a regenerated one compares equal)."""
-    return json.dumps(manifest, indent=1, sort_keys=False) + "\n"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``--write`` regenerates the committed manifest; ``--check`` says whether it is fresh."""
     parser = argparse.ArgumentParser(prog="python -m flopsreg.plugins.make_manifest", description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write the manifest")
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed manifest is stale")
     args = parser.parse_args(argv)
-    fresh = text(build())
+    whole = build()
     if args.write:
-        with open(manifest_path(), "w", encoding="utf-8") as file:
-            file.write(fresh)
+        write(whole, manifest_path())
         return 0
     if args.check:
-        with open(manifest_path(), encoding="utf-8") as file:
-            stale = file.read() != fresh
+        stale = written(manifest_path()) != files(whole)
         if stale:
             print(f"{manifest_path()} is stale: run {REFRESH}")
         return int(stale)
-    print(fresh, end="")
+    print(json.dumps(whole, indent=1))
     return 0
 
 

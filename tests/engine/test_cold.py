@@ -25,7 +25,8 @@ from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.model import Model
 from flopsreg.model.examples_index import example_names
 from flopsreg.plugins import builtins
-from flopsreg.plugins.make_manifest import build, text
+from flopsreg.plugins.make_manifest import build
+from flopsreg.plugins.manifest import files, split, written
 
 REGISTRY = flopsreg.Registry(load_entry_points=False)
 CONVENTIONS = ("exact", *REGISTRY.conventions)
@@ -155,10 +156,10 @@ def test_a_hand_edited_manifest_formula_changes_the_answer_and_is_stale():
     module = next(m for m in data["modules"].values() if any(p["name"] == "dense_mlp" for p in m["patterns"]))
     entry = next(p for p in module["patterns"] if p["name"] == "dense_mlp")
     entry["trees"] = json.dumps({**json.loads(entry["trees"]), "formula": 0})
-    edited = cold._compose(cold.Manifest(data), Model.example("llama-3-8b"), "exact")
+    index, patterns = split(data)
+    edited = cold._compose(cold.Manifest(index, patterns.get), Model.example("llama-3-8b"), "exact")
     assert edited.forward(4096) < REGISTRY.select(Model.example("llama-3-8b")).forward(4096)
-    with open(builtins.manifest_path(), encoding="utf-8") as file:
-        assert file.read() != text(data)
+    assert written(builtins.manifest_path()) != files(data)
 
 
 @pytest.mark.slow
@@ -176,3 +177,30 @@ def test_a_cold_eval_imports_no_sympy(name, tmp_path):
     assert imported == "[]"
     expected = render.result_text(REGISTRY.evaluate(Model.example(name), seq_len=4096))
     assert "\n".join(output) == expected
+
+
+def test_a_cold_llama_reads_the_patterns_of_the_modules_its_flags_can_select_only():
+    """The manifest is read by part: a family the model does not use costs its index entry, never
+    its patterns' file (what keeps start-up independent of the number of families)."""
+    index = builtins.planned_manifest()
+    read: list[str] = []
+
+    def patterns_of(module: str):
+        read.append(module)
+        return builtins.planned_patterns(module)
+
+    manifest = cold.Manifest(index, patterns_of)
+    model = Model.example("llama-3-8b")
+    composed = cold._compose(manifest, model, "exact")
+    assert composed.forward(4096) == REGISTRY.select(model).forward(4096)
+    assert len(read) == len(set(read)), "each module's file is read once"
+    assert "dense_mlp" in read and "norms" in read
+    assert not [m for m in read if m.startswith(("hf.deepseek", "mla", "conventions."))], read
+    assert len(read) < len(index["modules"]) // 4, read
+
+
+def test_a_module_file_that_cannot_be_read_sends_the_model_to_the_registry(monkeypatch):
+    index = builtins.planned_manifest()
+    manifest = cold.Manifest(index, lambda module: None if module == "dense_mlp" else builtins.planned_patterns(module))
+    with pytest.raises(cold._Unanswered):
+        cold._compose(manifest, Model.example("llama-3-8b"), "exact")

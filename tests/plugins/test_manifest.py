@@ -34,9 +34,8 @@ def eager() -> Registry:
 
 
 def test_the_committed_manifest_is_the_one_the_modules_give():
-    with open(manifest_path(), encoding="utf-8") as file:
-        committed = file.read()
-    assert committed == make_manifest.text(make_manifest.build()), f"flopsreg/patterns/manifest.json is stale: run {REFRESH}"
+    committed = manifest.written(manifest_path())
+    assert committed == manifest.files(make_manifest.build()), f"flopsreg/patterns/manifest.json is stale: run {REFRESH}"
 
 
 def test_every_declaration_rebuilds_equal_from_its_data(eager):
@@ -137,10 +136,10 @@ def _loaded_with(monkeypatch, tmp_path, change) -> tuple[PluginLoader, list[str]
     PluginWarnings its construction gave."""
     import warnings
 
-    data = manifest.load(manifest_path())
+    data = manifest.load_whole(manifest_path())
     change(data)
     path = tmp_path / "manifest.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
+    manifest.write(data, str(path))
     monkeypatch.setattr("flopsreg.plugins.builtins.manifest_path", lambda: str(path))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -210,3 +209,28 @@ def test_built_ins_imported_for_another_plugin_pass_the_same_checks(monkeypatch,
     warned = [str(w.message) for w in caught if w.category is PluginWarning]
     assert len(warned) == 1 and warned[0].startswith(f"plugin '{fake.__name__}': pattern 'a_second_default' ties with pattern"), warned
     assert "a_second_default" not in {p.name for p in registry.patterns}
+
+
+def test_writing_the_manifest_removes_the_file_of_a_module_no_longer_listed(tmp_path):
+    data = manifest.load_whole(manifest_path())
+    path = str(tmp_path / "manifest.json")
+    manifest.write(data, path)
+    assert manifest.written(path) == manifest.files(data)
+    (tmp_path / manifest.PATTERNS_FOLDER / "gone.json").write_text("[]\n", encoding="utf-8")
+    assert manifest.written(path) != manifest.files(data), "an extra module file makes the manifest stale"
+    del data["modules"]["altup"]
+    manifest.write(data, path)
+    assert manifest.written(path) == manifest.files(data)
+    assert not (tmp_path / manifest.PATTERNS_FOLDER / "altup.json").exists()
+    assert manifest.load_whole(path) == data
+
+
+def test_a_missing_module_file_imports_every_built_in(monkeypatch, tmp_path):
+    """Without a module's patterns the manifest cannot speak for it: the registry imports every built-in."""
+    data = manifest.load_whole(manifest_path())
+    path = tmp_path / "manifest.json"
+    manifest.write(data, str(path))
+    (tmp_path / manifest.PATTERNS_FOLDER / "dense_mlp.json").unlink()
+    monkeypatch.setattr("flopsreg.plugins.builtins.manifest_path", lambda: str(path))
+    registry = PluginLoader(load_entry_points=False)
+    assert not registry._pending and f"{_BUILTIN_PACKAGE}dense_mlp" in registry._builtins
