@@ -243,13 +243,33 @@ class Result:
         devices: int = 1,
         step_time: float | None = None,
         tokens_per_second: float | None = None,
+        bandwidth: str | int | float | Fraction | None = None,
+        **formats: Any,
     ) -> StepUtilisation:
         """:meth:`mfu` and :meth:`hfu` of one step together, as ``flopsreg mfu`` prints them
-        (``.to_dict()`` is its ``--format json``)."""
-        from flopsreg.engine.utilisation import StepUtilisation  # only for MFU
+        (``.to_dict()`` is its ``--format json``); for a serving step also its :meth:`traffic`
+        (*formats*: the dtype options) and, given the devices' memory *bandwidth* (bytes/s per
+        device or a name from ``flopsreg peaks``; by default the bandwidth of the device *peak*
+        names, if it names one), its MBU and roofline bound."""
+        from flopsreg.engine.peaks import PEAKS  # only for MFU
+        from flopsreg.engine.utilisation import StepUtilisation
 
         speed = {"peak": peak, "devices": devices, "step_time": step_time, "tokens_per_second": tokens_per_second}
-        return StepUtilisation(self, self.mfu(**speed), self.hfu(**speed))
+        mfu = self.mfu(**speed)
+        if not self.serving:
+            if bandwidth is not None or formats:
+                raise ModelError("bandwidth: MBU and the roofline bound are a serving step's (requests=, cached= or logits='last'), not a training step's")
+            return StepUtilisation(self, mfu, self.hfu(**speed))
+        traffic = self.traffic(**formats)
+        if bandwidth is None and isinstance(peak, str) and peak.strip().lower() in PEAKS:
+            bandwidth = peak  # its device's bandwidth
+        if bandwidth is None:
+            return StepUtilisation(self, mfu, self.hfu(**speed), traffic=traffic)
+        return StepUtilisation(
+            self, mfu, self.hfu(**speed), traffic=traffic,
+            mbu=traffic.mbu(step_time=mfu.seconds, bandwidth=bandwidth, devices=mfu.devices),
+            roofline=traffic.roofline(peak=mfu.peak, bandwidth=bandwidth, devices=mfu.devices),
+        )
 
     def traffic(
         self,
@@ -268,19 +288,27 @@ class Result:
         :meth:`flopsreg.Registry.memory`'s), or *step_bytes*
         (:class:`flopsreg.engine.traffic.StepBytes`) when given. A MoE layer reads the experts its
         tokens can reach, min(E, tokens x top_k), or all with *all_experts*."""
-        from flopsreg.engine.traffic import step_bytes as declared_bytes  # only for traffic
-        from flopsreg.engine.traffic import step_traffic
+        from flopsreg.engine.traffic import step_traffic  # only for traffic
 
         if step_bytes is None:
-            if self.selection.held is None:
-                raise ModelError(
-                    f"{self.model.name}: this result was evaluated from the command line's cache, which keeps no bytes; "
-                    "evaluate it with Registry.evaluate, or give step_bytes"
-                )
-            step_bytes = declared_bytes(self.selection.held(self.model), weights_dtype, kv_dtype, state_dtype, experts_dtype)
+            step_bytes = self.step_bytes(weights_dtype=weights_dtype, kv_dtype=kv_dtype, state_dtype=state_dtype, experts_dtype=experts_dtype)
         elif not (weights_dtype == "bf16" and kv_dtype is state_dtype is experts_dtype is None):
             raise ModelError("step_bytes: give the model's bytes or the dtypes they are stored in, not both")
         return step_traffic(self, step_bytes, all_experts=all_experts)
+
+    def step_bytes(
+        self, *, weights_dtype: str = "bf16", kv_dtype: str | None = None, state_dtype: str | None = None, experts_dtype: str | None = None
+    ) -> StepBytes:
+        """The model's :class:`~flopsreg.engine.traffic.StepBytes` as its patterns declare them, in
+        the given formats (defaults as :meth:`flopsreg.Registry.memory`'s)."""
+        from flopsreg.engine.traffic import step_bytes  # only for traffic
+
+        if self.selection.held is None:
+            raise ModelError(
+                f"{self.model.name}: this result was evaluated from the command line's cache, which keeps no bytes; "
+                "evaluate it with Registry.evaluate, or give step_bytes"
+            )
+        return step_bytes(self.selection.held(self.model), weights_dtype, kv_dtype, state_dtype, experts_dtype)
 
     def roofline(
         self, *, peak: str | int | float | Fraction, bandwidth: str | int | float | Fraction, devices: int = 1, **formats: Any

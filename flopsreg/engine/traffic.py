@@ -91,6 +91,13 @@ class Traffic:
     state_written: int
     all_experts: bool = False
 
+    def __add__(self, other: Traffic) -> Traffic:
+        """Two steps' traffic together (e.g. a generation's decode steps), field by field."""
+        if not isinstance(other, Traffic) or other.all_experts != self.all_experts:
+            return NotImplemented
+        return Traffic(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in attrs.fields(Traffic) if f.name != "all_experts"},
+                       all_experts=self.all_experts)
+
     @property
     def read(self) -> int:
         return self.weights_read + self.experts_read + self.kv_read + self.state_read
