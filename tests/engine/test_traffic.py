@@ -4,6 +4,7 @@ The bytes of each model are written out here from its config (never asked of flo
 bf16 (2 bytes an element); the FLOPs are flopsreg's exact counts, checked elsewhere.
 """
 
+import json
 import re
 from fractions import Fraction
 
@@ -193,3 +194,63 @@ def test_mbu_and_roofline_on_the_result_take_device_names(registry):
     assert roof.bound == "memory" and roof.memory_seconds == Fraction(15_546_728_448, 3_350_000_000_000)
     with pytest.raises(flopsreg.ModelError, match=r"bandwidth: 'h100-sxn' is neither bytes/s nor a known accelerator.*did you mean 'h100-sxm'"):
         step.roofline(peak="h100-sxm-bf16", bandwidth="h100-sxn")
+
+
+# The command line: mfu and generate print the bytes, MBU and roofline bound beside the FLOPs.
+
+
+def _run(capsys, *argv):
+    from flopsreg.cli import main
+
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_cli_mfu_prints_mbu_and_the_roofline(registry, capsys):
+    llama = flopsreg.Model.example("llama-3-8b")
+    status, out, _ = _run(capsys, "mfu", "llama-3-8b", "--request", "1:4095", "--step-time", "0.006", "--devices", "1", "--peak", "h100-sxm-bf16", "--format", "json")
+    data = json.loads(out)
+    step = registry.evaluate(llama, requests=[(1, 4095)])
+    assert status == 0 and data == step.utilisation(peak="h100-sxm-bf16", step_time="0.006").to_dict()
+    assert data["bandwidth"] == "3350000000000" and data["traffic"]["total_bytes"] == "15546728448"  # the H100 SXM's, from the peak's device
+    assert Fraction(data["mbu"]["fraction"]) == Fraction(15_546_728_448) / (Fraction(6, 1000) * 3_350_000_000_000)
+    assert data["roofline"]["bound"] == "memory" and Fraction(data["roofline"]["seconds"]) == Fraction(15_546_728_448, 3_350_000_000_000)
+    status, out, _ = _run(capsys, "mfu", "llama-3-8b", "--request", "1:4095", "--step-time", "0.006", "--devices", "1", "--peak", "h100-sxm-bf16")
+    assert status == 0 and "MBU        0.773469" in out and "memory-bound" in out and "15,546,728,448" in out
+
+
+def test_cli_mfu_bandwidth_and_dtypes(registry, capsys):
+    argv = ("mfu", "llama-3-8b", "--request", "1:4095", "--step-time", "0.006", "--devices", "2", "--peak", "1e15")
+    status, out, _ = _run(capsys, *argv, "--format", "json")
+    assert status == 0 and json.loads(out)["mbu"] is None and json.loads(out)["traffic"]["total_bytes"] == "15546728448"
+    status, out, _ = _run(capsys, *argv)
+    assert "give --bandwidth" in out
+    status, out, _ = _run(capsys, *argv, "--bandwidth", "2e12", "--kv-dtype", "fp8", "--format", "json")
+    fp8_total = 15_546_728_448 - 4096 * 131_072 // 2
+    assert json.loads(out)["traffic"]["total_bytes"] == str(fp8_total)
+    assert Fraction(json.loads(out)["mbu"]["fraction"]) == Fraction(fp8_total) / (Fraction(6, 1000) * 2 * 2 * 10**12)
+    status, _, err = _run(capsys, *argv, "--bandwidth", "h100-smx")
+    assert status != 0 and "bandwidth: 'h100-smx' is neither bytes/s nor a known accelerator" in err and "'h100-sxm'" in err
+    status, _, err = _run(capsys, "mfu", "llama-3-8b", "--seq-len", "4096", "--step-time", "1", "--devices", "8", "--peak", "h100-sxm-bf16", "--bandwidth", "h100-sxm")
+    assert status != 0 and "MBU and the roofline bound are a serving step's" in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_generate_prints_each_phase_bound(registry, capsys):
+    """Prefill: the weights once, 1000 embedding rows, 1000 tokens' KV written; decode: 23 steps,
+    each reading the weights, one row and the KV of 1000 + i tokens, and writing one token's KV."""
+    status, out, _ = _run(capsys, "generate", "llama-3-8b", "--prompt", "1000", "--new-tokens", "24", "--peak", "h100-sxm-bf16", "--format", "json")
+    gen = registry.generate(flopsreg.Model.example("llama-3-8b"), prompt=1000, new_tokens=24)
+    data = json.loads(out)
+    assert status == 0 and data == gen.bounds(peak="h100-sxm-bf16").to_dict()
+    prefill, decode = data["prefill_bounds"]["traffic"], data["decode_bounds"]["traffic"]
+    assert prefill["total_bytes"] == str(LLAMA_WEIGHTS + 1000 * H * BF16 + 1000 * KV_PER_TOKEN)
+    assert decode["weights_read_bytes"] == str(23 * (LLAMA_WEIGHTS + H * BF16))
+    assert decode["kv_read_bytes"] == str(sum(range(1000, 1023)) * KV_PER_TOKEN) and decode["kv_written_bytes"] == str(23 * KV_PER_TOKEN)
+    assert (data["prefill_bounds"]["roofline"]["bound"], data["decode_bounds"]["roofline"]["bound"]) == ("compute", "memory")
+    status, out, _ = _run(capsys, "generate", "llama-3-8b", "--prompt", "1000", "--new-tokens", "1", "--peak", "1e15", "--bandwidth", "h200", "--format", "json")
+    assert json.loads(out)["decode_bounds"] is None and json.loads(out)["bandwidth"] == "4800000000000"
+    status, _, err = _run(capsys, "generate", "llama-3-8b", "--prompt", "10", "--new-tokens", "2", "--bandwidth", "h200")
+    assert status != 0 and "--peak: the bytes and roofline bound of a generation need" in err
+    status, _, err = _run(capsys, "generate", "llama-3-8b", "--prompt", "10", "--new-tokens", "2", "--peak", "1e15")
+    assert status != 0 and "bandwidth: none given, and peak '1e15' names no device" in err
