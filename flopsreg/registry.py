@@ -139,11 +139,9 @@ class Registry(PluginLoader):
         Dtypes: ``fp32``, ``bf16``, ``fp16``, ``fp8`` (``fp8_e4m3``, ``fp8_e5m2``), ``int8``,
         ``mxfp4``, ``nvfp4`` (docs/memory.md). ``kv_dtype`` and ``experts_dtype`` (the routed
         experts' weights) default to ``weights_dtype``; ``state_dtype`` to ``kv_dtype``."""
-        from flopsreg.engine.holdings import holdings
         from flopsreg.engine.memory import measure
 
-        held = holdings(self, self._evaluator.select(model, EXACT))
-        return measure(held, seq_len, batch, weights_dtype, kv_dtype, state_dtype, experts_dtype)
+        return measure(self._evaluator.holdings(model), seq_len, batch, weights_dtype, kv_dtype, state_dtype, experts_dtype)
 
     def generate(
         self, model: Model, *, prompt: int, new_tokens: int, batch: int = 1, convention: str = EXACT

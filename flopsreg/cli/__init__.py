@@ -220,6 +220,20 @@ def _convention_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--convention", default="exact", metavar="NAME", help="exact (default), megatron, slime, ...")
 
 
+def _dtype_options(p: argparse.ArgumentParser) -> None:
+    """The number formats weights, experts, KV cache and states are stored in (``memory``, and the bytes of ``mfu`` and ``generate``)."""
+    p.add_argument("--weights-dtype", default="bf16", metavar="D", help="fp32, bf16 (default), fp16, fp8, int8, mxfp4, nvfp4")
+    p.add_argument("--experts-dtype", metavar="D", help="the routed experts' weights (default: --weights-dtype; GPT-OSS ships mxfp4)")
+    p.add_argument("--kv-dtype", metavar="D", help="the KV cache (default: --weights-dtype)")
+    p.add_argument("--state-dtype", metavar="D", help="recurrent and convolution states (default: --kv-dtype)")
+
+
+def _formats(args: argparse.Namespace) -> dict[str, str]:
+    """The dtype options given (``--weights-dtype`` only where not its default), as keyword arguments."""
+    given = {name: getattr(args, name) for name in ("experts_dtype", "kv_dtype", "state_dtype") if getattr(args, name) is not None}
+    return {"weights_dtype": args.weights_dtype, **given} if args.weights_dtype != "bf16" or given else {}
+
+
 def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.ArgumentParser:
     """The command line; *blocks* are the registry's declared blocks (name: meaning), each with its
     --NAME option. Given the *command* being run, only its options are added."""
@@ -255,6 +269,10 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--prompt", type=int, required=True, metavar="P", help="prompt tokens (the prefill)")
     p.add_argument("--new-tokens", type=int, required=True, metavar="T", help="tokens generated (prefill + T-1 decode steps)")
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences generated together")
+    p.add_argument("--peak", metavar="NAME|FLOPS", help="FLOP/s per device, or a name from flopsreg peaks: each phase's bytes and roofline bound")
+    p.add_argument("--bandwidth", metavar="NAME|BYTES_PER_S", help="memory bytes/s per device, or a name from flopsreg peaks (default: the device --peak names)")
+    p.add_argument("--devices", type=int, default=1, metavar="N", help="devices the generation runs on (with --peak)")
+    _dtype_options(p)
     _convention_option(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -268,6 +286,9 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     speed.add_argument("--tokens-per-second", metavar="R", help="throughput per device")
     p.add_argument("--devices", type=int, required=True, metavar="N", help="devices the step ran on")
     p.add_argument("--peak", required=True, metavar="NAME|FLOPS", help="FLOP/s per device, or a name from flopsreg peaks")
+    p.add_argument("--bandwidth", metavar="NAME|BYTES_PER_S",
+                   help="memory bytes/s per device, or a name from flopsreg peaks (default: the device --peak names): MBU and the roofline of a serving step")
+    _dtype_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("params", help="exact parameter counts: total, active per token, by layer kind and slot")
@@ -278,10 +299,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     _model_options(p, blocks)
     p.add_argument("--seq-len", type=int, required=True, metavar="S", help="tokens of context per sequence")
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences held together")
-    p.add_argument("--weights-dtype", default="bf16", metavar="D", help="fp32, bf16 (default), fp16, fp8, int8, mxfp4, nvfp4")
-    p.add_argument("--experts-dtype", metavar="D", help="the routed experts' weights (default: --weights-dtype; GPT-OSS ships mxfp4)")
-    p.add_argument("--kv-dtype", metavar="D", help="the KV cache (default: --weights-dtype)")
-    p.add_argument("--state-dtype", metavar="D", help="recurrent and convolution states (default: --kv-dtype)")
+    _dtype_options(p)
     p.add_argument("--format", choices=("text", "json", "latex"), default="text", help="latex: the closed forms of one layer's elements")
 
     p = sub.add_parser("peaks", help="the accelerators' dense peak FLOP/s and memory bandwidth, with sources")
@@ -466,7 +484,10 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "generate":
         gen = session.registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
         _warn(gen.prefill.warnings)
-        return json.dumps(gen.to_dict(), indent=2) if args.format == "json" else gen.to_text()
+        if args.peak is None and (args.bandwidth is not None or _formats(args) or args.devices != 1):
+            raise FlopsregError("--peak: the bytes and roofline bound of a generation need the devices' peak FLOP/s (a name from flopsreg peaks)")
+        output = gen if args.peak is None else gen.bounds(peak=args.peak, bandwidth=args.bandwidth, devices=args.devices, **_formats(args))
+        return json.dumps(output.to_dict(), indent=2) if args.format == "json" else output.to_text()
     if args.command == "mfu":
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
@@ -479,7 +500,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             "step_time": _number("--step-time", args.step_time, STEP_TIME),
             "tokens_per_second": _number("--tokens-per-second", args.tokens_per_second, TOKENS_PER_SECOND),
         }
-        step = result.utilisation(peak=args.peak, devices=args.devices, **speed)
+        step = result.utilisation(peak=args.peak, devices=args.devices, bandwidth=args.bandwidth, **speed, **_formats(args))
         return json.dumps(step.to_dict(), indent=2) if args.format == "json" else step.to_text()
     _check_document(args)
     if args.per_layer and args.format != "json":

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CachedSelection", "CachedUnit", "Cache", "cache_enabled"]
 
-FORMAT = 2  # bump when the entry layout changes: older entries then miss
+FORMAT = 3  # bump when the entry layout changes: older entries then miss
 MAX_ENTRY_BYTES = 16 << 20  # an entry of the largest bundled model is about 0.2 MB
 KEY_FILE = "key"  # the secret that authenticates entries: 32 random bytes, readable by the user only
 _KEY_BYTES = 32
@@ -344,7 +344,7 @@ def _holdings_json(held: Holdings) -> dict[str, Any]:
         "kinds": [
             {
                 "kind": k.kind, "scope": k.scope, "where": k.where, "layers": k.layers,
-                "parts": [[p.slot, p.pattern, p.weights, p.routed, p.routes] for p in k.parts],
+                "parts": [[p.slot, p.pattern, p.weights, p.routed, p.routes, p.active, p.rows] for p in k.parts],
                 "cache": None if k.cache is None else _formula_json(k.cache),
                 "state": k.state,
             }
@@ -360,10 +360,10 @@ def _count(value: Any) -> int:
 
 
 def _part(data: Any) -> WeightPart:
-    slot, pattern, weights, routed, routes = _typed(data, list) if len(_typed(data, list)) == 5 else [None] * 5
+    slot, pattern, weights, routed, routes, active, rows = _typed(data, list) if len(_typed(data, list)) == 7 else [None] * 7
     return WeightPart(
         slot=_typed(slot, str), pattern=_typed(pattern, str), weights=_count(weights),
-        routed=None if routed is None else _count(routed), routes=_typed(routes, bool),
+        routed=None if routed is None else _count(routed), routes=_typed(routes, bool), active=_count(active), rows=_count(rows),
     )
 
 

@@ -25,6 +25,7 @@ from flopsreg.formula.exact import CompiledFormula, compile_exact
 from flopsreg.model import FrozenMap, Model, ranges_text, total_length
 
 if TYPE_CHECKING:
+    from flopsreg.engine.memory import Holdings
     from flopsreg.plugins.loader import PluginLoader
 
 __all__ = [
@@ -193,6 +194,9 @@ class ModelSelection:
     # forward FLOPs of one sequence from code compiled once per structure (flopsreg.engine.structure),
     # with this model's values as arguments; None: compile this model's own closed form
     bound_forward: Callable[[int], int | Fraction] | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
+    # what a model holds, in elements (flopsreg.engine.holdings), from the composition cache that
+    # made this selection (given, never imported); None: a selection read from the command line's cache
+    held: Callable[[Model], Holdings] | None = attrs.field(default=None, eq=False, repr=False, kw_only=True)
 
     @cached_property
     def _units(self) -> SelectedUnits:
@@ -304,9 +308,12 @@ def check_convention(registry: PluginLoader, convention: Any) -> None:
         raise ModelError(f"convention: {convention!r} is not registered{did_you_mean(convention, known)} (known: {', '.join(known)})")
 
 
-def compose(registry: PluginLoader, model: Model, *, convention: str = EXACT, render: Any = None) -> ModelSelection:
+def compose(
+    registry: PluginLoader, model: Model, *, convention: str = EXACT, render: Any = None, held: Callable[[Model], Holdings] | None = None
+) -> ModelSelection:
     """Select patterns for every layer kind and the model-level slots, checking every input, and
-    compose each unit's closed form; *render* is handed to the plan for its text and LaTeX."""
+    compose each unit's closed form; *render* is handed to the plan for its text and LaTeX, *held*
+    for what a model holds (its step traffic)."""
     if not isinstance(model, Model):
         raise ModelError(
             f"model: expected a flopsreg.Model, got {type(model).__name__} {model!r:.60}; load one with "
@@ -357,6 +364,7 @@ def compose(registry: PluginLoader, model: Model, *, convention: str = EXACT, re
         slots=registry.slots,
         render=render,
         hf_readers=registry.hf_readers,
+        held=held,
     )
 
 

@@ -23,8 +23,9 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
     import sympy
 
     from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.memory import Holdings
     from flopsreg.engine.structure import Structure
-    from flopsreg.engine.traffic import StepBytes, Traffic
+    from flopsreg.engine.traffic import MemoryUtilisation, Roofline, StepBytes, Traffic
     from flopsreg.engine.utilisation import StepUtilisation, Utilisation
     from flopsreg.plugins.loader import PluginLoader
 
@@ -242,22 +243,87 @@ class Result:
         devices: int = 1,
         step_time: float | None = None,
         tokens_per_second: float | None = None,
+        bandwidth: str | int | float | Fraction | None = None,
+        **formats: Any,
     ) -> StepUtilisation:
         """:meth:`mfu` and :meth:`hfu` of one step together, as ``flopsreg mfu`` prints them
-        (``.to_dict()`` is its ``--format json``)."""
-        from flopsreg.engine.utilisation import StepUtilisation  # only for MFU
+        (``.to_dict()`` is its ``--format json``); for a serving step also its :meth:`traffic`
+        (*formats*: the dtype options) and, given the devices' memory *bandwidth* (bytes/s per
+        device or a name from ``flopsreg peaks``; by default the bandwidth of the device *peak*
+        names, if it names one), its MBU and roofline bound."""
+        from flopsreg.engine.peaks import PEAKS  # only for MFU
+        from flopsreg.engine.utilisation import StepUtilisation
 
         speed = {"peak": peak, "devices": devices, "step_time": step_time, "tokens_per_second": tokens_per_second}
-        return StepUtilisation(self, self.mfu(**speed), self.hfu(**speed))
+        mfu = self.mfu(**speed)
+        if not self.serving:
+            if bandwidth is not None or formats:
+                raise ModelError("bandwidth: MBU and the roofline bound are a serving step's (requests=, cached= or logits='last'), not a training step's")
+            return StepUtilisation(self, mfu, self.hfu(**speed))
+        traffic = self.traffic(**formats)
+        if bandwidth is None and isinstance(peak, str) and peak.strip().lower() in PEAKS:
+            bandwidth = peak  # its device's bandwidth
+        if bandwidth is None:
+            return StepUtilisation(self, mfu, self.hfu(**speed), traffic=traffic)
+        return StepUtilisation(
+            self, mfu, self.hfu(**speed), traffic=traffic,
+            mbu=traffic.mbu(step_time=mfu.seconds, bandwidth=bandwidth, devices=mfu.devices),
+            roofline=traffic.roofline(peak=mfu.peak, bandwidth=bandwidth, devices=mfu.devices),
+        )
 
-    def traffic(self, step_bytes: StepBytes, *, all_experts: bool = False) -> Traffic:
+    def traffic(
+        self,
+        step_bytes: StepBytes | None = None,
+        *,
+        weights_dtype: str = "bf16",
+        kv_dtype: str | None = None,
+        state_dtype: str | None = None,
+        experts_dtype: str | None = None,
+        all_experts: bool = False,
+    ) -> Traffic:
         """The bytes this step must read and write at least (weights once, each request's cached
-        KV or state, the new tokens' KV), with ``intensity``, ``roofline(...)`` and ``mbu(...)``;
-        *step_bytes* gives the model's bytes (:class:`flopsreg.engine.traffic.StepBytes`). A MoE
-        layer reads the experts its tokens can reach, min(E, tokens x top_k), or all with *all_experts*."""
+        KV or state, the new tokens' KV), with ``intensity``, ``roofline(...)`` and ``mbu(...)``.
+
+        The model's bytes are what its patterns declare, in the given formats (defaults as
+        :meth:`flopsreg.Registry.memory`'s), or *step_bytes*
+        (:class:`flopsreg.engine.traffic.StepBytes`) when given. A MoE layer reads the experts its
+        tokens can reach, min(E, tokens x top_k), or all with *all_experts*."""
         from flopsreg.engine.traffic import step_traffic  # only for traffic
 
+        if step_bytes is None:
+            step_bytes = self.step_bytes(weights_dtype=weights_dtype, kv_dtype=kv_dtype, state_dtype=state_dtype, experts_dtype=experts_dtype)
+        elif not (weights_dtype == "bf16" and kv_dtype is state_dtype is experts_dtype is None):
+            raise ModelError("step_bytes: give the model's bytes or the dtypes they are stored in, not both")
         return step_traffic(self, step_bytes, all_experts=all_experts)
+
+    def step_bytes(
+        self, *, weights_dtype: str = "bf16", kv_dtype: str | None = None, state_dtype: str | None = None, experts_dtype: str | None = None
+    ) -> StepBytes:
+        """The model's :class:`~flopsreg.engine.traffic.StepBytes` as its patterns declare them, in
+        the given formats (defaults as :meth:`flopsreg.Registry.memory`'s)."""
+        from flopsreg.engine.traffic import step_bytes  # only for traffic
+
+        if self.selection.held is None:
+            raise ModelError(
+                f"{self.model.name}: this result was evaluated from the command line's cache, which keeps no bytes; "
+                "evaluate it with Registry.evaluate, or give step_bytes"
+            )
+        return step_bytes(self.selection.held(self.model), weights_dtype, kv_dtype, state_dtype, experts_dtype)
+
+    def roofline(
+        self, *, peak: str | int | float | Fraction, bandwidth: str | int | float | Fraction, devices: int = 1, **formats: Any
+    ) -> Roofline:
+        """The least time this step can take on *devices* devices of *peak* FLOP/s and *bandwidth*
+        bytes/s each (numbers, or names from ``flopsreg peaks``): the larger of compute time and the
+        time to move :meth:`traffic`'s bytes (*formats*: its dtype options), and which bounds it."""
+        return self.traffic(**formats).roofline(peak=peak, bandwidth=bandwidth, devices=devices)
+
+    def mbu(
+        self, *, step_time: float | Fraction | str, bandwidth: str | int | float | Fraction, devices: int = 1, **formats: Any
+    ) -> MemoryUtilisation:
+        """Memory-bandwidth utilisation of one step that processed this batch in *step_time* seconds:
+        :meth:`traffic`'s bytes (*formats*: its dtype options) over ``step_time x devices x bandwidth``."""
+        return self.traffic(**formats).mbu(step_time=step_time, bandwidth=bandwidth, devices=devices)
 
     def to_dict(self, *, per_layer: bool = False) -> dict[str, Any]:
         """Equal to ``flopsreg eval --format json`` for the same call (exact totals as decimal
@@ -448,6 +514,21 @@ class CompositionCache:
         self._templates: dict[Hashable, ModelSelection] = {}
         # per compiled structure: its Structure, or None where it has none (each model is composed)
         self._structures: dict[Hashable, Structure | None] = {}
+        self._held: dict[Model, Holdings] = {}  # what each model holds, in elements (memory, traffic)
+
+    def holdings(self, model: Model) -> Holdings:
+        """What *model*'s exact selection holds, in elements (weights, KV cache, states): from the cache if there."""
+        try:
+            held = self._held.get(model)
+        except TypeError:  # unhashable: not a Model; compose says what was expected
+            held = None
+        if held is None:
+            from flopsreg.declarations.pattern import EXACT  # only for bytes (it imports sympy)
+            from flopsreg.engine.holdings import holdings
+
+            held = holdings(self._registry, self.select(model, EXACT))
+            _bounded_put(self._held, model, held)
+        return held
 
     def select(self, model: Model, convention: str) -> ModelSelection:
         """The composed :class:`ModelSelection` of *model* under *convention*, from the cache if there."""
@@ -483,7 +564,7 @@ class CompositionCache:
         from flopsreg.engine.compose import compose
         from flopsreg.engine.structure import rebindable
 
-        plan = compose(self._registry, model, convention=convention, render=self._render)  # says what was expected of a non-Model
+        plan = compose(self._registry, model, convention=convention, render=self._render, held=self.holdings)  # says what was expected of a non-Model
         if key is not None and key not in self._templates and rebindable(plan):
             _bounded_put(self._templates, key, plan)
         return plan

@@ -18,7 +18,7 @@ import sympy
 from flopsreg.declarations.symbols import s
 from flopsreg.engine.compose import MODEL_LEVEL, ModelSelection
 from flopsreg.engine.memory import HeldKind, Holdings, WeightPart
-from flopsreg.engine.parameters import MODEL, count_parameters, layer_quantities, whole_number
+from flopsreg.engine.parameters import MODEL, count_parameters, head_and_embedding, layer_quantities, whole_number
 from flopsreg.engine.select import SlotSelection, select
 from flopsreg.errors import ModelError
 from flopsreg.formula.exact import compile_exact
@@ -36,16 +36,20 @@ def holdings(registry: PluginLoader, plan: ModelSelection) -> Holdings:
     units = [(unit.name, "layer", unit.count, unit.flags, unit.params, unit.where) for unit in plan.kinds]
     structure = {block.layers.name: len(model.plan.blocks.get(block.name, ())) for block in registry.blocks.values()}
     units.append((MODEL, "model", 1, plan.head.flags, {**model.params, **structure}, MODEL_LEVEL))
-    weights = {(share.where, share.slot): share.weights for share in count_parameters(registry, plan).shares if share.block is None}
+    counts = count_parameters(registry, plan)
+    weights = {(share.where, share.slot): share for share in counts.shares if share.block is None}
     kinds = []
     for name, scope, layers, flags, params, where in units:
         selections = select(registry, scope, flags, where)
         quantities = layer_quantities(registry, selections)
+        rows = _embedding_rows(registry, selections, params) if scope == "model" and counts.head else {}
         parts = tuple(
             WeightPart(
                 slot=sel.slot,
                 pattern=sel.pattern.name,
-                weights=weights[(name, sel.slot)],
+                weights=weights[(name, sel.slot)].weights,
+                active=weights[(name, sel.slot)].active,
+                rows=rows.get(sel.pattern.name, 0),
                 routed=None if sel.pattern.routed_weights is None else whole_number(
                     sel.pattern.routed_weights, quantities, params, where, f"the routed weights of pattern {sel.pattern.name!r}"
                 ),
@@ -69,6 +73,19 @@ def holdings(registry: PluginLoader, plan: ModelSelection) -> Holdings:
             )
         )
     return Holdings(model=model.name, kinds=tuple(kinds), warnings=tuple(plan.warnings))
+
+
+def _embedding_rows(registry: PluginLoader, selections: Sequence[SlotSelection], params: Mapping[str, int]) -> dict[str, int]:
+    """``{pattern: rows}`` of each input embedding table of an untied model: the value of the one
+    vocabulary parameter it is indexed by (a token reads one row). A table whose rows are not one
+    such parameter is left out (read whole: an upper bound)."""
+    _, embedding, vocabulary = head_and_embedding(registry, selections)
+    rows = {}
+    for sel in selections:
+        names = sel.pattern.param_names & vocabulary
+        if sel.pattern.name in embedding and len(names) == 1 and isinstance(params.get(next(iter(names))), int):
+            rows[sel.pattern.name] = params[next(iter(names))]
+    return rows
 
 
 def _context(

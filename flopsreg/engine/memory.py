@@ -18,7 +18,7 @@ from flopsreg.errors import ModelError
 from flopsreg.formula.tree import Formula
 from flopsreg.model import check_int
 
-__all__ = ["HeldKind", "Holdings", "KindMemory", "Memory", "WeightPart", "measure"]
+__all__ = ["HeldKind", "Holdings", "KindMemory", "Memory", "WeightPart", "measure", "storage_formats"]
 
 _COUNTS = ("weights_bytes", "kv_cache_bytes", "state_bytes", "total_bytes")
 
@@ -137,6 +137,8 @@ class WeightPart:
     weights: int
     routed: int | None  # the part in routed experts (Pattern.routed_weights), None where undeclared
     routes: bool  # whether the pattern holds routed experts (declares active_weights)
+    active: int  # the part one token uses (Pattern.active_weights; all of weights where undeclared)
+    rows: int = 0  # an untied input embedding: its rows (the vocabulary), a token reading one; 0: read whole
 
 
 @attrs.frozen(kw_only=True)
@@ -182,10 +184,7 @@ def measure(
     """The :class:`Memory` of *held* for ``batch`` sequences of ``seq_len`` tokens; ``kv_dtype`` and
     ``experts_dtype`` default to ``weights_dtype``, ``state_dtype`` to ``kv_dtype``."""
     seq_len, batch = check_int("seq_len", seq_len, 1), check_int("batch", batch, 1)
-    formats = {"weights": dtype(weights_dtype, "weights_dtype")}
-    formats["experts"] = formats["weights"] if experts_dtype is None else dtype(experts_dtype, "experts_dtype")
-    formats["kv"] = formats["weights"] if kv_dtype is None else dtype(kv_dtype, "kv_dtype")
-    formats["state"] = formats["kv"] if state_dtype is None else dtype(state_dtype, "state_dtype")
+    formats = storage_formats(weights_dtype, kv_dtype, state_dtype, experts_dtype)
     kinds = []
     for k in held.kinds:
         weights = sum(_weight_bytes(part, k.where, formats, experts_dtype is not None) for part in k.parts) * k.layers
@@ -207,6 +206,16 @@ def measure(
         total_bytes=sum(totals.values()),
         kinds=tuple(kinds),
     )
+
+
+def storage_formats(weights_dtype: str, kv_dtype: str | None, state_dtype: str | None, experts_dtype: str | None) -> dict[str, Dtype]:
+    """``{"weights", "experts", "kv", "state"}``: the format of each, defaults filled in as
+    :func:`measure` documents them; an unknown name is one line naming its option."""
+    formats = {"weights": dtype(weights_dtype, "weights_dtype")}
+    formats["experts"] = formats["weights"] if experts_dtype is None else dtype(experts_dtype, "experts_dtype")
+    formats["kv"] = formats["weights"] if kv_dtype is None else dtype(kv_dtype, "kv_dtype")
+    formats["state"] = formats["kv"] if state_dtype is None else dtype(state_dtype, "state_dtype")
+    return formats
 
 
 def _weight_bytes(part: WeightPart, where: str, formats: Mapping[str, Dtype], split: bool) -> int:

@@ -24,7 +24,7 @@ from flopsreg.model import Tower
 if TYPE_CHECKING:
     from flopsreg.plugins.loader import PluginLoader
 
-__all__ = ["Parameters", "Share", "count_parameters", "layer_quantities", "whole_number"]
+__all__ = ["Parameters", "Share", "count_parameters", "head_and_embedding", "layer_quantities", "whole_number"]
 
 
 @attrs.frozen(kw_only=True)
@@ -228,14 +228,7 @@ def count_parameters(registry: PluginLoader, plan: ModelSelection) -> Parameters
         if share.block is not None:
             blocks[share.block] = blocks.get(share.block, 0) + share.total
     main = [share for share in shares if share.block is None]
-    heads = [sel for sel in selections if registry.slots[sel.slot].per_position]
-    vocabulary = frozenset().union(*(sel.pattern.param_names for sel in heads))
-    # The embedding: model-level weights without work over the head's parameters (its vocabulary),
-    # outside the head's own slots (a bias on the logits is the head's).
-    embedding = {
-        sel.pattern.name for sel in selections
-        if holds_weights_only(sel.pattern) and sel.pattern.param_names & vocabulary and sel not in heads
-    }
+    heads, embedding, _ = head_and_embedding(registry, selections)
     at_model = [share for share in main if share.where == MODEL]
     towers = sum(tower.parameters for tower in model.towers.values())
     language_model = sum(share.total for share in main)
@@ -245,9 +238,23 @@ def count_parameters(registry: PluginLoader, plan: ModelSelection) -> Parameters
         active=sum(share.active * share.layers for share in main) + towers,
         language_model=language_model,
         embedding=sum(share.total for share in at_model if share.pattern in embedding),
-        head=sum(share.total for share in at_model if share.slot in {sel.slot for sel in heads}),
+        head=sum(share.total for share in at_model if share.slot in heads),
         blocks=blocks,
         shares=tuple(shares),
         towers=model.towers,
         render=plan.render,
     )
+
+
+def head_and_embedding(registry: PluginLoader, selections: Iterable[SlotSelection]) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+    """Of a model's model-level *selections*: the slots a logits head fills (:attr:`Slot.per_position`),
+    the patterns holding the input embedding (weights without work over the head's parameters, its
+    vocabulary, outside the head's own slots: a bias on the logits is the head's), and the names of
+    the head's parameters (the vocabulary's)."""
+    chosen = list(selections)
+    heads = [sel for sel in chosen if registry.slots[sel.slot].per_position]
+    vocabulary = frozenset().union(*(sel.pattern.param_names for sel in heads))
+    embedding = frozenset(
+        sel.pattern.name for sel in chosen if holds_weights_only(sel.pattern) and sel.pattern.param_names & vocabulary and sel not in heads
+    )
+    return frozenset(sel.slot for sel in heads), embedding, vocabulary

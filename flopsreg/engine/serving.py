@@ -9,14 +9,20 @@ tokens after the prompt (each step's logits are its only position's).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from fractions import Fraction
+from typing import Any
 
 import attrs
 
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.engine.evaluate import Result, evaluate, positive_int
+from flopsreg.engine.peaks import PEAKS, bandwidth_bytes, peak_flops
+from flopsreg.engine.traffic import Roofline, Traffic
+from flopsreg.errors import ModelError
+from flopsreg.model import shown
 
-__all__ = ["Generation", "generate"]
+__all__ = ["Generation", "GenerationBounds", "generate"]
 
 
 @attrs.frozen
@@ -55,6 +61,38 @@ class Generation:
         """FLOPs per decode step and sequence, averaged over the steps (None without decode steps)."""
         return None if self.decode is None else Fraction(self.decode_flops, self.batch * self.decode_steps)
 
+    def steps(self) -> Iterator[Result]:
+        """Each decode step as the serving step it is: ``batch`` requests of one new token after
+        the prompt and the tokens generated before it."""
+        plan = self.prefill.selection
+        for generated in range(1, self.new_tokens):
+            yield evaluate(plan, requests=[(1, self.prompt + generated - 1)], batch=self.batch)
+
+    def bounds(
+        self, *, peak: str | int | float | Fraction, bandwidth: str | int | float | Fraction | None = None, devices: int = 1, **formats: Any
+    ) -> GenerationBounds:
+        """Each phase's bytes (:meth:`Result.traffic`, *formats* its dtype options) and roofline
+        bound on *devices* devices of *peak* FLOP/s and *bandwidth* bytes/s each (numbers or names
+        from ``flopsreg peaks``; by default the bandwidth of the device *peak* names). The decode
+        steps' traffic is their sum, each step reading the weights again; their bound is the larger
+        of their summed compute and memory times (a lower bound on the sum of each step's)."""
+        if bandwidth is None:
+            if not (isinstance(peak, str) and peak.strip().lower() in PEAKS):
+                raise ModelError(f"bandwidth: none given, and peak {shown(peak)} names no device: give the memory bytes/s per device")
+            bandwidth = peak
+        declared = self.prefill.step_bytes(**formats)
+        prefill = self.prefill.traffic(declared)
+        decode = None
+        for step in self.steps():
+            traffic = step.traffic(declared)
+            decode = traffic if decode is None else decode + traffic
+        hardware = {"peak": peak, "bandwidth": bandwidth, "devices": devices}
+        return GenerationBounds(
+            generation=self, devices=devices, peak=peak_flops(peak), bandwidth=bandwidth_bytes(bandwidth),
+            prefill=prefill, prefill_roofline=prefill.roofline(**hardware),
+            decode=decode, decode_roofline=None if decode is None else decode.roofline(**hardware),
+        )
+
     def to_text(self) -> str:
         return self.prefill.selection.render.generation_text(self)
 
@@ -68,6 +106,33 @@ class Generation:
     def _repr_markdown_(self) -> str:
         """Jupyter: prefill, decode, total and FLOPs per generated token."""
         return self.prefill.selection.render.generation_markdown(self)
+
+
+@attrs.frozen(kw_only=True)
+class GenerationBounds:
+    """A generation's bytes and roofline bound per phase (see :meth:`Generation.bounds`)."""
+
+    generation: Generation
+    devices: int
+    peak: Fraction  # FLOP/s per device
+    bandwidth: Fraction  # bytes/s per device
+    prefill: Traffic
+    prefill_roofline: Roofline
+    decode: Traffic | None  # every decode step's together (None when T = 1)
+    decode_roofline: Roofline | None
+
+    def to_text(self) -> str:
+        return self.generation.prefill.selection.render.generation_bounds_text(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Equal to ``flopsreg generate --peak ... --format json`` for the same model and numbers."""
+        return self.generation.prefill.selection.render.generation_bounds_json(self)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def __repr__(self) -> str:
+        return f"GenerationBounds(model={self.generation.prefill.model.name!r}, prompt={self.generation.prompt}, new_tokens={self.generation.new_tokens})"
 
 
 def generate(plan: ModelSelection, prompt: int, new_tokens: int, batch: int = 1) -> Generation:

@@ -205,6 +205,7 @@ class Structure:
             render=template.render,
             hf_readers=template.hf_readers,
             bound_forward=self.forward_function(values),
+            held=template.held,
         )
 
     def units_of(self, model: Model) -> SelectedUnits:

@@ -17,32 +17,34 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.engine.peaks import STEP_TIME, Bounds, peak_flops
+from flopsreg.engine.memory import Holdings, storage_formats
+from flopsreg.engine.peaks import STEP_TIME, bandwidth_bytes, peak_flops
 from flopsreg.errors import ModelError
 from flopsreg.model import as_int, shown
 
 if TYPE_CHECKING:
     from flopsreg.engine.evaluate import Result
 
-__all__ = ["BANDWIDTH", "ExpertBytes", "MemoryUtilisation", "Roofline", "StepBytes", "Traffic", "step_traffic"]
-
-BANDWIDTH = Bounds("1", "1e16", "bytes/s per device")  # a thousand times today's largest HBM bandwidth
-
+__all__ = ["ExpertBytes", "MemoryUtilisation", "Roofline", "StepBytes", "Traffic", "step_bytes", "step_traffic"]
 
 @attrs.frozen(kw_only=True)
 class ExpertBytes:
-    """The routed experts of one MoE layer kind: ``layers`` layers of ``experts`` experts each,
-    ``top_k`` per token, ``bytes_per_expert`` for one expert of one layer."""
+    """The routed experts of one MoE pattern of a layer kind: ``layers`` layers, each holding
+    ``bytes`` bytes of experts of which one token reads ``token_bytes`` (its top-k experts).
+
+    E experts of X bytes, k a token: ``bytes`` = E x X and ``token_bytes`` = k x X. The patterns
+    declare these two (``routed_weights`` and ``active_weights``), not E and k apart, and the
+    traffic needs no more: min(E, tokens x k) experts of X bytes are min(bytes, tokens x token_bytes).
+    """
 
     layers: int
-    experts: int
-    top_k: int
-    bytes_per_expert: int
+    bytes: int
+    token_bytes: int
 
     def touched(self, tokens: int, all_experts: bool) -> int:
-        """Experts one layer reads for *tokens* tokens: min(E, tokens x top_k), the most that
-        distinct routings reach (no expert is read twice); E with *all_experts* (the upper bound)."""
-        return self.experts if all_experts else min(self.experts, tokens * self.top_k)
+        """Bytes one layer reads for *tokens* tokens: min(E, tokens x top_k) experts, the most that
+        distinct routings reach (no expert is read twice); all E with *all_experts* (the upper bound)."""
+        return self.bytes if all_experts else min(self.bytes, tokens * self.token_bytes)
 
 
 @attrs.frozen(kw_only=True)
@@ -89,6 +91,13 @@ class Traffic:
     state_written: int
     all_experts: bool = False
 
+    def __add__(self, other: Traffic) -> Traffic:
+        """Two steps' traffic together (e.g. a generation's decode steps), field by field."""
+        if not isinstance(other, Traffic) or other.all_experts != self.all_experts:
+            return NotImplemented
+        return Traffic(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in attrs.fields(Traffic) if f.name != "all_experts"},
+                       all_experts=self.all_experts)
+
     @property
     def read(self) -> int:
         return self.weights_read + self.experts_read + self.kv_read + self.state_read
@@ -108,19 +117,20 @@ class Traffic:
         return Fraction(self.flops, self.total)
 
     def roofline(self, *, peak: str | int | float | Fraction, bandwidth: int | float | Fraction | str, devices: int = 1) -> Roofline:
-        """The least time the step can take on *devices* devices of *peak* FLOP/s (or a name from
-        the peak table) and *bandwidth* bytes/s each: the larger of compute and memory time."""
+        """The least time the step can take on *devices* devices of *peak* FLOP/s and *bandwidth*
+        bytes/s each (or names from ``flopsreg peaks``): the larger of compute and memory time."""
         count = _devices(devices)
         compute = self.flops / (peak_flops(peak) * count)
-        memory = self.total / (BANDWIDTH.check("bandwidth", bandwidth) * count)
+        memory = self.total / (bandwidth_bytes(bandwidth) * count)
         return Roofline(compute_seconds=compute, memory_seconds=memory)
 
     def mbu(self, *, step_time: float | Fraction | str, bandwidth: int | float | Fraction | str, devices: int = 1) -> MemoryUtilisation:
-        """Memory-bandwidth utilisation of a step measured at *step_time* seconds: bytes moved
-        over ``step_time x devices x bandwidth``; above 1 is a ModelError naming the likely mistake."""
+        """Memory-bandwidth utilisation of a step measured at *step_time* seconds: bytes moved over
+        ``step_time x devices x bandwidth`` (bytes/s per device, or a name from ``flopsreg peaks``);
+        above 1 is a ModelError naming the likely mistake."""
         count = _devices(devices)
         seconds = STEP_TIME.check("step_time", step_time)
-        per_device = BANDWIDTH.check("bandwidth", bandwidth)
+        per_device = bandwidth_bytes(bandwidth)
         fraction = self.total / (seconds * count * per_device)
         if fraction > 1:
             raise ModelError(
@@ -199,7 +209,7 @@ def step_traffic(result: Result, step_bytes: StepBytes, *, all_experts: bool = F
     each), the model's bytes from *step_bytes*."""
     requests: Sequence[tuple[int, int]] = result.requests
     copies = result.batch
-    experts = sum(group.layers * group.touched(result.tokens, all_experts) * group.bytes_per_expert for group in step_bytes.experts)
+    experts = sum(group.layers * group.touched(result.tokens, all_experts) for group in step_bytes.experts)
     return Traffic(
         flops=result.forward,
         weights_read=step_bytes.weights + result.tokens * step_bytes.embedding_row,
@@ -210,3 +220,45 @@ def step_traffic(result: Result, step_bytes: StepBytes, *, all_experts: bool = F
         state_written=copies * len(requests) * step_bytes.state,
         all_experts=all_experts,
     )
+
+
+def step_bytes(
+    held: Holdings,
+    weights_dtype: str = "bf16",
+    kv_dtype: str | None = None,
+    state_dtype: str | None = None,
+    experts_dtype: str | None = None,
+) -> StepBytes:
+    """The :class:`StepBytes` of what a model holds (:class:`Holdings`, as the patterns declare it)
+    in the given formats, with :func:`flopsreg.engine.memory.measure`'s defaults: the weights but
+    the routed experts and the untied input embedding's table, the experts per pattern and kind,
+    one embedding row, the KV cache of n tokens (each layer capped by its window) and the states."""
+    formats = storage_formats(weights_dtype, kv_dtype, state_dtype, experts_dtype)
+    weights, row, experts = 0, 0, []
+    for k in held.kinds:
+        for part in k.parts:
+            if part.rows and part.weights % part.rows == 0:
+                row += formats["weights"].bytes(part.weights // part.rows) * k.layers
+            elif part.routes and part.routed:
+                shared = part.weights - part.routed
+                weights += formats["weights"].bytes(shared) * k.layers
+                experts.append(
+                    ExpertBytes(
+                        layers=k.layers, bytes=formats["experts"].bytes(part.routed), token_bytes=formats["experts"].bytes(part.active - shared)
+                    )
+                )
+            elif part.routes and part.routed is None:
+                raise ModelError(
+                    f"{k.where}, slot {part.slot}: pattern {part.pattern!r} holds routed experts but declares no routed_weights, "
+                    "so the experts a step reads are unknown"
+                )
+            else:
+                weights += formats["weights"].bytes(part.weights) * k.layers
+    caches = tuple((k.cache, k.layers) for k in held.kinds if k.cache is not None)
+    kv = formats["kv"]
+
+    def context(tokens: int) -> int:
+        return sum(kv.bytes(cache({"seq_len": tokens})) * layers for cache, layers in caches)
+
+    state = sum(formats["state"].bytes(k.state) * k.layers for k in held.kinds if k.state is not None)
+    return StepBytes(weights=weights, context=context, experts=tuple(experts), state=state, embedding_row=row)

@@ -14,6 +14,7 @@ from flopsreg.model import as_int, shown
 
 if TYPE_CHECKING:
     from flopsreg.engine.evaluate import Result
+    from flopsreg.engine.traffic import MemoryUtilisation, Roofline, Traffic
 
 __all__ = ["StepUtilisation", "Utilisation", "utilisation"]
 
@@ -56,19 +57,24 @@ class Utilisation:
 
 @attrs.frozen
 class StepUtilisation:
-    """MFU and HFU of one step that processed a result's batch: what ``flopsreg mfu`` prints
-    (see :meth:`flopsreg.engine.evaluate.Result.utilisation`)."""
+    """MFU and HFU of one step that processed a result's batch, and for a serving step its
+    traffic, MBU and roofline bound: what ``flopsreg mfu`` prints (see
+    :meth:`flopsreg.engine.evaluate.Result.utilisation`)."""
 
     result: Result
     mfu: Utilisation
     hfu: Utilisation
+    # a serving step's bytes, and with a bandwidth its MBU and roofline bound (None: not asked for, or a training step)
+    traffic: Traffic | None = attrs.field(default=None, kw_only=True)
+    mbu: MemoryUtilisation | None = attrs.field(default=None, kw_only=True)
+    roofline: Roofline | None = attrs.field(default=None, kw_only=True)
 
     def to_dict(self) -> dict[str, Any]:
         """Equal to ``flopsreg mfu --format json`` for the same model and numbers."""
-        return self.result.selection.render.utilisation_json(self.result, self.mfu, self.hfu)
+        return self.result.selection.render.utilisation_json(self)
 
     def to_text(self) -> str:
-        return self.result.selection.render.utilisation_text(self.result, self.mfu, self.hfu)
+        return self.result.selection.render.utilisation_text(self)
 
     def __str__(self) -> str:
         return self.to_text()

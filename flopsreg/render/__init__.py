@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from flopsreg.engine.evaluate import Result
     from flopsreg.engine.parameters import Parameters
     from flopsreg.engine.peaks import Bandwidth, Peak
-    from flopsreg.engine.serving import Generation
+    from flopsreg.engine.serving import Generation, GenerationBounds
     from flopsreg.engine.utilisation import StepUtilisation, Utilisation
     from flopsreg.plugins.loader import PluginLoader
 
@@ -45,6 +45,8 @@ __all__ = [
     "peaks_json",
     "peaks_text",
     "per_token_text",
+    "generation_bounds_json",
+    "generation_bounds_text",
     "utilisation_json",
     "utilisation_markdown",
     "utilisation_text",
@@ -483,6 +485,36 @@ def generation_json(gen: Generation) -> dict[str, Any]:
     }
 
 
+def generation_bounds_text(bounds: GenerationBounds) -> str:
+    """The generation's totals, then each phase's bytes and roofline bound."""
+    lines = [generation_text(bounds.generation), ""]
+    lines.append(f"{bounds.devices} device(s) at {float(bounds.peak):.4g} FLOP/s and {float(bounds.bandwidth):.4g} bytes/s each")
+    phases = [("prefill", bounds.prefill, bounds.prefill_roofline), ("decode", bounds.decode, bounds.decode_roofline)]
+    for name, traffic, roof in phases:
+        if traffic is None or roof is None:
+            continue
+        lines.append(
+            f"{name:<8} {_group(traffic.total)} bytes at least; intensity {float(traffic.intensity):.4g} FLOPs/byte; "
+            f"roofline {float(roof.seconds):.6g} s, {roof.bound}-bound"
+        )
+    return "\n".join(lines)
+
+
+def generation_bounds_json(bounds: GenerationBounds) -> dict[str, Any]:
+    """:func:`generation_json`, with the hardware and each phase's traffic and roofline (decode null when T = 1)."""
+    phases = {"prefill": (bounds.prefill, bounds.prefill_roofline), "decode": (bounds.decode, bounds.decode_roofline)}
+    return {
+        **generation_json(bounds.generation),
+        "devices": bounds.devices,
+        "peak_flops": str(bounds.peak),
+        "bandwidth": str(bounds.bandwidth),
+        **{
+            f"{name}_bounds": None if traffic is None or roof is None else {"traffic": traffic.to_dict(), "roofline": roof.to_dict()}
+            for name, (traffic, roof) in phases.items()
+        },
+    }
+
+
 # -- sweeps ------------------------------------------------------------------------------------
 
 
@@ -546,19 +578,38 @@ def peaks_json(peaks: Mapping[str, Peak], bandwidths: Mapping[str, Bandwidth]) -
     ]
 
 
-def utilisation_text(result: Result, mfu: Utilisation, hfu: Utilisation) -> str:
-    """MFU and HFU of a step, with the numbers they come from."""
+def utilisation_text(step: StepUtilisation) -> str:
+    """MFU and HFU of a step, with the numbers they come from; for a serving step its bytes,
+    intensity, MBU and roofline bound."""
+    result, mfu, hfu = step.result, step.mfu, step.hfu
     lines = [
         f"{result.model.name}, {_lengths_text(result)}, {mfu.devices} device(s) at {float(mfu.peak):.4g} FLOP/s each",
         f"step time  {float(mfu.seconds):.6g} s",
         f"MFU        {mfu.decimal(6)} ({_group(mfu.flops)} model FLOPs)",
         f"HFU        {hfu.decimal(6)} ({_group(hfu.flops)} hardware FLOPs, recompute {result.recompute})",
     ]
+    if step.traffic is not None:
+        traffic = step.traffic
+        lines.append(
+            f"bytes      {_group(traffic.total)} at least (read {_group(traffic.read)}, written {_group(traffic.written)}); "
+            f"intensity {float(traffic.intensity):.4g} FLOPs/byte"
+        )
+    if step.mbu is not None and step.roofline is not None:
+        roof = step.roofline
+        lines.append(f"MBU        {float(step.mbu):.6g} ({float(step.mbu.bandwidth):.4g} bytes/s per device)")
+        lines.append(
+            f"roofline   {float(roof.seconds):.6g} s at least, {roof.bound}-bound "
+            f"(compute {float(roof.compute_seconds):.4g} s, memory {float(roof.memory_seconds):.4g} s)"
+        )
+    elif step.traffic is not None:
+        lines.append("MBU        needs the devices' memory bandwidth: give --bandwidth (a peak named from flopsreg peaks gives it)")
     return "\n".join(lines)
 
 
-def utilisation_json(result: Result, mfu: Utilisation, hfu: Utilisation) -> dict[str, Any]:
-    """MFU and HFU as decimal fraction strings and floats, with the exact FLOPs."""
+def utilisation_json(step: StepUtilisation) -> dict[str, Any]:
+    """MFU and HFU as decimal fraction strings and floats, with the exact FLOPs; a serving step's
+    traffic, MBU and roofline (null where not computed)."""
+    result, mfu, hfu = step.result, step.mfu, step.hfu
     return {
         **_batch_fields(result),
         "devices": mfu.devices,
@@ -566,5 +617,9 @@ def utilisation_json(result: Result, mfu: Utilisation, hfu: Utilisation) -> dict
         "step_time": str(mfu.seconds),
         "mfu": mfu.to_dict(),
         "hfu": hfu.to_dict(),
+        "bandwidth": None if step.mbu is None else str(step.mbu.bandwidth),
+        "traffic": None if step.traffic is None else step.traffic.to_dict(),
+        "mbu": None if step.mbu is None else step.mbu.to_dict(),
+        "roofline": None if step.roofline is None else step.roofline.to_dict(),
         "warnings": list(result.warnings),
     }
