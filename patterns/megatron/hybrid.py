@@ -18,17 +18,25 @@ marks by their 1-based place in the pattern (``|`` skipped); an MTP part's layer
 from 1 within the part (``HybridStack(pp_layer_offset=0)`` in ``multi_token_prediction.py``).
 A ``spec`` ending in ``gdp_stack_spec`` (or ``gated_delta_product_stack_spec``) makes the ``M``
 layers Gated Delta Product mixers of ``gdp_num_householder`` steps on the Mamba widths
-(``mamba_num_heads`` required, as ``GatedDeltaProductMixer`` asserts). Refused by name: ``D``
-(DeepSeek sparse attention) layers.
+(``mamba_num_heads`` required, as ``GatedDeltaProductMixer`` asserts). ``D`` layers run MLA with
+DeepSeek sparse attention: each has its own lightning indexer of ``dsa_indexer_n_heads`` heads of
+``dsa_indexer_head_dim`` reading the query latent (the hidden state without ``q_lora_rank``,
+``DSAIndexer.__init__``), and each query attends to ``min(i + 1, dsa_indexer_topk)`` keys
+(``dsa.py``, ``topk_k = min(index_topk, sk)``); Megatron-LM's FLOPs function counts them as zero
+(its ``itemgetter`` in ``num_floating_point_operations`` reads no ``D`` count), like ``+`` layers.
+Cross-layer top-k sharing (``dsa_indexer_topk_freq`` above 1) is refused by name.
 """
 
 import attrs
 
 from flopsreg.patterns._mixer_common import CONV_KERNEL
+from flopsreg.patterns.dsa_indexer import DSA_INDEXER, INDEX_HEAD_DIM, INDEX_HEADS
+from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
 from flopsreg.patterns.gated_delta_product import FLAG as GDP
 from flopsreg.patterns.gated_delta_product import HOUSEHOLDER
 from flopsreg.patterns.gated_deltanet import FLAG as GATED_DELTANET
 from flopsreg.patterns.layered_mtp import LAYERED_MTP, MTP_DEPTH
+from flopsreg.patterns.low_rank_query import Q_LORA_RANK
 from flopsreg.patterns.mamba2 import FLAG as MAMBA2
 from flopsreg.patterns.mamba2 import GROUPS, HEAD_DIM, HEADS, STATE
 from flopsreg.patterns.megatron.attention import MLA_ARGUMENTS, MLA_HEAD_DIM
@@ -48,12 +56,11 @@ SYMBOLS = {
     "G": ("gdn", "only"),
     "*": ("attention", "only"),
     "+": ("mla", "only"),
+    "D": ("dsa", "only"),
     "-": ("ffn", "dense"),
     "E": ("ffn", "moe"),
 }
-REFUSED = {
-    "D": "DeepSeek sparse attention layers ('D'), which Megatron-LM's FLOPs function does not count",
-}
+DSA_ARGUMENTS = ("dsa_indexer_n_heads", "dsa_indexer_head_dim", "dsa_indexer_topk")  # TransformerConfig fields
 GDP_SPECS = ("gdp_stack_spec", "gated_delta_product_stack_spec")
 
 
@@ -75,8 +82,6 @@ def _layers(pattern: str, part: str, allow_pipe: bool) -> list[tuple[str, str]]:
     """The (attention, mlp) entries of one part of the pattern."""
     entries = []
     for symbol in part:
-        if symbol in REFUSED:
-            raise ModelError(f"args.hybrid_layer_pattern = {pattern!r}: {REFUSED[symbol]}, are not supported yet")
         if symbol == "|" and allow_pipe:
             continue
         if symbol not in SYMBOLS:
@@ -138,27 +143,53 @@ def _mamba_kind(args, hidden: int) -> tuple[tuple[frozenset[str], dict], dict[st
     return (frozenset({GDP}), {CONV_KERNEL.name: MAMBA_CONV}), {**widths, HOUSEHOLDER.name: steps}
 
 
-def _attention(pattern: str, args, decoder, used: set) -> tuple[dict, frozenset[str], dict]:
-    """The attention kinds of ``*`` and ``+`` layers, the model flags and parameters they leave.
+def _dsa(args, decoder, full) -> tuple[tuple[frozenset[str], dict], dict[str, int]]:
+    """The kind of the 'D' layers (MLA whose queries attend to the indexer's top-k keys, each with its
+    own indexer) and the indexer widths, from the ``dsa_indexer_*`` arguments ``DSAIndexer`` reads."""
+    missing = [name for name in DSA_ARGUMENTS if args.get(name) is None]
+    if missing:
+        raise ModelError(f"args.{', args.'.join(missing)}: missing; the 'D' (DeepSeek sparse attention) layers of hybrid_layer_pattern need them")
+    freq = args.get("dsa_indexer_topk_freq")
+    if freq not in (None, 1):
+        raise ModelError(f"args.dsa_indexer_topk_freq = {freq!r}: cross-layer top-k sharing (above 1) is not supported yet; expected 1")
+    why = " (needed by the 'D' layers of hybrid_layer_pattern)"
+    values = {name: args.int(name, why) for name in DSA_ARGUMENTS}
+    for name, value in values.items():
+        if value < 1:
+            raise ModelError(f"args.{name} = {value}: expected an integer >= 1")
+    # DSAIndexer: linear_wq_b reads the query latent, or the hidden state without q_lora_rank.
+    rank = decoder.params.get(Q_LORA_RANK.name, decoder.params["hidden"])
+    flags = frozenset(full[0]) | {UNCOUNTED} | DSA_TOPK.flags | DSA_INDEXER.flags
+    kind = (flags, {**full[1], INDEX_TOPK.name: values["dsa_indexer_topk"], Q_LORA_RANK.name: rank})
+    return kind, {INDEX_HEADS.name: values["dsa_indexer_n_heads"], INDEX_HEAD_DIM.name: values["dsa_indexer_head_dim"]}
 
-    ``+`` layers run MLA, which Megatron-LM does not count; with ``multi_latent_attention`` the
-    ``*`` layers run multi-head attention of ``kv_channels`` per head, so the MLA flags and
+
+def _attention(pattern: str, args, decoder, used: set) -> tuple[dict, frozenset[str], dict]:
+    """The attention kinds of ``*``, ``+`` and ``D`` layers, the model flags and parameters they leave.
+
+    ``+`` and ``D`` layers run MLA, which Megatron-LM does not count; with ``multi_latent_attention``
+    the ``*`` layers run multi-head attention of ``kv_channels`` per head, so the MLA flags and
     parameters go."""
     mla = "mla" in decoder.flags
     full, kinds = decoder.attention_kinds["full"], {}
     sliding = decoder.attention_kinds.get("sliding")
-    if ("mla", "only") in used:
+    latent = {symbol for symbol, entry in (("+", ("mla", "only")), ("D", ("dsa", "only"))) if entry in used}
+    if latent:
         if ("attention", "only") in used:
-            raise ModelError(f"args.hybrid_layer_pattern = {pattern!r}: '*' and '+' layers in one model are not supported by Megatron-LM")
+            raise ModelError(f"args.hybrid_layer_pattern = {pattern!r}: '*' and '{min(latent)}' layers in one model are not supported by Megatron-LM")
         if not mla:
             raise ModelError(
-                f"args.hybrid_layer_pattern = {pattern!r}: its '+' layers are MLA, which needs args.multi_latent_attention "
+                f"args.hybrid_layer_pattern = {pattern!r}: its '{min(latent)}' layers are MLA, which needs args.multi_latent_attention "
                 "and the MLA widths (validate_args sets it for them); give the arguments after validate_args"
             )
         for name, kind in {"mla": full, "mla_sliding": sliding}.items():
             if kind is not None:
                 kinds[name] = (frozenset(kind[0]) | {UNCOUNTED}, kind[1])
-        return kinds, decoder.flags, {name: value for name, value in decoder.params.items() if name != MLA_HEAD_DIM}
+        params = {name: value for name, value in decoder.params.items() if name != MLA_HEAD_DIM}
+        if "D" in latent:
+            kinds["dsa"], widths = _dsa(args, decoder, full)
+            params.update(widths)
+        return kinds, decoder.flags, params
     kinds["attention"] = full
     if sliding is not None:
         kinds["attention_sliding"] = sliding
@@ -259,10 +290,11 @@ HYBRID_STACK = MegatronReader(
     arguments=(
         "hybrid_layer_pattern", "hybrid_override_pattern", "spec", "gdp_num_householder",
         "mamba_state_dim", "mamba_head_dim", "mamba_num_groups", "mamba_num_heads",
+        *DSA_ARGUMENTS, "dsa_indexer_topk_freq", "dsa_indexer_skip_topk_offset",  # the offset moves nothing at freq 1
     ),
     read=read,
     precedence=20,  # after the attention, MLP, MTP and window readers (10), whose results it rearranges
-    summary="hybrid_layer_pattern (M, G, *, +, -, E; '|'; MTP depths after '/') and the Mamba2 widths",
+    summary="hybrid_layer_pattern (M, G, *, +, D, -, E; '|'; MTP depths after '/') and the Mamba2 widths",
 )
 
 

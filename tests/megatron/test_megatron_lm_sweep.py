@@ -1,6 +1,6 @@
 """The ``megatron`` convention against Megatron-LM's own function, run verbatim (d98e8a64), on a
 sweep of argument sets: GPT stacks (GQA, MHA, MLA, MoE, latent MoE, windows, MTP, Gated DeltaNet)
-and hybrid stacks (Mamba2, Gated DeltaNet, attention, MLA, windows, Gated Delta Product, MTP).
+and hybrid stacks (Mamba2, Gated DeltaNet, attention, MLA, DSA, windows, Gated Delta Product, MTP).
 
 Every set flopsreg accepts gives Megatron-LM's number to the digit (the widths keep every float
 of Megatron's arithmetic an exact integer); the sets it refuses are listed by name with the
@@ -27,6 +27,7 @@ BASE = dict(
     linear_key_head_dim=32, linear_value_head_dim=32, linear_num_key_heads=4, linear_num_value_heads=8,
     hybrid_layer_pattern=None, mamba_state_dim=16, mamba_head_dim=32, mamba_num_groups=2, mamba_num_heads=16,
     gdp_num_householder=2, spec=None, window_size=None, window_attn_skip_freq=None,
+    dsa_indexer_n_heads=4, dsa_indexer_head_dim=32, dsa_indexer_topk=16,
 )
 MOE = dict(num_experts=8, moe_router_topk=2, moe_ffn_hidden_size=128)
 MLA = dict(multi_latent_attention=True, group_query_attention=False, kv_channels=32)
@@ -67,10 +68,8 @@ def _sets():
 
 SETS = dict(_sets())
 
-# name -> the start of the refusal flopsreg gives (Megatron-LM counts each of these).
-REFUSED = {
-    **{name: "args.hybrid_layer_pattern" for name in SETS if "-dsa-" in name},
-}
+# name -> the start of the refusal flopsreg gives (Megatron-LM counts each of these): none left.
+REFUSED: dict[str, str] = {}
 
 
 def _args(overrides):

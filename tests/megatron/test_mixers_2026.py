@@ -428,8 +428,8 @@ def test_gdn_refusals(overrides, message):
     [
         ({"hybrid_layer_pattern": "M+M*", "mtp_num_layers": None}, r"args\.hybrid_layer_pattern = 'M\+M\*': '\*' and '\+' layers in one model"),
         ({"hybrid_layer_pattern": "M+M-", "mtp_num_layers": None}, r"args\.hybrid_layer_pattern = 'M\+M-': its '\+' layers are MLA, which needs args\.multi_latent_attention"),
-        ({"hybrid_layer_pattern": "MDM*"}, r"args\.hybrid_layer_pattern = 'MDM\*': DeepSeek sparse attention layers \('D'\)"),
-        ({"hybrid_layer_pattern": "MXM*"}, r"args\.hybrid_layer_pattern = 'MXM\*': 'X' is not a layer symbol; expected M, G, \*, \+, -, E"),
+        ({"hybrid_layer_pattern": "MDM*", "mtp_num_layers": None}, r"args\.hybrid_layer_pattern = 'MDM\*': '\*' and 'D' layers in one model"),
+        ({"hybrid_layer_pattern": "MXM*"}, r"args\.hybrid_layer_pattern = 'MXM\*': 'X' is not a layer symbol; expected M, G, \*, \+, D, -, E"),
         ({"hybrid_layer_pattern": "M*/*E/E*"}, r"args\.hybrid_layer_pattern = 'M\*/\*E/E\*': every MTP depth"),
         ({"hybrid_layer_pattern": "M*/", "mtp_num_layers": 1}, r"args\.hybrid_layer_pattern = 'M\*/': the MTP part has no layers"),
         ({"hybrid_layer_pattern": "|"}, r"args\.hybrid_layer_pattern = '\|': the decoder part has no layers"),
