@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 import flopsreg
-from flopsreg.patterns.conventions.vllm_bytes import vllm_step_bytes
+from flopsreg.integrations.vllm import vllm_step_bytes
 from tests.conventions.test_vllm import CONFIGS, STEPS, model
 from tests.vllm_perf_00cee63e import step_bytes, step_flops
 
