@@ -300,3 +300,473 @@ def step_flops(cfg: dict, requests) -> int:
         context_len = num_computed_tokens + num_tokens
         ctx.add(num_tokens, context_len, is_prefill=True if new else num_tokens > 1)
     return sum(sum(m.get_num_flops_breakdown(ctx, per_gpu=False).values()) for m in metrics_from_config(cfg))
+
+
+# -- read and write bytes (same file and commit): get_read_bytes_breakdown / get_write_bytes_breakdown,
+# copied verbatim as functions of self and set on the classes above, with ExecutionContext's
+# prefill_context_len_for_window and decode_context_len_for_window -----------------------------------
+
+
+def prefill_context_len_for_window(self, sliding_window: int | None = None) -> int:
+    """Sum of context_len for prefill requests, clamped to sliding_window if set."""
+    if sliding_window is None:
+        return self.prefill_context_len
+    return sum(
+        min(context_len, sliding_window)
+        for _, context_len, is_prefill in self.requests
+        if is_prefill
+    )
+
+
+def decode_context_len_for_window(self, sliding_window: int | None = None) -> int:
+    """Sum of context_len for decode requests, clamped to sliding_window if set."""
+    if sliding_window is None:
+        return self.decode_context_len
+    return sum(
+        min(context_len, sliding_window)
+        for _, context_len, is_prefill in self.requests
+        if not is_prefill
+    )
+
+
+def attention_read_bytes(
+    self, ctx: ExecutionContext, per_gpu: bool = True
+) -> dict[str, int]:
+    D, q, kv, d = (
+        self.hidden_size,
+        self.num_attention_heads,
+        self.num_key_value_heads,
+        self.head_dim,
+    )
+    T = ctx.total_num_tokens()
+
+    L, L_full, L_swa = self._layer_counts(per_gpu)
+
+    if per_gpu:
+        # tensor parallel along heads
+        q = max(1, q // self.tp_size)
+        kv = max(1, kv // self.tp_size)
+
+    read_bytes = {}
+
+    read_bytes["qkv_input"] = int(T * D * self.activation_byte_size * L)
+    read_bytes["qkv_weight"] = int(D * (q + 2 * kv) * d * self.weight_byte_size * L)
+
+    attn_input = 0.0
+
+    # Full attention layers
+    if L_full > 0:
+        if ctx.prefill_num_tokens > 0:
+            attn_input += (
+                (ctx.prefill_num_tokens * q + 2 * ctx.prefill_context_len * kv)
+                * d
+                * self.activation_byte_size
+                * L_full
+            )
+        if ctx.decode_num_tokens > 0:
+            attn_input += (
+                ctx.decode_num_tokens * q * d * self.activation_byte_size * L_full
+                + 2
+                * ctx.decode_context_len
+                * kv
+                * d
+                * self.cache_byte_size
+                * L_full
+            )
+
+    # Sliding window attention layers
+    if L_swa > 0:
+        sw = self.sliding_window
+        prefill_sw_len = ctx.prefill_context_len_for_window(sw)
+        decode_sw_len = ctx.decode_context_len_for_window(sw)
+
+        if ctx.prefill_num_tokens > 0:
+            attn_input += (
+                (ctx.prefill_num_tokens * q + 2 * prefill_sw_len * kv)
+                * d
+                * self.activation_byte_size
+                * L_swa
+            )
+        if ctx.decode_num_tokens > 0:
+            attn_input += (
+                ctx.decode_num_tokens * q * d * self.activation_byte_size * L_swa
+                + 2 * decode_sw_len * kv * d * self.cache_byte_size * L_swa
+            )
+
+    if ctx.prefill_num_tokens > 0 or ctx.decode_num_tokens > 0:
+        read_bytes["attn_input"] = int(attn_input)
+
+    read_bytes["out_input"] = int(T * q * d * self.activation_byte_size * L)
+    read_bytes["out_weight"] = int(q * d * D * self.weight_byte_size * L)
+
+    return read_bytes
+
+
+def attention_write_bytes(
+    self, ctx: ExecutionContext, per_gpu: bool = True
+) -> dict[str, int]:
+    D, q, kv, d = (
+        self.hidden_size,
+        self.num_attention_heads,
+        self.num_key_value_heads,
+        self.head_dim,
+    )
+    T = ctx.total_num_tokens()
+
+    L, _, _ = self._layer_counts(per_gpu)
+
+    if per_gpu:
+        # tensor parallel along heads
+        q = max(1, q // self.tp_size)
+        kv = max(1, kv // self.tp_size)
+
+    return {
+        "qkv_output": int(T * (q + 2 * kv) * d * self.activation_byte_size * L),
+        "kv_cache": int(2 * T * kv * d * self.cache_byte_size * L),
+        "out_output": int(T * D * self.activation_byte_size * L),
+    }
+
+
+def mla_read_bytes(
+    self, ctx: ExecutionContext, per_gpu: bool = True
+) -> dict[str, int]:
+    """Calculate read memory traffic for MLA attention layers."""
+    L = self.num_hidden_layers
+    D = self.hidden_size
+    q = self.num_attention_heads
+    qk_head_dim = self.qk_nope_head_dim + self.qk_rope_head_dim
+    v_d = self.v_head_dim
+    c = self.kv_lora_rank
+    r = self.qk_rope_head_dim
+    q_rank = self.q_lora_rank
+
+    T = ctx.total_num_tokens()
+    # Compressed KV cache size per token
+    kv_compressed_dim = c + r
+
+    if per_gpu:
+        L //= self.pp_size
+        q = max(1, q // self.tp_size)
+
+    read_bytes: dict[str, int] = {}
+
+    # Q projection weight + input reads
+    if q_rank is not None:
+        read_bytes["q_a_input"] = T * D * self.activation_byte_size * L
+        read_bytes["q_a_weight"] = int(D * q_rank * self.weight_byte_size * L)
+        read_bytes["q_b_input"] = T * q_rank * self.activation_byte_size * L
+        read_bytes["q_b_weight"] = int(
+            q_rank * q * qk_head_dim * self.weight_byte_size * L
+        )
+    else:
+        read_bytes["q_input"] = T * D * self.activation_byte_size * L
+        read_bytes["q_weight"] = int(
+            D * q * qk_head_dim * self.weight_byte_size * L
+        )
+
+    # KV projection weight + input reads
+    # kv_a is replicated (not TP-sharded)
+    read_bytes["kv_a_input"] = T * D * self.activation_byte_size * L
+    read_bytes["kv_a_weight"] = int(
+        D * kv_compressed_dim * self.weight_byte_size * L
+    )
+    # kv_b is TP-sharded along heads
+    read_bytes["kv_b_input"] = T * c * self.activation_byte_size * L
+    read_bytes["kv_b_weight"] = int(
+        c * q * (self.qk_nope_head_dim + v_d) * self.weight_byte_size * L
+    )
+
+    # Attention input reads
+    # Prefill: read Q activations + K,V from kv_b_proj output
+    if ctx.prefill_num_tokens > 0:
+        read_bytes["attn_input"] = (
+            ctx.prefill_num_tokens * q * qk_head_dim * self.activation_byte_size * L
+            + ctx.prefill_context_len
+            * q
+            * (qk_head_dim + v_d)
+            * self.activation_byte_size
+            * L
+        )
+
+    # Decode: read Q activations + read compressed KV from cache
+    if ctx.decode_num_tokens > 0:
+        read_bytes["attn_input"] = read_bytes.get("attn_input", 0) + (
+            ctx.decode_num_tokens * q * qk_head_dim * self.activation_byte_size * L
+            + ctx.decode_context_len * kv_compressed_dim * self.cache_byte_size * L
+        )
+
+    # Output projection reads
+    read_bytes["out_input"] = T * q * v_d * self.activation_byte_size * L
+    read_bytes["out_weight"] = int(q * v_d * D * self.weight_byte_size * L)
+
+    return read_bytes
+
+
+def mla_write_bytes(
+    self, ctx: ExecutionContext, per_gpu: bool = True
+) -> dict[str, int]:
+    """Calculate write memory traffic for MLA attention layers."""
+    L = self.num_hidden_layers
+    D = self.hidden_size
+    q = self.num_attention_heads
+    qk_head_dim = self.qk_nope_head_dim + self.qk_rope_head_dim
+    v_d = self.v_head_dim
+    c = self.kv_lora_rank
+    r = self.qk_rope_head_dim
+    q_rank = self.q_lora_rank
+
+    T = ctx.total_num_tokens()
+    kv_compressed_dim = c + r
+
+    if per_gpu:
+        L //= self.pp_size
+        q = max(1, q // self.tp_size)
+
+    write_bytes: dict[str, int] = {}
+
+    # Q projection outputs
+    if q_rank is not None:
+        write_bytes["q_a_output"] = T * q_rank * self.activation_byte_size * L
+        write_bytes["q_b_output"] = (
+            T * q * qk_head_dim * self.activation_byte_size * L
+        )
+    else:
+        write_bytes["q_output"] = (
+            T * q * qk_head_dim * self.activation_byte_size * L
+        )
+
+    # KV projection outputs
+    write_bytes["kv_a_output"] = (
+        T * kv_compressed_dim * self.activation_byte_size * L
+    )
+    write_bytes["kv_b_output"] = (
+        T * q * (self.qk_nope_head_dim + v_d) * self.activation_byte_size * L
+    )
+
+    # KV cache write: one compressed vector per token
+    # (kv_lora_rank + qk_rope_head_dim) instead of
+    # 2 * num_kv_heads * head_dim in standard MHA
+    write_bytes["kv_cache"] = T * kv_compressed_dim * self.cache_byte_size * L
+
+    # Output projection
+    write_bytes["out_output"] = T * D * self.activation_byte_size * L
+
+    return write_bytes
+
+
+def ffn_read_bytes(
+    self, ctx: ExecutionContext, per_gpu: bool = True
+) -> dict[str, int]:
+    """Calculate read memory traffic for FFN layers."""
+    L, D, DI = self.num_hidden_layers, self.hidden_size, self.intermediate_size
+    Lm, E, MI, S = (
+        self.num_moe_layers,
+        self.num_experts_per_tok,
+        self.moe_intermediate_size,
+        self.num_shared_experts,
+    )
+    T = ctx.total_num_tokens()
+    num_experts = self.num_experts
+
+    Ld = L - Lm
+
+    num_activated_tokens = T * E if E else 0
+
+    if per_gpu:
+        Ld //= self.pp_size
+        Lm //= self.pp_size
+
+        DI //= self.ffn_tp_size
+        if MI is not None:
+            MI //= self.ffn_tp_size
+        if E:
+            num_activated_tokens //= self.ffn_ep_size
+        if num_experts is not None:
+            num_experts //= self.ffn_ep_size
+
+    read_bytes = {}
+
+    # Dense FFN layers (3 GEMMs: up, gate, down projections + SiLU activation)
+    if Ld:
+        read_bytes["dense_up_gate_input"] = int(
+            T * D * self.activation_byte_size * Ld
+        )
+        read_bytes["dense_up_gate_weights"] = int(
+            2 * D * DI * self.weight_byte_size * Ld
+        )
+        read_bytes["dense_silu_input"] = int(
+            2 * T * DI * self.activation_byte_size * Ld
+        )
+        read_bytes["dense_down_input"] = int(
+            T * DI * self.activation_byte_size * Ld
+        )
+        read_bytes["dense_down_weights"] = int(D * DI * self.weight_byte_size * Ld)
+
+    if Lm:
+        # MoE routed expert reads
+        if E:
+            # FIXME: Assume perfect load balancing for now.
+            num_activated_experts = min(num_activated_tokens, num_experts)
+
+            read_bytes["routed_up_gate_input"] = int(
+                num_activated_tokens * D * self.activation_byte_size * Lm
+            )
+            read_bytes["routed_up_gate_weights"] = int(
+                2 * D * MI * num_activated_experts * self.weight_byte_size * Lm
+            )
+            read_bytes["routed_silu_input"] = int(
+                2 * num_activated_tokens * MI * self.activation_byte_size * Lm
+            )
+            read_bytes["routed_down_input"] = int(
+                num_activated_tokens * MI * self.activation_byte_size * Lm
+            )
+            read_bytes["routed_down_weights"] = int(
+                D * MI * num_activated_experts * self.weight_byte_size * Lm
+            )
+
+        # MoE shared expert reads
+        if S:
+            read_bytes["shared_up_gate_input"] = int(
+                T * D * self.activation_byte_size * Lm
+            )
+            read_bytes["shared_up_gate_weights"] = int(
+                2 * D * MI * S * self.weight_byte_size * Lm
+            )
+            read_bytes["shared_silu_input"] = int(
+                2 * T * MI * S * self.activation_byte_size * Lm
+            )
+            read_bytes["shared_down_input"] = int(
+                T * MI * self.activation_byte_size * Lm
+            )
+            read_bytes["shared_down_weights"] = int(
+                D * MI * S * self.weight_byte_size * Lm
+            )
+
+    return read_bytes
+
+
+def ffn_write_bytes(
+    self, ctx: ExecutionContext, per_gpu: bool = True
+) -> dict[str, int]:
+    """Calculate write memory traffic for FFN layers."""
+    L, D, DI = self.num_hidden_layers, self.hidden_size, self.intermediate_size
+    Lm, E, MI, S = (
+        self.num_moe_layers,
+        self.num_experts_per_tok,
+        self.moe_intermediate_size,
+        self.num_shared_experts,
+    )
+    T = ctx.total_num_tokens()
+
+    Ld = L - Lm
+
+    num_activated_tokens = T * E if E else 0
+
+    if per_gpu:
+        Ld //= self.pp_size
+        Lm //= self.pp_size
+
+        DI //= self.ffn_tp_size
+        if MI is not None:
+            MI //= self.ffn_tp_size
+        if E:
+            num_activated_tokens //= self.ffn_ep_size
+
+    write_bytes = {}
+
+    # Dense FFN layers
+    if Ld:
+        write_bytes["dense_up_gate_output"] = int(
+            2 * T * DI * self.activation_byte_size * Ld
+        )
+        write_bytes["dense_silu_output"] = int(
+            T * DI * self.activation_byte_size * Ld
+        )
+        write_bytes["dense_down_output"] = int(
+            T * D * self.activation_byte_size * Ld
+        )
+
+    # MoE outputs
+    if Lm:
+        if E:
+            write_bytes["routed_up_gate_output"] = int(
+                2 * num_activated_tokens * MI * self.activation_byte_size * Lm
+            )
+            write_bytes["routed_silu_output"] = int(
+                num_activated_tokens * MI * self.activation_byte_size * Lm
+            )
+            write_bytes["routed_down_output"] = int(
+                num_activated_tokens * D * self.activation_byte_size * Lm
+            )
+        if S:
+            write_bytes["shared_up_gate_output"] = int(
+                2 * T * S * MI * self.activation_byte_size * Lm
+            )
+            write_bytes["shared_silu_output"] = int(
+                T * S * MI * self.activation_byte_size * Lm
+            )
+            write_bytes["shared_down_output"] = int(
+                T * S * D * self.activation_byte_size * Lm
+            )
+
+    return write_bytes
+
+
+def unembed_read_bytes(
+    self, ctx: ExecutionContext, per_gpu: bool = True
+) -> dict[str, int]:
+    """Calculate read memory traffic for unembedding layer."""
+    D, V = self.hidden_size, self.vocab_size
+    T = ctx.num_logits_tokens()
+
+    if per_gpu:
+        V //= self.tp_size
+
+    return {
+        "input": T * D * self.activation_byte_size,
+        "weight": D * V * self.weight_byte_size,
+    }
+
+
+def unembed_write_bytes(
+    self, ctx: ExecutionContext, per_gpu: bool = True
+) -> dict[str, int]:
+    """Calculate write memory traffic for unembedding layer."""
+    V = self.vocab_size
+    T = ctx.num_logits_tokens()
+
+    if per_gpu:
+        V //= self.tp_size
+
+    return {
+        "output": T * V * self.activation_byte_size,
+    }
+
+
+ExecutionContext.prefill_context_len_for_window = prefill_context_len_for_window
+ExecutionContext.decode_context_len_for_window = decode_context_len_for_window
+for _cls, _read, _write, _type in (
+    (AttentionMetrics, attention_read_bytes, attention_write_bytes, "attn"),
+    (MLAAttentionMetrics, mla_read_bytes, mla_write_bytes, "mla_attn"),
+    (FfnMetrics, ffn_read_bytes, ffn_write_bytes, "ffn"),
+    (UnembedMetrics, unembed_read_bytes, unembed_write_bytes, "unembed"),
+):
+    _cls.get_read_bytes_breakdown, _cls.get_write_bytes_breakdown, _cls.component_type = _read, _write, _type
+
+
+def step_bytes(cfg: dict, requests, weight_byte_size=2, activation_byte_size=2, cache_byte_size=None):
+    """vLLM's (read, write) breakdowns of one step, keyed "component.term" as ModelMetrics keys
+    them; the byte sizes as BaseConfigParser, BaseAttentionConfigParser and the quantisation
+    parsers set them (one weight size for every component, as vLLM has)."""
+    ctx = ExecutionContext()
+    for num_tokens, num_computed_tokens, new in requests:
+        context_len = num_computed_tokens + num_tokens
+        ctx.add(num_tokens, context_len, is_prefill=True if new else num_tokens > 1)
+    sizes = {"weight_byte_size": weight_byte_size, "activation_byte_size": activation_byte_size,
+             "cache_byte_size": activation_byte_size if cache_byte_size is None else cache_byte_size}
+    read, write = {}, {}
+    for m in metrics_from_config(cfg):
+        _set(m, sizes)
+        read.update({f"{m.component_type}.{k}": v for k, v in m.get_read_bytes_breakdown(ctx, per_gpu=False).items()})
+        write.update({f"{m.component_type}.{k}": v for k, v in m.get_write_bytes_breakdown(ctx, per_gpu=False).items()})
+    return read, write
