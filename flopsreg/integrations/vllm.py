@@ -13,7 +13,7 @@ touches. :func:`vllm_step_bytes` restates them per layer of a flopsreg model, ke
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
@@ -70,6 +70,17 @@ def _size(name: str, value: object) -> int | Fraction:
     return number
 
 
+class _Needed(dict):  # type: ignore[type-arg]
+    """A model's parameters, where one vLLM's formulas read and the model lacks is one line naming it."""
+
+    def __init__(self, params: Mapping[str, int], where: str) -> None:
+        super().__init__(params)
+        self.where = where
+
+    def __missing__(self, key: str) -> int:
+        raise ModelError(f"{self.where}: parameter {key!r}: missing; vLLM's byte estimate reads it (see docs/conventions.md, vllm)")
+
+
 def _add(into: dict[str, Fraction], key: str, value: int | Fraction) -> None:
     """Sum a term over layers exactly; vLLM truncates each term's model total once, with int()."""
     into[key] = into.get(key, 0) + value
@@ -99,7 +110,7 @@ def vllm_step_bytes(
     read: dict[str, Fraction] = {}
     written: dict[str, Fraction] = {}
     for layer in model.layers:
-        p = layer.params
+        p = _Needed(layer.params, f"layer {layer.index}")
         D, q = p["hidden"], p["heads"]
         window = p["window"] if "sliding_window" in layer.flags else None
 
@@ -175,7 +186,8 @@ def vllm_step_bytes(
             for key, value in (("dense_up_gate_output", 2 * T * DI * ab), ("dense_silu_output", T * DI * ab),
                                ("dense_down_output", T * D * ab)):
                 _add(written, f"ffn.{key}", value)
-    D, V = model.params["hidden"], model.params["vocab"]
+    top = _Needed(model.params, "model")
+    D, V = top["hidden"], top["vocab"]
     read.update({"unembed.input": logits_tokens * D * ab, "unembed.weight": D * V * wb})
     written["unembed.output"] = logits_tokens * V * ab
     return VllmStep(flops=flops, read={k: int(v) for k, v in read.items()}, written={k: int(v) for k, v in written.items()})

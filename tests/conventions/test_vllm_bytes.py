@@ -57,3 +57,11 @@ def test_refused_like_the_flops(registry):
         vllm_step_bytes(registry, qwen_next, [(1, 10)])
     with pytest.raises(flopsreg.FlopsregError, match="weight_bytes: 0"):
         vllm_step_bytes(registry, flopsreg.Model.example("llama-3-8b"), [(1, 10)], weight_bytes=0)
+
+
+def test_a_parameter_the_estimate_reads_and_the_model_lacks_is_one_line():
+    """vLLM's byte formulas read parameters a model may not set for vLLM's FLOPs: named, never a KeyError."""
+    from flopsreg.integrations.vllm import _Needed
+
+    with pytest.raises(flopsreg.ModelError, match=r"^layer 3: parameter 'window': missing; vLLM's byte estimate reads it"):
+        _Needed({"hidden": 8}, "layer 3")["window"]
