@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 from eager import eager_registry as make_eager_registry
+from recorded_forward import forward_at, pairs_per_layer
 
 import flopsreg
-from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.hf.classic import CLASSIC
 from flopsreg.patterns.hf.opt import OPT
 
@@ -53,19 +53,12 @@ def test_every_case_ran_and_every_default_built():
 @pytest.mark.parametrize("name", MODELS)
 def test_the_whole_forward_equals_flop_counter_mode_at_both_lengths(eager_registry, name):
     totals = RECORD["models"][name]["totals"]
-    ours = {length: eager_registry.evaluate(_model(name), seq_len=int(length), convention="eager").forward for length in totals}
-    assert ours == totals
+    assert forward_at(eager_registry, _model(name), totals) == totals
 
 
 @pytest.mark.parametrize("name", [name for name in MODELS if RECORD["models"][name]["pairs"]])
 def test_pairs_per_layer_equal_what_the_masks_let_through(registry, name):
-    plan = registry.select(_model(name))
-    units = {unit.name: unit for unit in plan.kinds}
-    ours = [
-        compile_exact(units[layer.kind].quantities["pairs"])({**layer.params, "seq_len": RECORD["seq_lens"][-1]})
-        for layer in plan.model.layers
-    ]
-    assert ours == RECORD["models"][name]["pairs"]
+    assert pairs_per_layer(registry, _model(name), RECORD["seq_lens"][-1]) == RECORD["models"][name]["pairs"]
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 from eager import eager_registry as make_eager_registry
+from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
-from flopsreg.formula.exact import compile_exact
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_fam1.json").read_text())
 MODELS = sorted(RECORD["models"])
@@ -46,19 +46,12 @@ def test_every_case_ran_and_the_defaults_that_fail_are_known():
 @pytest.mark.parametrize("name", MODELS)
 def test_the_whole_forward_equals_flop_counter_mode_at_both_lengths(eager_registry, name):
     totals = RECORD["models"][name]["totals"]
-    ours = {length: eager_registry.evaluate(_model(name), seq_len=int(length), convention="eager").forward for length in totals}
-    assert ours == totals
+    assert forward_at(eager_registry, _model(name), totals) == totals
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_pairs_per_layer_equal_what_the_masks_let_through(registry, name):
-    plan = registry.select(_model(name))
-    units = {unit.name: unit for unit in plan.kinds}
-    ours = [
-        compile_exact(units[layer.kind].quantities["pairs"])({**layer.params, "seq_len": RECORD["seq_lens"][-1]})
-        for layer in plan.model.layers
-    ]
-    assert ours == RECORD["models"][name]["pairs"]
+    assert pairs_per_layer(registry, _model(name), RECORD["seq_lens"][-1]) == RECORD["models"][name]["pairs"]
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -66,13 +59,10 @@ def test_every_layers_mlp_equals_its_module(eager_registry, name):
     """The MLP of each layer (dense, or router, experts and shared experts) alone."""
     modules, length = RECORD["models"][name]["modules"], RECORD["seq_lens"][-1]
     model = _model(name)
-    plan = eager_registry.select(model, convention="eager")
-    units = {unit.name: unit for unit in plan.kinds}
-    for layer in model.layers:
-        ours = units[layer.kind].flops(length)
+    for layer, ours in zip(model.layers, mlp_per_layer(eager_registry, model, length)):
         at = f"model.layers.{layer.index}"
         recorded = sum(n for m, n in modules.items() if m in (f"{at}.mlp", f"{at}.block_sparse_moe"))
-        assert ours.get("mlp", 0) + ours.get("mlp.shared", 0) == recorded, (name, layer.index)
+        assert ours == recorded, (name, layer.index)
 
 
 @pytest.mark.parametrize("name", MODELS)
