@@ -81,12 +81,14 @@ def default_parameters(model_type: str) -> dict:
     return {"config": config.to_dict(), "total": sum(p.numel() for p in model.parameters())}
 
 
-def main(names: list[str]) -> int:
+def main(names: list[str], configs: dict = CONFIGS, record: Path = RECORD, default_types: tuple[str, ...] = DEFAULT_TYPES) -> int:
+    """Measure *configs* (those named, added to *record*; all when none is named) and the class
+    defaults of *default_types* into *record* (measure_ssm2.py measures its own configs this way)."""
     results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_lens": list(SEQ_LENS), "models": {}, "defaults": {}}
     if names:  # add to the record made with the same versions
-        results = json.loads(RECORD.read_text())
+        results = json.loads(record.read_text())
         assert (results["torch"], results["transformers"]) == (torch.__version__, transformers.__version__), "other versions"
-    for name, config in CONFIGS.items():
+    for name, config in configs.items():
         if names and name not in names:
             continue
         try:
@@ -99,10 +101,10 @@ def main(names: list[str]) -> int:
         for run in runs.values():
             del run["parameters"], run["parameter_total"]
         results["models"][name] = {"config": config, "flops": runs, "parameters": parameters, "parameter_total": total}
-    for model_type in DEFAULT_TYPES:
-        if not names or model_type in names or any(CONFIGS[n]["model_type"] == model_type for n in names if n in CONFIGS):
+    for model_type in default_types:
+        if not names or model_type in names or any(configs[n]["model_type"] == model_type for n in names if n in configs):
             results["defaults"][model_type] = default_parameters(model_type)
-    RECORD.write_text(json.dumps(results, indent=1, sort_keys=True, default=str) + "\n")
+    record.write_text(json.dumps(results, indent=1, sort_keys=True, default=str) + "\n")
     return 0
 
 

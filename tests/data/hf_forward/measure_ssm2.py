@@ -17,17 +17,13 @@ Naming models measures only those and adds them to the existing record.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
-import torch
-import transformers
-from torch.utils.flop_counter import FlopCounterMode
+import measure_recurrent  # the same measurement, of this script's configs
 
 HERE = Path(__file__).parent
 RECORD = HERE / "forward_ssm2.json"
-SEQ_LENS = (37, 100)
 
 TOKENS = {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2}  # inside the tiny vocabulary
 ZAMBA = {**TOKENS, "vocab_size": 131, "hidden_size": 40, "intermediate_size": 72, "num_hidden_layers": 7,
@@ -58,51 +54,8 @@ CONFIGS = {
 DEFAULT_TYPES = ("zamba", "hrm_text")
 
 
-def measure(config: dict, seq_len: int) -> dict:
-    hf_config = transformers.AutoConfig.for_model(config["model_type"], **{k: v for k, v in config.items() if k != "model_type"})
-    torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(hf_config, attn_implementation="eager").eval()
-    ids = torch.randint(3, config["vocab_size"], (1, seq_len))
-    counter = FlopCounterMode(display=False)
-    with torch.no_grad(), counter:
-        model(input_ids=ids, use_cache=False)
-    modules = {name: int(sum(ops.values())) for name, ops in counter.get_flop_counts().items()}
-    parameters = {name: sum(p.numel() for p in module.parameters()) for name, module in model.named_modules() if name}
-    return {"total": int(counter.get_total_flops()), "modules": modules, "parameters": parameters,
-            "parameter_total": sum(p.numel() for p in model.parameters())}
-
-
-def default_parameters(model_type: str) -> dict:
-    """The config class at its own defaults, built on the meta device: its config and parameter total."""
-    config = transformers.AutoConfig.for_model(model_type)
-    with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(config)
-    return {"config": config.to_dict(), "total": sum(p.numel() for p in model.parameters())}
-
-
 def main(names: list[str]) -> int:
-    results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_lens": list(SEQ_LENS), "models": {}, "defaults": {}}
-    if names:  # add to the record made with the same versions
-        results = json.loads(RECORD.read_text())
-        assert (results["torch"], results["transformers"]) == (torch.__version__, transformers.__version__), "other versions"
-    for name, config in CONFIGS.items():
-        if names and name not in names:
-            continue
-        try:
-            runs = {str(n): measure(config, n) for n in SEQ_LENS}
-        except Exception as exc:  # record, so the test knows which models were not measured
-            results["models"][name] = {"config": config, "error": f"{type(exc).__name__}: {exc}"}
-            print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            continue
-        parameters, total = runs[str(SEQ_LENS[0])]["parameters"], runs[str(SEQ_LENS[0])]["parameter_total"]
-        for run in runs.values():
-            del run["parameters"], run["parameter_total"]
-        results["models"][name] = {"config": config, "flops": runs, "parameters": parameters, "parameter_total": total}
-    for model_type in DEFAULT_TYPES:
-        if not names or model_type in names or any(CONFIGS[n]["model_type"] == model_type for n in names if n in CONFIGS):
-            results["defaults"][model_type] = default_parameters(model_type)
-    RECORD.write_text(json.dumps(results, indent=1, sort_keys=True, default=str) + "\n")
-    return 0
+    return measure_recurrent.main(names, CONFIGS, RECORD, DEFAULT_TYPES)
 
 
 if __name__ == "__main__":
