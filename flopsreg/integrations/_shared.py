@@ -15,7 +15,7 @@ import math
 import operator
 import types
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -51,6 +51,18 @@ def default_registry() -> Registry:
 def megatron_model(args: Any, registry: Registry) -> Model:
     """The model of a Megatron-LM argument namespace, read by *registry*'s Megatron-LM readers."""
     return Model.from_megatron_args(args, registry=registry)
+
+
+def hf_selection(model: Any, registry: Registry, convention: str) -> ModelSelection:
+    """The kept selection of *model* (a :class:`Model`, or a Hugging Face config.json mapping,
+    read by *registry*'s readers) under *convention*, as the Hugging Face drop-ins take it."""
+    if isinstance(model, Mapping):
+        model = Model.from_hf_config(dict(model), registry=registry)
+    elif not isinstance(model, Model):
+        raise ModelError(
+            f"model = {type(model).__name__} {model!r:.60}: expected a flopsreg.Model or a Hugging Face config.json mapping"
+        )
+    return keep_selection((registry, convention, model), lambda: registry.select(model, convention=convention))
 
 
 def keep_selection(key: Any, build: Callable[[], ModelSelection]) -> ModelSelection:

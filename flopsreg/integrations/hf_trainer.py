@@ -20,7 +20,7 @@ from typing import Any
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.evaluate import TRAINING_PASSES
 from flopsreg.errors import ModelError
-from flopsreg.integrations._shared import default_registry, keep_selection
+from flopsreg.integrations._shared import default_registry, hf_selection
 from flopsreg.model import Model, as_int
 from flopsreg.registry import Registry
 
@@ -47,11 +47,5 @@ def floating_point_ops(
     ``Trainer.floating_point_ops`` returns them (``convention="hf_trainer"``) or exactly."""
     batch, length = _shape(inputs)
     registry = registry or default_registry()
-    if isinstance(model, Mapping):
-        model = Model.from_hf_config(dict(model), registry=registry)
-    elif not isinstance(model, Model):
-        raise ModelError(
-            f"model = {type(model).__name__} {model!r:.60}: expected a flopsreg.Model or a Hugging Face config.json mapping"
-        )
-    plan = keep_selection((registry, convention, model), lambda: registry.select(model, convention=convention))
+    plan = hf_selection(model, registry, convention)
     return TRAINING_PASSES * batch * plan.forward(length)

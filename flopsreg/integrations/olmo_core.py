@@ -20,7 +20,7 @@ from typing import Any
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.evaluate import TRAINING_PASSES
 from flopsreg.errors import ModelError
-from flopsreg.integrations._shared import default_registry, keep_selection
+from flopsreg.integrations._shared import default_registry, hf_selection
 from flopsreg.model import Model, as_int, shown
 from flopsreg.registry import Registry
 
@@ -36,12 +36,6 @@ def num_flops_per_token(
     if length is None or length < 1:
         raise ModelError(f"seq_len = {shown(seq_len)}: expected an integer >= 1 (the training sequence length)")
     registry = registry or default_registry()
-    if isinstance(model, Mapping):
-        model = Model.from_hf_config(dict(model), registry=registry)
-    elif not isinstance(model, Model):
-        raise ModelError(
-            f"model = {type(model).__name__} {model!r:.60}: expected a flopsreg.Model or a Hugging Face config.json mapping"
-        )
-    plan = keep_selection((registry, convention, model), lambda: registry.select(model, convention=convention))
+    plan = hf_selection(model, registry, convention)
     per_token = Fraction(TRAINING_PASSES * plan.forward(length), length)
     return int(per_token) if per_token.denominator == 1 else per_token
