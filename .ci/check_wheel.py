@@ -12,7 +12,7 @@ from pathlib import Path
 
 # source folder -> folder in the wheel, as pyproject.toml's package-dir maps them
 LAYOUT = {"flopsreg": "flopsreg", "patterns": "flopsreg/patterns", "examples": "flopsreg/examples"}
-SHIPPED = ("*.py", "*.toml", "py.typed", "manifest.json", "manifest/*.json")
+SHIPPED = ("*.py", "*.toml", "py.typed", "manifest.json", "manifest/*.json", "transformers_types.json")
 LICENSE = "flopsreg-{version}.dist-info/licenses/LICENSE"
 
 
