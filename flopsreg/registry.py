@@ -212,13 +212,18 @@ class Registry(PluginLoader):
         batch: int = 1,
         conventions: Sequence[str] | None = None,
         requests: Sequence[tuple[int, int]] | None = None,
+        all_experts: bool = False,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them; ``requests``
-        (see :meth:`evaluate`) compares one serving step."""
+        (see :meth:`evaluate`) compares one serving step, and its bytes where a convention
+        declares its framework's estimate (vLLM's) beside exact's least traffic (every routed
+        expert read with ``all_experts``, see :meth:`~flopsreg.engine.evaluate.Result.traffic`)."""
         from flopsreg.engine.compare import compare
 
-        return compare(self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests)
+        return compare(
+            self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts
+        )
 
 
 def _check_arguments(plugins: object, switches: dict[str, object]) -> None:

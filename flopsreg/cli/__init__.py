@@ -228,6 +228,12 @@ def _dtype_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--state-dtype", metavar="D", help="recurrent and convolution states (default: --kv-dtype)")
 
 
+def _all_experts_option(p: argparse.ArgumentParser) -> None:
+    """``--all-experts``: a serving step's bytes with every routed expert read (the bound for a kernel that reads them all)."""
+    p.add_argument("--all-experts", action="store_true",
+                   help="a serving step's bytes read every routed expert (default: the experts its tokens can reach, min(E, tokens x top_k))")
+
+
 def _formats(args: argparse.Namespace) -> dict[str, str]:
     """The dtype options given (``--weights-dtype`` only where not its default), as keyword arguments."""
     given = {name: getattr(args, name) for name in ("experts_dtype", "kv_dtype", "state_dtype") if getattr(args, name) is not None}
@@ -273,6 +279,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--bandwidth", metavar="NAME|BYTES_PER_S", help="memory bytes/s per device, or a name from flopsreg peaks (default: the device --peak names)")
     p.add_argument("--devices", type=int, default=1, metavar="N", help="devices the generation runs on (with --peak)")
     _dtype_options(p)
+    _all_experts_option(p)
     _convention_option(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -289,6 +296,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--bandwidth", metavar="NAME|BYTES_PER_S",
                    help="memory bytes/s per device, or a name from flopsreg peaks (default: the device --peak names): MBU and the roofline of a serving step")
     _dtype_options(p)
+    _all_experts_option(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("params", help="exact parameter counts: total, active per token, by layer kind and slot")
@@ -322,6 +330,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p = sub.add_parser("compare", help="every convention against exact, and why they differ")
     _model_options(p, blocks)
     _length_options(p)
+    _all_experts_option(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
@@ -456,7 +465,9 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         rows = iter_sweep(session.select(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
         return _sweep_output(rows, args.format, args.batch)
     if args.command == "compare":
-        comparison = session.registry.compare(model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, requests=args.request)
+        comparison = session.registry.compare(
+            model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, requests=args.request, all_experts=args.all_experts
+        )
         _warn(comparison.exact.warnings)
         return json.dumps(comparison.to_dict(), indent=2) if args.format == "json" else comparison.to_text()
     if args.command == "params":
@@ -484,9 +495,11 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "generate":
         gen = session.registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
         _warn(gen.prefill.warnings)
-        if args.peak is None and (args.bandwidth is not None or _formats(args) or args.devices != 1):
+        if args.peak is None and (args.bandwidth is not None or _formats(args) or args.devices != 1 or args.all_experts):
             raise FlopsregError("--peak: the bytes and roofline bound of a generation need the devices' peak FLOP/s (a name from flopsreg peaks)")
-        output = gen if args.peak is None else gen.bounds(peak=args.peak, bandwidth=args.bandwidth, devices=args.devices, **_formats(args))
+        output = gen if args.peak is None else gen.bounds(
+            peak=args.peak, bandwidth=args.bandwidth, devices=args.devices, all_experts=args.all_experts, **_formats(args)
+        )
         return json.dumps(output.to_dict(), indent=2) if args.format == "json" else output.to_text()
     if args.command == "mfu":
         result = session.registry.evaluate(
@@ -500,7 +513,8 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             "step_time": _number("--step-time", args.step_time, STEP_TIME),
             "tokens_per_second": _number("--tokens-per-second", args.tokens_per_second, TOKENS_PER_SECOND),
         }
-        step = result.utilisation(peak=args.peak, devices=args.devices, bandwidth=args.bandwidth, **speed, **_formats(args))
+        experts = {"all_experts": True} if args.all_experts else {}  # a training step has no bytes to read them with
+        step = result.utilisation(peak=args.peak, devices=args.devices, bandwidth=args.bandwidth, **speed, **_formats(args), **experts)
         return json.dumps(step.to_dict(), indent=2) if args.format == "json" else step.to_text()
     _check_document(args)
     if args.per_layer and args.format != "json":

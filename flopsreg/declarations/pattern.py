@@ -112,6 +112,14 @@ def _is_text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
+_REFERENCE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+
+
+def _is_reference(value: Any) -> bool:
+    """A function named as an entry point names it: ``package.module:function``."""
+    return isinstance(value, str) and bool(_REFERENCE.fullmatch(value))
+
+
 def _expr(value: Any) -> Any:
     """Python ints become sympy Integers; anything else is left for the validator to judge."""
     return sympy.Integer(value) if _is_int(value) else value
@@ -405,6 +413,12 @@ class Convention:
     convention, a layer whose exact pattern of some slot is none of them (a plugin's new
     attention core, say) is refused by name, so no convention mixes in a term it does not have;
     ``None`` declares nothing and refuses nothing.
+
+    ``step_bytes`` names (``"package.module:function"``) the framework's own estimate of the
+    bytes a serving step reads and writes, called as ``function(registry, model, requests)`` and
+    returning an object with ``read_bytes`` and ``written_bytes``; ``step_bytes_summary`` says in
+    one line what that estimate assumes that exact's least traffic does not. ``compare`` shows
+    them beside exact's traffic. A name, not a function: declarations stay plain data.
     """
 
     name: str = attrs.field(validator=_check(_is_name, "a lower_snake_case name"))
@@ -422,6 +436,15 @@ class Convention:
             "None or a collection of the pattern and slot names it has terms for",
         ),
     )
+    step_bytes: str | None = attrs.field(
+        default=None, validator=_check(lambda v: v is None or _is_reference(v), "None or 'package.module:function'")
+    )
+    step_bytes_summary: str | None = attrs.field(default=None)
+
+    @step_bytes_summary.validator
+    def _summary_with_bytes(self, attribute: attrs.Attribute, value: Any) -> None:
+        if (value is None) != (self.step_bytes is None) or not (value is None or _is_text(value)):
+            _fail(self, attribute.alias, value, "one line of what step_bytes assumes that exact does not, given with step_bytes only")
 
 
 _LAYER_OR_MODEL = "'layer' (once per layer) or 'model' (once per model)"

@@ -3,6 +3,8 @@
 Every difference is traced to a slot whose pattern the convention replaced, with that
 pattern's own summary as the reason and the effect on FLOPs as a ratio to exact: in the decoder's
 layer kinds, the model-level slots, and the layers of each block (e.g. MTP) a model-level slot counts.
+For a serving step, a convention that declares its framework's byte estimate (``Convention.step_bytes``,
+e.g. vLLM's) shows it beside exact's least traffic, with what it assumes that exact does not.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ import attrs
 from flopsreg.declarations.pattern import EXACT, FLOPS
 from flopsreg.engine.compose import UnitSelection, check_convention
 from flopsreg.engine.evaluate import Result
+from flopsreg.engine.traffic import Traffic
 from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.model import ranges_text
+from flopsreg.plugins.loader import step_bytes_function
 
 if TYPE_CHECKING:
     from flopsreg.model import Model
     from flopsreg.registry import Registry
 
-__all__ = ["Comparison", "ConventionTotal", "Difference", "compare"]
+__all__ = ["Comparison", "ConventionBytes", "ConventionTotal", "Difference", "compare"]
 
 
 def ratio_text(value: Fraction | None) -> str:
@@ -45,6 +49,27 @@ class ConventionTotal:
 
     def ratio(self, exact: Result) -> Fraction | None:
         return None if self.result is None else _ratio(self.result.forward, exact.forward)
+
+
+@attrs.frozen(kw_only=True)
+class ConventionBytes:
+    """A convention's own estimate of the bytes a serving step reads and writes (its framework's,
+    what its MBU divides by), or why there is none; *reason*: what it assumes that exact does not."""
+
+    convention: str
+    reason: str
+    read: int | None = None
+    written: int | None = None
+    error: str | None = None
+
+    @property
+    def total(self) -> int | None:
+        return None if self.read is None or self.written is None else self.read + self.written
+
+    def ratio(self, exact: Traffic) -> Fraction | None:
+        """These bytes over exact's least traffic of the same step."""
+        total = self.total
+        return None if total is None else _ratio(total, exact.total)
 
 
 @attrs.frozen
@@ -76,6 +101,9 @@ class Comparison:
     exact: Result
     totals: tuple[ConventionTotal, ...]
     differences: tuple[Difference, ...]
+    # a serving step's bytes: exact's least traffic, and each convention's own estimate where it declares one
+    traffic: Traffic | None = attrs.field(default=None, kw_only=True)
+    bytes: tuple[ConventionBytes, ...] = attrs.field(default=(), kw_only=True)
 
     def to_text(self) -> str:
         return self.exact.selection.render.compare_text(self)
@@ -101,9 +129,12 @@ def compare(
     batch: int = 1,
     conventions: Sequence[str] | None = None,
     requests: Sequence[tuple[int, int]] | None = None,
+    all_experts: bool = False,
 ) -> Comparison:
     """Evaluate *model* under exact and every other convention, and explain each difference;
-    *requests* (``(new_tokens, cached)`` pairs) compares one serving step instead of a forward."""
+    *requests* (``(new_tokens, cached)`` pairs) compares one serving step instead of a forward,
+    with its bytes where a convention declares its framework's estimate of them (exact's traffic
+    reading every expert with *all_experts*)."""
     names = list(registry.conventions) if conventions is None else _conventions(registry, conventions)
     batch_of = {"seq_len": seq_len, "seqlens": seqlens, "batch": batch, "requests": requests}
     exact = registry.evaluate(model, **batch_of)
@@ -117,7 +148,37 @@ def compare(
             continue
         totals.append(ConventionTotal(name, result))
         differences += _differences(registry, exact, result)
-    return Comparison(exact=exact, totals=tuple(totals), differences=tuple(differences))
+    traffic, estimates = None, ()
+    if requests is not None:
+        traffic, estimates = _step_bytes(registry, model, exact, totals, requests, all_experts)
+    elif all_experts:
+        raise ModelError("all_experts: the bytes of a step are compared for a serving step only (requests=)")
+    return Comparison(exact=exact, totals=tuple(totals), differences=tuple(differences), traffic=traffic, bytes=estimates)
+
+
+def _step_bytes(
+    registry: Registry, model: Model, exact: Result, totals: list[ConventionTotal], requests: Sequence[tuple[int, int]], all_experts: bool
+) -> tuple[Traffic | None, tuple[ConventionBytes, ...]]:
+    """Exact's least traffic of the step and each counting convention's own bytes of it, where it declares them."""
+    declared = [(t.convention, registry.conventions[t.convention]) for t in totals if t.result is not None and t.convention != EXACT]
+    declared = [(name, c) for name, c in declared if c.step_bytes is not None]
+    if not declared:
+        return None, ()
+    try:
+        traffic = exact.traffic(all_experts=all_experts)
+    except FlopsregError as error:
+        return None, tuple(ConventionBytes(convention=name, reason=c.step_bytes_summary, error=f"exact's traffic: {error}") for name, c in declared)
+    estimates = []
+    for name, convention in declared:
+        try:
+            estimate = step_bytes_function(convention)(registry, model, requests)
+        except FlopsregError as error:
+            estimates.append(ConventionBytes(convention=name, reason=convention.step_bytes_summary, error=str(error)))
+            continue
+        estimates.append(
+            ConventionBytes(convention=name, reason=convention.step_bytes_summary, read=estimate.read_bytes, written=estimate.written_bytes)
+        )
+    return traffic, tuple(estimates)
 
 
 def _conventions(registry: Registry, conventions: Any) -> list[str]:

@@ -257,8 +257,9 @@ class Result:
         speed = {"peak": peak, "devices": devices, "step_time": step_time, "tokens_per_second": tokens_per_second}
         mfu = self.mfu(**speed)
         if not self.serving:
-            if bandwidth is not None or formats:
-                raise ModelError("bandwidth: MBU and the roofline bound are a serving step's (requests=, cached= or logits='last'), not a training step's")
+            given = ["bandwidth"] * (bandwidth is not None) + list(formats)
+            if given:
+                raise ModelError(f"{given[0]}: MBU and the roofline bound are a serving step's (requests=, cached= or logits='last'), not a training step's")
             return StepUtilisation(self, mfu, self.hfu(**speed))
         traffic = self.traffic(**formats)
         if bandwidth is None and isinstance(peak, str) and peak.strip().lower() in PEAKS:

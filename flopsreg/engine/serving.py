@@ -69,22 +69,29 @@ class Generation:
             yield evaluate(plan, requests=[(1, self.prompt + generated - 1)], batch=self.batch)
 
     def bounds(
-        self, *, peak: str | int | float | Fraction, bandwidth: str | int | float | Fraction | None = None, devices: int = 1, **formats: Any
+        self,
+        *,
+        peak: str | int | float | Fraction,
+        bandwidth: str | int | float | Fraction | None = None,
+        devices: int = 1,
+        all_experts: bool = False,
+        **formats: Any,
     ) -> GenerationBounds:
-        """Each phase's bytes (:meth:`Result.traffic`, *formats* its dtype options) and roofline
-        bound on *devices* devices of *peak* FLOP/s and *bandwidth* bytes/s each (numbers or names
-        from ``flopsreg peaks``; by default the bandwidth of the device *peak* names). The decode
-        steps' traffic is their sum, each step reading the weights again; their bound is the larger
-        of their summed compute and memory times (a lower bound on the sum of each step's)."""
+        """Each phase's bytes (:meth:`Result.traffic`, *formats* its dtype options, every routed
+        expert read with *all_experts*) and roofline bound on *devices* devices of *peak* FLOP/s
+        and *bandwidth* bytes/s each (numbers or names from ``flopsreg peaks``; by default the
+        bandwidth of the device *peak* names). The decode steps' traffic is their sum, each step
+        reading the weights again; their bound is the larger of their summed compute and memory
+        times (a lower bound on the sum of each step's)."""
         if bandwidth is None:
             if not (isinstance(peak, str) and peak.strip().lower() in PEAKS):
                 raise ModelError(f"bandwidth: none given, and peak {shown(peak)} names no device: give the memory bytes/s per device")
             bandwidth = peak
         declared = self.prefill.step_bytes(**formats)
-        prefill = self.prefill.traffic(declared)
+        prefill = self.prefill.traffic(declared, all_experts=all_experts)
         decode = None
         for step in self.steps():
-            traffic = step.traffic(declared)
+            traffic = step.traffic(declared, all_experts=all_experts)
             decode = traffic if decode is None else decode + traffic
         hardware = {"peak": peak, "bandwidth": bandwidth, "devices": devices}
         return GenerationBounds(

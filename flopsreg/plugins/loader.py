@@ -18,7 +18,7 @@ import os
 import threading
 import types
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -61,7 +61,9 @@ from flopsreg.plugins.checks import (
 from flopsreg.plugins.entry_points import may_declare_entry_points
 from flopsreg.plugins.manifest import PatternEntry
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "manifest_path", "plugin_fault"]
+__all__ = [
+    "ENTRY_POINT_GROUP", "PluginLoader", "builtin_plugins", "default_plugins", "manifest_path", "plugin_fault", "step_bytes_function",
+]
 
 _HOOK_PREFIX = f"{hookspecs.PROJECT}_"
 _BUILTIN_PACKAGE = "flopsreg.patterns."
@@ -769,3 +771,15 @@ def default_plugins() -> PluginLoader:
     """The built-in and installed plugins, loaded once per process: what the readers use when
     they are given no registry."""
     return PluginLoader()
+
+
+def step_bytes_function(convention: Convention) -> Callable[..., Any] | None:
+    """The function a convention's ``step_bytes`` names (``package.module:function``), imported
+    when it is first asked for, as the loader imports plugins by name; None where it names none."""
+    if convention.step_bytes is None:
+        return None
+    module, _, name = convention.step_bytes.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise PluginError(convention.name, f"step_bytes {convention.step_bytes!r}: cannot be imported ({_described(exc)})") from None

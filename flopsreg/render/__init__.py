@@ -403,7 +403,49 @@ def compare_text(comparison: Comparison) -> str:
     if comparison.differences:
         lines += ["", "differences from exact:"] + [f"- {d}" for d in comparison.differences]
     lines += [f"- {note}" for note in notes]
+    if comparison.bytes:
+        lines += ["", *_compare_bytes_text(comparison)]
     return "\n".join(lines)
+
+
+def _compare_bytes_text(comparison: Comparison) -> list[str]:
+    """A serving step's bytes: exact's least traffic and each convention's own estimate, with why they differ."""
+    from flopsreg.engine.compare import ratio_text
+
+    traffic = comparison.traffic
+    experts = "every routed expert" if traffic is not None and traffic.all_experts else "the experts its tokens can reach"
+    lines = [f"bytes of the step, 2 bytes per element (exact: the least it must move, weights once and {experts}):"]
+    rows = [["convention", "read", "written", "total", "vs exact"]]
+    if traffic is not None:
+        rows.append([comparison.exact.convention, _group(traffic.read), _group(traffic.written), _group(traffic.total), "1x"])
+    notes = []
+    for estimate in comparison.bytes:
+        if estimate.error is not None or traffic is None:
+            rows.append([estimate.convention, "-", "-", "-", "cannot count"])
+            notes.append(f"- {estimate.convention}: {estimate.error}")
+            continue
+        rows.append([estimate.convention, _group(estimate.read), _group(estimate.written), _group(estimate.total),
+                     ratio_text(estimate.ratio(traffic))])
+        notes.append(f"- {estimate.convention}: {estimate.reason}")
+    return [*lines, _table(rows), *notes]
+
+
+def _compare_bytes_json(comparison: Comparison) -> dict[str, Any] | None:
+    """A serving step's bytes (null where no convention estimates them): exact's least traffic and
+    each convention's read, written and total bytes as decimal strings, its ratio and reason."""
+    if not comparison.bytes:
+        return None
+    traffic, estimates = comparison.traffic, []
+    for estimate in comparison.bytes:
+        entry: dict[str, Any] = {"convention": estimate.convention, "reason": estimate.reason}
+        if estimate.error is not None or traffic is None:
+            entry["error"] = estimate.error
+        else:
+            ratio = estimate.ratio(traffic)
+            entry |= {"read_bytes": str(estimate.read), "written_bytes": str(estimate.written), "total_bytes": str(estimate.total),
+                      "ratio_to_exact": None if ratio is None else float(ratio)}
+        estimates.append(entry)
+    return {"exact": None if traffic is None else traffic.to_dict(), "conventions": estimates}
 
 
 def compare_json(comparison: Comparison) -> dict[str, Any]:
@@ -431,6 +473,7 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
         "cached": list(exact.cached) or [0] * len(exact.seqlens),
         "logits": exact.logits,
         "conventions": totals,
+        "bytes": _compare_bytes_json(comparison),
         "differences": [
             {
                 "convention": d.convention,

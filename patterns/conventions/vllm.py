@@ -49,6 +49,11 @@ VLLM = Convention(
     "no router, logits per request",
     reference=SOURCE,
     counts=BUILTIN_TERMS,  # what it has no term for is refused below by name, or by Convention.counts
+    # vLLM's read/write bytes of the step (its MBU's), reproduced term by term in the integrations
+    step_bytes="flopsreg.integrations.vllm:vllm_step_bytes",
+    step_bytes_summary="vLLM: every matmul's input activations read and output written (exact keeps activations on chip), "
+    "a prefill's K and V read as activations over its whole context, KV written on sliding layers uncapped; no norms, "
+    "biases, router or embedding row read",
 )
 
 CONTEXT_PAIRS = Quantity(
