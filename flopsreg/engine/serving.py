@@ -138,6 +138,10 @@ class GenerationBounds:
     def __str__(self) -> str:
         return self.to_text()
 
+    def _repr_markdown_(self) -> str:
+        """Jupyter: each phase's FLOPs, bytes, intensity and roofline bound."""
+        return self.generation.prefill.selection.render.generation_bounds_markdown(self)
+
     def __repr__(self) -> str:
         return f"GenerationBounds(model={self.generation.prefill.model.name!r}, prompt={self.generation.prompt}, new_tokens={self.generation.new_tokens})"
 

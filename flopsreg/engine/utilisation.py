@@ -84,7 +84,7 @@ class StepUtilisation:
         return f"StepUtilisation(model={self.result.model.name!r}, mfu={self.mfu.decimal(6)}, hfu={self.hfu.decimal(6)})"
 
     def _repr_markdown_(self) -> str:
-        """Jupyter: MFU and HFU with the numbers they come from."""
+        """Jupyter: MFU and HFU with the numbers they come from; a serving step's MBU and roofline bound beside them."""
         return self.result.selection.render.utilisation_markdown(self)
 
 

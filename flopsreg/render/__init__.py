@@ -227,6 +227,13 @@ def generation_markdown(gen: Generation) -> str:
     return notebook.generation_markdown(gen)
 
 
+def generation_bounds_markdown(bounds: GenerationBounds) -> str:
+    """A notebook's Markdown display of a generation's bytes and roofline bound per phase."""
+    from flopsreg.render import notebook
+
+    return notebook.generation_bounds_markdown(bounds)
+
+
 def parameters_markdown(params: Parameters) -> str:
     """A notebook's Markdown display of parameter counts."""
     from flopsreg.render import notebook
@@ -242,7 +249,7 @@ def patterns_markdown(registry: PluginLoader) -> str:
 
 
 def utilisation_markdown(utilisation: Utilisation | StepUtilisation) -> str:
-    """A notebook's Markdown display of a step's MFU and HFU, or of one of them."""
+    """A notebook's Markdown display of a step's MFU and HFU (with a serving step's MBU and roofline), or of one of them."""
     from flopsreg.render import notebook
 
     return notebook.utilisation_markdown(utilisation)

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.evaluate import Result
     from flopsreg.engine.parameters import Parameters
-    from flopsreg.engine.serving import Generation
+    from flopsreg.engine.serving import Generation, GenerationBounds
+    from flopsreg.engine.traffic import Traffic
     from flopsreg.plugins.loader import PluginLoader
 
 __all__ = [
@@ -166,13 +167,30 @@ def generation_markdown(gen: Generation) -> str:
     return head + "\n\n" + markdown_table(("", "forward FLOPs"), rows)
 
 
+def generation_bounds_markdown(bounds: GenerationBounds) -> str:
+    """Each phase of a generation: its FLOPs, the bytes it moves at least, its intensity and roofline bound."""
+    phases = [("prefill", bounds.prefill, bounds.prefill_roofline), ("decode (all steps)", bounds.decode, bounds.decode_roofline)]
+    rows = [
+        (name, _number(traffic.flops), _number(traffic.total), f"${_decimal(traffic.intensity)}$", f"${_decimal(roof.seconds)}$ s",
+         f"{roof.bound}-bound")
+        for name, traffic, roof in phases
+        if traffic is not None and roof is not None
+    ]
+    head = (
+        f"{generation_markdown(bounds.generation)}\n\n$n = {bounds.devices}$ device(s) at peak ${_decimal(bounds.peak)}$ FLOP/s "
+        f"and ${_decimal(bounds.bandwidth)}$ bytes/s each"
+    )
+    return head + "\n\n" + markdown_table(("phase", "FLOPs", "bytes at least", "FLOPs/byte", "roofline", "bound"), rows)
+
+
 def _decimal(value: Fraction | int) -> str:
     """*value* in maths: a short decimal in the everyday range, else scientific notation."""
     return f"{float(value):.6g}" if Fraction(1, 1000) <= abs(value) < 10**6 else scientific(value)
 
 
 def utilisation_markdown(utilisation: Utilisation | StepUtilisation) -> str:
-    r"""A step's MFU and HFU (or one utilisation) as :math:`F / (t\,n\,P)`, with the numbers they come from."""
+    r"""A step's MFU and HFU (or one utilisation) as :math:`F / (t\,n\,P)`, with the numbers they come
+    from; for a serving step its bytes, MBU and roofline bound beside them."""
     step = isinstance(utilisation, StepUtilisation)
     pair = (utilisation.mfu, utilisation.hfu) if step else (utilisation,)
     first = pair[0]
@@ -181,7 +199,29 @@ def utilisation_markdown(utilisation: Utilisation | StepUtilisation) -> str:
         result = utilisation.result
         head = f"**{result.model.name}**: batch {result.batch} × {sum(result.seqlens)} tokens (recompute {result.recompute}), {head}"
     rows = [(u.name, f"${u.decimal(6)}$", _number(u.flops)) for u in pair]
-    return head + "\n\n" + markdown_table(("", r"$F / (t\,n\,P)$", "FLOPs $F$ of the step"), rows)
+    text = head + "\n\n" + markdown_table(("", r"$F / (t\,n\,P)$", "FLOPs $F$ of the step"), rows)
+    return text + _bytes_markdown(utilisation, utilisation.traffic) if step and utilisation.traffic is not None else text
+
+
+def _bytes_markdown(step: StepUtilisation, traffic: Traffic) -> str:
+    r"""A serving step's bytes beside its MFU: MBU as :math:`B / (t\,n\,W)` and the roofline bound,
+    or what is missing for them (the devices' memory bandwidth)."""
+    experts = ", every routed expert read" if traffic.all_experts else ""
+    moved = (
+        f"\n\nbytes $B$ moved at least: {_number(traffic.total)} (read {_number(traffic.read)}, written "
+        f"{_number(traffic.written)}{experts}); intensity ${_decimal(traffic.intensity)}$ FLOPs/byte"
+    )
+    if step.mbu is None or step.roofline is None:
+        return moved + "; MBU and the roofline bound need the devices' memory bandwidth $W$ (`bandwidth=`)"
+    mbu, roof = step.mbu, step.roofline
+    table = markdown_table(
+        ("", r"$B / (t\,n\,W)$", "bandwidth $W$ per device"), [("MBU", f"${_decimal(mbu.fraction)}$", f"${_decimal(mbu.bandwidth)}$ bytes/s")]
+    )
+    bound = (
+        f"roofline: at least ${_decimal(roof.seconds)}$ s, **{roof.bound}-bound** "
+        f"(compute ${_decimal(roof.compute_seconds)}$ s, memory ${_decimal(roof.memory_seconds)}$ s)"
+    )
+    return f"{moved}\n\n{table}\n\n{bound}"
 
 
 def parameters_markdown(params: Parameters) -> str:

@@ -37,10 +37,16 @@ def shown(registry):
         "parameters": registry.parameters(model),
         "step_utilisation": registry.evaluate(model, seq_len=4096).utilisation(peak="h100-sxm-bf16", step_time=0.5, devices=8),
         "utilisation": registry.evaluate(model, seq_len=4096).mfu(peak="h100-sxm-bf16", step_time=0.5, devices=8),
+        "serving_utilisation": registry.evaluate(LLAMA, requests=[(1, 4095)]).utilisation(peak="h100-sxm-bf16", step_time=0.01),
+        "generation_bounds": registry.generate(model, prompt=1000, new_tokens=100).bounds(peak="h100-sxm-bf16"),
     }
 
 
-DISPLAYED = ["result", "model", "selection", "registry", "pattern", "comparison", "generation", "parameters", "step_utilisation", "utilisation"]
+LLAMA = flopsreg.Model.example("llama-3-8b")
+DISPLAYED = [
+    "result", "model", "selection", "registry", "pattern", "comparison", "generation", "parameters", "step_utilisation", "utilisation",
+    "serving_utilisation", "generation_bounds",
+]
 
 
 def _maths(text: str) -> list[str]:
@@ -210,3 +216,27 @@ def test_generation_and_utilisation_show_their_exact_numbers(shown, registry):
     flops = 3 * gemma_forward(4096)  # training FLOPs of the step, without recomputation
     assert f"| MFU | ${step.mfu.decimal(6)}$ | $" in text and f"`{flops:,}`" in text and "$n = 8$" in text and "$t = 0.5$" in text
     assert step.mfu.fraction == flops / (Fraction(1, 2) * 8 * 989_500_000_000_000)
+
+
+# Llama-3-8B decoding after 4095 tokens in bf16: every weight but the embedding table, one embedding
+# row, the cached KV read and the new token's written (8 KV heads of 128, 32 layers, 2 bytes)
+LLAMA_DECODE_BYTES = (8_030_261_248 - 128_256 * 4096) * 2 + 4096 * 2 + 4096 * 2 * 8 * 128 * 32 * 2
+
+
+def test_a_serving_step_shows_mbu_and_the_roofline_beside_mfu(shown, registry):
+    step = shown["serving_utilisation"]
+    text = step._repr_markdown_()
+    assert step.traffic.total == LLAMA_DECODE_BYTES
+    mbu = Fraction(LLAMA_DECODE_BYTES) / (Fraction(1, 100) * 3_350_000_000_000)  # H100 SXM: 3.35 TB/s
+    assert step.mbu.fraction == mbu and f"| MBU | ${float(mbu):.6g}$ |" in text and "| MFU |" in text
+    assert f"`{LLAMA_DECODE_BYTES:,}`" in text and "**memory-bound**" in text
+    assert f"at least ${float(Fraction(LLAMA_DECODE_BYTES, 3_350_000_000_000)):.6g}$ s" in text
+    no_bandwidth = registry.evaluate(LLAMA, requests=[(1, 4095)]).utilisation(peak=10**15, step_time=0.01)._repr_markdown_()
+    assert "MBU and the roofline bound need the devices' memory bandwidth" in no_bandwidth and "| MBU |" not in no_bandwidth
+
+
+def test_generation_bounds_show_each_phase(shown):
+    bounds = shown["generation_bounds"]
+    text = bounds._repr_markdown_()
+    assert f"`{bounds.prefill.total:,}`" in text and f"`{bounds.decode.total:,}`" in text
+    assert "| prefill |" in text and "| decode (all steps) |" in text and text.count("memory-bound") + text.count("compute-bound") == 2
