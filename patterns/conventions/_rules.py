@@ -6,7 +6,7 @@ convention modules call these factories with their own flag and source.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, MOE, TOP_K
 from flopsreg.patterns.quantities import f
@@ -172,25 +172,44 @@ MIXER_REFUSAL_PRECEDENCE = 10_000  # above every mixer pattern of the mixer.proj
 
 
 def refuses_layers(
-    convention: str, flags: Iterable[str], why: str, source: str, *, what: str = "{}", precedence: int = MIXER_REFUSAL_PRECEDENCE,
+    convention: str,
+    flags: Iterable[str] | Mapping[str, str],
+    why: str,
+    source: str,
+    *,
+    what: str = "{}",
+    precedence: int = MIXER_REFUSAL_PRECEDENCE,
     slot: str = "mixer.projection",
+    scope: str = "layer",
+    also: Iterable[str] = (),
+    name: str = "{convention}_{flag}_layers",
+    summary: str = "{convention}: {flag} layers are not counted",
+    message: str = "{why}; this layer has {what}, which it never counts: a refusal, not a guess",
 ) -> list[Pattern]:
     """One refusal per flag: a layer with it (*what*, e.g. ``"a {} mixer"``) cannot be counted
     *convention*'s way (*why*); precedences from *precedence* up, distinct, so a layer with two is refused once.
-    They fill *slot*, which such a layer must have (a mixer's layers have the mixer slots)."""
-    return [
-        Pattern(
-            name=f"{convention}_{flag}_layers",
-            slot=slot,
-            flags={convention, flag},
-            precedence=precedence + i,
-            formula=0,
-            summary=f"{convention}: {flag} layers are not counted",
-            reference=source,
-            refusal=f"{why}; this layer has {what.format(flag)}, which it never counts: a refusal, not a guess",
+    They fill *slot*, which such a layer must have (a mixer's layers have the mixer slots), at *scope*,
+    where the unit also has the flags *also*. *flags* may map each flag to the label its texts give it
+    (a family flag to its model_type); *name*, *summary* and *message* are formatted with ``convention``,
+    ``flag`` (the label), ``what`` (*what* with the label) and ``why`` (*why* with ``{flag}``, the label)."""
+    labels = flags if isinstance(flags, Mapping) else {flag: flag for flag in flags}
+    patterns = []
+    for i, (flag, label) in enumerate(labels.items()):
+        fields = {"convention": convention, "flag": label, "what": what.format(label), "why": why.format(flag=label)}
+        patterns.append(
+            Pattern(
+                name=name.format(**fields),
+                slot=slot,
+                scope=scope,
+                flags={convention, flag, *also},
+                precedence=precedence + i,
+                formula=0,
+                summary=summary.format(**fields),
+                reference=source,
+                refusal=message.format(**fields),
+            )
         )
-        for i, flag in enumerate(flags)
-    ]
+    return patterns
 
 
 def refuses_mixers(convention: str, why: str, source: str) -> list[Pattern]:

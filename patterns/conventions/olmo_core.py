@@ -51,6 +51,7 @@ OLMO_CORE = Convention(
 NAME = OLMO_CORE.name
 W = WINDOW.symbol
 _WHY = f"OLMo-core's Transformer (commit {COMMIT}) cannot build this model"
+_NO_MODULE = "{why}: it has no {what}, a refusal, not a guess"  # a model-level module OLMo-core does not have
 
 PATTERNS = [
     Pattern(
@@ -114,16 +115,14 @@ PATTERNS = [
         summary="olmo_core: LMHead's V x h w_out, counted whether or not it is tied to the embedding",
         reference=SOURCE,
     ),
-    Pattern(
-        name="olmo_core_mtp",
-        slot="mtp",
-        flags={NAME, "mtp"},
-        precedence=PRECEDENCE,
-        scope="model",
-        formula=0,
-        summary="olmo_core: no multi-token prediction",
-        reference=SOURCE,
-        refusal=f"{_WHY}: it has no multi-token-prediction module (num_nextn_predict_layers), a refusal, not a guess",
+    *refuses_layers(
+        NAME, ("mtp",), _WHY, SOURCE, what="multi-token-prediction module (num_nextn_predict_layers)", precedence=PRECEDENCE, slot="mtp",
+        scope="model", name="{convention}_{flag}", summary="{convention}: no multi-token prediction", message=_NO_MODULE,
+    ),
+    *refuses_layers(
+        NAME, ("learned_positions",), _WHY, SOURCE, what="learned position embedding (learned_positions)", precedence=PRECEDENCE,
+        slot="position_embedding", scope="model", name="{convention}_{flag}", summary="{convention}: no learned position embedding",
+        message=_NO_MODULE,
     ),
     *refuses_layers(NAME, ("mla",), _WHY, SOURCE, what="multi-head latent attention ({})", slot="attention.projection"),
     *refuses_layers(NAME, ("q_lora",), _WHY, SOURCE, what="a low-rank query ({})", slot="attention.query"),
@@ -132,20 +131,6 @@ PATTERNS = [
     *refuses_layers(NAME, ("shared_expert_gate",), _WHY, SOURCE, what="a shared-expert gate ({})", slot="mlp.shared_gate"),
     *refuses_mixers(NAME, f"{_WHY} as flopsreg reads it (its recurrent mixers are not reproduced here)", SOURCE),
 ]
-PATTERNS.append(
-    Pattern(
-        name="olmo_core_learned_positions",
-        slot="position_embedding",
-        flags={NAME, "learned_positions"},
-        precedence=PRECEDENCE,
-        scope="model",
-        formula=0,
-        summary="olmo_core: no learned position embedding",
-        reference=SOURCE,
-        refusal=f"{_WHY}: it has no learned position embedding (learned_positions), a refusal, not a guess",
-    )
-)
-
 
 @hookimpl
 def flopsreg_register_conventions():

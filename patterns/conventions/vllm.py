@@ -158,23 +158,15 @@ for _i, _type in enumerate(NO_SHARED_FIELD):
     PATTERNS.append(attrs.evolve(_rule, precedence=PRECEDENCE + 10 + _i))  # distinct: no two families' rules tie
 
 
-for _i, _type in enumerate(DENSE_AS_MOE):
-    PATTERNS.append(
-        Pattern(
-            name=f"vllm_{_type}_dense_layer",
-            slot="mlp",
-            flags={NAME, family(_type), "mlp"},
-            precedence=MIXER_REFUSAL_PRECEDENCE + len(UNMODELLED_MLP) + _i,
-            formula=0,
-            summary=f"vllm: a dense layer of a {_type} model is refused",
-            reference=SOURCE + ", BaseFfnConfigParser and MoeLayerFreqParser",
-            refusal=(
-                f"vLLM's FfnMetrics bills every layer of a {_type} model as MoE (its config has no moe_layer_freq, and "
-                "first_k_dense_replace, mlp_only_layers or decoder_sparse_step are not read without it), so this dense "
-                "layer would need experts the model does not give it: a refusal, not a guess"
-            ),
-        )
-    )
+PATTERNS += refuses_layers(
+    NAME, {family(t): t for t in DENSE_AS_MOE},
+    "vLLM's FfnMetrics bills every layer of a {flag} model as MoE (its config has no moe_layer_freq, and "
+    "first_k_dense_replace, mlp_only_layers or decoder_sparse_step are not read without it), so this dense "
+    "layer would need experts the model does not give it",
+    SOURCE + ", BaseFfnConfigParser and MoeLayerFreqParser", precedence=MIXER_REFUSAL_PRECEDENCE + len(UNMODELLED_MLP), slot="mlp",
+    also={"mlp"}, name="{convention}_{flag}_dense_layer", summary="{convention}: a dense layer of a {flag} model is refused",
+    message="{why}: a refusal, not a guess",
+)
 
 
 @hookimpl
