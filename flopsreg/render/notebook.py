@@ -126,7 +126,24 @@ def comparison_markdown(comparison: Comparison) -> str:
     parts = [f"**{exact.model.name}**: conventions against exact", markdown_table(("convention", "forward", "training", "forward / exact"), rows)]
     if comparison.differences:
         parts.append("\n".join(_difference(d) for d in comparison.differences))
+    if comparison.bytes:
+        parts += _bytes_rows(comparison)
     return "\n\n".join(parts)
+
+
+def _bytes_rows(comparison: Comparison) -> list[str]:
+    """A serving step's bytes: exact's least traffic, each convention's own estimate and why it differs."""
+    traffic = comparison.traffic
+    rows = [] if traffic is None else [(comparison.exact.convention, _number(traffic.read), _number(traffic.written), _ratio(Fraction(1)))]
+    reasons = []
+    for b in comparison.bytes:
+        if b.error is not None or traffic is None:
+            rows.append((b.convention, "-", "-", f"cannot count: {maths_text(b.error or '')}"))
+        else:
+            rows.append((b.convention, _number(b.read), _number(b.written), _ratio(b.ratio(traffic))))
+            reasons.append(f"- {b.convention}: {maths_text(b.reason)}")
+    table = markdown_table(("convention", "bytes read", "bytes written", "total / exact"), rows)
+    return ["bytes of the step, 2 bytes per element (exact: the least it must move)", table, "\n".join(reasons)]
 
 
 def registry_markdown(registry: PluginLoader) -> str:

@@ -39,13 +39,14 @@ def shown(registry):
         "utilisation": registry.evaluate(model, seq_len=4096).mfu(peak="h100-sxm-bf16", step_time=0.5, devices=8),
         "serving_utilisation": registry.evaluate(LLAMA, requests=[(1, 4095)]).utilisation(peak="h100-sxm-bf16", step_time=0.01),
         "generation_bounds": registry.generate(model, prompt=1000, new_tokens=100).bounds(peak="h100-sxm-bf16"),
+        "serving_comparison": registry.compare(LLAMA, requests=[(1, 4095)], conventions=["vllm"]),
     }
 
 
 LLAMA = flopsreg.Model.example("llama-3-8b")
 DISPLAYED = [
     "result", "model", "selection", "registry", "pattern", "comparison", "generation", "parameters", "step_utilisation", "utilisation",
-    "serving_utilisation", "generation_bounds",
+    "serving_utilisation", "generation_bounds", "serving_comparison",
 ]
 
 
@@ -240,3 +241,9 @@ def test_generation_bounds_show_each_phase(shown):
     text = bounds._repr_markdown_()
     assert f"`{bounds.prefill.total:,}`" in text and f"`{bounds.decode.total:,}`" in text
     assert "| prefill |" in text and "| decode (all steps) |" in text and text.count("memory-bound") + text.count("compute-bound") == 2
+
+
+def test_a_serving_comparison_shows_vllms_bytes_beside_exacts(shown):
+    text = shown["serving_comparison"]._repr_markdown_()
+    assert "| exact |" in text and "`15,546,597,376`" in text and "`131,072`" in text  # exact's least read and written bytes
+    assert "bytes of the step" in text and "- vllm: vLLM: every matmul's input activations" in text
