@@ -218,3 +218,44 @@ GEMMA4_AUDIO_EMBEDDER = TowerKind(
     parameters=out * text,
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4MultimodalEmbedder",
 )
+
+(patch_dim, posemb, pooling) = sympy.symbols("patch_dim posemb pooling", integer=True, nonnegative=True)
+
+GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
+    name="gemma4_unified_vision_embedder",
+    title="Gemma 4 unified vision embedder",
+    summary="Gemma4UnifiedVisionEmbedder (embed_vision, no vision encoder): merged raw patches of (patch x pooling)^2 x 3 "
+    "values through LayerNorm, a biased matrix and LayerNorm, a two-axis position table (nn.Parameter) and LayerNorm, "
+    "then one matrix from output_proj_dims to the text width (its RMSNorm has no scale)",
+    dims=(
+        Dim("patch", "{tower}.patch_size", 16), Dim("pooling", "{tower}.pooling_kernel_size", 3),
+        Dim("h", "{tower}.mm_embed_dim", 3840), Dim("posemb", "{tower}.mm_posemb_size", 1120),
+        Dim("out", "{tower}.output_proj_dims", 3840), Dim("text", "text_config.hidden_size", 2304),
+    ),
+    parameters=(
+        2 * 3 * (patch * pooling) ** 2  # patch_ln1 over the merged patch's values
+        + 3 * (patch * pooling) ** 2 * h + h  # patch_dense (biased)
+        + 2 * h + posemb * 2 * h + 2 * h  # patch_ln2, pos_embedding, pos_norm
+        + out * text  # multimodal_embedder.embedding_projection
+    ),
+    reference=_SOURCE + "gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedVisionEmbedder",
+)
+
+GEMMA4_UNIFIED_AUDIO_EMBEDDER = TowerKind(
+    name="gemma4_unified_audio_embedder",
+    title="Gemma 4 unified audio embedder",
+    summary="Gemma4UnifiedMultimodalEmbedder (embed_audio, no audio encoder): one matrix from audio_embed_dim raw samples "
+    "per token to the text width (its RMSNorm has no scale)",
+    dims=(Dim("out", "{tower}.audio_embed_dim", 640), Dim("text", "text_config.hidden_size", 2304)),
+    parameters=out * text,
+    reference=_SOURCE + "gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedMultimodalEmbedder",
+)
+
+FUYU_PROJECTOR = TowerKind(
+    name="fuyu_patch_projection",
+    title="Fuyu patch projection",
+    summary="FuyuModel.vision_embed_tokens: one biased matrix from a patch's patch_size^2 x num_channels values to the text width (no image encoder)",
+    dims=(Dim("patch", "patch_size", 30), Dim("channels", "num_channels", 3), Dim("text", "{tower}.hidden_size", 4096)),
+    parameters=channels * patch**2 * text + text,
+    reference=_SOURCE + "fuyu/modeling_fuyu.py FuyuModel",
+)

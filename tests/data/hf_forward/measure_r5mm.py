@@ -1,0 +1,104 @@
+"""Measure tiny forward passes of the text paths of multimodal wrappers (h-r5mm's types: Gemma 4
+unified, Fuyu, GIT, Mllama, Phi-4-multimodal), and their class-default parameters.
+
+The same measurement as measure_families.py (imported from it: eager attention, FlopCounterMode
+at two lengths on text-only input, the pairs each mask lets through, each module's FLOPs and own
+parameters, the class-default config's parameters on the meta device), plus, for a wrapper, the
+parameters of each tower apart (``sum(p.numel())`` of the module under each prefix of PARTS, and
+of the nn.Embedding weights in it). The result, forward_r5mm.json, is an oracle independent of
+flopsreg: tests/hf/test_r5mm_forward.py compares flopsreg with it.
+
+Needs torch and transformers (not flopsreg dependencies):
+    pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_r5mm.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+import transformers
+from measure_families import SEQ_LENS, class_defaults, measure
+
+HERE = Path(__file__).parent
+
+# Odd widths as in measure_families (hidden 44, head_dim 12, intermediate 58, vocabulary 97).
+TEXT = {"hidden_size": 44, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12, "intermediate_size": 58,
+        "vocab_size": 97, "max_position_embeddings": 128, "pad_token_id": 0}
+# Gemma 4 unified: 8 layers (5 sliding, 1 full, 1 sliding, 1 full), the last 2 reusing keys and
+# values with a double-wide MLP, full layers 20 wide with K = V and 1 key/value head.
+GEMMA4_UNIFIED = {**TEXT, "num_hidden_layers": 8, "sliding_window": 7,
+                  "layer_types": ["sliding_attention"] * 5 + ["full_attention", "sliding_attention", "full_attention"]}
+
+CASES: dict[str, dict] = {
+    "gemma4_unified_text": {
+        "model_type": "gemma4_unified_text", **GEMMA4_UNIFIED, "global_head_dim": 20, "attention_k_eq_v": True,
+        "num_global_key_value_heads": 1, "num_kv_shared_layers": 2, "use_double_wide_mlp": True,
+    },
+    # Text-only input through the wrapper, with both embedders built (their weights counted apart).
+    "gemma4_unified": {
+        "model_type": "gemma4_unified",
+        "text_config": {"model_type": "gemma4_unified_text", **GEMMA4_UNIFIED, "global_head_dim": 20},
+        "vision_config": {"patch_size": 3, "pooling_kernel_size": 2, "mm_embed_dim": 30, "mm_posemb_size": 17, "output_proj_dims": 30},
+        "audio_config": {"audio_embed_dim": 26},
+    },
+    # Fuyu: Persimmon behind a linear patch projection of 5 x 5 x 3 values. PersimmonConfig has no
+    # head_dim or num_key_value_heads (heads of hidden / heads = 12, as many keys as queries).
+    "fuyu": {
+        "model_type": "fuyu", "patch_size": 5, "num_channels": 3,
+        "text_config": {"model_type": "persimmon", **{k: v for k, v in TEXT.items() if k not in ("head_dim", "num_key_value_heads")},
+                        "hidden_size": 48, "num_hidden_layers": 3, "partial_rotary_factor": 0.5},
+    },
+}
+
+# Each wrapper type: its towers, part -> the module holding it (a prefix of parameter names).
+PARTS = {
+    "gemma4_unified": {"vision_embedder": "model.embed_vision.", "audio_embedder": "model.embed_audio."},
+    "fuyu": {"projector": "model.vision_embed_tokens."},
+}
+# Class defaults recorded beyond each case's type: name -> (model_type, config keys set).
+DEFAULTS = {"gemma4_unified-with-towers": ("gemma4_unified", {"vision_config": {}, "audio_config": {}})}
+
+
+def parts(config: transformers.PretrainedConfig, prefixes: dict[str, str]) -> dict:
+    """The parameters of each tower of the whole model of *config* (meta device), and of the
+    nn.Embedding weights in it; the towers the config does not build are absent."""
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    embeddings = {name + ".weight" for name, module in model.named_modules() if isinstance(module, torch.nn.Embedding)}
+    named = dict(model.named_parameters())  # each parameter once, a tied one under its first name
+    found = {}
+    for part, prefix in prefixes.items():
+        mine = {n: p for n, p in named.items() if n.startswith(prefix)}
+        if mine:
+            found[part] = {"parameters": sum(p.numel() for p in mine.values()),
+                           "embeddings": sum(p.numel() for n, p in mine.items() if n in embeddings)}
+    return found
+
+
+def main() -> int:
+    warnings.filterwarnings("ignore")
+    results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_lens": list(SEQ_LENS), "models": {}, "defaults": {}}
+    for name, config in CASES.items():
+        results["models"][name] = measure(config)
+        if config["model_type"] in PARTS:
+            hf = transformers.AutoConfig.for_model(config["model_type"], **{k: v for k, v in config.items() if k != "model_type"})
+            results["models"][name]["parts"] = parts(hf, PARTS[config["model_type"]])
+        print(name, results["models"][name]["totals"], file=sys.stderr)
+    defaults = {config["model_type"]: (config["model_type"], {}) for config in CASES.values()} | DEFAULTS
+    for name, (model_type, extra) in sorted(defaults.items()):
+        results["defaults"][name] = class_defaults(model_type, **extra)
+        if model_type in PARTS:
+            results["defaults"][name]["parts"] = parts(transformers.AutoConfig.for_model(model_type, **extra), PARTS[model_type])
+    (HERE / "forward_r5mm.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    for name in {config["model_type"] for config in CASES.values()}:  # each type's class defaults, as a tests/data/hf file
+        path = HERE.parent / "hf" / f"{name.replace('_', '-')}-defaults.json"
+        path.write_text(json.dumps(results["defaults"][name]["config"], indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
