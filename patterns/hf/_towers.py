@@ -259,3 +259,63 @@ FUYU_PROJECTOR = TowerKind(
     parameters=channels * patch**2 * text + text,
     reference=_SOURCE + "fuyu/modeling_fuyu.py FuyuModel",
 )
+
+PHI4_MULTIMODAL_VISION = TowerKind(
+    name="phi4_multimodal_vision",
+    title="Phi-4-multimodal image embedding",
+    summary="Phi4MultimodalImageEmbedding: a SigLIP ViT (Conv2d patches, learned positions, biased blocks, post LayerNorm, "
+    "the attention-pooling head, always built), two biased projections to the text width, two feature extensors",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
+        Dim("layers", "{tower}.num_hidden_layers", 27), Dim("channels", "{tower}.num_channels", 3),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14), Dim("text", "hidden_size", 3072),
+    ),
+    parameters=(
+        channels * patch**2 * h + h + sympy.floor(image / patch) ** 2 * h + layers * VIT_BLOCK + 2 * h  # img_processor
+        + 4 * h**2 + 2 * h * i + i + 8 * h  # its pooling head: probe, in_proj (3h), out_proj, LayerNorm, MLP
+        + h * text + text + text**2 + text  # img_projection_up, img_projection_down
+        + 2 * h  # global_img_feature_extensor, sub_img_feature_extensor
+    ),
+    embeddings=sympy.floor(image / patch) ** 2 * h,
+    reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalImageEmbedding",
+)
+
+(ext, sep, mult, mel, reduction, nemo, distance, symmetric, downsample) = sympy.symbols(
+    "ext sep mult mel reduction nemo distance symmetric downsample", integer=True, nonnegative=True
+)
+_HALVINGS = sympy.floor(sympy.log(reduction, 2))  # the stride-2 convolutions: int(log2(time_reduction))
+_AUDIO_HEAD = sympy.floor(h / heads)  # Phi4MultimodalAudioAttention's head_dim (hidden_size // heads)
+
+PHI4_MULTIMODAL_AUDIO = TowerKind(
+    name="phi4_multimodal_audio",
+    title="Phi-4-multimodal audio embedding",
+    summary="Phi4MultimodalAudioEmbedding: NeMo convolutional subsampling, a relative attention bias table (nn.Embedding), "
+    "conformer blocks (two gated feed-forwards, biased attention, a GLU and depthwise-separable convolution module), "
+    "two pairs of biased projections to the text width (speech, vision-speech)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1024), Dim("i", "{tower}.intermediate_size", 1536),
+        Dim("layers", "{tower}.num_blocks", 24), Dim("heads", "{tower}.num_attention_heads", 16),
+        Dim("ext", "{tower}.ext_pw_out_channel", 1024), Dim("sep", "{tower}.depthwise_separable_out_channel", 1024),
+        Dim("mult", "{tower}.depthwise_multiplier", 1), Dim("kernel", "{tower}.kernel_size", 3),
+        Dim("mel", "{tower}.input_size", 80), Dim("reduction", "{tower}.time_reduction", 8),
+        Dim("nemo", "{tower}.nemo_conv_channels", 1024), Dim("distance", "{tower}.bias_max_distance", 1000),
+        Dim("symmetric", "{tower}.bias_symmetric", False, read="bool"), Dim("downsample", "{tower}.downsample_rate", 1),
+        Dim("text", "hidden_size", 3072),
+    ),
+    parameters=(
+        10 * nemo + (_HALVINGS - 1) * (10 * nemo + nemo**2 + nemo)  # Conv2d(1, c, 3); per further halving depthwise 3x3 + pointwise
+        + nemo * sympy.ceiling(mel / 2**_HALVINGS) * h + h  # out: the frequency axis halved at every stride-2 convolution
+        + distance * (2 - symmetric) * heads  # relative_attention_bias_layer.bias_values
+        + layers * (
+            2 * (3 * h + 3 * h * i + 2 * i)  # feed_forward_in and _out: LayerNorm, gate_up (2i), down, biased
+            + 4 * (h * heads * _AUDIO_HEAD + heads * _AUDIO_HEAD) - heads * _AUDIO_HEAD + h  # q, k, v (to n x d), o (back), biased
+            + 2 * h + 2 * h * ext + 4 * ext  # conv: LayerNorm; GLU pointwise conv (2 ext, biased) and its b1, b2
+            + h * mult * kernel + h * mult + h * mult * sep + sep  # depthwise (groups = h) and pointwise convolutions
+            + h * ext + ext  # ext_pw_conv_1d
+            + 4 * h  # layer_norm_att, layer_norm
+        )
+        + 2 * (h * downsample * text + text + text**2 + text)  # up/down projections for speech and for vision-speech
+    ),
+    embeddings=distance * (2 - symmetric) * heads,
+    reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalAudioEmbedding",
+)

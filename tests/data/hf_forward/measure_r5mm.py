@@ -52,12 +52,24 @@ CASES: dict[str, dict] = {
         "text_config": {"model_type": "persimmon", **{k: v for k, v in TEXT.items() if k not in ("head_dim", "num_key_value_heads")},
                         "hidden_size": 48, "num_hidden_layers": 3, "partial_rotary_factor": 0.5},
     },
+    # Phi-4-multimodal: Phi-3's decoder at the top level; odd tower widths (audio heads of 36 // 5 = 7,
+    # a mel axis of 27 halved three times to 4, a depthwise multiplier of 2, an asymmetric bias table).
+    "phi4_multimodal": {
+        "model_type": "phi4_multimodal", **TEXT, "num_hidden_layers": 3, "sliding_window": 7,
+        "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 2, "num_attention_heads": 3,
+                          "image_size": 45, "patch_size": 7, "crop_size": 45},
+        "audio_config": {"hidden_size": 36, "intermediate_size": 50, "num_blocks": 2, "num_attention_heads": 5,
+                         "ext_pw_out_channel": 20, "depthwise_separable_out_channel": 22, "depthwise_multiplier": 2,
+                         "kernel_size": 3, "input_size": 27, "time_reduction": 8, "nemo_conv_channels": 12,
+                         "bias_max_distance": 30, "downsample_rate": 2},
+    },
 }
 
 # Each wrapper type: its towers, part -> the module holding it (a prefix of parameter names).
 PARTS = {
     "gemma4_unified": {"vision_embedder": "model.embed_vision.", "audio_embedder": "model.embed_audio."},
     "fuyu": {"projector": "model.vision_embed_tokens."},
+    "phi4_multimodal": {"vision": "model.embed_tokens_extend.image_embed.", "audio": "model.embed_tokens_extend.audio_embed."},
 }
 # Class defaults recorded beyond each case's type: name -> (model_type, config keys set).
 DEFAULTS = {"gemma4_unified-with-towers": ("gemma4_unified", {"vision_config": {}, "audio_config": {}})}
