@@ -319,3 +319,37 @@ PHI4_MULTIMODAL_AUDIO = TowerKind(
     embeddings=distance * (2 - symmetric) * heads,
     reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalAudioEmbedding",
 )
+
+GIT_VISION = TowerKind(
+    name="git_vision",
+    title="GIT CLIP ViT",
+    summary="GitVisionModel: a CLIP ViT (Conv2d patches without bias, a class embedding, learned positions with the class "
+    "position, pre and post LayerNorms, biased blocks)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
+        Dim("layers", "{tower}.num_hidden_layers", 12), Dim("channels", "{tower}.num_channels", 3),
+        Dim("image", "{tower}.image_size", 224), Dim("patch", "{tower}.patch_size", 16),
+    ),
+    parameters=(
+        channels * patch**2 * h + h  # patch_embedding (no bias), class_embedding
+        + (sympy.floor(image / patch) ** 2 + 1) * h  # position_embedding (nn.Embedding)
+        + 4 * h + layers * VIT_BLOCK  # pre_layrnorm, post_layernorm
+    ),
+    embeddings=(sympy.floor(image / patch) ** 2 + 1) * h,
+    reference=_SOURCE + "git/modeling_git.py GitVisionModel",
+)
+
+frame_embeddings = sympy.Symbol("frame_embeddings", integer=True, nonnegative=True)
+
+GIT_PROJECTOR = TowerKind(
+    name="git_projector",
+    title="GIT visual projection",
+    summary="GitProjection: a biased matrix from the vision width to the text width and a LayerNorm; with "
+    "num_image_with_embedding, one learned vision-width embedding per video frame (img_temporal_embedding)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 768), Dim("text", "hidden_size", 768),
+        Dim("frame_embeddings", "num_image_with_embedding", 0),  # null (the default): none built
+    ),
+    parameters=h * text + 3 * text + frame_embeddings * h,
+    reference=_SOURCE + "git/modeling_git.py GitProjection, GitModel.img_temporal_embedding",
+)

@@ -10,12 +10,19 @@ its top level, with an image and an audio embedding (encoders and projections) t
 the input holds images or audio. transformers 5.24 builds no LoRA adapter: the vision and speech
 LoRA weights of the published checkpoint are applied by PEFT, outside the model class, so they are
 neither counted nor run.
+
+``git``: GitForCausalLM, a BERT-style text decoder (learned positions, a LayerNorm after the
+embeddings, post-norm blocks with biases, a plain GELU MLP, a biased head) whose config keeps the
+text fields at its top level, beside a CLIP image encoder and its projection, which run only when
+the input holds an image; on text alone the mask is causal.
 """
 
 import attrs
 
-from flopsreg.patterns.hf._towers import FUYU_PROJECTOR, PHI4_MULTIMODAL_AUDIO, PHI4_MULTIMODAL_VISION
-from flopsreg.patterns.hf._traits import FamilyTraits, window_everywhere
+from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS
+from flopsreg.patterns.hf._towers import FUYU_PROJECTOR, GIT_PROJECTOR, GIT_VISION, PHI4_MULTIMODAL_AUDIO, PHI4_MULTIMODAL_VISION
+from flopsreg.patterns.hf._traits import FamilyTraits, Positions, window_everywhere
+from flopsreg.patterns.norms import DECODER_LAYERNORMS
 from flopsreg.plugin import HFReader, HFTower, hookimpl
 
 # modeling_phi4_multimodal.py: Phi-3's decoder (fused qkv_proj and gate_up_proj, no biases,
@@ -23,6 +30,15 @@ from flopsreg.plugin import HFReader, HFTower, hookimpl
 PHI4_MULTIMODAL = FamilyTraits(
     name="phi4_multimodal", title="Phi-4-multimodal",
     summary="Phi4MultimodalConfig: Phi-3's decoder; image and audio embeddings beside it", attention=window_everywhere,
+)
+# modeling_git.py: word and learned position embeddings then a LayerNorm (GitEmbeddings); per layer
+# biased query/key/value and attention.output.dense, each sublayer followed by a LayerNorm (post-norm:
+# as many LayerNorm weights as pre-norm with a final one); intermediate.dense hidden_act
+# output.dense, biased (plain); the output head biased, untied by default; heads of hidden / heads.
+GIT = FamilyTraits(
+    name="git", title="GIT", summary="GitConfig: a post-norm BERT-style decoder with learned positions and biases; a CLIP image encoder beside it",
+    gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags,
+    flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | HEAD_BIAS.flags, positions=Positions(),
 )
 
 
@@ -39,6 +55,13 @@ def flopsreg_register_hf_readers():
             towers=(
                 HFTower(part="vision", kind=PHI4_MULTIMODAL_VISION, config="vision_config"),
                 HFTower(part="audio", kind=PHI4_MULTIMODAL_AUDIO, config="audio_config"),
+            ),
+        ),
+        attrs.evolve(
+            GIT.reader(),
+            towers=(
+                HFTower(part="vision", kind=GIT_VISION, config="vision_config"),
+                HFTower(part="projector", kind=GIT_PROJECTOR, config="vision_config"),
             ),
         ),
     ]

@@ -63,19 +63,28 @@ CASES: dict[str, dict] = {
                          "kernel_size": 3, "input_size": 27, "time_reduction": 8, "nemo_conv_channels": 12,
                          "bias_max_distance": 30, "downsample_rate": 2},
     },
+    # GIT: hidden 44 over 4 heads of 11 (GitSelfAttention: hidden / heads), MLP 58, a CLIP tower
+    # of 45-pixel images in patches of 7, three frames with a temporal embedding each.
+    "git": {
+        "model_type": "git", **{k: v for k, v in TEXT.items() if k not in ("head_dim", "num_key_value_heads")},
+        "num_hidden_layers": 3, "num_image_with_embedding": 3,
+        "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 2, "num_attention_heads": 3,
+                          "image_size": 45, "patch_size": 7},
+    },
 }
 
-# Each wrapper type: its towers, part -> the module holding it (a prefix of parameter names).
+# Each wrapper type: its towers, part -> the modules holding it (a prefix of parameter names, or several).
 PARTS = {
     "gemma4_unified": {"vision_embedder": "model.embed_vision.", "audio_embedder": "model.embed_audio."},
     "fuyu": {"projector": "model.vision_embed_tokens."},
+    "git": {"vision": "git.image_encoder.", "projector": ("git.visual_projection.", "git.img_temporal_embedding.")},
     "phi4_multimodal": {"vision": "model.embed_tokens_extend.image_embed.", "audio": "model.embed_tokens_extend.audio_embed."},
 }
 # Class defaults recorded beyond each case's type: name -> (model_type, config keys set).
 DEFAULTS = {"gemma4_unified-with-towers": ("gemma4_unified", {"vision_config": {}, "audio_config": {}})}
 
 
-def parts(config: transformers.PretrainedConfig, prefixes: dict[str, str]) -> dict:
+def parts(config: transformers.PretrainedConfig, prefixes: dict[str, str | tuple[str, ...]]) -> dict:
     """The parameters of each tower of the whole model of *config* (meta device), and of the
     nn.Embedding weights in it; the towers the config does not build are absent."""
     with torch.device("meta"):
