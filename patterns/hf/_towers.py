@@ -353,3 +353,32 @@ GIT_PROJECTOR = TowerKind(
     parameters=h * text + 3 * text + frame_embeddings * h,
     reference=_SOURCE + "git/modeling_git.py GitProjection, GitModel.img_temporal_embedding",
 )
+
+(cross_layers, extra_rows) = sympy.symbols("cross_layers extra_rows", integer=True, nonnegative=True)
+
+
+def mllama_cross_attention(text: str) -> TowerKind:
+    """Mllama's image path inside its language model, whose text config is at *text* (``""``: the
+    config itself, ``"text_config."``: a wrapper's): the cross-attention decoder layers at
+    ``cross_attention_layers``, which text-only input skips, and the embedding rows past
+    ``vocab_size`` (``nn.Embedding(vocab_size + 8, hidden)``: the image token's among them)."""
+    return TowerKind(
+        name="mllama_cross_attention",
+        title="Mllama cross-attention layers",
+        summary="MllamaCrossAttentionDecoderLayer at each of cross_attention_layers (q, k, v, o without biases, q/k RMSNorms of "
+        "hidden / heads, two tanh gates, a gated MLP, two RMSNorms) and the 8 token embeddings past vocab_size",
+        dims=(
+            Dim("h", text + "hidden_size", 4096), Dim("i", text + "intermediate_size", 14336),
+            Dim("heads", text + "num_attention_heads", 32), Dim("kv_heads", text + "num_key_value_heads", 8),
+            Dim("cross_layers", text + "cross_attention_layers", [3, 8, 13, 18, 23, 28, 33, 38], read="count"),
+        ),
+        parameters=(
+            cross_layers * (
+                2 * h * heads * sympy.floor(h / heads) + 2 * h * kv_heads * sympy.floor(h / heads)  # q, o; k, v
+                + 2 * sympy.floor(h / heads) + 2 + 3 * h * i + 2 * h  # q_norm, k_norm, the two gates, MLP, norms
+            )
+            + 8 * h  # embed_tokens rows vocab_size .. vocab_size + 7
+        ),
+        embeddings=8 * h,
+        reference=_SOURCE + "mllama/modeling_mllama.py MllamaCrossAttentionDecoderLayer, MllamaTextModel.embed_tokens",
+    )

@@ -15,15 +15,33 @@ neither counted nor run.
 embeddings, post-norm blocks with biases, a plain GELU MLP, a biased head) whose config keeps the
 text fields at its top level, beside a CLIP image encoder and its projection, which run only when
 the input holds an image; on text alone the mask is causal.
+
+``mllama`` and its text config ``mllama_text_model``: AutoModelForCausalLM builds MllamaForCausalLM
+from the text config alone (no vision model). MllamaTextModel.forward skips every layer of
+``cross_attention_layers`` when no image (and no cached cross-attention state) is given, so on
+text-only input the decoder that runs is its self-attention layers alone, Llama's: those are the
+counted layers, and the skipped cross-attention layers (with the embedding rows past
+``vocab_size``) are the ``cross_attention`` part, counted in parameters only.
 """
 
 import attrs
 
 from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS
-from flopsreg.patterns.hf._towers import FUYU_PROJECTOR, GIT_PROJECTOR, GIT_VISION, PHI4_MULTIMODAL_AUDIO, PHI4_MULTIMODAL_VISION
+from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.hf._common import silu_gated, weight_flags
+from flopsreg.patterns.hf._linear import refuse_unless
+from flopsreg.patterns.hf._towers import (
+    FUYU_PROJECTOR,
+    GIT_PROJECTOR,
+    GIT_VISION,
+    PHI4_MULTIMODAL_AUDIO,
+    PHI4_MULTIMODAL_VISION,
+    mllama_cross_attention,
+)
 from flopsreg.patterns.hf._traits import FamilyTraits, Positions, window_everywhere
+from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.norms import DECODER_LAYERNORMS
-from flopsreg.plugin import HFReader, HFTower, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, hookimpl
 
 # modeling_phi4_multimodal.py: Phi-3's decoder (fused qkv_proj and gate_up_proj, no biases,
 # RMSNorms; every layer slides when sliding_window is set), lm_head untied by default.
@@ -40,6 +58,30 @@ GIT = FamilyTraits(
     gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags,
     flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | HEAD_BIAS.flags, positions=Positions(),
 )
+
+
+def mllama_text(c: Fields) -> Decoder:
+    """MllamaTextConfig on text-only input: the self-attention layers (every layer not in
+    ``cross_attention_layers``), Llama's, with heads of hidden / heads whatever ``head_dim`` says."""
+    layers = c.int("num_hidden_layers")
+    # MllamaTextConfig.__post_init__: null is [3, 8, 13, 18, 23, 28, 33, 38]. An index past the last
+    # layer builds nothing, and one listed twice builds one layer: both refused, since the
+    # cross_attention part counts one layer per entry.
+    cross = c.int_list("cross_attention_layers")
+    cross = [3, 8, 13, 18, 23, 28, 33, 38] if cross is None else cross
+    if len(set(cross)) != len(cross) or any(index >= layers for index in cross):
+        raise c.error("cross_attention_layers", f" = {cross!r:.60}: expected distinct layer indices below num_hidden_layers = {layers}")
+    # embed_tokens holds vocab_size + 8 rows, lm_head vocab_size: tying them is not a model transformers builds.
+    refuse_unless(c, "tie_word_embeddings", False, False, "embed_tokens has 8 rows more than lm_head")
+    hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
+    counted = layers - len(cross)
+    return Decoder(
+        params={**gqa_params(c, head_dim=hidden // heads), "vocab": c.int("vocab_size")},
+        flags=silu_gated(c) | weight_flags(c, tied=False),
+        attention=Layers.uniform(FULL, counted),
+        mlps=Layers.uniform("dense", counted),
+        mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},
+    )
 
 
 @hookimpl
@@ -63,5 +105,15 @@ def flopsreg_register_hf_readers():
                 HFTower(part="vision", kind=GIT_VISION, config="vision_config"),
                 HFTower(part="projector", kind=GIT_PROJECTOR, config="vision_config"),
             ),
+        ),
+        HFReader(
+            name="mllama_text_model", title="Mllama", read=mllama_text,
+            summary="MllamaTextConfig: on text-only input its self-attention layers (Llama's); the cross-attention layers are skipped",
+            towers=(HFTower(part="cross_attention", kind=mllama_cross_attention(""), config="cross_attention_layers"),),
+        ),
+        HFReader(
+            name="mllama", title="Mllama", text_config="mllama_text_model",
+            summary="MllamaConfig: AutoModelForCausalLM builds MllamaForCausalLM from its mllama_text_model text_config alone",
+            towers=(HFTower(part="cross_attention", kind=mllama_cross_attention("text_config."), config="text_config"),),
         ),
     ]

@@ -55,8 +55,12 @@ def test_pairs_per_layer_equal_what_the_masks_let_through(registry, name):
 def _recorded_mlp(name: str, index: int) -> int:
     """Layer *index*'s MLP FLOPs as recorded: its ``mlp`` module wherever the wrapper keeps its
     layers; GIT's BERT-style layer splits it into ``intermediate`` and ``output`` (whose LayerNorm
-    FlopCounterMode does not count)."""
-    modules = RECORD["models"][name]["modules"]
+    FlopCounterMode does not count). Mllama's counted layer *index* is its index-th layer that is
+    not a cross-attention layer (those are skipped on text, and recorded as running nothing)."""
+    modules, config = RECORD["models"][name]["modules"], RECORD["models"][name]["config"]
+    if name == "mllama":
+        text = config["text_config"]
+        index = [i for i in range(text["num_hidden_layers"]) if i not in text["cross_attention_layers"]][index]
     if name == "git":
         return modules[f"git.encoder.layer.{index}.intermediate"] + modules[f"git.encoder.layer.{index}.output"]
     (key,) = [key for key in modules if key.endswith(f"layers.{index}.mlp")]
@@ -106,6 +110,41 @@ def test_the_assistants_are_refused_by_name_with_the_reason(model_type):
         flopsreg.Model.from_hf_config({"model_type": model_type})
     message = str(caught.value)
     assert "cannot be counted from its config" in message and "shared_kv_states" in message and "did you mean" not in message
+
+
+def test_mllamas_cross_attention_layers_run_nothing_on_text():
+    """FlopCounterMode saw no FLOPs in layers 1 and 3 (cross-attention, skipped): flopsreg counts the other 3."""
+    entry = RECORD["models"]["mllama"]
+    assert not [key for key in entry["modules"] if key.startswith(("model.layers.1", "model.layers.3"))]
+    assert len(_model("mllama").layers) == 3
+
+
+def test_a_bare_mllama_text_config_is_the_model_transformers_built_from_it(eager_registry):
+    """AutoModelForCausalLM built MllamaForCausalLM from the wrapper's text_config alone, so the
+    text_config read by itself (model_type mllama_text_model) is the same model: same FLOPs,
+    parameters and cross-attention part."""
+    entry = RECORD["models"]["mllama"]
+    bare = flopsreg.Model.from_hf_config(entry["config"]["text_config"])
+    assert forward_at(eager_registry, bare, entry["totals"]) == entry["totals"]
+    counts = eager_registry.parameters(bare)
+    assert counts.total == entry["parameters"]
+    assert counts.towers["cross_attention"].parameters == entry["parts"]["cross_attention"]["parameters"]
+
+
+@pytest.mark.parametrize(("cross", "message"), [
+    ([1, 5], r"text_config.cross_attention_layers = \[1, 5\]: expected distinct layer indices below num_hidden_layers = 5"),
+    ([1, 1], r"text_config.cross_attention_layers = \[1, 1\]: expected distinct layer indices"),
+])
+def test_a_cross_attention_layer_list_that_builds_other_layers_is_refused(cross, message):
+    config = RECORD["models"]["mllama"]["config"]
+    with pytest.raises(flopsreg.ModelError, match=message):
+        flopsreg.Model.from_hf_config({**config, "text_config": {**config["text_config"], "cross_attention_layers": cross}})
+
+
+def test_mllamas_tied_head_is_refused_by_name():
+    config = RECORD["models"]["mllama"]["config"]
+    with pytest.raises(flopsreg.ModelError, match=r"tie_word_embeddings = true: embed_tokens has 8 rows more than lm_head"):
+        flopsreg.Model.from_hf_config({**config, "text_config": {**config["text_config"], "tie_word_embeddings": True}})
 
 
 def test_the_unified_towers_add_no_flops(registry):

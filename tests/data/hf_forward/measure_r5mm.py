@@ -71,6 +71,13 @@ CASES: dict[str, dict] = {
         "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 2, "num_attention_heads": 3,
                           "image_size": 45, "patch_size": 7},
     },
+    # Mllama: 5 layers, cross-attention at 1 and 3 (skipped on text); heads of hidden / heads, 48 / 4
+    # (rotary needs an even width) with 2 key/value heads.
+    "mllama": {
+        "model_type": "mllama",
+        "text_config": {"model_type": "mllama_text_model", **{k: v for k, v in TEXT.items() if k != "head_dim"},
+                        "hidden_size": 48, "num_hidden_layers": 5, "cross_attention_layers": [1, 3]},
+    },
 }
 
 # Each wrapper type: its towers, part -> the modules holding it (a prefix of parameter names, or several).
@@ -78,25 +85,38 @@ PARTS = {
     "gemma4_unified": {"vision_embedder": "model.embed_vision.", "audio_embedder": "model.embed_audio."},
     "fuyu": {"projector": "model.vision_embed_tokens."},
     "git": {"vision": "git.image_encoder.", "projector": ("git.visual_projection.", "git.img_temporal_embedding.")},
+    # Mllama's cross-attention layers sit among its decoder layers: their prefixes come from the config.
+    "mllama": {"cross_attention": lambda text: tuple(f"model.layers.{i}." for i in text.cross_attention_layers)},
     "phi4_multimodal": {"vision": "model.embed_tokens_extend.image_embed.", "audio": "model.embed_tokens_extend.audio_embed."},
 }
+# A weight whose rows past the text config's vocab_size belong to a part (as nn.Embedding rows):
+# MllamaTextModel's embed_tokens holds vocab_size + 8 rows (the image token's among them).
+EXTRA_ROWS = {"mllama": ("cross_attention", "model.embed_tokens.weight")}
 # Class defaults recorded beyond each case's type: name -> (model_type, config keys set).
 DEFAULTS = {"gemma4_unified-with-towers": ("gemma4_unified", {"vision_config": {}, "audio_config": {}})}
 
 
-def parts(config: transformers.PretrainedConfig, prefixes: dict[str, str | tuple[str, ...]]) -> dict:
+def parts(config: transformers.PretrainedConfig, prefixes: dict) -> dict:
     """The parameters of each tower of the whole model of *config* (meta device), and of the
-    nn.Embedding weights in it; the towers the config does not build are absent."""
+    nn.Embedding weights in it; the towers the config does not build are absent. A prefix may be
+    a function of the text config (for parts among the decoder layers)."""
     with torch.device("meta"):
         model = transformers.AutoModelForCausalLM.from_config(config)
     embeddings = {name + ".weight" for name, module in model.named_modules() if isinstance(module, torch.nn.Embedding)}
     named = dict(model.named_parameters())  # each parameter once, a tied one under its first name
+    text = config.get_text_config()
     found = {}
     for part, prefix in prefixes.items():
+        prefix = prefix(text) if callable(prefix) else prefix
         mine = {n: p for n, p in named.items() if n.startswith(prefix)}
         if mine:
             found[part] = {"parameters": sum(p.numel() for p in mine.values()),
                            "embeddings": sum(p.numel() for n, p in mine.items() if n in embeddings)}
+    if config.model_type in EXTRA_ROWS:
+        part, weight = EXTRA_ROWS[config.model_type]
+        rows, width = named[weight].shape
+        extra = (rows - text.vocab_size) * width
+        found[part] = {"parameters": found[part]["parameters"] + extra, "embeddings": found[part]["embeddings"] + extra}
     return found
 
 
