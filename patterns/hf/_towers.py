@@ -22,6 +22,8 @@ _SOURCE = "transformers 5.24.0 models/"
 )
 # A pre-norm ViT block with biased q, k, v, o and a two-matrix MLP with biases, two LayerNorms.
 VIT_BLOCK = 4 * h**2 + 2 * h * i + i + 9 * h
+# SigLIP's attention-pooling head: probe h, in_proj 3h^2 + 3h, out_proj h^2 + h, a LayerNorm, the MLP.
+SIGLIP_POOLING_HEAD = 4 * h**2 + 2 * h * i + i + 8 * h
 
 SIGLIP_VISION = TowerKind(
     name="siglip_vision",
@@ -39,7 +41,7 @@ SIGLIP_VISION = TowerKind(
         + sympy.floor(image / patch) ** 2 * h  # position_embedding
         + layers * VIT_BLOCK
         + 2 * h  # post_layernorm
-        + pooling_head * (4 * h**2 + 2 * h * i + i + 8 * h)  # probe, in_proj (3h), out_proj, LayerNorm, MLP
+        + pooling_head * SIGLIP_POOLING_HEAD
     ),
     embeddings=sympy.floor(image / patch) ** 2 * h,
     reference=_SOURCE + "siglip/modeling_siglip.py SiglipVisionModel",
@@ -219,7 +221,7 @@ GEMMA4_AUDIO_EMBEDDER = TowerKind(
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4MultimodalEmbedder",
 )
 
-(patch_dim, posemb, pooling) = sympy.symbols("patch_dim posemb pooling", integer=True, nonnegative=True)
+(posemb, pooling) = sympy.symbols("posemb pooling", integer=True, nonnegative=True)
 
 GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
     name="gemma4_unified_vision_embedder",
@@ -272,7 +274,7 @@ PHI4_MULTIMODAL_VISION = TowerKind(
     ),
     parameters=(
         channels * patch**2 * h + h + sympy.floor(image / patch) ** 2 * h + layers * VIT_BLOCK + 2 * h  # img_processor
-        + 4 * h**2 + 2 * h * i + i + 8 * h  # its pooling head: probe, in_proj (3h), out_proj, LayerNorm, MLP
+        + SIGLIP_POOLING_HEAD  # always built (Phi4MultimodalVisionConfig has no vision_use_head)
         + h * text + text + text**2 + text  # img_projection_up, img_projection_down
         + 2 * h  # global_img_feature_extensor, sub_img_feature_extensor
     ),
@@ -354,7 +356,7 @@ GIT_PROJECTOR = TowerKind(
     reference=_SOURCE + "git/modeling_git.py GitProjection, GitModel.img_temporal_embedding",
 )
 
-(cross_layers, extra_rows) = sympy.symbols("cross_layers extra_rows", integer=True, nonnegative=True)
+cross_layers = sympy.Symbol("cross_layers", integer=True, nonnegative=True)
 
 
 def mllama_cross_attention(text: str) -> TowerKind:
