@@ -384,3 +384,43 @@ def mllama_cross_attention(text: str) -> TowerKind:
         embeddings=8 * h,
         reference=_SOURCE + "mllama/modeling_mllama.py MllamaCrossAttentionDecoderLayer, MllamaTextModel.embed_tokens",
     )
+
+(local_layers, global_layers, tiles, ratios) = sympy.symbols("local_layers global_layers tiles ratios", integer=True, nonnegative=True)
+_MLLAMA_PATCHES = sympy.floor(image / patch) ** 2 + 1  # the tile's patches and the class position
+# A pre-norm block without attention biases: q, k, v, o to heads x hidden // heads, a biased MLP, two LayerNorms.
+_MLLAMA_BLOCK = 4 * h * heads * sympy.floor(h / heads) + 2 * h * i + i + 5 * h
+_MLLAMA_EMBEDDINGS = (ratios + 1) * tiles * _MLLAMA_PATCHES * h + 2 * (ratios + 1) * tiles * h  # the three aspect-ratio tables
+
+MLLAMA_VISION = TowerKind(
+    name="mllama_vision",
+    title="Mllama vision encoder",
+    summary="MllamaVisionModel: Conv2d patches without bias, a class embedding, gated positions with a per-aspect-ratio tile "
+    "table and two gated aspect-ratio embeddings (nn.Embedding), pre and post LayerNorms, local blocks and gated global blocks",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1280), Dim("i", "{tower}.intermediate_size", 5120),
+        Dim("local_layers", "{tower}.num_hidden_layers", 32), Dim("global_layers", "{tower}.num_global_layers", 8),
+        Dim("heads", "{tower}.attention_heads", 16), Dim("channels", "{tower}.num_channels", 3),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14),
+        Dim("tiles", "{tower}.max_num_tiles", 4),
+        # max_aspect_ratio_id = len(supported_aspect_ratios); MllamaVisionConfig's default lists 8.
+        Dim("ratios", "{tower}.supported_aspect_ratios", [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]], read="count"),
+    ),
+    parameters=(
+        channels * patch**2 * h + h  # patch_embedding, class_embedding
+        + 1 + _MLLAMA_PATCHES * h + 2  # gated_positional_embedding: its gate and table; the two tile embeddings' gates
+        + _MLLAMA_EMBEDDINGS
+        + 4 * h  # layernorm_pre, layernorm_post
+        + local_layers * _MLLAMA_BLOCK + global_layers * (_MLLAMA_BLOCK + 2)  # the global blocks' gate_attn, gate_ffn
+    ),
+    embeddings=_MLLAMA_EMBEDDINGS,
+    reference=_SOURCE + "mllama/modeling_mllama.py MllamaVisionModel",
+)
+
+MLLAMA_PROJECTOR = TowerKind(
+    name="mllama_projector",
+    title="Mllama projector",
+    summary="MllamaModel.multi_modal_projector: one biased matrix from vision_output_dim to the text width",
+    dims=(Dim("vision_out", "{tower}.vision_output_dim", 7680), Dim("text", "text_config.hidden_size", 4096)),
+    parameters=vision_out * text + text,
+    reference=_SOURCE + "mllama/modeling_mllama.py MllamaModel",
+)

@@ -16,8 +16,9 @@ embeddings, post-norm blocks with biases, a plain GELU MLP, a biased head) whose
 text fields at its top level, beside a CLIP image encoder and its projection, which run only when
 the input holds an image; on text alone the mask is causal.
 
-``mllama`` and its text config ``mllama_text_model``: AutoModelForCausalLM builds MllamaForCausalLM
-from the text config alone (no vision model). MllamaTextModel.forward skips every layer of
+``mllama`` and its text config ``mllama_text_model``: the whole model of an ``mllama`` config is
+MllamaForConditionalGeneration (vision model and projector as towers); AutoModelForCausalLM builds
+MllamaForCausalLM from its text config alone, the path text runs. MllamaTextModel.forward skips every layer of
 ``cross_attention_layers`` when no image (and no cached cross-attention state) is given, so on
 text-only input the decoder that runs is its self-attention layers alone, Llama's: those are the
 counted layers, and the skipped cross-attention layers (with the embedding rows past
@@ -34,6 +35,8 @@ from flopsreg.patterns.hf._towers import (
     FUYU_PROJECTOR,
     GIT_PROJECTOR,
     GIT_VISION,
+    MLLAMA_PROJECTOR,
+    MLLAMA_VISION,
     PHI4_MULTIMODAL_AUDIO,
     PHI4_MULTIMODAL_VISION,
     mllama_cross_attention,
@@ -113,7 +116,11 @@ def flopsreg_register_hf_readers():
         ),
         HFReader(
             name="mllama", title="Mllama", text_config="mllama_text_model",
-            summary="MllamaConfig: AutoModelForCausalLM builds MllamaForCausalLM from its mllama_text_model text_config alone",
-            towers=(HFTower(part="cross_attention", kind=mllama_cross_attention("text_config."), config="text_config"),),
+            summary="MllamaConfig: its mllama_text_model text_config runs text; the vision model and projector beside it",
+            towers=(
+                HFTower(part="cross_attention", kind=mllama_cross_attention("text_config."), config="text_config"),
+                HFTower(part="vision", kind=MLLAMA_VISION, config="vision_config"),
+                HFTower(part="projector", kind=MLLAMA_PROJECTOR, config="vision_config"),
+            ),
         ),
     ]

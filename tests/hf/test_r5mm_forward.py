@@ -75,9 +75,15 @@ def test_every_layers_mlp_equals_its_module(eager_registry, name):
         assert ours == _recorded_mlp(name, layer.index), (name, layer.index)
 
 
+def _whole(entry: dict) -> int:
+    """The whole model's parameters: of the class AutoModelForCausalLM built, or of the wrapper
+    class holding it where that one is the text model alone (Mllama: MllamaForConditionalGeneration)."""
+    return entry.get("whole", entry)["parameters"]
+
+
 @pytest.mark.parametrize("name", MODELS)
 def test_parameters_equal_what_transformers_allocates(registry, name):
-    assert registry.parameters(_model(name)).total == RECORD["models"][name]["parameters"]
+    assert registry.parameters(_model(name)).total == _whole(RECORD["models"][name])
 
 
 @pytest.mark.parametrize(("group", "name"), WITH_PARTS)
@@ -89,13 +95,13 @@ def test_every_tower_and_the_language_model_equal_transformers(registry, group, 
     assert {part: (t.parameters, t.embeddings) for part, t in counts.towers.items()} == {
         part: (p["parameters"], p["embeddings"]) for part, p in entry["parts"].items()
     }
-    assert counts.language_model == entry["parameters"] - sum(p["parameters"] for p in entry["parts"].values())
+    assert counts.language_model == _whole(entry) - sum(p["parameters"] for p in entry["parts"].values())
 
 
 @pytest.mark.parametrize("name", DEFAULTS)
 def test_class_default_parameters_equal_the_meta_device_model(registry, name):
     entry = RECORD["defaults"][name]
-    assert registry.parameters(flopsreg.Model.from_hf_config(entry["config"])).total == entry["parameters"]
+    assert registry.parameters(flopsreg.Model.from_hf_config(entry["config"])).total == _whole(entry)
 
 
 @pytest.mark.parametrize("model_type", [name for name in DEFAULTS if "-" not in name])
@@ -121,13 +127,14 @@ def test_mllamas_cross_attention_layers_run_nothing_on_text():
 
 def test_a_bare_mllama_text_config_is_the_model_transformers_built_from_it(eager_registry):
     """AutoModelForCausalLM built MllamaForCausalLM from the wrapper's text_config alone, so the
-    text_config read by itself (model_type mllama_text_model) is the same model: same FLOPs,
-    parameters and cross-attention part."""
+    text_config read by itself (model_type mllama_text_model) is that model: same FLOPs,
+    parameters and cross-attention part, no vision model."""
     entry = RECORD["models"]["mllama"]
     bare = flopsreg.Model.from_hf_config(entry["config"]["text_config"])
     assert forward_at(eager_registry, bare, entry["totals"]) == entry["totals"]
     counts = eager_registry.parameters(bare)
     assert counts.total == entry["parameters"]
+    assert set(counts.towers) == {"cross_attention"}
     assert counts.towers["cross_attention"].parameters == entry["parts"]["cross_attention"]["parameters"]
 
 

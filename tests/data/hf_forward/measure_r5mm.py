@@ -4,8 +4,9 @@ unified, Fuyu, GIT, Mllama, Phi-4-multimodal), and their class-default parameter
 The same measurement as measure_families.py (imported from it: eager attention, FlopCounterMode
 at two lengths on text-only input, the pairs each mask lets through, each module's FLOPs and own
 parameters, the class-default config's parameters on the meta device), plus, for a wrapper, the
-parameters of each tower apart (``sum(p.numel())`` of the module under each prefix of PARTS, and
-of the nn.Embedding weights in it). The result, forward_r5mm.json, is an oracle independent of
+parameters of the whole model where it is another class (WHOLE) and of each tower apart
+(``sum(p.numel())`` of the modules under each prefix of PARTS, and of the nn.Embedding weights
+in them). The result, forward_r5mm.json, is an oracle independent of
 flopsreg: tests/hf/test_r5mm_forward.py compares flopsreg with it.
 
 Needs torch and transformers (not flopsreg dependencies):
@@ -72,11 +73,16 @@ CASES: dict[str, dict] = {
                           "image_size": 45, "patch_size": 7},
     },
     # Mllama: 5 layers, cross-attention at 1 and 3 (skipped on text); heads of hidden / heads, 48 / 4
-    # (rotary needs an even width) with 2 key/value heads.
+    # (rotary needs an even width) with 2 key/value heads; a vision model of odd widths (3 tiles,
+    # 3 aspect ratios, 45-pixel tiles in patches of 7, heads of 36 / 3).
     "mllama": {
         "model_type": "mllama",
         "text_config": {"model_type": "mllama_text_model", **{k: v for k, v in TEXT.items() if k != "head_dim"},
                         "hidden_size": 48, "num_hidden_layers": 5, "cross_attention_layers": [1, 3]},
+        "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 2, "num_global_layers": 1,
+                          "attention_heads": 3, "image_size": 45, "patch_size": 7, "max_num_tiles": 3,
+                          "supported_aspect_ratios": [[1, 1], [1, 2], [2, 1]], "vision_output_dim": 40,
+                          "intermediate_layers_indices": [0, 1]},
     },
 }
 
@@ -86,22 +92,33 @@ PARTS = {
     "fuyu": {"projector": "model.vision_embed_tokens."},
     "git": {"vision": "git.image_encoder.", "projector": ("git.visual_projection.", "git.img_temporal_embedding.")},
     # Mllama's cross-attention layers sit among its decoder layers: their prefixes come from the config.
-    "mllama": {"cross_attention": lambda text: tuple(f"model.layers.{i}." for i in text.cross_attention_layers)},
+    "mllama": {"cross_attention": lambda text: tuple(f"model.language_model.layers.{i}." for i in text.cross_attention_layers),
+               "vision": "model.vision_model.", "projector": "model.multi_modal_projector."},
     "phi4_multimodal": {"vision": "model.embed_tokens_extend.image_embed.", "audio": "model.embed_tokens_extend.audio_embed."},
 }
 # A weight whose rows past the text config's vocab_size belong to a part (as nn.Embedding rows):
 # MllamaTextModel's embed_tokens holds vocab_size + 8 rows (the image token's among them).
-EXTRA_ROWS = {"mllama": ("cross_attention", "model.embed_tokens.weight")}
+EXTRA_ROWS = {"mllama": ("cross_attention", "model.language_model.embed_tokens.weight")}
+# The whole model of a type whose AutoModelForCausalLM class builds part of it: Mllama's causal LM is
+# MllamaForCausalLM, its text model alone (the path text runs); the whole model has the vision model too.
+WHOLE = {"mllama": "MllamaForConditionalGeneration"}
 # Class defaults recorded beyond each case's type: name -> (model_type, config keys set).
 DEFAULTS = {"gemma4_unified-with-towers": ("gemma4_unified", {"vision_config": {}, "audio_config": {}})}
+
+
+def whole(config: transformers.PretrainedConfig) -> torch.nn.Module:
+    """The whole model of *config* on the meta device: AutoModelForCausalLM's class, or WHOLE's."""
+    with torch.device("meta"):
+        if config.model_type in WHOLE:
+            return getattr(transformers, WHOLE[config.model_type])(config)
+        return transformers.AutoModelForCausalLM.from_config(config)
 
 
 def parts(config: transformers.PretrainedConfig, prefixes: dict) -> dict:
     """The parameters of each tower of the whole model of *config* (meta device), and of the
     nn.Embedding weights in it; the towers the config does not build are absent. A prefix may be
     a function of the text config (for parts among the decoder layers)."""
-    with torch.device("meta"):
-        model = transformers.AutoModelForCausalLM.from_config(config)
+    model = whole(config)
     embeddings = {name + ".weight" for name, module in model.named_modules() if isinstance(module, torch.nn.Embedding)}
     named = dict(model.named_parameters())  # each parameter once, a tied one under its first name
     text = config.get_text_config()
@@ -120,20 +137,26 @@ def parts(config: transformers.PretrainedConfig, prefixes: dict) -> dict:
     return found
 
 
+def split(config: transformers.PretrainedConfig) -> dict:
+    """What a record adds for a wrapper: its towers' parameters ("parts") and, where the whole
+    model is another class than AutoModelForCausalLM's, that class and its parameters ("whole")."""
+    added = {"parts": parts(config, PARTS[config.model_type])} if config.model_type in PARTS else {}
+    if config.model_type in WHOLE:
+        added["whole"] = {"class": WHOLE[config.model_type], "parameters": int(sum(p.numel() for p in whole(config).parameters()))}
+    return added
+
+
 def main() -> int:
     warnings.filterwarnings("ignore")
     results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_lens": list(SEQ_LENS), "models": {}, "defaults": {}}
     for name, config in CASES.items():
         results["models"][name] = measure(config)
-        if config["model_type"] in PARTS:
-            hf = transformers.AutoConfig.for_model(config["model_type"], **{k: v for k, v in config.items() if k != "model_type"})
-            results["models"][name]["parts"] = parts(hf, PARTS[config["model_type"]])
+        hf = transformers.AutoConfig.for_model(config["model_type"], **{k: v for k, v in config.items() if k != "model_type"})
+        results["models"][name] |= split(hf)
         print(name, results["models"][name]["totals"], file=sys.stderr)
     defaults = {config["model_type"]: (config["model_type"], {}) for config in CASES.values()} | DEFAULTS
     for name, (model_type, extra) in sorted(defaults.items()):
-        results["defaults"][name] = class_defaults(model_type, **extra)
-        if model_type in PARTS:
-            results["defaults"][name]["parts"] = parts(transformers.AutoConfig.for_model(model_type, **extra), PARTS[model_type])
+        results["defaults"][name] = class_defaults(model_type, **extra) | split(transformers.AutoConfig.for_model(model_type, **extra))
     (HERE / "forward_r5mm.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     for name in {config["model_type"] for config in CASES.values()}:  # each type's class defaults, as a tests/data/hf file
         path = HERE.parent / "hf" / f"{name.replace('_', '-')}-defaults.json"
