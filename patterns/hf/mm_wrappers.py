@@ -59,7 +59,7 @@ PHI4_MULTIMODAL = FamilyTraits(
 GIT = FamilyTraits(
     name="git", title="GIT", summary="GitConfig: a post-norm BERT-style decoder with learned positions and biases; a CLIP image encoder beside it",
     gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags,
-    flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | HEAD_BIAS.flags, positions=Positions(),
+    flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | HEAD_BIAS.flags, positions=Positions(), heads_only=True,
 )
 
 

@@ -61,7 +61,7 @@ def _recorded_mlp(name: str, index: int) -> int:
     if name == "mllama":
         text = config["text_config"]
         index = [i for i in range(text["num_hidden_layers"]) if i not in text["cross_attention_layers"]][index]
-    if name == "git":
+    if name.startswith("git"):
         return modules[f"git.encoder.layer.{index}.intermediate"] + modules[f"git.encoder.layer.{index}.output"]
     (key,) = [key for key in modules if key.endswith(f"layers.{index}.mlp")]
     return modules[key]

@@ -53,6 +53,13 @@ CASES: dict[str, dict] = {
         "text_config": {"model_type": "persimmon", **{k: v for k, v in TEXT.items() if k not in ("head_dim", "num_key_value_heads")},
                         "hidden_size": 48, "num_hidden_layers": 3, "partial_rotary_factor": 0.5},
     },
+    # The same with num_key_value_heads 2, which PersimmonConfig does not have and the modeling does
+    # not read (its attention is multi-head; a head_dim unlike hidden / heads breaks its rotary).
+    "fuyu_kv_heads_ignored": {
+        "model_type": "fuyu", "patch_size": 5, "num_channels": 3,
+        "text_config": {"model_type": "persimmon", **{k: v for k, v in TEXT.items() if k != "head_dim"},
+                        "hidden_size": 48, "num_hidden_layers": 3, "partial_rotary_factor": 0.5},
+    },
     # Phi-4-multimodal: Phi-3's decoder at the top level; odd tower widths (audio heads of 36 // 5 = 7,
     # a mel axis of 27 halved three times to 4, a depthwise multiplier of 2, an asymmetric bias table).
     "phi4_multimodal": {
@@ -69,6 +76,13 @@ CASES: dict[str, dict] = {
     "git": {
         "model_type": "git", **{k: v for k, v in TEXT.items() if k not in ("head_dim", "num_key_value_heads")},
         "num_hidden_layers": 3, "num_image_with_embedding": 3,
+        "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 2, "num_attention_heads": 3,
+                          "image_size": 45, "patch_size": 7},
+    },
+    # The same with num_key_value_heads 2 and head_dim 12 (hidden / heads is 11), which GitConfig does not have
+    # and the modeling does not read.
+    "git_kv_heads_ignored": {
+        "model_type": "git", **TEXT, "num_hidden_layers": 3, "num_image_with_embedding": 3,
         "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 2, "num_attention_heads": 3,
                           "image_size": 45, "patch_size": 7},
     },
