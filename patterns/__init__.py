@@ -75,6 +75,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.mamba",
     "hf.minicpm3",
     "hf.minimax",
+    "hf.mm_wrappers",
     "hf.minimax_m2",
     "hf.mistral",
     "hf.mistral4",

@@ -51,6 +51,12 @@ REFUSED = {
         "entropy crosses patching_threshold, so the global transformer's length, and the FLOPs, depend on "
         "the input bytes (and a forward pass may be given patch_lengths of its own)"
     ),
+    **dict.fromkeys(
+        ["gemma4_assistant", "gemma4_unified_assistant"],
+        "a drafter that runs only inside its target model's assisted generation: its forward raises without the "
+        "target's shared_kv_states and hidden states, and every layer attends to the target's cached keys and values "
+        "(it projects none of its own), so its FLOPs follow the target's context length, which its config does not state",
+    ),
 }
 
 

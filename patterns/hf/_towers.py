@@ -22,6 +22,8 @@ _SOURCE = "transformers 5.24.0 models/"
 )
 # A pre-norm ViT block with biased q, k, v, o and a two-matrix MLP with biases, two LayerNorms.
 VIT_BLOCK = 4 * h**2 + 2 * h * i + i + 9 * h
+# SigLIP's attention-pooling head: probe h, in_proj 3h^2 + 3h, out_proj h^2 + h, a LayerNorm, the MLP.
+SIGLIP_POOLING_HEAD = 4 * h**2 + 2 * h * i + i + 8 * h
 
 SIGLIP_VISION = TowerKind(
     name="siglip_vision",
@@ -39,7 +41,7 @@ SIGLIP_VISION = TowerKind(
         + sympy.floor(image / patch) ** 2 * h  # position_embedding
         + layers * VIT_BLOCK
         + 2 * h  # post_layernorm
-        + pooling_head * (4 * h**2 + 2 * h * i + i + 8 * h)  # probe, in_proj (3h), out_proj, LayerNorm, MLP
+        + pooling_head * SIGLIP_POOLING_HEAD
     ),
     embeddings=sympy.floor(image / patch) ** 2 * h,
     reference=_SOURCE + "siglip/modeling_siglip.py SiglipVisionModel",
@@ -217,4 +219,208 @@ GEMMA4_AUDIO_EMBEDDER = TowerKind(
     dims=(Dim("out", "{tower}.output_proj_dims", 1536), Dim("text", "text_config.hidden_size", 2304)),
     parameters=out * text,
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4MultimodalEmbedder",
+)
+
+(posemb, pooling) = sympy.symbols("posemb pooling", integer=True, nonnegative=True)
+
+GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
+    name="gemma4_unified_vision_embedder",
+    title="Gemma 4 unified vision embedder",
+    summary="Gemma4UnifiedVisionEmbedder (embed_vision, no vision encoder): merged raw patches of (patch x pooling)^2 x 3 "
+    "values through LayerNorm, a biased matrix and LayerNorm, a two-axis position table (nn.Parameter) and LayerNorm, "
+    "then one matrix from output_proj_dims to the text width (its RMSNorm has no scale)",
+    dims=(
+        Dim("patch", "{tower}.patch_size", 16), Dim("pooling", "{tower}.pooling_kernel_size", 3),
+        Dim("h", "{tower}.mm_embed_dim", 3840), Dim("posemb", "{tower}.mm_posemb_size", 1120),
+        Dim("out", "{tower}.output_proj_dims", 3840), Dim("text", "text_config.hidden_size", 2304),
+    ),
+    parameters=(
+        2 * 3 * (patch * pooling) ** 2  # patch_ln1 over the merged patch's values
+        + 3 * (patch * pooling) ** 2 * h + h  # patch_dense (biased)
+        + 2 * h + posemb * 2 * h + 2 * h  # patch_ln2, pos_embedding, pos_norm
+        + out * text  # multimodal_embedder.embedding_projection
+    ),
+    reference=_SOURCE + "gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedVisionEmbedder",
+)
+
+GEMMA4_UNIFIED_AUDIO_EMBEDDER = TowerKind(
+    name="gemma4_unified_audio_embedder",
+    title="Gemma 4 unified audio embedder",
+    summary="Gemma4UnifiedMultimodalEmbedder (embed_audio, no audio encoder): one matrix from audio_embed_dim raw samples "
+    "per token to the text width (its RMSNorm has no scale)",
+    dims=(Dim("out", "{tower}.audio_embed_dim", 640), Dim("text", "text_config.hidden_size", 2304)),
+    parameters=out * text,
+    reference=_SOURCE + "gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedMultimodalEmbedder",
+)
+
+FUYU_PROJECTOR = TowerKind(
+    name="fuyu_patch_projection",
+    title="Fuyu patch projection",
+    summary="FuyuModel.vision_embed_tokens: one biased matrix from a patch's patch_size^2 x num_channels values to the text width (no image encoder)",
+    dims=(Dim("patch", "patch_size", 30), Dim("channels", "num_channels", 3), Dim("text", "{tower}.hidden_size", 4096)),
+    parameters=channels * patch**2 * text + text,
+    reference=_SOURCE + "fuyu/modeling_fuyu.py FuyuModel",
+)
+
+PHI4_MULTIMODAL_VISION = TowerKind(
+    name="phi4_multimodal_vision",
+    title="Phi-4-multimodal image embedding",
+    summary="Phi4MultimodalImageEmbedding: a SigLIP ViT (Conv2d patches, learned positions, biased blocks, post LayerNorm, "
+    "the attention-pooling head, always built), two biased projections to the text width, two feature extensors",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
+        Dim("layers", "{tower}.num_hidden_layers", 27), Dim("channels", "{tower}.num_channels", 3),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14), Dim("text", "hidden_size", 3072),
+    ),
+    parameters=(
+        channels * patch**2 * h + h + sympy.floor(image / patch) ** 2 * h + layers * VIT_BLOCK + 2 * h  # img_processor
+        + SIGLIP_POOLING_HEAD  # always built (Phi4MultimodalVisionConfig has no vision_use_head)
+        + h * text + text + text**2 + text  # img_projection_up, img_projection_down
+        + 2 * h  # global_img_feature_extensor, sub_img_feature_extensor
+    ),
+    embeddings=sympy.floor(image / patch) ** 2 * h,
+    reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalImageEmbedding",
+)
+
+(ext, sep, mult, mel, reduction, nemo, distance, symmetric, downsample) = sympy.symbols(
+    "ext sep mult mel reduction nemo distance symmetric downsample", integer=True, nonnegative=True
+)
+_HALVINGS = sympy.floor(sympy.log(reduction, 2))  # the stride-2 convolutions: int(log2(time_reduction))
+_AUDIO_HEAD = sympy.floor(h / heads)  # Phi4MultimodalAudioAttention's head_dim (hidden_size // heads)
+
+PHI4_MULTIMODAL_AUDIO = TowerKind(
+    name="phi4_multimodal_audio",
+    title="Phi-4-multimodal audio embedding",
+    summary="Phi4MultimodalAudioEmbedding: NeMo convolutional subsampling, a relative attention bias table (nn.Embedding), "
+    "conformer blocks (two gated feed-forwards, biased attention, a GLU and depthwise-separable convolution module), "
+    "two pairs of biased projections to the text width (speech, vision-speech)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1024), Dim("i", "{tower}.intermediate_size", 1536),
+        Dim("layers", "{tower}.num_blocks", 24), Dim("heads", "{tower}.num_attention_heads", 16),
+        Dim("ext", "{tower}.ext_pw_out_channel", 1024), Dim("sep", "{tower}.depthwise_separable_out_channel", 1024),
+        Dim("mult", "{tower}.depthwise_multiplier", 1), Dim("kernel", "{tower}.kernel_size", 3),
+        Dim("mel", "{tower}.input_size", 80), Dim("reduction", "{tower}.time_reduction", 8),
+        Dim("nemo", "{tower}.nemo_conv_channels", 1024), Dim("distance", "{tower}.bias_max_distance", 1000),
+        Dim("symmetric", "{tower}.bias_symmetric", False, read="bool"), Dim("downsample", "{tower}.downsample_rate", 1),
+        Dim("text", "hidden_size", 3072),
+    ),
+    parameters=(
+        10 * nemo + (_HALVINGS - 1) * (10 * nemo + nemo**2 + nemo)  # Conv2d(1, c, 3); per further halving depthwise 3x3 + pointwise
+        + nemo * sympy.ceiling(mel / 2**_HALVINGS) * h + h  # out: the frequency axis halved at every stride-2 convolution
+        + distance * (2 - symmetric) * heads  # relative_attention_bias_layer.bias_values
+        + layers * (
+            2 * (3 * h + 3 * h * i + 2 * i)  # feed_forward_in and _out: LayerNorm, gate_up (2i), down, biased
+            + 4 * (h * heads * _AUDIO_HEAD + heads * _AUDIO_HEAD) - heads * _AUDIO_HEAD + h  # q, k, v (to n x d), o (back), biased
+            + 2 * h + 2 * h * ext + 4 * ext  # conv: LayerNorm; GLU pointwise conv (2 ext, biased) and its b1, b2
+            + h * mult * kernel + h * mult + h * mult * sep + sep  # depthwise (groups = h) and pointwise convolutions
+            + h * ext + ext  # ext_pw_conv_1d
+            + 4 * h  # layer_norm_att, layer_norm
+        )
+        + 2 * (h * downsample * text + text + text**2 + text)  # up/down projections for speech and for vision-speech
+    ),
+    embeddings=distance * (2 - symmetric) * heads,
+    reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalAudioEmbedding",
+)
+
+GIT_VISION = TowerKind(
+    name="git_vision",
+    title="GIT CLIP ViT",
+    summary="GitVisionModel: a CLIP ViT (Conv2d patches without bias, a class embedding, learned positions with the class "
+    "position, pre and post LayerNorms, biased blocks)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
+        Dim("layers", "{tower}.num_hidden_layers", 12), Dim("channels", "{tower}.num_channels", 3),
+        Dim("image", "{tower}.image_size", 224), Dim("patch", "{tower}.patch_size", 16),
+    ),
+    parameters=(
+        channels * patch**2 * h + h  # patch_embedding (no bias), class_embedding
+        + (sympy.floor(image / patch) ** 2 + 1) * h  # position_embedding (nn.Embedding)
+        + 4 * h + layers * VIT_BLOCK  # pre_layrnorm, post_layernorm
+    ),
+    embeddings=(sympy.floor(image / patch) ** 2 + 1) * h,
+    reference=_SOURCE + "git/modeling_git.py GitVisionModel",
+)
+
+frame_embeddings = sympy.Symbol("frame_embeddings", integer=True, nonnegative=True)
+
+GIT_PROJECTOR = TowerKind(
+    name="git_projector",
+    title="GIT visual projection",
+    summary="GitProjection: a biased matrix from the vision width to the text width and a LayerNorm; with "
+    "num_image_with_embedding, one learned vision-width embedding per video frame (img_temporal_embedding)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 768), Dim("text", "hidden_size", 768),
+        Dim("frame_embeddings", "num_image_with_embedding", 0),  # null (the default): none built
+    ),
+    parameters=h * text + 3 * text + frame_embeddings * h,
+    reference=_SOURCE + "git/modeling_git.py GitProjection, GitModel.img_temporal_embedding",
+)
+
+cross_layers = sympy.Symbol("cross_layers", integer=True, nonnegative=True)
+
+
+def mllama_cross_attention(text: str) -> TowerKind:
+    """Mllama's image path inside its language model, whose text config is at *text* (``""``: the
+    config itself, ``"text_config."``: a wrapper's): the cross-attention decoder layers at
+    ``cross_attention_layers``, which text-only input skips, and the embedding rows past
+    ``vocab_size`` (``nn.Embedding(vocab_size + 8, hidden)``: the image token's among them)."""
+    return TowerKind(
+        name="mllama_cross_attention",
+        title="Mllama cross-attention layers",
+        summary="MllamaCrossAttentionDecoderLayer at each of cross_attention_layers (q, k, v, o without biases, q/k RMSNorms of "
+        "hidden / heads, two tanh gates, a gated MLP, two RMSNorms) and the 8 token embeddings past vocab_size",
+        dims=(
+            Dim("h", text + "hidden_size", 4096), Dim("i", text + "intermediate_size", 14336),
+            Dim("heads", text + "num_attention_heads", 32), Dim("kv_heads", text + "num_key_value_heads", 8),
+            Dim("cross_layers", text + "cross_attention_layers", [3, 8, 13, 18, 23, 28, 33, 38], read="count"),
+        ),
+        parameters=(
+            cross_layers * (
+                2 * h * heads * sympy.floor(h / heads) + 2 * h * kv_heads * sympy.floor(h / heads)  # q, o; k, v
+                + 2 * sympy.floor(h / heads) + 2 + 3 * h * i + 2 * h  # q_norm, k_norm, the two gates, MLP, norms
+            )
+            + 8 * h  # embed_tokens rows vocab_size .. vocab_size + 7
+        ),
+        embeddings=8 * h,
+        reference=_SOURCE + "mllama/modeling_mllama.py MllamaCrossAttentionDecoderLayer, MllamaTextModel.embed_tokens",
+    )
+
+(local_layers, global_layers, tiles, ratios) = sympy.symbols("local_layers global_layers tiles ratios", integer=True, nonnegative=True)
+_MLLAMA_PATCHES = sympy.floor(image / patch) ** 2 + 1  # the tile's patches and the class position
+# A pre-norm block without attention biases: q, k, v, o to heads x hidden // heads, a biased MLP, two LayerNorms.
+_MLLAMA_BLOCK = 4 * h * heads * sympy.floor(h / heads) + 2 * h * i + i + 5 * h
+_MLLAMA_EMBEDDINGS = (ratios + 1) * tiles * _MLLAMA_PATCHES * h + 2 * (ratios + 1) * tiles * h  # the three aspect-ratio tables
+
+MLLAMA_VISION = TowerKind(
+    name="mllama_vision",
+    title="Mllama vision encoder",
+    summary="MllamaVisionModel: Conv2d patches without bias, a class embedding, gated positions with a per-aspect-ratio tile "
+    "table and two gated aspect-ratio embeddings (nn.Embedding), pre and post LayerNorms, local blocks and gated global blocks",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 1280), Dim("i", "{tower}.intermediate_size", 5120),
+        Dim("local_layers", "{tower}.num_hidden_layers", 32), Dim("global_layers", "{tower}.num_global_layers", 8),
+        Dim("heads", "{tower}.attention_heads", 16), Dim("channels", "{tower}.num_channels", 3),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14),
+        Dim("tiles", "{tower}.max_num_tiles", 4),
+        # max_aspect_ratio_id = len(supported_aspect_ratios); MllamaVisionConfig's default lists 8.
+        Dim("ratios", "{tower}.supported_aspect_ratios", [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]], read="count"),
+    ),
+    parameters=(
+        channels * patch**2 * h + h  # patch_embedding, class_embedding
+        + 1 + _MLLAMA_PATCHES * h + 2  # gated_positional_embedding: its gate and table; the two tile embeddings' gates
+        + _MLLAMA_EMBEDDINGS
+        + 4 * h  # layernorm_pre, layernorm_post
+        + local_layers * _MLLAMA_BLOCK + global_layers * (_MLLAMA_BLOCK + 2)  # the global blocks' gate_attn, gate_ffn
+    ),
+    embeddings=_MLLAMA_EMBEDDINGS,
+    reference=_SOURCE + "mllama/modeling_mllama.py MllamaVisionModel",
+)
+
+MLLAMA_PROJECTOR = TowerKind(
+    name="mllama_projector",
+    title="Mllama projector",
+    summary="MllamaModel.multi_modal_projector: one biased matrix from vision_output_dim to the text width",
+    dims=(Dim("vision_out", "{tower}.vision_output_dim", 7680), Dim("text", "text_config.hidden_size", 4096)),
+    parameters=vision_out * text + text,
+    reference=_SOURCE + "mllama/modeling_mllama.py MllamaModel",
 )

@@ -134,6 +134,9 @@ class FamilyTraits:
         positions: a learned absolute position table (None: rotary or no positions, no weights).
         multi_query: ``(key, class default)`` of a boolean that makes the attention multi-query (one
             key/value head, ``num_key_value_heads`` not read) when true and multi-head when false.
+        heads_only: the attention is multi-head with heads of hidden / heads, whatever
+            ``num_key_value_heads`` and ``head_dim`` say (the config class has neither field and
+            its modeling reads neither, so a config carrying them must not be read as GQA).
     """
 
     name: str
@@ -154,6 +157,7 @@ class FamilyTraits:
     width: Width = Width()
     positions: Positions | None = None
     multi_query: tuple[str, bool] | None = None
+    heads_only: bool = False
 
     def __call__(self, c: Fields) -> Decoder:
         """Read a config of this family: :func:`read_family` with these traits (the HFReader's ``read``)."""
@@ -236,7 +240,10 @@ def _mlps(traits: FamilyTraits, c: Fields, layers: int, hidden: int) -> tuple[La
 
 
 def _kv_heads(traits: FamilyTraits, c: Fields, heads: int) -> int | None:
-    """1 or *heads* by the family's multi-query switch; None (``num_key_value_heads``) without one."""
+    """1 or *heads* by the family's multi-query switch; *heads* for a family of heads only; None
+    (``num_key_value_heads``) otherwise."""
+    if traits.heads_only:
+        return heads
     if traits.multi_query is None:
         return None
     key, default = traits.multi_query
@@ -259,7 +266,8 @@ def read_family(traits: FamilyTraits, c: Fields) -> Decoder:
             raise c.error(key, f" = 'xielu' in a mixture of experts: no pattern holds the experts' activation scalars for model_type {c.model_type}")
         mlp_flags |= XIELU.flags
     mlps, kinds = _mlps(traits, c, layers, hidden)
-    params = {**gqa_params(c, kv_heads=_kv_heads(traits, c, heads), head_dim=head_dim_of(c, hidden, heads, traits.head_dim)), "vocab": c.int("vocab_size")}
+    head_dim = hidden // heads if traits.heads_only else head_dim_of(c, hidden, heads, traits.head_dim)
+    params = {**gqa_params(c, kv_heads=_kv_heads(traits, c, heads), head_dim=head_dim), "vocab": c.int("vocab_size")}
     flags = mlp_flags | _weights(traits, c)
     if traits.positions is not None:
         params[MAX_POSITIONS.name] = c.int(traits.positions.key) + traits.positions.offset

@@ -70,9 +70,12 @@ CLASSIC: tuple[FamilyTraits, ...] = (
                            Switch("use_parallel_residual", False, SINGLE_LAYERNORM.flags))),
     # persimmon: modeling_persimmon.py: nn.LayerNorm input/post_attention/final norms;
     # query_key_value and dense biased; dense_h_to_4h relu2 dense_4h_to_h biased (plain);
-    # qk_layernorm (default true): q/k LayerNorms of head_dim with bias, shared by the heads.
+    # qk_layernorm (default true): q/k LayerNorms of head_dim with bias, shared by the heads;
+    # query_key_value is hidden -> 3 x hidden, heads of hidden / heads (PersimmonConfig has no
+    # num_key_value_heads or head_dim: a config carrying them runs multi-head all the same).
     FamilyTraits(name="persimmon", title="Persimmon", summary="PersimmonConfig: LayerNorms, biases, plain relu^2 MLP, QK LayerNorms",
                  gated=False, activation=("hidden_act", "relu2"), norms=DECODER_LAYERNORMS.flags, flags=ATTENTION_BIAS.flags | MLP_BIAS.flags,
+                 heads_only=True,
                  switches=(Switch("qk_layernorm", True, QK_LAYERNORM.flags),)),
     # biogpt: modeling_biogpt.py: BioGptLearnedPositionalEmbedding holds max_position_embeddings + 2
     # rows (offset 2); q/k/v/out_proj and fc1/fc2 biased; nn.LayerNorm norms and final layer_norm;

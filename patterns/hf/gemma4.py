@@ -1,13 +1,24 @@
 """Hugging Face readers of ``gemma4_text`` and the multimodal wrapper ``gemma4`` (Gemma 4):
 5 sliding layers to 1 full by default, full layers with their own head width (and, with
 ``attention_k_eq_v``, keys as values), the last ``num_kv_shared_layers`` layers reusing earlier
-keys and values, per-layer embeddings, and experts beside the dense MLP."""
+keys and values, per-layer embeddings, and experts beside the dense MLP; and of the encoder-free
+``gemma4_unified_text`` and its wrapper ``gemma4_unified``: the same decoder without per-layer
+embeddings or experts."""
+
+import attrs
 
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS
 from flopsreg.patterns.hf._common import GATED_LM, weight_flags
 from flopsreg.patterns.hf._linear import refuse_unless
-from flopsreg.patterns.hf._towers import GEMMA4_AUDIO, GEMMA4_AUDIO_EMBEDDER, GEMMA4_VISION, GEMMA4_VISION_EMBEDDER
+from flopsreg.patterns.hf._towers import (
+    GEMMA4_AUDIO,
+    GEMMA4_AUDIO_EMBEDDER,
+    GEMMA4_UNIFIED_AUDIO_EMBEDDER,
+    GEMMA4_UNIFIED_VISION_EMBEDDER,
+    GEMMA4_VISION,
+    GEMMA4_VISION_EMBEDDER,
+)
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.k_eq_v_projection import K_EQ_V_PROJECTION
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
@@ -55,9 +66,13 @@ def full_layer_params(c: Fields, k_eq_v: bool) -> dict[str, int]:
     return params
 
 
-def gemma4_text(c: Fields) -> Decoder:
-    """Gemma4TextConfig: the attention of each layer from its type, head width and sharing; GeGLU MLP."""
-    # Gemma4TextConfig.use_bidirectional_attention: null (its default), "vision" or "all".
+def gemma4_decoder(c: Fields) -> Decoder:
+    """The decoder both Gemma 4 text configs share (Gemma4TextConfig, Gemma4UnifiedTextConfig):
+    the attention of each layer from its type, head width and sharing, a GeGLU MLP, sandwich and
+    q/k norms. Gemma4UnifiedTextConfig deletes the per-layer embedding and expert fields
+    (Gemma4UnifiedTextModel builds neither): it is this decoder alone."""
+    # use_bidirectional_attention: null (Gemma4TextConfig's default), "vision" (Gemma4UnifiedTextConfig's:
+    # only image tokens attend both ways, text stays causal) or "all".
     if c.given("use_bidirectional_attention") and c.string("use_bidirectional_attention", "") == "all":
         raise c.error("use_bidirectional_attention", " = 'all': bidirectional Gemma 4 attention is not supported")
     layers = c.int("num_hidden_layers")
@@ -90,6 +105,20 @@ def gemma4_text(c: Fields) -> Decoder:
     # Sandwich norms (three more with the experts), q/k norms of each layer's head width (the
     # v_norm has no scale); tie_word_embeddings true by default.
     flags = set(GATED_LM | weight_flags(c, tied=True, extra=SANDWICH_NORMS.flags | QK_NORM.flags))
+    return Decoder(
+        params=params,
+        flags=flags,
+        attention=attention,
+        attention_kinds=kinds,
+        mlps=mlps,
+        mlp_kinds={name: mlp_kinds[name] for name in mlps.distinct()},
+    )
+
+
+def gemma4_text(c: Fields) -> Decoder:
+    """Gemma4TextConfig: :func:`gemma4_decoder`, experts beside the MLP, per-layer embeddings."""
+    decoder = gemma4_decoder(c)
+    flags, params, layers = set(decoder.flags), dict(decoder.params), len(decoder.attention)
     if c.bool("enable_moe_block", default=False):
         flags |= PARALLEL_EXPERTS.flags
         params |= {EXPERTS.name: c.int("num_experts"), TOP_K.name: c.int("top_k_experts"), EXPERT_HIDDEN.name: c.int("moe_intermediate_size")}
@@ -101,14 +130,7 @@ def gemma4_text(c: Fields) -> Decoder:
         flags |= PER_LAYER_INPUT.flags
         # vocab_size_per_layer_input only sizes the gathered table: Gemma4TextConfig default 262144.
         params |= {PLE_DIM.name: ple, PLE_LAYERS.name: layers, PLE_VOCAB.name: c.int_or_default("vocab_size_per_layer_input", 262144)}
-    return Decoder(
-        params=params,
-        flags=flags,
-        attention=attention,
-        attention_kinds=kinds,
-        mlps=mlps,
-        mlp_kinds={name: mlp_kinds[name] for name in mlps.distinct()},
-    )
+    return attrs.evolve(decoder, params=params, flags=flags)
 
 
 @hookimpl
@@ -128,6 +150,21 @@ def flopsreg_register_hf_readers():
                 HFTower(part="vision_embedder", kind=GEMMA4_VISION_EMBEDDER, config="vision_config", optional=True),
                 HFTower(part="audio", kind=GEMMA4_AUDIO, config="audio_config", optional=True),
                 HFTower(part="audio_embedder", kind=GEMMA4_AUDIO_EMBEDDER, config="audio_config", optional=True),
+            ),
+        ),
+        HFReader(
+            name="gemma4_unified_text",
+            title="Gemma 4 unified",
+            read=gemma4_decoder,
+            summary="Gemma4UnifiedTextConfig: the Gemma 4 decoder without per-layer embeddings or experts",
+            per_layer={"head_dim": HEAD_DIM.name, "num_key_value_heads": KV_HEADS.name},
+        ),
+        HFReader(
+            name="gemma4_unified", title="Gemma 4 unified", text_config="gemma4_unified_text",
+            summary="Gemma4UnifiedConfig: the decoder is its gemma4_unified_text text_config; images and audio enter through embedders, no encoder",
+            towers=(  # built only when the config sets their sub-config
+                HFTower(part="vision_embedder", kind=GEMMA4_UNIFIED_VISION_EMBEDDER, config="vision_config", optional=True),
+                HFTower(part="audio_embedder", kind=GEMMA4_UNIFIED_AUDIO_EMBEDDER, config="audio_config", optional=True),
             ),
         ),
     ]

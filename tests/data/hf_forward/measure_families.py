@@ -145,7 +145,7 @@ def measure(config: dict) -> dict:
     ).eval()
     totals = {}
     for seq_len in SEQ_LENS:
-        counter, pairs = _run(model, config["vocab_size"], seq_len)
+        counter, pairs = _run(model, config.get("vocab_size") or config["text_config"]["vocab_size"], seq_len)
         totals[str(seq_len)] = int(counter.get_total_flops())
     counts = counter.get_flop_counts()
     root = type(model).__name__
