@@ -32,6 +32,7 @@ NO_MIXER = SlotGroup(name="no_mixer", summary="no token mixer: a feed-forward-on
 SLOTS = [
     Slot(name="embedding", scope="model", summary="the input token embedding (weights only, a gather)"),
     Slot(name="position_embedding", scope="model", summary="a learned position embedding (weights only, a gather)"),
+    Slot(name="embedding_norm", scope="model", summary="a norm on the embedding before the first layer (weights only, no matmul)"),
     Slot(name="rope_scaling", scope="model", summary="learned exponents of the RoPE frequencies (weights only)"),
     Slot(name="initial_state", scope="model", summary="a learned initial state of a recurrent stack (weights only)"),
     Slot(name="per_layer_embedding", scope="model", summary="the projection giving every layer its per-layer input"),

@@ -32,7 +32,7 @@ BUILTIN_TERMS = frozenset({
     # attention.sinks
     'attention_sinks',
     # attention.bias
-    'qkv_bias', 'attention_bias',
+    'qkv_bias', 'output_bias', 'attention_bias',
     # mlp.bias
     'mlp_bias', 'expert_bias',
     # mlp.router_bias
@@ -81,7 +81,9 @@ BUILTIN_TERMS = frozenset({
     'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
     'concat_input_norms',
     # final_norm
-    'final_norm', 'final_layernorm',
+    'final_norm', 'final_layernorm', 'no_final_norm',
+    # embedding_norm (a weight only)
+    'embedding_layernorm',
     # mlp.parallel_experts
     'parallel_experts',
     # per_layer_input
