@@ -12,7 +12,14 @@ recorded forward pass.
 
 from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS, QKV_BIAS
 from flopsreg.patterns.hf._traits import FamilyTraits, Positions, Switch, Width
-from flopsreg.patterns.norms import DECODER_LAYERNORMS, EMBEDDING_LAYERNORM, FULL_WIDTH_QK_NORM, NO_FINAL_NORM, QK_LAYERNORM, SINGLE_LAYERNORM
+from flopsreg.patterns.norms import (
+    DECODER_LAYERNORMS,
+    EMBEDDING_LAYERNORM,
+    FULL_WIDTH_QK_NORM,
+    NO_FINAL_NORM,
+    QK_LAYERNORM,
+    SINGLE_LAYERNORM,
+)
 from flopsreg.plugin import hookimpl
 
 # GPT2Config, GPTJConfig, CodeGenConfig, GPTBigCodeConfig: attribute_map (read the other way round).
