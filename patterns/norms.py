@@ -172,11 +172,22 @@ NO_FINAL_NORM = Pattern(
     summary="no norm after the last decoder layer: post-norm blocks end in their own LayerNorm (OpenAI GPT)",
     reference="Radford et al. 2018, 'Improving Language Understanding by Generative Pre-Training'; Hugging Face OpenAIGPTModel (no ln_f)",
 )
-EMBEDDING_LAYERNORM = Pattern(
-    name="embedding_layernorm",
+EMBEDDING_NORM = Pattern(
+    name="embedding_norm",
     slot="embedding_norm",
     flags={"embedding_norm"},
     precedence=10,
+    scope="model",
+    formula=0,
+    weights=h,
+    summary="a norm of width h on the token embedding, before the first layer: a scale (no FLOPs counted)",
+    reference="Hugging Face ModernBertDecoderEmbeddings.norm (nn.LayerNorm with norm_bias false: no bias)",
+)
+EMBEDDING_LAYERNORM = Pattern(
+    name="embedding_layernorm",
+    slot="embedding_norm",
+    flags={"embedding_norm", "norm_bias"},
+    precedence=20,
     scope="model",
     formula=0,
     weights=2 * h,
@@ -184,7 +195,6 @@ EMBEDDING_LAYERNORM = Pattern(
     reference="Dettmers et al. 2022 (StableEmbedding); BigScience 2022, 'BLOOM' (arXiv:2211.05100); Hugging Face word_embeddings_layernorm",
 )
 
-
 @hookimpl
 def flopsreg_register_patterns():
-    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SUB_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM, NO_FINAL_NORM, EMBEDDING_LAYERNORM]
+    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SUB_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM, NO_FINAL_NORM, EMBEDDING_NORM, EMBEDDING_LAYERNORM]

@@ -83,7 +83,9 @@ BUILTIN_TERMS = frozenset({
     # final_norm
     'final_norm', 'final_layernorm', 'no_final_norm',
     # embedding_norm (a weight only)
-    'embedding_layernorm',
+    'embedding_norm', 'embedding_layernorm',
+    # head.transform_bias (a weight only)
+    'head_transform_bias',
     # mlp.parallel_experts
     'parallel_experts',
     # per_layer_input
@@ -115,6 +117,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
+    'head_transform', 'head_transform_layernorm',  # ModernBERT-decoder's dense + norm before the logits: no framework counts it
 })
 
 

@@ -1,9 +1,10 @@
-"""The last GPT-2 era families of issue 21 (OpenAI GPT, GPT-Neo, BLOOM, MPT, Falcon, GPT-NeoX-Japanese)
+"""The last GPT-2 era families of issue 21 (OpenAI GPT, GPT-Neo, BLOOM, MPT, Falcon, GPT-NeoX-Japanese,
+ModernBERT-decoder)
 against real forward passes and parameter counts, recorded in tests/data/hf_forward/forward_r5classic.json.
 
 tests/data/hf_forward/measure_r5classic.py ran a tiny config of every family (hidden 44 over 4 heads
 of 11, or 48 over 4 of 12 where the config validates an even rotary head; Falcon in its four
-attention layouts; GPT-Neo with global and local layers) through transformers 5.24 on the CPU
+attention layouts; GPT-Neo and ModernBERT-decoder with global and local layers) through transformers 5.24 on the CPU
 (eager attention) under torch's FlopCounterMode at two sequence lengths, and recorded the totals,
 the FLOPs of every module, GPT-Neo's pairs from each layer's own mask buffer and ``sum(p.numel())``;
 and, per model type, the class-default config with the parameters of its model built on the meta
@@ -50,7 +51,7 @@ def test_every_case_ran_and_every_default_built():
     assert all("totals" in entry for entry in RECORD["models"].values()), "a model failed to run when recorded"
     assert all("parameters" in entry for entry in RECORD["defaults"].values()), "a class-default model failed to build"
     assert {entry["config"]["model_type"] for entry in RECORD["models"].values()} == set(DEFAULTS) == {
-        "openai-gpt", "gpt_neo", "bloom", "mpt", "falcon", "gpt_neox_japanese",
+        "openai-gpt", "gpt_neo", "bloom", "mpt", "falcon", "gpt_neox_japanese", "modernbert-decoder",
     }
 
 
@@ -124,8 +125,25 @@ def test_gpt_neox_japanese_holds_its_output_bias_in_the_last_layer_alone(registr
         ("falcon-new", {"parallel_attn": False}, r"parallel_attn = false with new_decoder_architecture true"),
         ("falcon", {"num_ln_in_parallel_attn": 2}, r"num_ln_in_parallel_attn = 2 with new_decoder_architecture false"),
         ("falcon-mha-sequential-alibi", {"num_kv_heads": 2}, r"num_kv_heads = 2 with multi_query false"),
+        ("modernbert-decoder", {"local_attention": None}, r"local_attention = 0: sliding_attention layers then have sliding_window -1"),
     ],
 )
 def test_configurations_transformers_does_not_build_are_refused_by_name(name, change, message):
     with pytest.raises(flopsreg.ModelError, match=message):
         flopsreg.Model.from_hf_config({**_config(name), **change})
+
+
+def test_modernbert_decoder_local_layers_slide_over_half_local_attention():
+    """__post_init__ sets sliding_window = local_attention // 2, whatever the config says; layer 0 holds no attn_norm."""
+    model = flopsreg.Model.from_hf_config({**_config("modernbert-decoder"), "sliding_window": 3})
+    assert [layer.params.get("window") for layer in model.layers] == [None, 5, 5, None, 5]
+    assert [("single_norm" in layer.flags) for layer in model.layers] == [True, False, False, False, False]
+
+
+def test_modernbert_decoder_head_transform_is_the_recorded_lm_head_module(eager_registry):
+    """lm_head (dense, act, norm) runs one hidden x hidden matmul per position: its recorded FLOPs."""
+    for name in ("modernbert-decoder", "modernbert-decoder-biased"):
+        length = RECORD["seq_lens"][-1]
+        slots = eager_registry.evaluate(_model(name), seq_len=length, convention="eager").slot_flops
+        assert slots["head.transform"] == RECORD["models"][name]["modules"]["lm_head"]
+        assert slots["head"] == RECORD["models"][name]["modules"]["decoder"]

@@ -1,6 +1,6 @@
 """Measure tiny forward passes of the GPT-2 era families read in issue 21's last batch (OpenAI GPT,
-GPT-Neo, BLOOM, MPT, Falcon in its four attention layouts, GPT-NeoX-Japanese), and the parameters
-of every family's class-default config.
+GPT-Neo, BLOOM, MPT, Falcon in its four attention layouts, GPT-NeoX-Japanese, ModernBERT-decoder),
+and the parameters of every family's class-default config.
 
 The same measurement as measure_families.py (whose ``measure`` and ``class_defaults`` it runs): each
 tiny config below (odd widths: hidden 44 over 4 heads of 11, or 48 over 4 of 12 where rotary needs
@@ -56,6 +56,16 @@ CASES: dict[str, dict] = {
                                     "alibi": True, "bias": True},
     "gpt_neox_japanese": {"model_type": "gpt_neox_japanese", "hidden_size": 48, "num_attention_heads": 4, "num_hidden_layers": 3,
                           "intermediate_multiple_size": 3, "vocab_size": 97, "max_position_embeddings": 128, "pad_token_id": 0},
+    # layers full, sliding, sliding, full, sliding (global_attn_every_n_layers 3); local_attention 10: a window of 5 keys.
+    "modernbert-decoder": {"model_type": "modernbert-decoder", "hidden_size": 48, "num_attention_heads": 4, "num_hidden_layers": 5,
+                           "intermediate_size": 58, "local_attention": 10, "vocab_size": 97, "pad_token_id": 0, "bos_token_id": 1,
+                           "eos_token_id": 2, "cls_token_id": 1, "sep_token_id": 2},
+    # every bias, LayerNorms with biases, an untied head; layers given as a list (layer 0 sliding).
+    "modernbert-decoder-biased": {"model_type": "modernbert-decoder", "hidden_size": 48, "num_attention_heads": 4, "num_hidden_layers": 3,
+                                  "intermediate_size": 58, "local_attention": 40, "vocab_size": 97, "pad_token_id": 0, "bos_token_id": 1,
+                                  "eos_token_id": 2, "cls_token_id": 1, "sep_token_id": 2, "norm_bias": True, "attention_bias": True,
+                                  "mlp_bias": True, "classifier_bias": True, "tie_word_embeddings": False,
+                                  "layer_types": ["sliding_attention", "full_attention", "sliding_attention"]},
 }
 
 
