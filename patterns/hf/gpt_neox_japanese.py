@@ -20,7 +20,7 @@ GPT_NEOX_JAPANESE = FamilyTraits(
     summary="GPTNeoXJapaneseConfig: LayerNorms, no projection biases but the last layer's output bias, plain MLP of a multiple of hidden",
     tied=True, gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags,
 )
-LAST = "full_attention_output_bias"
+LAST = "last"  # the last layer: full attention with the output bias (a short kind name: LaTeX rows stay in a column)
 
 
 def gpt_neox_japanese(c: Fields) -> Decoder:
