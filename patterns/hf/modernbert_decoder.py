@@ -53,7 +53,7 @@ def modernbert_decoder(c: Fields) -> Decoder:
         local = c.optional_int("local_attention", minimum=0) or 0
         if local < 2:
             given = "null" if c.data.get("local_attention") is None else local
-            raise c.error("local_attention", f" = {given}: sliding_attention layers then have sliding_window {local // 2 or -1}, no window "
+            raise c.error("local_attention", f" = {given}: sliding_attention layers then have sliding_window {local // 2 if local else -1}, no window "
                           "of keys to count; expected an integer >= 2 (or only full_attention layers)")
         kinds[LOCAL] = (SLIDING_WINDOW.flags, {WINDOW.name: local // 2})
     named = types.map(lambda kind: LOCAL if kind == SLIDING else FULL)

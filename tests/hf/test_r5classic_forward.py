@@ -126,7 +126,7 @@ def test_gpt_neox_japanese_holds_its_output_bias_in_the_last_layer_alone(registr
         ("falcon", {"num_ln_in_parallel_attn": 2}, r"num_ln_in_parallel_attn = 2 with new_decoder_architecture false"),
         ("falcon-mha-sequential-alibi", {"num_kv_heads": 2}, r"num_kv_heads = 2 with multi_query false"),
         ("modernbert-decoder", {"local_attention": None}, r"local_attention = null: sliding_attention layers then have sliding_window -1"),
-        ("modernbert-decoder", {"local_attention": 1}, r"local_attention = 1: sliding_attention layers then have sliding_window -1"),
+        ("modernbert-decoder", {"local_attention": 1}, r"local_attention = 1: sliding_attention layers then have sliding_window 0,"),
     ],
 )
 def test_configurations_transformers_does_not_build_are_refused_by_name(name, change, message):
