@@ -161,7 +161,40 @@ FINAL_LAYERNORM = Pattern(
     reference=_LAYERNORM,
 )
 
+NO_FINAL_NORM = Pattern(
+    name="no_final_norm",
+    slot="final_norm",
+    flags={"norms", "no_final_norm"},
+    precedence=30,
+    scope="model",
+    formula=0,
+    weights=0,
+    summary="no norm after the last decoder layer: post-norm blocks end in their own LayerNorm (OpenAI GPT)",
+    reference="Radford et al. 2018, 'Improving Language Understanding by Generative Pre-Training'; Hugging Face OpenAIGPTModel (no ln_f)",
+)
+EMBEDDING_NORM = Pattern(
+    name="embedding_norm",
+    slot="embedding_norm",
+    flags={"embedding_norm"},
+    precedence=10,
+    scope="model",
+    formula=0,
+    weights=h,
+    summary="a norm of width h on the token embedding, before the first layer: a scale (no FLOPs counted)",
+    reference="Hugging Face ModernBertDecoderEmbeddings.norm (nn.LayerNorm with norm_bias false: no bias)",
+)
+EMBEDDING_LAYERNORM = Pattern(
+    name="embedding_layernorm",
+    slot="embedding_norm",
+    flags={"embedding_norm", "norm_bias"},
+    precedence=20,
+    scope="model",
+    formula=0,
+    weights=2 * h,
+    summary="a LayerNorm of width h on the token embedding, before the first layer: scale and bias (no FLOPs counted)",
+    reference="Dettmers et al. 2022 (StableEmbedding); BigScience 2022, 'BLOOM' (arXiv:2211.05100); Hugging Face word_embeddings_layernorm",
+)
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SUB_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM]
+    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SUB_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM, NO_FINAL_NORM, EMBEDDING_NORM, EMBEDDING_LAYERNORM]

@@ -32,6 +32,7 @@ NO_MIXER = SlotGroup(name="no_mixer", summary="no token mixer: a feed-forward-on
 SLOTS = [
     Slot(name="embedding", scope="model", summary="the input token embedding (weights only, a gather)"),
     Slot(name="position_embedding", scope="model", summary="a learned position embedding (weights only, a gather)"),
+    Slot(name="embedding_norm", scope="model", summary="a norm on the embedding before the first layer (weights only, no matmul)"),
     Slot(name="rope_scaling", scope="model", summary="learned exponents of the RoPE frequencies (weights only)"),
     Slot(name="initial_state", scope="model", summary="a learned initial state of a recurrent stack (weights only)"),
     Slot(name="per_layer_embedding", scope="model", summary="the projection giving every layer its per-layer input"),
@@ -86,6 +87,8 @@ SLOTS = [
     Slot(name="mlp.parallel_experts", scope="layer", summary="experts beside the dense MLP, their outputs added (Gemma 4)"),
     Slot(name="per_layer_input", scope="layer", summary="a layer's per-layer input projected into the residual stream"),
     Slot(name="final_norm", scope="model", summary="the norm after the last decoder layer (weights only)"),
+    Slot(name="head.transform", scope="model", summary="a hidden -> hidden dense layer, activation and norm before the logits", per_position=True),
+    Slot(name="head.transform_bias", scope="model", summary="the bias of that dense layer (weights only)", per_position=True),
     Slot(name="head", scope="model", summary="the logits head", per_position=True),
     Slot(name="head.bias", scope="model", summary="a bias on the logits (weights only), part of the head", per_position=True),
     Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),

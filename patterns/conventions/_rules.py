@@ -32,7 +32,7 @@ BUILTIN_TERMS = frozenset({
     # attention.sinks
     'attention_sinks',
     # attention.bias
-    'qkv_bias', 'attention_bias',
+    'qkv_bias', 'output_bias', 'attention_bias',
     # mlp.bias
     'mlp_bias', 'expert_bias',
     # mlp.router_bias
@@ -81,7 +81,11 @@ BUILTIN_TERMS = frozenset({
     'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
     'concat_input_norms',
     # final_norm
-    'final_norm', 'final_layernorm',
+    'final_norm', 'final_layernorm', 'no_final_norm',
+    # embedding_norm (a weight only)
+    'embedding_norm', 'embedding_layernorm',
+    # head.transform_bias (a weight only)
+    'head_transform_bias',
     # mlp.parallel_experts
     'parallel_experts',
     # per_layer_input
@@ -113,6 +117,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
+    'head_transform', 'head_transform_layernorm',  # ModernBERT-decoder's dense + norm before the logits: no framework counts it
 })
 
 

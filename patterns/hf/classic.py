@@ -4,13 +4,22 @@
 What they share: learned absolute positions (GPT-2, GPT-BigCode), LayerNorms with biases, a plain
 (non-gated) GELU MLP of 4 x hidden by default, biased projections, parallel attention and MLP on one
 LayerNorm (GPT-J, CodeGen: the same matmuls), multi-query attention (GPT-BigCode), fused q/k/v and
-partial rotary (no other matmul); sinusoidal positions (XGLM, CTRL) are buffers, not weights. Every record cites the transformers 5.24 modeling file its traits
-come from; tests/hf/test_classic_forward.py checks every record against a recorded forward pass.
+partial rotary, ALiBi (a bias added to the scores: no matmul, no weight; BLOOM) (no other
+matmul); sinusoidal positions (XGLM, CTRL) are buffers, not weights. Every record cites the transformers 5.24 modeling file its traits
+come from; tests/hf/test_classic_forward.py and test_r5classic_forward.py check every record against a
+recorded forward pass.
 """
 
 from flopsreg.patterns.biases import ATTENTION_BIAS, HEAD_BIAS, MLP_BIAS, QKV_BIAS
 from flopsreg.patterns.hf._traits import FamilyTraits, Positions, Switch, Width
-from flopsreg.patterns.norms import DECODER_LAYERNORMS, FULL_WIDTH_QK_NORM, QK_LAYERNORM, SINGLE_LAYERNORM
+from flopsreg.patterns.norms import (
+    DECODER_LAYERNORMS,
+    EMBEDDING_LAYERNORM,
+    FULL_WIDTH_QK_NORM,
+    NO_FINAL_NORM,
+    QK_LAYERNORM,
+    SINGLE_LAYERNORM,
+)
 from flopsreg.plugin import hookimpl
 
 # GPT2Config, GPTJConfig, CodeGenConfig, GPTBigCodeConfig: attribute_map (read the other way round).
@@ -95,6 +104,22 @@ CLASSIC: tuple[FamilyTraits, ...] = (
     FamilyTraits(name="ctrl", title="CTRL", summary="CTRLConfig: sinusoidal positions, LayerNorms, biases, plain ReLU MLP of dff, biased head",
                  aliases=GPT2_NAMES, tied=True, gated=False, norms=DECODER_LAYERNORMS.flags,
                  flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | HEAD_BIAS.flags, width=Width("dff")),
+    # openai-gpt: modeling_openai.py: tokens_embed and positions_embed (n_positions, learned);
+    # post-norm Blocks (ln_1 after attention, ln_2 after the MLP, nn.LayerNorm) and no final norm;
+    # c_attn (fused q/k/v) and c_proj Conv1D with biases; MLP c_fc afn c_proj of 4 x n_embd
+    # always (no width key), biased; lm_head tied.
+    FamilyTraits(name="openai-gpt", title="OpenAI GPT", summary="OpenAIGPTConfig: post-norm LayerNorm blocks, no final norm, learned positions, tied head",
+                 aliases=GPT2_NAMES, tied=True, gated=False, activation=("afn", "gelu"), norms=DECODER_LAYERNORMS.flags | NO_FINAL_NORM.flags,
+                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, width=Width(None, 4), positions=Positions()),
+    # bloom: modeling_bloom.py: word_embeddings then word_embeddings_layernorm (LayerNorm);
+    # input_layernorm and post_attention_layernorm, ln_f (LayerNorm); query_key_value and dense
+    # biased; dense_h_to_4h GELU dense_4h_to_h biased, 4 x hidden always; ALiBi (alibi.baddbmm adds
+    # the bias to Q K^T: the same matmul, no weight); pretraining_tp slices with slow_but_exact
+    # split the same matmuls; lm_head tied.
+    FamilyTraits(name="bloom", title="BLOOM", summary="BloomConfig: LayerNorm on the embedding, LayerNorms, biases, plain GELU MLP of 4 x hidden, ALiBi",
+                 aliases={"n_layer": "num_hidden_layers", "n_head": "num_attention_heads", "n_embed": "hidden_size"}, tied=True, gated=False,
+                 activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags, flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | EMBEDDING_LAYERNORM.flags,
+                 width=Width(None, 4)),
 )
 
 

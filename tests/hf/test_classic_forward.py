@@ -47,7 +47,9 @@ def _defaults(model_type: str) -> dict:
 def test_every_case_ran_and_every_default_built():
     assert all("totals" in entry for entry in RECORD["models"].values()), "a model failed to run when recorded"
     assert all("parameters" in entry for entry in RECORD["defaults"].values()), "a class-default model failed to build"
-    assert {entry["config"]["model_type"] for entry in RECORD["models"].values()} == set(DEFAULTS) == {f.name for f in (*CLASSIC, OPT)}
+    # OpenAI GPT and BLOOM, records of classic.py too, are recorded by measure_r5classic.py (tests/hf/test_r5classic_forward.py).
+    later = {"openai-gpt", "bloom"}
+    assert {entry["config"]["model_type"] for entry in RECORD["models"].values()} == set(DEFAULTS) == {f.name for f in (*CLASSIC, OPT)} - later
 
 
 @pytest.mark.parametrize("name", MODELS)

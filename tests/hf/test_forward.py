@@ -51,6 +51,8 @@ def test_the_record_covers_every_published_config():
     # The GPT-2 era families are recorded as tiny configs in forward_classic.json (tests/hf/test_classic_forward.py).
     classic = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_classic.json").read_text())
     newer_types |= {entry["config"]["model_type"] for entry in classic["models"].values()}
+    # The last GPT-2 era families (OpenAI GPT, GPT-Neo, BLOOM, MPT, Falcon, ...): forward_r5classic.json (tests/hf/test_r5classic_forward.py).
+    newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_r5classic.json").read_text())["defaults"])
     # The modern dense, MoE and MLA families of helper fam1: forward_fam1.json (tests/hf/test_fam1_forward.py).
     fam1 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_fam1.json").read_text())
     newer_types |= {entry["config"]["model_type"] for entry in fam1["models"].values()}
