@@ -90,6 +90,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.starcoder2",
     "hf.youtu",
     "hf.zamba",
+    "hf.zamba2",
     "hyper_connections",
     "k_eq_v_projection",
     "kda",

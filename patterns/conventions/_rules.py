@@ -113,6 +113,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
+    'shared_block_mlp_adapter', 'shared_block_qkv_adapters',  # Zamba2's per-use low-rank adapters in its shared blocks
 })
 
 
