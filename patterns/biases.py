@@ -37,6 +37,16 @@ ATTENTION_BIAS = Pattern(
     summary="biases of the query, key, value and output projections (attention_bias = true)",
     reference="Hugging Face LlamaConfig.attention_bias (q/k/v/o_proj bias); GPT-OSS",
 )
+OUTPUT_BIAS = Pattern(
+    name="output_bias",
+    slot="attention.bias",
+    flags={"output_bias"},
+    precedence=15,
+    formula=0,
+    weights=h,
+    summary="a bias of h on the output projection alone, none on query, key and value (RecurrentGemma)",
+    reference="Hugging Face RecurrentGemmaAttention (o_proj bias=True, q/k/v_proj bias=attention_bias)",
+)
 MLP_BIAS = Pattern(
     name="mlp_bias",
     slot="mlp.bias",
@@ -90,4 +100,4 @@ HEAD_BIAS = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [QKV_BIAS, ATTENTION_BIAS, MLP_BIAS, EXPERT_BIAS, ROUTER_BIAS, HEAD_BIAS]
+    return [QKV_BIAS, ATTENTION_BIAS, OUTPUT_BIAS, MLP_BIAS, EXPERT_BIAS, ROUTER_BIAS, HEAD_BIAS]

@@ -32,7 +32,7 @@ BUILTIN_TERMS = frozenset({
     # attention.sinks
     'attention_sinks',
     # attention.bias
-    'qkv_bias', 'attention_bias',
+    'qkv_bias', 'attention_bias', 'output_bias',
     # mlp.bias
     'mlp_bias', 'expert_bias',
     # mlp.router_bias
@@ -114,6 +114,8 @@ NO_FRAMEWORK_TERM = frozenset({
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
     'shared_block_mlp_adapter', 'shared_block_qkv_adapters',  # Zamba2's per-use low-rank adapters in its shared blocks
+    'rglru_projection', 'rglru_conv', 'rglru_padded_conv', 'rglru_core', 'rglru_output',  # Griffin's recurrent block (RecurrentGemma)
+    'mlstm_projection', 'mlstm_core', 'mlstm_output',  # xLSTM's mLSTM layer
 })
 
 

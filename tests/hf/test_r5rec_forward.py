@@ -1,5 +1,7 @@
 """flopsreg against real forward passes of tiny recurrent and hybrid models (transformers 5.24):
-Zamba2's shared blocks, taken in turn, with per-use low-rank adapters.
+Zamba2's shared blocks, taken in turn, with per-use low-rank adapters; RecurrentGemma's RG-LRU
+blocks and local attention; xLSTM's mLSTM blocks (the chunkwise and step kernels of its
+inference path, in pieces of max_inference_chunksize tokens).
 
 tests/data/hf_forward/measure_r5rec.py ran each tiny config once under torch's FlopCounterMode at
 two sequence lengths, recording the counted FLOPs and the parameters of every module, and built
@@ -36,6 +38,9 @@ def _type(name: str) -> str:
 
 
 ZAMBA2 = [name for name in MODELS if _type(name) == "zamba2"]
+GRIFFIN = [name for name in MODELS if _type(name) == "recurrent_gemma"]
+XLSTM = [name for name in MODELS if _type(name) == "xlstm"]
+MLSTM_PROJECTIONS = ("q", "k", "v", "ogate_preact", "igate_preact", "fgate_preact")
 
 
 @pytest.fixture(scope="module")
@@ -142,6 +147,61 @@ def test_the_exact_count_is_below_the_reference_path(registry, reference, name, 
     assert exact < reference.evaluate(_model(reference, name), seq_len=n, convention="chunked_scan").forward
 
 
+@pytest.mark.parametrize(("name", "n"), [(name, n) for name, n in RUNS if name in GRIFFIN])
+def test_every_griffin_block_against_its_modules(reference, name, n):
+    """Recurrent block: linear_x and linear_y, the conv, the RG-LRU (its gates; its recurrence is
+    unseen by torch) and linear_out; attention block: everything under its module; the MLP."""
+    model = _model(reference, name)
+    modules = {m.removeprefix("RecurrentGemmaForCausalLM.model."): v for m, v in RECORD["models"][name]["flops"][str(n)]["modules"].items()}
+    units = _units(reference, model, "chunked_scan")
+    for index, unit in units.items():
+        counted, block = unit.flops(n), f"layers.{index}.temporal_block"
+        if "rglru" in unit.flags:
+            assert counted["mixer.projection"] == modules[f"{block}.linear_x"] + modules[f"{block}.linear_y"], index
+            assert counted["mixer.conv"] == modules[f"{block}.conv_1d"], index
+            assert counted["mixer.core"] == modules[f"{block}.rg_lru"] + _unseen(unit.flags, unit.params, n), index
+            assert counted["mixer.output"] == modules[f"{block}.linear_out"], index
+        else:
+            assert sum(v for slot, v in counted.items() if slot.startswith("attention.")) == modules[block], index
+        assert counted["mlp"] == modules[f"layers.{index}.mlp_block"], index
+
+
+@pytest.mark.parametrize("name", GRIFFIN)
+def test_every_griffin_layer_holds_the_parameters_of_its_module(registry, name):
+    model = _model(registry, name, padded=False)
+    parameters = RECORD["models"][name]["parameters"]
+    shares = registry.parameters(model).shares
+    for layer in model.layers:
+        held = sum(s.weights for s in shares if s.where == layer.kind)
+        assert held == parameters[f"model.layers.{layer.index}"], layer.index
+
+
+@pytest.mark.parametrize(("name", "n"), [(name, n) for name, n in RUNS if name in XLSTM])
+def test_every_mlstm_block_against_its_modules(reference, name, n):
+    """q, k, v and the gates; the backend (chunkwise and step kernels, with what torch does not
+    see of them); out_proj; the feed-forward."""
+    model = _model(reference, name)
+    modules = {m.removeprefix("xLSTMForCausalLM.backbone."): v for m, v in RECORD["models"][name]["flops"][str(n)]["modules"].items()}
+    units = _units(reference, model, "chunked_scan")
+    for index, unit in units.items():
+        counted, layer = unit.flops(n), f"blocks.{index}.mlstm_layer"
+        assert counted["mixer.projection"] == sum(modules[f"{layer}.{part}"] for part in MLSTM_PROJECTIONS), index
+        assert counted["mixer.core"] == modules[f"{layer}.mlstm_backend"] + _unseen(unit.flags, unit.params, n), index
+        assert counted["mixer.output"] == modules[f"{layer}.out_proj"], index
+        assert counted["mlp"] == modules[f"blocks.{index}.ffn"], index
+
+
+@pytest.mark.parametrize("name", XLSTM)
+def test_every_mlstm_block_holds_the_parameters_of_its_module(registry, name):
+    """Also: the head is untied whatever tie_word_embeddings says (xLSTMForCausalLM ties nothing)."""
+    model = _model(registry, name, padded=False)
+    parameters = RECORD["models"][name]["parameters"]
+    shares = registry.parameters(model).shares
+    for layer in model.layers:
+        assert sum(s.weights for s in shares if s.where == layer.kind) == parameters[f"backbone.blocks.{layer.index}"], layer.index
+    assert [s.weights for s in shares if s.slot == "head"] == [parameters["lm_head"]]
+
+
 @pytest.mark.parametrize(("change", "field"), [
     ({"tie_word_embeddings": False}, "tie_word_embeddings"),
     ({"add_bias_linear": True}, "add_bias_linear"),
@@ -151,6 +211,31 @@ def test_the_exact_count_is_below_the_reference_path(registry, reference, name, 
 ])
 def test_what_zamba2_cannot_count_is_refused_in_one_line(registry, change, field):
     config = {**RECORD["models"]["zamba2-tiny"]["config"], **change}
+    with pytest.raises(ModelError, match="^config\\.json: " + re.escape(field)) as error:
+        flopsreg.Model.from_hf_config(config, registry=registry)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"lru_width": 44}, "lru_width"),
+    ({"block_types": ["recurrent", "local"]}, "block_types"),
+])
+def test_what_recurrent_gemma_cannot_count_is_refused_in_one_line(registry, change, field):
+    config = {**RECORD["models"]["recurrent-gemma-tiny"]["config"], **change}
+    with pytest.raises(ModelError, match="^config\\.json: " + re.escape(field)) as error:
+        flopsreg.Model.from_hf_config(config, registry=registry)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(("change", "field"), [
+    ({"use_bias": True}, "use_bias"),
+    ({"mode": "train_with_padding"}, "mode"),
+    ({"qk_dim_factor": 0.3}, "qk_dim_factor"),
+    ({"v_dim_factor": "1"}, "v_dim_factor"),
+    ({"embedding_dim": 48}, "embedding_dim"),
+])
+def test_what_xlstm_cannot_count_is_refused_in_one_line(registry, change, field):
+    config = {**RECORD["models"]["xlstm-tiny"]["config"], **change}
     with pytest.raises(ModelError, match="^config\\.json: " + re.escape(field)) as error:
         flopsreg.Model.from_hf_config(config, registry=registry)
     assert "\n" not in str(error.value)

@@ -1,8 +1,9 @@
-"""Measure the forward FLOPs and parameters of tiny recurrent and hybrid language models (Zamba2) with torch.
+"""Measure the forward FLOPs and parameters of tiny recurrent and hybrid language models (Zamba2, RecurrentGemma, xLSTM) with torch.
 
 Each tiny config below keeps its family's structure at small, odd widths. One real forward pass of
 the transformers implementation runs on the CPU (eager attention, no kernel package installed, so
-the Mamba2 chunk scan and the causal conv run their torch fallbacks), under torch's FlopCounterMode,
+the Mamba2 chunk scan, the RG-LRU scan loop, the causal convs and
+the mLSTM's native chunkwise and step kernels run their torch fallbacks), under torch's FlopCounterMode,
 at two sequence lengths; recorded as measure_recurrent.py records (every module's FLOPs and
 parameters, the whole model's parameters, each type's class defaults on the meta device). The
 result, forward_r5rec.json, is an oracle independent of flopsreg: tests/hf/test_r5rec_forward.py
@@ -40,8 +41,34 @@ CONFIGS = {
         "mamba_ngroups": 2, "hidden_act": "silu", "use_mem_rope": True, "adapter_rank": 5,
         "layers_block_type": ["hybrid", "linear_attention", "hybrid", "hybrid", "linear_attention", "linear_attention", "hybrid"],
     },
+    # RG-LRU blocks of 5 heads x 9 channels (lru_width 45), a local attention layer every third
+    # layer with a window of 16 keys below both lengths, GQA, the MLP's width intermediate_size / 2
+    "recurrent-gemma-tiny": {
+        "model_type": "recurrent_gemma", **TOKENS, "vocab_size": 131, "hidden_size": 40, "intermediate_size": 72,
+        "num_hidden_layers": 5, "num_attention_heads": 5, "num_key_value_heads": 1, "lru_width": 45,
+        "attention_window_size": 16, "conv1d_width": 3,
+    },
+    # lru_width null (hidden_size), attention biases, alternating blocks, an untied head
+    "recurrent-gemma-bias-untied-tiny": {
+        "model_type": "recurrent_gemma", **TOKENS, "vocab_size": 131, "hidden_size": 36, "intermediate_size": 58,
+        "num_hidden_layers": 4, "num_attention_heads": 4, "lru_width": None, "attention_window_size": 24,
+        "conv1d_width": 4, "attention_bias": True, "block_types": ["attention", "recurrent"], "tie_word_embeddings": False,
+    },
+    # mLSTM of 5 heads (q and k 5 x 4 = int(40 x 0.5), v 5 x 8 = int(40 x 1.0)), chunks of 16: at
+    # 37 and 100 tokens the chunkwise kernel runs 2 and 6 chunks and the step kernel the 5 and 4 left
+    "xlstm-tiny": {
+        "model_type": "xlstm", **TOKENS, "vocab_size": 131, "hidden_size": 40, "num_hidden_layers": 2, "num_heads": 5,
+        "qk_dim_factor": 0.5, "v_dim_factor": 1.0, "chunk_size": 16, "ffn_proj_factor": 2.667, "ffn_round_up_to_multiple_of": 16,
+    },
+    # pieces of 64 tokens (100 = 64 + 36: each piece chunked on its own), another head width and FFN
+    # rounding, a tied head; q, k and v widths multiples of 64, as the cache of the pieces path needs
+    "xlstm-pieces-tied-tiny": {
+        "model_type": "xlstm", **TOKENS, "vocab_size": 131, "hidden_size": 128, "num_hidden_layers": 2, "num_heads": 4,
+        "qk_dim_factor": 0.5, "v_dim_factor": 0.5, "chunk_size": 8, "ffn_proj_factor": 1.3, "ffn_round_up_to_multiple_of": 8,
+        "max_inference_chunksize": 64, "tie_word_embeddings": True,
+    },
 }
-DEFAULT_TYPES = ("zamba2",)
+DEFAULT_TYPES = ("zamba2", "recurrent_gemma", "xlstm")
 
 
 def main(names: list[str]) -> int:
