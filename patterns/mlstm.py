@@ -51,15 +51,13 @@ CORE = Pattern(
 )
 
 
-def _chunked(n: sympy.Expr) -> sympy.Expr:
-    """Multiply-adds per head of n tokens as wrap_chunkwise_arbitrary_sequence_length runs them:
-    floor(n / Q) chunks of Q by the chunkwise kernel, the rest one token at a time."""
-    chunks = sympy.floor(n / Q)
-    per_chunk = Q**2 * (d_k + d_v + 1) + 2 * Q * d_k * d_v + 2 * Q * d_k
-    return chunks * per_chunk + (n - chunks * Q) * 2 * d_k * (d_v + 1)
-
-
 PIECES = sympy.floor(s / M)
+CHUNKS_RUN = PIECES * sympy.floor(M / Q) + sympy.floor((s - PIECES * M) / Q)
+"""Chunks the chunkwise kernel runs: floor(n / Q) in each piece of n tokens (xLSTMModel.forward
+cuts the sequence into pieces of M, wrap_chunkwise_arbitrary_sequence_length each piece into chunks
+of Q); the tokens left in each piece, s - Q CHUNKS_RUN in all, run one at a time."""
+
+
 CHUNKED_CORE = Pattern(
     name="mlstm_chunked_core",
     slot="mixer.core",
@@ -67,8 +65,12 @@ CHUNKED_CORE = Pattern(
     precedence=PRECEDENCE + VARIANT,
     params=(*PARAMS, SCAN_CHUNK, PIECE),
     # per chunk: K~^T V and K~^T 1 into the states (Q d_k d_v + Q d_k), Q K^T, M V and M 1 within
-    # the chunk (Q^2 (d_k + d_v + 1)), Q~ C and Q~ n from the states (Q d_k d_v + Q d_k)
-    formula=2 * H * (PIECES * _chunked(M) + _chunked(s - PIECES * M)),
+    # the chunk (Q^2 (d_k + d_v + 1)), Q~ C and Q~ n from the states (Q d_k d_v + Q d_k); per step
+    # token 2 d_k (d_v + 1), as the recurrence. So: the recurrent minimum of every token, plus the
+    # chunks' quadratic part Q^2 (d_k + d_v + 1) each.
+    formula=4 * s * H * d_k * (d_v + 1) + 2 * H * Q**2 * (d_k + d_v + 1) * CHUNKS_RUN,
+    latex=r"4 s n_{\mathrm{x}} d_{k} (d_{v} + 1) + 2 n_{\mathrm{x}} Q^{2} (d_{k} + d_{v} + 1)\, c,\ "
+          r"c = \left\lfloor s/M \right\rfloor \left\lfloor M/Q \right\rfloor + \left\lfloor (s \bmod M)/Q \right\rfloor",
     weights=0,
     state=H * (d_k * d_v + d_k + 1),
     summary="the inference path: pieces of M tokens, each in floor(n/Q) chunks of Q (states, then every chunk's output) and its last n mod Q tokens stepwise",
