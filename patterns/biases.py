@@ -44,8 +44,8 @@ OUTPUT_BIAS = Pattern(
     precedence=15,
     formula=0,
     weights=h,
-    summary="a bias of h on the attention's output projection alone, none on q/k/v (GPT-Neo's out_proj)",
-    reference="Hugging Face GPTNeoSelfAttention (q/k/v_proj bias=False, out_proj bias=True); GPTNeoXJapaneseAttention.dense_bias",
+    summary="a bias of h on the attention's output projection alone, none on q/k/v (GPT-Neo's out_proj, RecurrentGemma's o_proj)",
+    reference="Hugging Face GPTNeoSelfAttention (q/k/v_proj bias=False, out_proj bias=True); GPTNeoXJapaneseAttention.dense_bias; RecurrentGemmaAttention (o_proj bias=True, q/k/v_proj bias=attention_bias)",
 )
 MLP_BIAS = Pattern(
     name="mlp_bias",

@@ -7,13 +7,16 @@ layer kind's ``weight_copies``; FLOPs stay per use). Each use then projects the 
 through a linear of its own (h -> h, flag ``shared_block_output``) into the next layer's input.
 Stacks run again and again (HRM-Text's H and L stacks) are shared blocks too; the L stack starts
 from a learned state (flag ``initial_state``: h weights at model level, no FLOPs).
+Zamba2's blocks add low-rank adapters of each use's own (slot ``shared_block.adapters``): on the
+MLP's fused gate and up projection always, on q, k and v with ``use_shared_attention_adapter``.
 """
 
 import sympy
 
+from flopsreg.patterns.dense_mlp import FFN_HIDDEN
 from flopsreg.patterns.gqa_projection import HEAD_DIM, KV_HEADS, d_h, n_kv
 from flopsreg.patterns.quantities import d_qk
-from flopsreg.plugin import Constraint, Pattern, h, hookimpl, n_h, s
+from flopsreg.plugin import Constraint, Param, Pattern, h, hookimpl, n_h, s
 
 CONCAT_INPUT = "concat_input"
 OUTPUT = "shared_block_output"
@@ -64,6 +67,37 @@ OUTPUT_LINEAR = Pattern(
     reference="transformers 5.24 modeling_zamba.py ZambaHybridLayer.linear",
 )
 
+ADAPTERS = "shared_block_adapters"
+ATTENTION_ADAPTERS = "shared_block_attention_adapters"
+ADAPTER_RANK = Param(name="adapter_rank", latex="r", meaning="rank of a shared block's per-use low-rank adapters (adapter_rank)")
+ZAMBA2 = "transformers 5.24 modeling_zamba2.py Zamba2MLP.gate_up_proj_adapter_list"
+r, F = ADAPTER_RANK.symbol, FFN_HIDDEN.symbol
+MLP_ADAPTER_MACS = h * r + r * 2 * F  # h -> r -> 2F, added to the fused gate and up projection
+QKV_ADAPTER_MACS = 3 * (2 * h * r + r * 2 * h)  # 2h -> r -> 2h, added to each of q, k and v
+
+MLP_ADAPTER = Pattern(
+    name="shared_block_mlp_adapter",
+    slot="shared_block.adapters",
+    flags={ADAPTERS},
+    precedence=10,
+    params=(ADAPTER_RANK, FFN_HIDDEN),
+    formula=2 * s * MLP_ADAPTER_MACS,
+    weights=MLP_ADAPTER_MACS,
+    summary="each use's own low-rank adapter h -> r -> 2F on the shared block's gate and up projection",
+    reference=ZAMBA2,
+)
+QKV_ADAPTERS = Pattern(
+    name="shared_block_qkv_adapters",
+    slot="shared_block.adapters",
+    flags={ADAPTERS, ATTENTION_ADAPTERS},
+    precedence=20,
+    params=(ADAPTER_RANK, FFN_HIDDEN),
+    formula=2 * s * (MLP_ADAPTER_MACS + QKV_ADAPTER_MACS),
+    weights=MLP_ADAPTER_MACS + QKV_ADAPTER_MACS,
+    summary="each use's own low-rank adapters: h -> r -> 2F on the MLP's gate and up, 2h -> r -> 2h on each of q, k and v",
+    reference=ZAMBA2 + ", Zamba2Attention.linear_q_adapter_list (k, v)",
+)
+
 INITIAL_STATE = Pattern(
     name="initial_state",
     slot="initial_state",
@@ -79,4 +113,4 @@ INITIAL_STATE = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [CONCAT_QUERY, CONCAT_PROJECTION, CONCAT_NORMS, OUTPUT_LINEAR, INITIAL_STATE]
+    return [CONCAT_QUERY, CONCAT_PROJECTION, CONCAT_NORMS, MLP_ADAPTER, QKV_ADAPTERS, OUTPUT_LINEAR, INITIAL_STATE]

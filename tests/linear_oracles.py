@@ -177,6 +177,74 @@ def mamba1_recurrent_macs(s: int, inner: int, state_size: int) -> tuple[int, int
     return update.macs, readout.macs
 
 
+def rglru_recurrent_macs(s: int, blocks: int, width: int) -> tuple[int, int]:
+    """Griffin's RG-LRU, token by token: per block of *width* channels, the input and recurrence
+    gates are w x w products of the block's inputs (plus a bias, then a sigmoid: elementwise); per
+    channel a = exp(-8 r softplus(Lambda)) and the normalised, gated input are elementwise, then
+    h = a h + x~ (one multiply-add). Returns (gates, update)."""
+    rng = random.Random(0)
+    gates, update = Counter(), Counter()
+    h = [[0.0] * width for _ in range(blocks)]
+    weights = [[[_vector(width, rng) for _ in range(width)] for _ in range(2)] for _ in range(blocks)]
+    for _ in range(s):
+        for b in range(blocks):
+            x = _vector(width, rng)
+            gate_in = [gates.dot(row, x) for row in weights[b][0]]
+            gate_rec = [gates.dot(row, x) for row in weights[b][1]]
+            for i in range(width):
+                decay = 1 / (1 + abs(gate_rec[i]))  # stands for exp(-8 r softplus(Lambda)): elementwise
+                h[b][i] = decay * h[b][i] + gate_in[i] * x[i]  # the gated, normalised input is elementwise
+                update.macs += 1
+    return gates.macs, update.macs
+
+
+def mlstm_recurrent_macs(s: int, heads: int, d_k: int, d_v: int) -> int:
+    """xLSTM's mLSTM, token by token: per head C (d_k x d_v) and n (d_k); C = f C + i k v^T,
+    n = f n + i k (the forget decay elementwise), then the readout C^T q and the dot n . q."""
+    rng = random.Random(0)
+    count = Counter()
+    for _ in range(heads):
+        c, n = [[0.0] * d_v for _ in range(d_k)], [0.0] * d_k
+        for _ in range(s):
+            q, k, v = _vector(d_k, rng), _vector(d_k, rng), _vector(d_v, rng)
+            forget, gate = rng.uniform(0, 1), rng.uniform(0, 1)
+            for a in range(d_k):
+                for b in range(d_v):
+                    c[a][b] = forget * c[a][b] + (gate * k[a]) * v[b]
+                    count.macs += 1
+                n[a] = forget * n[a] + gate * k[a]
+                count.macs += 1
+            [count.dot([c[a][b] for a in range(d_k)], q) for b in range(d_v)]
+            count.dot(n, q)
+    return count.macs
+
+
+def mlstm_chunked_macs(s: int, heads: int, d_k: int, d_v: int, chunk: int, piece: int) -> tuple[int, int]:
+    """xLSTM's inference path written out: the sequence in pieces of *piece* tokens
+    (xLSTMModel.forward), each in floor(n / chunk) chunks by the chunkwise kernel and its last
+    n mod chunk tokens by the step kernel. Returns (matmuls, other): the products torch runs as
+    matmuls, and the normaliser's sums it runs as elementwise products and reductions (per chunk
+    the gated keys summed into n and the rows of the decay-weighted scores; per step i k into n)."""
+    matmuls, other = Counter(), Counter()
+    for start in range(0, s, piece):
+        n = min(piece, s - start)
+        for _ in range(heads):
+            for _ in range(n // chunk):
+                matmuls.product(d_k, chunk, d_v)  # K~^T V into the chunk's C
+                other.product(d_k, chunk, 1)  # K~^T 1 into its n
+                matmuls.product(chunk, d_k, chunk)  # Q K^T
+                matmuls.product(chunk, chunk, d_v)  # (S o D) V
+                other.product(chunk, chunk, 1)  # (S o D) 1
+                matmuls.product(chunk, d_k, d_v)  # Q~ C
+                matmuls.product(chunk, d_k, 1)  # Q~ n
+            for _ in range(n % chunk):
+                matmuls.product(d_k, 1, d_v)  # k v^T
+                other.product(d_k, 1, 1)  # i k into n
+                matmuls.product(1, d_k, d_v)  # q C
+                matmuls.product(1, d_k, 1)  # q . n
+    return matmuls.macs, other.macs
+
+
 def rwkv4_recurrent_macs(s: int, width: int) -> int:
     """RWKV-4's WKV, token by token as rwkv_linear_attention_cpu runs it, per channel: a numerator
     and a denominator state; out = (num + e^(u+k) v) / (den + e^(u+k)), then num = w num + e^k v,

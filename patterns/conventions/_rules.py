@@ -118,6 +118,9 @@ NO_FRAMEWORK_TERM = frozenset({
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
     'head_transform', 'head_transform_layernorm',  # ModernBERT-decoder's dense + norm before the logits: no framework counts it
+    'shared_block_mlp_adapter', 'shared_block_qkv_adapters',  # Zamba2's per-use low-rank adapters in its shared blocks
+    'rglru_projection', 'rglru_conv', 'rglru_padded_conv', 'rglru_core', 'rglru_output',  # Griffin's recurrent block (RecurrentGemma)
+    'mlstm_projection', 'mlstm_core', 'mlstm_output',  # xLSTM's mLSTM layer
 })
 
 

@@ -205,6 +205,9 @@ def _models():
     models += [(name, flopsreg.Model.from_hf_config(shared[name]["config"]), ("exact",)) for name in ("zamba-tiny", "hrm-text-tiny")]
     classic = json.loads((HF.parent / "hf_forward" / "forward_r5classic.json").read_text())["models"]  # no final norm; a dense head before the logits
     models += [(name, flopsreg.Model.from_hf_config(classic[name]["config"]), ("exact",)) for name in ("openai-gpt", "modernbert-decoder", "modernbert-decoder-biased")]
+    r5rec = json.loads((HF.parent / "hf_forward" / "forward_r5rec.json").read_text())["models"]  # Zamba2, RG-LRU, mLSTM
+    models += [(name, flopsreg.Model.from_hf_config(r5rec[name]["config"]), ("exact",))
+               for name in ("zamba2-tiny", "zamba2-gqa-tiny", "recurrent-gemma-tiny", "xlstm-tiny")]
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

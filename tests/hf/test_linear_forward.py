@@ -27,7 +27,7 @@ from flopsreg.formula.exact import compile_exact
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_linear.json").read_text())
 MODELS = sorted(RECORD["models"])
-MIXER_FLAGS = {"gated_deltanet", "kda", "mamba1", "mamba2", "short_conv", "lightning"}
+MIXER_FLAGS = {"gated_deltanet", "kda", "mamba1", "mamba2", "short_conv", "lightning", "rglru", "mlstm"}
 MIXER_SLOTS = ("mixer.projection", "mixer.conv", "mixer.core", "mixer.output")
 # The module of each family's layers that holds the non-attention mixer, and its output projection.
 MIXER_MODULE = {
@@ -89,6 +89,12 @@ def _unseen(flags: frozenset[str], params: dict[str, int], n: int) -> int:
     if "mamba1" in flags:  # the sequential scan's state update is elementwise; its readout is a matmul
         update, _ = lo.mamba1_recurrent_macs(n, params["mamba_inner"], params["mamba_state"])
         return 2 * update
+    if "rglru" in flags:  # the RG-LRU's recurrence is elementwise; its gates are batched matmuls
+        _, update = lo.rglru_recurrent_macs(n, params["rglru_blocks"], params["rglru_block_width"])
+        return 2 * update
+    if "mlstm" in flags:  # the normaliser's sums of the chunkwise and step kernels are elementwise
+        _, other = lo.mlstm_chunked_macs(n, params["mlstm_heads"], params["mlstm_qk_dim"], params["mlstm_v_dim"], params["scan_chunk"], params["mlstm_piece"])
+        return 2 * other
     return 0
 
 
