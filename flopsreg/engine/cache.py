@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.engine.memory import HeldKind, Holdings, WeightPart
 from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.formula.tree import Formula
 from flopsreg.model import Model
 
 if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.memory import Holdings, WeightPart
     from flopsreg.plugins.loader import PluginLoader
 
 __all__ = ["CachedSelection", "CachedUnit", "Cache", "cache_enabled"]
@@ -380,6 +380,8 @@ def _count(value: Any) -> int:
 
 
 def _part(data: Any) -> WeightPart:
+    from flopsreg.engine.memory import WeightPart  # only for entries of holdings: an evaluation does not import it
+
     slot, pattern, weights, routed, routes, active, rows = _typed(data, list) if len(_typed(data, list)) == 7 else [None] * 7
     return WeightPart(
         slot=_typed(slot, str), pattern=_typed(pattern, str), weights=_count(weights),
@@ -388,6 +390,8 @@ def _part(data: Any) -> WeightPart:
 
 
 def _holdings(model: Model, data: Any) -> Holdings:
+    from flopsreg.engine.memory import HeldKind, Holdings  # only for entries of holdings: an evaluation does not import it
+
     data = _fields(data, {"model", "warnings", "kinds"})
     if data["model"] != model.name:
         raise ValueError(f"holdings of {data['model']!r}, not {model.name!r}")
