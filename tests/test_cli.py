@@ -89,6 +89,42 @@ def test_patterns_text_is_a_table(capsys):
     assert any(line.split()[:4] == ["attention.mask", "sliding_window", "sliding_window", "20"] for line in lines)
 
 
+def test_patterns_text_from_the_manifest_is_the_registrys_table_byte_for_byte(capsys, monkeypatch, registry):
+    """With the built-ins alone, the table is listed from the manifest (no module imported: see
+    the test below); it must be the text the loaded registry gives, order and summaries included."""
+    from flopsreg import render
+    from flopsreg.plugins import builtins
+
+    listed = builtins.listed_patterns()
+    assert listed is not None and len(listed) == len(registry.patterns)
+    status, out, err = run(capsys, "patterns")
+    assert status == 0 and err == ""
+    assert out == render.patterns_text(registry) + "\n"
+    monkeypatch.setattr(builtins, "builtins_alone", lambda: False)  # another plugin may be installed: the registry lists
+    assert builtins.listed_patterns() is None
+    assert run(capsys, "patterns") == (0, out, "")
+
+
+def test_patterns_from_a_manifest_without_summaries_are_listed_by_the_registry(monkeypatch):
+    from flopsreg.plugins import builtins
+
+    planned = builtins.planned_patterns
+    monkeypatch.setattr(builtins, "planned_patterns", lambda module: [{k: v for k, v in p.items() if k != "summary"} for p in planned(module)])
+    assert builtins.listed_patterns() is None
+
+
+@pytest.mark.slow
+def test_patterns_text_imports_no_built_in_module_nor_sympy():
+    code = (
+        "import sys\nfrom flopsreg.cli import main\nmain(['patterns'])\n"
+        "print([m for m in sys.modules if m == 'sympy' or m.startswith('flopsreg.patterns.')])"
+    )
+    env = {**os.environ, "FLOPSREG_DISABLE_PLUGIN_AUTOLOAD": "1", "FLOPSREG_NO_CACHE": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "sliding_window" in done.stdout and done.stdout.strip().splitlines()[-1] == "[]"
+
+
 # -- eval ----------------------------------------------------------------------------------------
 
 

@@ -442,7 +442,10 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "patterns":
         if args.format == "json":
             return json.dumps(render.patterns_json(session.registry), indent=2)
-        return render.patterns_text(session.registry)
+        from flopsreg.plugins.builtins import listed_patterns
+
+        listed = listed_patterns()  # the built-ins alone: listed from the manifest, none imported
+        return render.patterns_text(session.registry) if listed is None else render.listed_patterns_text(listed)
     if args.command == "peaks":
         from flopsreg.engine.peaks import BANDWIDTHS, PEAKS
 

@@ -33,13 +33,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flopsreg.engine.memory import HeldKind, Holdings, WeightPart
 from flopsreg.errors import FlopsregError, ModelError
 from flopsreg.formula.tree import Formula
 from flopsreg.model import Model
 
 if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.memory import Holdings, WeightPart
     from flopsreg.plugins.loader import PluginLoader
 
 __all__ = ["CachedSelection", "CachedUnit", "Cache", "cache_enabled"]
@@ -77,14 +77,34 @@ def _file_digest(path: str) -> str | None:
         return None
 
 
-def _sources() -> list[list[Any]]:
-    """Name and content digest of every flopsreg source file (built-in plugins included)."""
+def _source_roots() -> list[str]:
+    """The folders of flopsreg's modules and of its built-in plugins (``flopsreg.patterns``, a
+    folder of its own in a source checkout)."""
     import importlib.util
 
-    roots = {Path(__file__).parent}
+    roots = {os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     spec = importlib.util.find_spec("flopsreg.patterns")
-    roots.update(Path(p) for p in (spec.submodule_search_locations or []) if spec)
-    return [[str(path), _file_digest(str(path))] for root in sorted(roots) for path in sorted(root.rglob("*.py"))]
+    roots.update(spec.submodule_search_locations or [] if spec else [])
+    return sorted(roots)
+
+
+def _sources() -> list[list[Any]]:
+    """Path, size and modification time (ns) of every flopsreg source and data file (``*.py``,
+    ``*.json``: built-in plugins and their manifest included), as Python's bytecode cache checks
+    a source: an edited checkout is a new key without reading a file (reading and hashing every
+    file cost a tenth of a warm answer, and grew with the families)."""
+    found: dict[str, list[Any]] = {}
+    folders = _source_roots()
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        folders.append(entry.path)
+                elif entry.name.endswith((".py", ".json")):
+                    info = entry.stat()
+                    found[entry.path] = [entry.path, info.st_size, info.st_mtime_ns]
+    return [found[path] for path in sorted(found)]
 
 
 def _installed() -> list[list[Any]]:
@@ -360,6 +380,8 @@ def _count(value: Any) -> int:
 
 
 def _part(data: Any) -> WeightPart:
+    from flopsreg.engine.memory import WeightPart  # only for entries of holdings: an evaluation does not import it
+
     slot, pattern, weights, routed, routes, active, rows = _typed(data, list) if len(_typed(data, list)) == 7 else [None] * 7
     return WeightPart(
         slot=_typed(slot, str), pattern=_typed(pattern, str), weights=_count(weights),
@@ -368,6 +390,8 @@ def _part(data: Any) -> WeightPart:
 
 
 def _holdings(model: Model, data: Any) -> Holdings:
+    from flopsreg.engine.memory import HeldKind, Holdings  # only for entries of holdings: an evaluation does not import it
+
     data = _fields(data, {"model", "warnings", "kinds"})
     if data["model"] != model.name:
         raise ValueError(f"holdings of {data['model']!r}, not {model.name!r}")

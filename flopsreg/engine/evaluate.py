@@ -516,6 +516,10 @@ class CompositionCache:
         # per compiled structure: its Structure, or None where it has none (each model is composed)
         self._structures: dict[Hashable, Structure | None] = {}
         self._held: dict[Model, Holdings] = {}  # what each model holds, in elements (memory, traffic)
+        # the last structure a model was rebound to, with the very objects (kinds, flags, plan) of
+        # that model and its parameter names: a model sharing them (Model.with_param's copies do)
+        # has its structure key, which is then neither built nor hashed
+        self._last: tuple[Any, ...] = ()
 
     def holdings(self, model: Model) -> Holdings:
         """What *model*'s exact selection holds, in elements (weights, KV cache, states): from the cache if there."""
@@ -555,12 +559,19 @@ class CompositionCache:
 
     def _compose(self, model: Model, convention: str) -> ModelSelection:
         """*model* rebound to the structure of a model composed before, or composed."""
-        key = structure_key(model, convention) if isinstance(model, Model) and isinstance(convention, str) else None
+        if not isinstance(model, Model) or not isinstance(convention, str):
+            key = None
+        else:
+            last = self._last
+            if last and model.kinds is last[0] and model.flags is last[1] and model.plan is last[2] and convention == last[3] and model.params.keys() == last[4]:
+                return last[5].rebind(model)  # parameter names are sorted (check_params): equal sets, same order
+            key = structure_key(model, convention)
         if key is not None:
             structure = self._structures.get(key)
             if structure is None and key not in self._structures and key in self._templates:
                 structure = self._compiled(key, self._templates[key])  # the second model of a structure compiles it once
             if structure is not None:
+                self._last = (model.kinds, model.flags, model.plan, convention, model.params.keys(), structure)
                 return structure.rebind(model)
         from flopsreg.engine.compose import compose
         from flopsreg.engine.structure import rebindable

@@ -91,6 +91,7 @@ class Structure:
         self._plan_given = {block.layers.name: template.head.params[block.layers.name] for block in registry.blocks.values()}
         self._unused = self._unused_templates()
         self.formula, self.reads = self._compile_forward()
+        self._every_place = self.reads == (*range(len(self.places)), None)
         self._constraints = tuple(self._compiled_constraints())
 
     def _unused_templates(self) -> tuple[Unused, ...]:
@@ -163,6 +164,8 @@ class Structure:
     def forward_function(self, values: Sequence[int]) -> Callable[[int], int | Fraction]:
         """Forward FLOPs of one sequence for *values* (see :meth:`values`) as a function of the length."""
         function = self.formula.function
+        if self._every_place:  # every value is an argument, in order, and the length comes last
+            return partial(function, *values)
         if self.reads[-1:] == (None,):  # the length is the last argument
             return partial(function, *[values[read] for read in self.reads[:-1]])
         arguments = [values[read] for read in self.reads]  # type: ignore[index]
@@ -194,19 +197,7 @@ class Structure:
         values = self.values(model)
         if not self.holds(values):
             self.refuse(model)
-        template = self.template
-        return ModelSelection(
-            model=model,
-            convention=template.convention,
-            units_source=partial(self.units_of, model),
-            blocks=template.blocks,
-            symbols=template.symbols,
-            slots=template.slots,
-            render=template.render,
-            hf_readers=template.hf_readers,
-            bound_forward=self.forward_function(values),
-            held=template.held,
-        )
+        return self.template.rebound(model, partial(self.units_of, model), self.forward_function(values))
 
     def units_of(self, model: Model) -> SelectedUnits:
         """*model*'s units and warnings: the template's selections and symbolic terms with *model*'s values."""

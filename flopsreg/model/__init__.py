@@ -180,7 +180,7 @@ def check_flags(where: str, value: Any) -> frozenset[str]:
     for flag in flags:
         if not isinstance(flag, str):
             raise ModelError(f"{where}: flag {flag!r} is not a string")
-    return frozenset(flags)
+    return value if type(value) is frozenset else frozenset(flags)  # a checked set is kept: its hash is cached
 
 
 @attrs.frozen(kw_only=True, cache_hash=True)
@@ -219,7 +219,7 @@ class Tower:
 def _towers(value: Any) -> FrozenMap[Tower]:
     if not isinstance(value, Mapping) or not all(isinstance(t, Tower) for t in value.values()):
         raise ModelError(f"towers: expected a table of part name -> flopsreg.model.Tower, got {value!r:.80}")
-    return FrozenMap(value.items())
+    return value if type(value) is FrozenMap else FrozenMap(value.items())  # kept: a model's copies share it and its hash
 
 
 class Repeated(Sequence[str]):
@@ -467,7 +467,7 @@ def _kinds(value: Any) -> FrozenMap[LayerKind]:
             raise ModelError(f"kinds.{name}: a kind name must be a word (letters, digits, _ or -)")
         if not isinstance(kind, LayerKind):
             raise ModelError(f"kinds.{name}: expected a flopsreg.LayerKind, got {type(kind).__name__}")
-    return FrozenMap(value)
+    return value if type(value) is FrozenMap else FrozenMap(value)  # kept: a model's copies share it and its hash
 
 
 def _string(where: str) -> Callable[[Any], str]:
@@ -640,10 +640,12 @@ class Model:
         places = self.param_places(name)
         value = check_int(f"param {name}", value)
         params = {**self.params, name: value} if "params" in places else self.params
-        kinds = {
-            k: attrs.evolve(kind, params={**kind.params, name: value}) if f"kinds.{k}.params" in places else kind
-            for k, kind in self.kinds.items()
-        }
+        kinds = self.kinds
+        if len(places) > ("params" in places):  # some layer kind sets it: those kinds are new (the others shared)
+            kinds = {
+                k: attrs.evolve(kind, params={**kind.params, name: value}) if f"kinds.{k}.params" in places else kind
+                for k, kind in self.kinds.items()
+            }
         return attrs.evolve(self, params=params, kinds=kinds)
 
     def param_places(self, name: str) -> tuple[str, ...]:

@@ -14,8 +14,8 @@ from typing import Any
 from flopsreg.plugins import manifest
 from flopsreg.plugins.entry_points import may_declare_entry_points
 
-__all__ = ["ENTRY_POINT_GROUP", "builtin_names", "builtins_alone", "manifest_path", "may_declare_entry_points", "planned_manifest",
-           "planned_patterns"]
+__all__ = ["ENTRY_POINT_GROUP", "builtin_names", "builtins_alone", "listed_patterns", "manifest_path", "may_declare_entry_points",
+           "planned_manifest", "planned_patterns"]
 
 ENTRY_POINT_GROUP = "flopsreg"
 
@@ -51,3 +51,20 @@ def builtins_alone() -> bool:
     """Whether a default registry (:meth:`flopsreg.Registry.default`) would load the built-ins and
     nothing else: plugin autoloading is off, or no distribution may declare an entry point."""
     return os.environ.get("FLOPSREG_DISABLE_PLUGIN_AUTOLOAD") == "1" or not may_declare_entry_points(ENTRY_POINT_GROUP)
+
+
+def listed_patterns() -> list[Mapping[str, Any]] | None:
+    """Every pattern of a default registry as the manifest lists it, in the order of
+    :attr:`PluginLoader.patterns <flopsreg.plugins.loader.PluginLoader.patterns>` (slot, precedence
+    highest first, name), without importing a built-in; None where it cannot say (another plugin
+    may be installed, no manifest of BUILTIN, a module's file missing or without summaries)."""
+    index = planned_manifest() if builtins_alone() else None
+    if index is None:
+        return None
+    listed: list[Mapping[str, Any]] = []
+    for module in index["modules"]:
+        patterns = planned_patterns(module)
+        if patterns is None or not all(isinstance(item, dict) and "summary" in item for item in patterns):
+            return None
+        listed += patterns
+    return sorted(listed, key=lambda item: (item["slot"], -item["precedence"], item["name"]))

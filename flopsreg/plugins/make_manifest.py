@@ -44,6 +44,7 @@ def _pattern(pattern: Pattern, params: dict[str, dict[str, Any]]) -> dict[str, A
         "params": [param.name for param in pattern.params],
         "weights_only": holds_weights_only(pattern),
         "refusal": pattern.refusal,
+        "summary": pattern.summary,  # for `flopsreg patterns`, which lists the built-ins from the manifest
         # What composition reads of the pattern, as formula trees by name (flopsreg.engine.cold
         # composes with them), in one JSON string: a start-up parses only the selected patterns'.
         "trees": json.dumps({

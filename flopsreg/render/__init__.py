@@ -111,18 +111,20 @@ def pattern_latex(pattern: Pattern) -> str:
 
 def patterns_text(registry: PluginLoader) -> str:
     """A table of every registered pattern."""
+    return patterns_table((p.slot, p.name, p.flags, p.precedence, [param.name for param in p.params], p.summary) for p in registry.patterns)
+
+
+def listed_patterns_text(listed: Iterable[Mapping[str, Any]]) -> str:
+    """The table of :func:`patterns_text` from patterns as the manifest lists them
+    (:func:`flopsreg.plugins.builtins.listed_patterns`): the same text, no module imported."""
+    return patterns_table((p["slot"], p["name"], p["flags"], p["precedence"], p["params"], p["summary"]) for p in listed)
+
+
+def patterns_table(patterns: Iterable[tuple[str, str, Iterable[str], int, Iterable[str], str]]) -> str:
+    """A table of patterns given as (slot, name, flags, precedence, parameter names, summary), in that order."""
     rows = [["slot", "pattern", "flags", "precedence", "params", "summary"]]
-    for p in registry.patterns:
-        rows.append(
-            [
-                p.slot,
-                p.name,
-                ", ".join(sorted(p.flags)) or "(default)",
-                str(p.precedence),
-                ", ".join(param.name for param in p.params) or "-",
-                p.summary,
-            ]
-        )
+    for slot, name, flags, precedence, params, summary in patterns:
+        rows.append([slot, name, ", ".join(sorted(flags)) or "(default)", str(precedence), ", ".join(params) or "-", summary])
     return _table(rows)
 
 

@@ -50,7 +50,7 @@ def test_a_hit_answers_like_the_registry_for_every_recompute_and_format(capsys):
 
 HEAVY = (
     "sympy", "numpy", "flopsreg.plugins.loader", "flopsreg.readers.hf", "flopsreg.readers.megatron", "flopsreg.engine.compose",
-    "flopsreg.engine.cold",
+    "flopsreg.engine.cold", "flopsreg.engine.memory",  # memory: read only for a `flopsreg memory` entry
 )
 
 
@@ -106,6 +106,40 @@ def test_an_edited_flopsreg_source_or_plugin_autoload_setting_is_a_miss(monkeypa
     sources = flopsreg.engine.cache._sources()
     monkeypatch.setattr(flopsreg.engine.cache, "_sources", lambda: [*sources[:-1], [sources[-1][0], "0" * 64]])  # its content
     assert Cache.default().environment != before
+
+
+def test_the_key_covers_every_module_and_manifest_file_of_flopsreg_and_its_built_ins():
+    import flopsreg.patterns
+
+    listed = {os.path.realpath(path) for path, _size, _mtime in flopsreg.engine.cache._sources()}
+    for package in (flopsreg, flopsreg.patterns):
+        for folder in package.__path__:
+            for path in Path(folder).rglob("*"):
+                if path.suffix in (".py", ".json") and "__pycache__" not in path.parts:
+                    assert os.path.realpath(path) in listed, path
+    assert os.path.realpath(flopsreg.model.__file__) in listed  # not only the cache's own folder
+
+
+def test_an_edited_built_in_is_a_miss(tmp_path, monkeypatch):
+    """A built-in edited in place (an editable install's checkout) is a new key: its size or its
+    modification time changes, and no file is read to see it. The copy of a real built-in stands in
+    for the checkout, which a test must not edit."""
+    import flopsreg.patterns.dense_mlp as built_in
+
+    module = tmp_path / "patterns" / "dense_mlp.py"
+    module.parent.mkdir()
+    module.write_bytes(Path(built_in.__file__).read_bytes())
+    monkeypatch.setattr(flopsreg.engine.cache, "_source_roots", lambda: [str(module.parent)])
+    before = Cache.default().environment
+    assert Cache.default().environment == before  # the same checkout: the same key
+    text = module.read_text()
+    module.write_text(text.replace("dense", "Dense", 1))  # the same size, another content
+    os.utime(module, ns=(module.stat().st_atime_ns, module.stat().st_mtime_ns + 10**9))
+    edited = Cache.default().environment
+    assert edited != before
+    module.write_text(text + "# one more line\n")
+    os.utime(module, ns=(module.stat().st_atime_ns, module.stat().st_mtime_ns - 10**9))  # an older time, another size
+    assert Cache.default().environment not in (before, edited)
 
 
 def test_a_damaged_or_foreign_entry_is_a_miss(capsys):

@@ -307,3 +307,43 @@ def test_every_public_attribute_of_a_rebound_result_is_a_fresh_compositions(regi
     expected = evaluate(fresh(registry, model), 777, None, 2, "selective")
     assert _result_view(rebound) == _result_view(expected)
     assert rebound.selection.units_source != expected.selection.units_source  # derived, not copied
+
+
+def test_a_rebound_selection_sets_every_field_as_its_init_would(registry):
+    """ModelSelection.rebound sets the fields one by one: it must cover every field, each with
+    the value attrs' ``__init__`` would give (the template's, or the model's own)."""
+    import attrs
+
+    from flopsreg.engine.compose import REBOUND_FIELDS
+
+    assert sorted(REBOUND_FIELDS) == sorted(field.name for field in attrs.fields(type(registry.select(flopsreg.Model.example("llama-3-8b")))))
+    base = flopsreg.Model.example("llama-3-8b")
+    template = registry.select(base)
+    model = base.with_param("hidden", 1024)
+    units, forward = (lambda: template._units), (lambda seq_len: 7)
+    rebound = template.rebound(model, units, forward)
+    by_init = attrs.evolve(template, model=model, units_source=units, bound_forward=forward)
+    for field in attrs.fields(type(template)):
+        assert getattr(rebound, field.name) is getattr(by_init, field.name), field.name
+
+
+def test_models_sharing_a_rebound_models_parts_but_not_its_structure_are_not_confused(registry):
+    """The last structure is found again by the very objects a model shares with the last rebound
+    one (kinds, flags, plan) and its parameter names: another name, a convention, a layer kind's
+    value or equal but new objects each give that model's own numbers."""
+    base = flopsreg.Model.example("llama-3-8b")
+    registry.evaluate(base, seq_len=8)
+    registry.evaluate(base.with_param("hidden", 1024), seq_len=8)
+    same_numbers(registry, base.with_param("hidden", 3072))  # rebound: the fast path is set
+    renamed = base.with_param("hidden", 2048).with_param("window", 512)  # the same parts, one more name
+    assert renamed.kinds is base.kinds and renamed.plan is base.plan and renamed.flags is base.flags
+    assert any("params.window = 512 is set" in w for w in same_numbers(registry, renamed).warnings)
+    same_numbers(registry, base.with_param("hidden", 4096), convention="megatron_bridge")
+    gemma = flopsreg.Model.example("gemma-3-4b")
+    registry.evaluate(gemma, seq_len=8)
+    registry.evaluate(gemma.with_param("window", 300), seq_len=8)
+    same_numbers(registry, gemma.with_param("window", 700))
+    same_numbers(registry, gemma.with_param("hidden", 1024))
+    copy = flopsreg.Model.from_toml_string(base.with_param("hidden", 512).to_toml())  # equal, but no shared objects
+    assert copy.kinds is not base.kinds
+    same_numbers(registry, copy)
