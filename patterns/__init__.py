@@ -85,6 +85,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.qwen",
     "hf.qwen_moe",
     "hf.qwen_next",
+    "hf.qwen_vl",
     "hf.rwkv",
     "hf.sarvam",
     "hf.starcoder2",
