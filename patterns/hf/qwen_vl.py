@@ -3,7 +3,7 @@ Qwen2 / Qwen3 decoder of each text_config, the ViT beside it with its image rule
 images a request carries: :mod:`flopsreg.patterns.hf._qwen_vit`)."""
 
 from flopsreg.patterns.hf._towers import QWEN2_5_VL_VISION, QWEN3_VL_VISION
-from flopsreg.patterns.hf.qwen import qwen2, qwen3
+from flopsreg.patterns.hf.qwen import qwen2_5_vl_text, qwen3
 from flopsreg.plugin import HFReader, HFTower, hookimpl
 
 # Qwen2_5_VLTextConfig and Qwen3VLTextConfig build the decoders of Qwen2Config and Qwen3Config
@@ -15,8 +15,8 @@ QWEN3_VISION = HFTower(part="vision", kind=QWEN3_VL_VISION, config="vision_confi
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="qwen2_5_vl_text", title="Qwen2.5-VL", read=qwen2,
-                 summary="Qwen2_5_VLTextConfig: the qwen2 decoder (q/k/v biases), multimodal rotary positions"),
+        HFReader(name="qwen2_5_vl_text", title="Qwen2.5-VL", read=qwen2_5_vl_text,
+                 summary="Qwen2_5_VLTextConfig: the qwen2 decoder (q/k/v biases, head_dim = hidden // heads), multimodal rotary positions"),
         HFReader(name="qwen2_5_vl", title="Qwen2.5-VL", text_config="qwen2_5_vl_text", towers=(QWEN2_5_VISION,),
                  summary="Qwen2_5_VLConfig: the qwen2_5_vl_text decoder and the windowed ViT (FLOPs for the images given)"),
         HFReader(name="qwen3_vl_text", title="Qwen3-VL", read=qwen3,
