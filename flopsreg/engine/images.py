@@ -105,17 +105,14 @@ def plan_images(
     assert rule is not None
     plans = []
     for index, entry in enumerate(entries):
-        try:
-            if images is not None:
-                plans.append(rule.plan(dims, *_size(entry, index)))
-            else:
-                if type(entry) is not int or entry < 1:
-                    raise FlopsregError(f"image_tokens[{index}] = {entry!r:.60}: expected an integer >= 1")
-                if rule.from_tokens is None:
-                    raise FlopsregError(
-                        f"image_tokens: {title} needs each image's height and width (give images=): {rule.shape_note}"
-                    )
-                plans.append(rule.from_tokens(dims, entry))
+        if images is not None:
+            size = _size(entry, index)
+        elif type(entry) is not int or entry < 1:
+            raise FlopsregError(f"image_tokens[{index}] = {entry!r:.60}: expected an integer >= 1")
+        elif rule.from_tokens is None:
+            raise FlopsregError(f"image_tokens: {title} needs each image's height and width (give images=): {rule.shape_note}")
+        try:  # the family's processor refuses an image with a ValueError saying why
+            plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
     return Images(part=part, title=title, plans=tuple(plans), flops=rule.flops(dims, plans), rule=rule)

@@ -6,7 +6,8 @@ transformers' own image processor (Qwen2VLImageProcessorPil with the family's pa
 bounds), giving pixel_values and image_grid_thw; the text is expanded as the processor expands it
 (``<|vision_start|>``, ``image_grid_thw.prod() // merge**2`` image tokens, ``<|vision_end|>`` per
 image, before the text), and the whole ...ForConditionalGeneration runs on it with eager attention.
-Recorded: the FLOPs of the whole forward, of the visual module and of the rest; the resized sizes
+Recorded: the FLOPs of the whole forward, of the visual module and of the rest, and of text alone
+of the same length through the same model; the resized sizes
 (image_grid_thw) and the tokens; and, for the processor's resizing rule alone, image_grid_thw of a
 dozen sizes per family. The result, forward_towers5.json, comes from torch and transformers alone:
 tests/hf/test_towers5_forward.py compares flopsreg with it.
@@ -58,6 +59,16 @@ CONFIGS = {
                           "num_position_embeddings": 49, "deepstack_visual_indexes": [0, 2]},
         "pixels": QWEN3_PIXELS,
     },
+    # Qwen3.5: Qwen3-VL's ViT without deepstack, beside a Gated DeltaNet / attention decoder.
+    "qwen3_5": {
+        "model_type": "qwen3_5", **IDS, "tie_word_embeddings": False,
+        "text_config": {**TEXT, "model_type": "qwen3_5_text", "rope_parameters": {**MROPE, "partial_rotary_factor": 1.0},
+                        "layer_types": ["linear_attention", "full_attention"], "linear_num_key_heads": 2, "linear_num_value_heads": 4,
+                        "linear_key_head_dim": 6, "linear_value_head_dim": 10},
+        "vision_config": {"depth": 2, "hidden_size": 36, "intermediate_size": 50, "num_heads": 3, "patch_size": 16,
+                          "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 44, "num_position_embeddings": 49},
+        "pixels": QWEN3_PIXELS,
+    },
 }
 # (height, width) of the images of one sequence, per case.
 CASES = {"one": [(300, 500)], "two": [(64, 100), (450, 260)], "tall": [(1000, 180)]}
@@ -102,6 +113,9 @@ def measure(name: str, spec: dict) -> dict:
                   mm_token_type_ids=(ids == IDS["image_token_id"]).long())  # as the processor marks image tokens
         counts = counter.get_flop_counts()
         root = type(model).__name__
+        alone = FlopCounterMode(display=False)  # the same length of text alone: what the images add beside the tower
+        with torch.no_grad(), alone:
+            model(input_ids=torch.randint(0, 80, ids.shape))
         visual = int(sum(counts.get(f"{root}.model.visual", {}).values()))
         cases[case] = {
             "images": [list(size) for size in sizes],
@@ -110,6 +124,7 @@ def measure(name: str, spec: dict) -> dict:
             "forward": int(counter.get_total_flops()),
             "visual": visual,
             "rest": int(counter.get_total_flops()) - visual,
+            "text_alone": int(alone.get_total_flops()),
             "operators": {str(op): int(n) for op, n in counts.get(root, {}).items()},
         }
     return {
