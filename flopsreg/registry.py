@@ -18,7 +18,7 @@ from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
-from flopsreg.engine.images import plan_images
+from flopsreg.engine.images import Images, plan_images
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.model import Model
@@ -140,9 +140,14 @@ class Registry(PluginLoader):
             part: (tower.title, tower.dims, getattr(kinds.get(tower.kind), "images", None)) for part, tower in model.towers.items()
         }
 
+    def images(self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None) -> Images:
+        """The images of one sequence as *model*'s vision tower takes them: each image's resized
+        size, patch grid and tokens, and the tower's exact forward FLOPs per piece."""
+        return plan_images(model.name, self.image_towers(model), images, image_tokens)
+
     def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:
         """The language model over text and image tokens, plus the vision tower per sequence."""
-        planned = plan_images(selection.model.name, self.image_towers(selection.model), images, image_tokens)
+        planned = self.images(selection.model, images=images, image_tokens=image_tokens)
         if requests is not None or cached not in (0, (), [0]):
             raise FlopsregError("images: a serving step with images (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
         if seq_len is not None and seqlens is None:

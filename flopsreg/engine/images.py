@@ -12,7 +12,7 @@ import attrs
 from flopsreg.declarations.towers import ImagePlan, ImageRule
 from flopsreg.errors import FlopsregError
 
-__all__ = ["Images", "parse_image", "plan_images"]
+__all__ = ["Images", "plan_images"]
 
 
 @attrs.frozen
@@ -42,15 +42,20 @@ class Images:
         """The tower's forward FLOPs for the images of one sequence."""
         return sum(self.flops.values())
 
-    def text(self) -> list[str]:
-        """Lines for output: the tower's rule, each image, the FLOPs per piece."""
+    def text(self, *, rules: bool = False) -> list[str]:
+        """Lines for output: the tower's resizing rule, each image, the FLOPs per piece (and with
+        *rules*, the closed form of each piece)."""
         lines = [f"images through the {self.part} tower ({self.title}): {self.rule.summary}"]
         for number, plan in enumerate(self.plans, 1):
-            given = f"{plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, " if plan.height else ""
-            grid = "x".join(map(str, plan.grid))
-            lines.append(f"  image {number}: {given}patch grid {grid} (t x h x w), {plan.tokens} tokens")
-        lines += [f"  {piece}: {flops:,} FLOPs per sequence".replace(",", "_") for piece, flops in self.flops.items()]
-        return lines
+            if plan.height:
+                grid = "x".join(map(str, plan.grid))
+                given = f"{plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, patch grid {grid} (t x h x w)"
+            else:
+                given = f"given by its image tokens: {_product(plan.grid)} patches"
+            lines.append(f"  image {number}: {given}, {plan.tokens} tokens")
+        lines += [f"  {piece}: {flops:,} FLOPs per sequence" for piece, flops in self.flops.items()]
+        lines.append(f"  tower: {self.forward:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
+        return lines + [f"  rule: {rule}" for rule in self.rule.rules] if rules else lines
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,12 +70,11 @@ class Images:
         }
 
 
-def parse_image(text: str) -> tuple[int, int]:
-    """``"720x1280"`` (height x width, in pixels) as ``(720, 1280)``."""
-    height, sep, width = text.lower().partition("x")
-    if not sep or not height.strip().isdigit() or not width.strip().isdigit():
-        raise FlopsregError(f"--image {text}: expected HEIGHTxWIDTH in pixels, e.g. 720x1280")
-    return int(height), int(width)
+def _product(numbers: Sequence[int]) -> int:
+    total = 1
+    for number in numbers:
+        total *= number
+    return total
 
 
 def _size(entry: Any, index: int) -> tuple[int, int]:

@@ -15,6 +15,7 @@ import pytest
 from eager import eager_registry as make_eager_registry
 
 import flopsreg
+from flopsreg.cli import main
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN3_VL_IMAGES, window_lengths
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_towers5.json").read_text())
@@ -159,3 +160,34 @@ def test_a_model_without_a_vision_tower_takes_no_images(registry):
 def test_a_serving_step_with_images_is_refused(registry):
     with pytest.raises(flopsreg.FlopsregError, match=r"^images: a serving step with images"):
         registry.evaluate(_model("qwen3_vl"), seq_len=1, cached=50, images=[(100, 100)])
+
+
+def _config_file(tmp_path: Path, name: str) -> str:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(RECORD["models"][name]["config"]))
+    return str(path)
+
+
+def test_the_command_line_takes_images_and_shows_each(tmp_path, capsys, registry):
+    path = _config_file(tmp_path, "qwen3_vl")
+    assert main(["eval", path, "--seq-len", "9", "--image", "300x500", "--format", "json", "--no-cache"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    expected = registry.evaluate(_model("qwen3_vl"), seq_len=9, images=[(300, 500)])
+    assert output["forward_flops"] == str(expected.forward) and output["seqlens"] == [9 + 18 * 32 // 4 + 2]
+    assert output["images"]["images"] == [{"height": 300, "width": 500, "resized": [288, 512], "grid": [1, 18, 32], "tokens": 146}]
+    assert main(["eval", path, "--seq-len", "9", "--image", "300x500", "--no-cache"]) == 0
+    assert "image 1: 300x500 -> 288x512, patch grid 1x18x32 (t x h x w), 146 tokens" in capsys.readouterr().out
+    assert main(["explain", path, "--image-tokens", "144", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "image 1: given by its image tokens: 576 patches, 146 tokens" in text and "rule: blocks.attention = " in text
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--image", "300by500"], "argument --image: expected HEIGHTxWIDTH in pixels (e.g. 720x1280), got '300by500'"),
+    (["--image", "300x500", "--image-tokens", "5"], "argument --image-tokens: not allowed with argument --image"),
+    (["--image", "10x2500"], "images[0] = (10, 2500): 10x2500: the processor refuses an aspect ratio above 200 (Qwen3-VL ViT)"),
+])
+def test_bad_images_on_the_command_line_are_one_line(tmp_path, capsys, argv, message):
+    assert main(["eval", _config_file(tmp_path, "qwen3_vl"), "--seq-len", "9", *argv, "--no-cache"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
