@@ -140,14 +140,18 @@ class Registry(PluginLoader):
             part: (tower.title, tower.dims, getattr(kinds.get(tower.kind), "images", None)) for part, tower in model.towers.items()
         }
 
-    def images(self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None) -> Images:
+    def images(
+        self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
+        convention: str = EXACT,
+    ) -> Images:
         """The images of one sequence as *model*'s vision tower takes them: each image's resized
-        size, patch grid and tokens, and the tower's exact forward FLOPs per piece."""
-        return plan_images(model.name, self.image_towers(model), images, image_tokens)
+        size, patch grid and tokens, and the tower's forward FLOPs per piece (exact, or as
+        *convention* counts them; a convention with no term for the tower is refused)."""
+        return plan_images(model.name, self.image_towers(model), images, image_tokens, convention)
 
     def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:
         """The language model over text and image tokens, plus the vision tower per sequence."""
-        planned = self.images(selection.model, images=images, image_tokens=image_tokens)
+        planned = self.images(selection.model, images=images, image_tokens=image_tokens, convention=selection.convention)
         if requests is not None or cached not in (0, (), [0]):
             raise FlopsregError("images: a serving step with images (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
         if seq_len is not None and seqlens is None:

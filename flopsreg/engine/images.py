@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from flopsreg.declarations.pattern import EXACT
 from flopsreg.declarations.towers import ImagePlan, ImageRule
 from flopsreg.errors import FlopsregError
 
@@ -89,9 +90,11 @@ def plan_images(
     towers: Mapping[str, tuple[str, Mapping[str, int], ImageRule | None]],
     images: Sequence[tuple[int, int]] | None,
     image_tokens: Sequence[int] | None,
+    convention: str = EXACT,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
-    dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*)."""
+    dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
+    tower counted exactly or as *convention* counts it."""
     if images is not None and image_tokens is not None:
         raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
     given = "images" if images is not None else "image_tokens"
@@ -107,6 +110,12 @@ def plan_images(
     if others:
         raise FlopsregError(f"{given}: {model_name} has several image towers ({', '.join(encoders)}); flopsreg plans one")
     assert rule is not None
+    if convention != EXACT and convention not in rule.conventions:
+        raise FlopsregError(
+            f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
+            "count images with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
+        )
+    flops = rule.flops if convention == EXACT else rule.conventions[convention]
     plans = []
     for index, entry in enumerate(entries):
         if images is not None:
@@ -119,4 +128,4 @@ def plan_images(
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
-    return Images(part=part, title=title, plans=tuple(plans), flops=rule.flops(dims, plans), rule=rule)
+    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule)

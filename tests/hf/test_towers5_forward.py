@@ -63,9 +63,9 @@ def test_the_resizing_rule_gives_the_image_processors_grid(family, row):
 
 
 @pytest.mark.parametrize(("name", "case"), CASES)
-def test_the_tower_and_the_token_counts_equal_the_recorded_forward(eager_registry, name, case):
+def test_the_tower_and_the_token_counts_equal_the_recorded_forward(registry, name, case):
     measured = RECORD["models"][name]["cases"][case]
-    result = eager_registry.evaluate(_model(name), seq_len=RECORD["models"][name]["text_tokens"], images=_images(name, case), convention="eager")
+    result = registry.evaluate(_model(name), seq_len=RECORD["models"][name]["text_tokens"], images=_images(name, case))
     assert [list(plan.grid) for plan in result.images.plans] == measured["image_grid_thw"]
     assert result.seqlens == (measured["sequence_length"],)
     assert result.images.forward == measured["visual"]
@@ -73,12 +73,15 @@ def test_the_tower_and_the_token_counts_equal_the_recorded_forward(eager_registr
 
 @pytest.mark.parametrize(("name", "case"), [(name, case) for name, case in CASES if name != "qwen3_5"])
 def test_the_whole_forward_equals_flop_counter_mode(eager_registry, name, case):
-    """Tower plus language model over text and image tokens, to the FLOP (eager attention: the
-    language model's s x s scores, as FlopCounterMode sees them)."""
+    """Tower plus language model over text and image tokens, to the FLOP: the tower exact (its
+    attention is bidirectional: every pair it computes is allowed), the language model under the
+    eager convention (its s x s scores, as FlopCounterMode sees them) over the same length."""
     measured = RECORD["models"][name]["cases"][case]
-    result = eager_registry.evaluate(_model(name), seq_len=RECORD["models"][name]["text_tokens"], images=_images(name, case), convention="eager")
-    assert result.forward == measured["forward"]
-    assert result.forward - result.images.forward == measured["rest"]
+    model = _model(name)
+    with_images = eager_registry.evaluate(model, seq_len=RECORD["models"][name]["text_tokens"], images=_images(name, case))
+    language_model = eager_registry.evaluate(model, seq_len=with_images.seqlens[0], convention="eager").forward
+    assert language_model == measured["rest"]
+    assert with_images.images.forward + language_model == measured["forward"]
 
 
 @pytest.mark.parametrize("case", sorted(RECORD["models"]["qwen3_5"]["cases"]))
@@ -155,6 +158,13 @@ def test_a_model_without_a_vision_tower_takes_no_images(registry):
     gemma = flopsreg.Model.from_hf_config(json.loads((HF / "gemma-3-4b.json").read_text()))
     with pytest.raises(flopsreg.FlopsregError, match=r"its towers \(vision \(SigLIP ViT\), projector \(Gemma 3 projector\)\) have no image rule"):
         registry.evaluate(gemma, seq_len=9, images=[(100, 100)])
+
+
+@pytest.mark.parametrize("convention", ["megatron", "hf_trainer", "vllm", "slime"])
+def test_a_convention_without_a_tower_term_refuses_images_by_name(registry, convention):
+    message = rf"^images: convention '{convention}' has no term for the vision tower \(Qwen3-VL ViT\): count images with the exact convention"
+    with pytest.raises(flopsreg.FlopsregError, match=message):
+        registry.evaluate(_model("qwen3_vl"), seq_len=9, images=[(100, 100)], convention=convention)
 
 
 def test_a_serving_step_with_images_is_refused(registry):
