@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["QWEN2_5_VL_IMAGES", "QWEN3_VL_IMAGES", "smart_resize", "window_lengths"]
+__all__ = ["QWEN2_5_VL_IMAGES", "QWEN3_VL_IMAGES", "smart_resize", "verl_vit_flops", "window_lengths"]
 
 WRAPPER_TOKENS = 2  # <|vision_start|> and <|vision_end|> around each image's <|image_pad|> run
 MAX_RATIO = 200  # smart_resize refuses an aspect ratio above this
@@ -122,6 +122,24 @@ def qwen3_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str
     return _ordered(flops)
 
 
+def verl_vit_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
+    """verl's ``_estimate_qwen3_vit_flop`` (verl-project/verl 1dda039b), forward (a third of its
+    6N + 12 s^2 training count), for every Qwen-VL type verl maps to it: each image's patches
+    (``images_seqlens``) through 2 MLP matrices (Qwen2.5-VL's gated MLP has 3), full attention
+    on every layer (Qwen2.5-VL's windows ignored), head_dim = hidden // heads, and the merger's
+    weights (one per deepstack entry too) applied to every patch, not to the merged tokens."""
+    h, merge = d["h"], d["merge"]
+    patches = sum(t * rows * columns for t, rows, columns in (p.grid for p in plans))
+    wide = h * merge**2
+    return {
+        "patch_embed": 2 * patches * h * d["channels"] * d["frames"] * d["patch"] ** 2,
+        "blocks.qkv_proj": d["layers"] * 2 * patches * 4 * h * h,
+        "blocks.attention": 4 * (h // d["heads"]) * d["heads"] * d["layers"] * _full_pairs(plans),
+        "blocks.mlp": d["layers"] * 2 * patches * 2 * h * d["i"],
+        "merger": (1 + d.get("deepstack", 0)) * 2 * patches * (d["out"] + wide) * wide,
+    }
+
+
 def _ordered(flops: dict[str, int]) -> dict[str, int]:
     order = ("patch_embed", "blocks.qkv_proj", "blocks.attention", "blocks.mlp", "merger")
     return {name: flops[name] for name in order}
@@ -137,6 +155,7 @@ QWEN2_5_VL_IMAGES = ImageRule(
     plan=_planner(QWEN2_5_PIXELS),
     flops=qwen2_5_vl_flops,
     shape_note="its windowed attention layers cut each image into windows by its patch grid",
+    conventions={"verl": verl_vit_flops},
     rules=(
         _EMBED, _PROJ,
         "blocks.attention = 4h x (fullatt x sum(patches_per_image^2) + (layers - fullatt) x sum(patches_per_window^2)), "
@@ -151,6 +170,7 @@ QWEN3_VL_IMAGES = ImageRule(
     plan=_planner(QWEN3_PIXELS),
     flops=qwen3_vl_flops,
     from_tokens=_from_tokens,
+    conventions={"verl": verl_vit_flops},
     rules=(
         _EMBED, _PROJ, "blocks.attention = 4h x layers x sum(patches_per_image^2) (bidirectional within each image)",
         "blocks.mlp = layers x 2 x patches x 2 h i", _MERGER.replace("merger =", "merger = (1 + deepstack) x"),

@@ -61,6 +61,7 @@ _QWEN_VIT_DIMS = (
     Dim("layers", "{tower}.depth", 27), Dim("channels", "{tower}.in_channels", 3),
     Dim("patch", "{tower}.patch_size", 16), Dim("frames", "{tower}.temporal_patch_size", 2),
     Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
+    Dim("heads", "{tower}.num_heads", 16),
 )
 # A merger: a norm, then (h merge^2)^2 and (h merge^2) x out, both biased (the norm is added apart).
 _MERGER = (h * merge**2) ** 2 + h * merge**2 + h * merge**2 * out + out
@@ -110,7 +111,7 @@ QWEN2_5_VL_VISION = TowerKind(
         Dim("layers", "{tower}.depth", 32), Dim("channels", "{tower}.in_channels", 3),
         Dim("patch", "{tower}.patch_size", 14), Dim("frames", "{tower}.temporal_patch_size", 2),
         Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
-        Dim("window", "{tower}.window_size", 112),
+        Dim("heads", "{tower}.num_heads", 16), Dim("window", "{tower}.window_size", 112),
         Dim("fullatt", "{tower}.fullatt_block_indexes", [7, 15, 23, 31], read="count"),
     ),
     parameters=(
