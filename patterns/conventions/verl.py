@@ -11,10 +11,11 @@ of what the window attends); every other type ignores windows (Mistral's ``slidi
 included). ``qwen2_moe`` and ``qwen3_moe`` count every layer as MoE, the dense ones of ``mlp_only_layers`` and
 ``decoder_sparse_step`` included, and leave out shared experts.
 ``qwen3_5`` and ``qwen3_5_moe`` count the Gated DeltaNet recurrence as 5 d_k d_v H_v per token
-forward (the recurrent minimum is 6). ``qwen2_5_vl`` and ``qwen3_vl`` (``_estimate_qwen3_vl_flops``)
+forward (the recurrent minimum is 6). ``qwen2_vl``, ``qwen2_5_vl`` and ``qwen3_vl`` (``_estimate_qwen3_vl_flops``)
 take head_dim as hidden_size // num_attention_heads, whatever the config's head_dim; their
 vision tower (``images_seqlens``, ``_estimate_qwen3_vit_flop``) is the image rule's ``verl`` count
-(patterns/hf/_qwen_vit.py ``verl_vit_flops``).
+(patterns/hf/_qwen_vit.py ``verl_vit_flops``); Qwen2-VL's images are refused, as
+``_estimate_qwen3_vit_flop`` reads ``vision_config.intermediate_size``, which Qwen2VLVisionConfig has not.
 A model type verl has no estimator for gets 0 from verl: the convention refuses it, naming that.
 """
 
@@ -49,6 +50,7 @@ ESTIMATORS = {
     "qwen3_5_moe": "_estimate_qwen3_5_flops",
     "qwen2_5_vl": "_estimate_qwen3_vl_flops",
     "qwen3_vl": "_estimate_qwen3_vl_flops",
+    "qwen2_vl": "_estimate_qwen3_vl_flops",
 }
 # Read by flopsreg; verl has no estimator for them (its _estimate_unknown_flops returns 0).
 UNSUPPORTED = (
@@ -58,7 +60,7 @@ UNSUPPORTED = (
     "gemma4_text", "glm4_moe", "mistral4", "minimax_m2", "starcoder2",
     "qwen3_5_text", "qwen3_5_moe_text",  # verl's qwen3_5 estimator is keyed by the multimodal wrappers' types
     "deepseek_v4", "gemma3n", "gemma3n_text", "glm5_next", "glm5_next_text",
-    "qwen2_5_vl_text", "qwen3_vl_text",  # verl's qwen3_vl estimator is keyed by the multimodal wrappers' types
+    "qwen2_5_vl_text", "qwen3_vl_text", "qwen2_vl_text",  # verl's qwen3_vl estimator is keyed by the multimodal wrappers' types
 )
 SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
 QWEN_MOE = ("qwen2_moe", "qwen3_moe")

@@ -1,4 +1,4 @@
-"""The Qwen-VL vision towers' image rules (Qwen2.5-VL, Qwen3-VL, Qwen3.5): the processor's
+"""The Qwen-VL vision towers' image rules (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5): the processor's
 ``smart_resize`` and the ViT's exact forward FLOPs for the images of one sequence.
 
 Each image is resized to multiples of ``patch * merge`` pixels with its area kept within
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["QWEN2_5_VL_IMAGES", "QWEN3_VL_IMAGES", "smart_resize", "verl_vit_flops", "window_lengths"]
+__all__ = ["QWEN2_5_VL_IMAGES", "QWEN2_VL_IMAGES", "QWEN3_VL_IMAGES", "smart_resize", "verl_vit_flops", "window_lengths"]
 
 WRAPPER_TOKENS = 2  # <|vision_start|> and <|vision_end|> around each image's <|image_pad|> run
 MAX_RATIO = 200  # smart_resize refuses an aspect ratio above this
@@ -122,6 +122,12 @@ def qwen3_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str
     return _ordered(flops)
 
 
+def qwen2_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
+    """Qwen2VisionTransformerPretrainedModel: Qwen3-VL's pieces with an MLP of embed_dim x mlp_ratio
+    and no deepstack."""
+    return qwen3_vl_flops({**d, "i": d["h"] * d["ratio"]}, plans)
+
+
 def verl_vit_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
     """verl's ``_estimate_qwen3_vit_flop`` (verl-project/verl 1dda039b), forward (a third of its
     6N + 12 s^2 training count), for every Qwen-VL type verl maps to it: each image's patches
@@ -162,6 +168,18 @@ QWEN2_5_VL_IMAGES = ImageRule(
         "windows of window_size / merge / patch merged tokens a side",
         "blocks.mlp = layers x 2 x patches x 3 h i (gated)", _MERGER,
     ),
+)
+
+QWEN2_VL_IMAGES = ImageRule(
+    summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
+    "(Qwen2-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
+    plan=_planner(QWEN2_5_PIXELS),
+    flops=qwen2_vl_flops,
+    rules=(
+        _EMBED, _PROJ, "blocks.attention = 4h x layers x sum(patches_per_image^2) (bidirectional within each image)",
+        "blocks.mlp = layers x 2 x patches x 2 h (h mlp_ratio)", _MERGER,
+    ),
+    from_tokens=_from_tokens,
 )
 
 QWEN3_VL_IMAGES = ImageRule(

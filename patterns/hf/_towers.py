@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy
 
-from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN3_VL_IMAGES
+from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import Dim, TowerKind
 
 _SOURCE = "transformers 5.24.0 models/"
@@ -99,6 +99,28 @@ QWEN3_VL_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel",
     images=QWEN3_VL_IMAGES,
+)
+
+ratio = sympy.Symbol("ratio", integer=True, nonnegative=True)
+QWEN2_VL_VISION = TowerKind(
+    name="qwen2_vl_vision",
+    title="Qwen2-VL ViT",
+    summary="Qwen2VisionTransformerPretrainedModel: Conv3d patches without bias, ViT blocks of embed_dim with a fused qkv "
+    "and an MLP of embed_dim x mlp_ratio, the patch merger (LayerNorm, two matrices to hidden_size)",
+    dims=(
+        Dim("h", "{tower}.embed_dim", 1280), Dim("ratio", "{tower}.mlp_ratio", 4),
+        Dim("layers", "{tower}.depth", 32), Dim("channels", "{tower}.in_channels", 3),
+        Dim("patch", "{tower}.patch_size", 14), Dim("frames", "{tower}.temporal_patch_size", 2),
+        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.hidden_size", 3584),
+        Dim("heads", "{tower}.num_heads", 16),
+    ),
+    parameters=(
+        channels * frames * patch**2 * h  # patch_embed (Conv3d, no bias)
+        + layers * VIT_BLOCK.subs(i, h * ratio)  # MLP width int(embed_dim * mlp_ratio)
+        + 2 * h + _MERGER  # merger (LayerNorm ln_q)
+    ),
+    reference=_SOURCE + "qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel",
+    images=QWEN2_VL_IMAGES,
 )
 
 QWEN2_5_VL_VISION = TowerKind(

@@ -43,8 +43,8 @@ def qwen2(c: Fields) -> Decoder:
 
 
 def qwen2_5_vl_text(c: Fields) -> Decoder:
-    """Qwen2_5_VLTextConfig: as Qwen2, head_dim always hidden_size // num_attention_heads."""
-    # Qwen2_5_VLAttention: self.head_dim = self.hidden_size // self.num_heads (a head_dim field is not read).
+    """Qwen2_5_VLTextConfig and Qwen2VLTextConfig: as Qwen2, head_dim always hidden_size // num_attention_heads."""
+    # Qwen2_5_VLAttention, Qwen2VLAttention: self.head_dim = self.hidden_size // self.num_heads (a head_dim field is not read).
     return _qwen(c, None, weight_flags(c, tied=False, extra=QKV_BIAS.flags), derived_head_dim=True)
 
 

@@ -499,3 +499,12 @@ def test_the_text_configs_of_qwen_vl_get_verls_zero(registry):
     model = flopsreg.Model.from_hf_config(TOWERS5["qwen3_vl"]["config"]["text_config"])
     with pytest.raises(flopsreg.ModelError, match=r"verl has no FLOPs estimator for model_type 'qwen3_vl_text'"):
         registry.evaluate(model, seq_len=64, convention="verl")
+
+
+def test_qwen2_vl_images_are_refused_under_verl_and_its_text_is_counted(registry):
+    """_estimate_qwen3_vit_flop reads vision_config.intermediate_size: Qwen2VLVisionConfig has none."""
+    config = TOWERS5["qwen2_vl"]["config"]
+    model = flopsreg.Model.from_hf_config(config)
+    assert verl(registry, model, seqlens=[512]) == verl_qwen_vl(config, [512], None)
+    with pytest.raises(flopsreg.FlopsregError, match=r"^images: convention 'verl' has no term for the vision tower \(Qwen2-VL ViT\)"):
+        registry.evaluate(model, seq_len=9, images=[(300, 500)], convention="verl")

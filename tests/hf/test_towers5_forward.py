@@ -1,4 +1,4 @@
-"""Qwen-VL models with images (Qwen2.5-VL, Qwen3-VL, Qwen3.5) against real forward passes:
+"""Qwen-VL models with images (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) against real forward passes:
 tests/data/hf_forward/measure_towers5.py ran tiny models on random images through transformers'
 own image processor and the processor's placeholder expansion, under FlopCounterMode
 (forward_towers5.json). The vision tower, the language model over text and image tokens, the
@@ -39,7 +39,7 @@ def _images(name: str, case: str) -> list[tuple[int, int]]:
 
 def test_the_record_names_its_versions_and_every_case_ran():
     assert RECORD["transformers"] == "5.24.0" and RECORD["torch"].startswith("2.13")
-    assert sorted(RECORD["models"]) == ["qwen2_5_vl", "qwen3_5", "qwen3_vl"] and len(CASES) == 9
+    assert sorted(RECORD["models"]) == ["qwen2_5_vl", "qwen2_vl", "qwen3_5", "qwen3_vl"] and len(CASES) == 12
 
 
 @pytest.mark.parametrize("name", sorted(RECORD["models"]))
@@ -90,7 +90,7 @@ def test_images_add_nothing_to_the_language_model_beyond_their_tokens(case):
     (recorded apart); Qwen3.5's chunked Gated DeltaNet is reconciled in test_linear_forward.py."""
     measured = RECORD["models"]["qwen3_5"]["cases"][case]
     assert measured["rest"] == measured["text_alone"]
-    for name in ("qwen2_5_vl", "qwen3_vl"):
+    for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl"):
         assert all(c["rest"] == c["text_alone"] for c in RECORD["models"][name]["cases"].values())
 
 

@@ -42,6 +42,14 @@ QWEN2_5_PIXELS = {"shortest_edge": 3136, "longest_edge": 12845056}
 QWEN3_PIXELS = {"shortest_edge": 65536, "longest_edge": 16777216}
 
 CONFIGS = {
+    # embed_dim 36 x mlp_ratio 3; the merger maps to hidden_size, the language model's width.
+    "qwen2_vl": {
+        "model_type": "qwen2_vl", **IDS, "tie_word_embeddings": False,
+        "text_config": {**TEXT_2_5, "model_type": "qwen2_vl_text", "rope_parameters": MROPE_2_5},
+        "vision_config": {"depth": 3, "embed_dim": 36, "hidden_size": 40, "mlp_ratio": 3, "num_heads": 3, "patch_size": 14,
+                          "spatial_merge_size": 2, "temporal_patch_size": 2},
+        "pixels": QWEN2_5_PIXELS,
+    },
     # 4 blocks, block 1 and 3 over whole images, 0 and 2 windowed (window_size 56: 2 merged tokens a side).
     "qwen2_5_vl": {
         "model_type": "qwen2_5_vl", **IDS, "tie_word_embeddings": False,
