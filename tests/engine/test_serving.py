@@ -203,6 +203,8 @@ def _models():
     models += [(name, flopsreg.Model.from_hf_config(fam2026b[name]["config"]), ("exact",)) for name in ("laguna", "bailing_hybrid")]
     shared = json.loads((HF.parent / "hf_forward" / "forward_ssm2.json").read_text())["models"]  # shared blocks
     models += [(name, flopsreg.Model.from_hf_config(shared[name]["config"]), ("exact",)) for name in ("zamba-tiny", "hrm-text-tiny")]
+    qwen_vl = json.loads((HF.parent / "hf_forward" / "forward_towers5.json").read_text())["models"]  # verl's Qwen-VL rules
+    models += [(name, flopsreg.Model.from_hf_config(qwen_vl[name]["config"]), ("exact", "verl")) for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")]
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),
