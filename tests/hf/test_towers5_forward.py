@@ -49,6 +49,17 @@ def test_the_whole_model_and_its_vision_tower_hold_transformers_parameters(regis
     assert model.towers["vision"].parameters == RECORD["models"][name]["visual_parameters"]
 
 
+@pytest.mark.parametrize("model_type", sorted(RECORD["defaults"]))
+def test_the_class_default_configs_hold_transformers_parameters(registry, model_type):
+    """tests/data/hf/<type>-defaults.json is the recorded class-default config; totals equal."""
+    measured = RECORD["defaults"][model_type]
+    config = json.loads((HF / f"{model_type.replace('_', '-')}-defaults.json").read_text())
+    assert config == measured["config"]
+    model = flopsreg.Model.from_hf_config(config)
+    assert registry.parameters(model).total == measured["parameters"]
+    assert model.towers["vision"].parameters == measured["visual_parameters"]
+
+
 @pytest.mark.parametrize(("family", "row"), [(family, row) for family, rows in RECORD["resizing"].items() for row in rows])
 def test_the_resizing_rule_gives_the_image_processors_grid(family, row):
     rule, patch = RULES[family]

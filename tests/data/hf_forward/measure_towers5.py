@@ -6,7 +6,8 @@ transformers' own image processor (Qwen2VLImageProcessorPil with the family's pa
 bounds), giving pixel_values and image_grid_thw; the text is expanded as the processor expands it
 (``<|vision_start|>``, ``image_grid_thw.prod() // merge**2`` image tokens, ``<|vision_end|>`` per
 image, before the text), and the whole ...ForConditionalGeneration runs on it with eager attention.
-Recorded: the FLOPs of the whole forward, of the visual module and of the rest, and of text alone
+Also the class-default config of each Qwen-VL type (saved as tests/data/hf/<type>-defaults.json)
+and its parameters on the meta device. Recorded: the FLOPs of the whole forward, of the visual module and of the rest, and of text alone
 of the same length through the same model; the resized sizes
 (image_grid_thw) and the tokens; and, for the processor's resizing rule alone, image_grid_thw of a
 dozen sizes per family. The result, forward_towers5.json, comes from torch and transformers alone:
@@ -160,12 +161,29 @@ def resizing(patch: int, merge: int, pixels: dict) -> list[dict]:
     return rows
 
 
+def class_defaults(model_type: str) -> dict:
+    """The class-default config as a config.json holds it (tests/data/hf/<type>-defaults.json) and
+    the parameters of its whole model and of its vision tower, on the meta device."""
+    config = AutoConfig.for_model(model_type)
+    saved = config.to_dict()
+    for holder in (saved, saved["text_config"], saved["vision_config"]):
+        holder.pop("transformers_version", None)
+    with torch.device("meta"):
+        model = AutoModelForImageTextToText.from_config(config)
+    return {
+        "config": saved,
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+        "visual_parameters": int(sum(p.numel() for p in model.model.visual.parameters())),
+    }
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     record = {
         "transformers": transformers.__version__,
         "torch": torch.__version__.split("+")[0],
         "models": {name: measure(name, spec) for name, spec in CONFIGS.items()},
+        "defaults": {model_type: class_defaults(model_type) for model_type in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")},
         "resizing": {
             "qwen2_5_vl": resizing(14, 2, QWEN2_5_PIXELS),
             "qwen3_vl": resizing(16, 2, QWEN3_PIXELS),
