@@ -26,7 +26,7 @@ from flopsreg.declarations.pattern import (
 )
 from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.declarations.symbols import block_flops, block_layers, cached, h, integer_symbol, n_h, s
-from flopsreg.declarations.towers import Dim, HFTower, TowerKind
+from flopsreg.declarations.towers import Dim, HFTower, ImagePlan, ImageRule, TowerKind
 from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.plugins.hookspecs import hookimpl
 
@@ -57,6 +57,8 @@ __all__ = [
     "HFLayerType",
     "HFReader",
     "HFTower",
+    "ImagePlan",
+    "ImageRule",
     "Layers",
     "MegatronReader",
     "ModelError",

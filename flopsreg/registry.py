@@ -11,11 +11,14 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from flopsreg import render
 from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
+from flopsreg.engine.images import Images, plan_images
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.model import Model
@@ -93,6 +96,8 @@ class Registry(PluginLoader):
         cached: int | Sequence[int] = 0,
         logits: str | None = None,
         requests: Sequence[tuple[int, int]] | None = None,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -112,8 +117,50 @@ class Registry(PluginLoader):
         (instead of ``seq_len``, ``seqlens`` and ``cached``), each request with its own new tokens
         and cached context, logits at each one's last position unless ``logits`` says otherwise;
         :attr:`Result.per_request` gives each request's exact FLOPs.
+
+        ``images=[(height, width), ...]`` (pixels) are the images every sequence holds, before its
+        text: the vision tower encodes each (its family's resizing and token rule) and the language
+        model runs over the text and image tokens; ``image_tokens=[n, ...]`` gives each image by
+        the image tokens its processor expands it to instead (see docs/multimodal.md).
+        :attr:`Result.images` says what each image became and what the tower spent.
         """
-        return evaluate(self._evaluator.select(model, convention), seq_len, seqlens, batch, recompute, cached, logits, requests)
+        selection = self._evaluator.select(model, convention)
+        if images is None and image_tokens is None:
+            return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
+        return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens)
+
+    def image_towers(self, model: Model) -> dict[str, tuple[str, Mapping[str, int], Any]]:
+        """``{part: (title, dims, image rule or None)}`` of *model*'s towers, the rules found on the
+        tower kinds its Hugging Face reader declares."""
+        kinds = {}
+        for flag in sorted(model.flags):
+            if flag.startswith("hf_") and flag[3:] in self.hf_readers:
+                kinds.update({t.kind.name: t.kind for t in self.hf_readers[flag[3:]].towers})
+        return {
+            part: (tower.title, tower.dims, getattr(kinds.get(tower.kind), "images", None)) for part, tower in model.towers.items()
+        }
+
+    def images(
+        self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
+        convention: str = EXACT,
+    ) -> Images:
+        """The images of one sequence as *model*'s vision tower takes them: each image's resized
+        size, patch grid and tokens, and the tower's forward FLOPs per piece (exact, or as
+        *convention* counts them; a convention with no term for the tower is refused)."""
+        return plan_images(model.name, self.image_towers(model), images, image_tokens, convention)
+
+    def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:
+        """The language model over text and image tokens, plus the vision tower per sequence."""
+        planned = self.images(selection.model, images=images, image_tokens=image_tokens, convention=selection.convention)
+        if requests is not None or cached not in (0, (), [0]):
+            raise FlopsregError("images: a serving step with images (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
+        if seq_len is not None and seqlens is None:
+            seq_len = seq_len + planned.tokens if type(seq_len) is int and seq_len >= 1 else seq_len
+        elif seqlens is not None:
+            seqlens = [n + planned.tokens if type(n) is int and n >= 1 else n for n in seqlens]
+        result = evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
+        sequences = result.batch * len(result.seqlens)
+        return attrs.evolve(result, forward=result.forward + sequences * planned.forward, images=planned)
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,

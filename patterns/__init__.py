@@ -93,6 +93,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.qwen_moe",
     "hf.qwen_next",
     "hf.recurrent_gemma",
+    "hf.qwen_vl",
     "hf.rwkv",
     "hf.sarvam",
     "hf.starcoder2",

@@ -98,6 +98,23 @@ def _seqlens(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
+def _image(text: str) -> tuple[int, int]:
+    """``HxW``: an image's height and width in pixels."""
+    height, sep, width = text.lower().partition("x")
+    if not sep or not height.isdigit() or not width.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HEIGHTxWIDTH in pixels (e.g. 720x1280), got {text!r}")
+    return int(height), int(width)
+
+
+def _image_options(p: argparse.ArgumentParser) -> None:
+    """The images every sequence holds, before its text: in pixels, or by their image tokens."""
+    given = p.add_mutually_exclusive_group()
+    given.add_argument("--image", type=_image, action="append", metavar="HxW",
+                       help="an image every sequence holds, before its text (height x width in pixels; repeatable)")
+    given.add_argument("--image-tokens", type=int, action="append", metavar="N",
+                       help="an image by the image tokens its processor expands it to (repeatable)")
+
+
 def _request(text: str) -> tuple[int, int]:
     """``N:P``: N new tokens after P cached ones (one request of a serving step)."""
     new, colon, cached = text.partition(":")
@@ -266,6 +283,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
                    help="tokens already in the KV cache per sequence (one, or one per --seqlens entry)")
     p.add_argument("--logits", choices=LOGITS_MODES,
                    help="logits on every position (training; the default) or the last (serving; the default with --request)")
+    _image_options(p)
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
     p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
     _document_option(p)
@@ -336,6 +354,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
     _model_options(p, blocks)
     _convention_option(p)
+    _image_options(p)
 
     p = sub.add_parser("formula", help="the model's closed form")
     _model_options(p, blocks)
@@ -487,7 +506,11 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             return held.latex()
         return json.dumps(held.to_dict(), indent=2) if args.format == "json" else held.text()
     if args.command == "explain":
-        return session.registry.select(model, convention=args.convention).explain()
+        text = session.registry.select(model, convention=args.convention).explain()
+        if args.image or args.image_tokens:
+            images = session.registry.images(model, images=args.image, image_tokens=args.image_tokens)
+            text = "\n".join([text, "", *images.text(rules=True)])
+        return text
     if args.command in ("formula", "latex"):
         plan = session.registry.select(model, convention=args.convention)
         _warn(plan.warnings)
@@ -525,6 +548,15 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     cached = args.cached[0] if len(args.cached) == 1 else args.cached
     if args.request and cached != 0:
         raise FlopsregError("--cached: each --request N:P gives its own cached tokens P; drop --cached")
+    if args.image or args.image_tokens:
+        if args.format == "latex":
+            raise FlopsregError("--format latex: the closed form covers the language model; give --format text or json with --image")
+        result = session.registry.evaluate(
+            model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
+            cached=cached, logits=args.logits, requests=args.request, images=args.image, image_tokens=args.image_tokens,
+        )
+        _warn(result.warnings)
+        return json.dumps(render.result_json(result), indent=2) if args.format == "json" else render.result_text(result)
     serving = cached != 0 or args.logits not in (None, "all") or bool(args.request)  # serving forms are built symbolically, never cached
     plan = session.select(model, args.convention, symbolic=args.format == "latex" or serving)
     result = evaluate(plan, args.seq_len, args.seqlens, args.batch, args.recompute, cached, args.logits, args.request)

@@ -7,11 +7,15 @@ one in a wrapper's config. flopsreg counts the FLOPs of the language model only:
 parameters are counted so that ``params`` gives transformers' total of the whole model. A kind
 holds its formulas as sympy expressions over its named dimensions, so FLOPs can be declared
 beside the parameters later without changing how a kind is read.
+
+A kind that turns images into tokens declares an :class:`ImageRule`: the family's resizing and
+token-count rule (an image in pixels -> an :class:`ImagePlan`) and the exact forward FLOPs of
+the tower for a list of planned images, both functions of the dims the tower was read with.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -19,7 +23,7 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["Dim", "HFTower", "TowerKind"]
+__all__ = ["Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
 
@@ -74,6 +78,54 @@ def _dims(value: Any) -> tuple[Dim, ...]:
 
 
 @attrs.frozen(kw_only=True)
+class ImagePlan:
+    """One image as a family's processor turns it into tokens.
+
+    Attributes:
+        height, width: the image as given, in pixels (0, 0 when only its token count was given).
+        resized: (height, width) after the processor's resizing.
+        grid: the patch grid the tower runs over, ``(frames, rows, columns)``.
+        tokens: the tokens it adds to the language model's sequence, the processor's wrapper
+            tokens (begin and end of image) included.
+    """
+
+    height: int
+    width: int
+    resized: tuple[int, int]
+    grid: tuple[int, ...]
+    tokens: int
+
+
+@attrs.frozen(kw_only=True)
+class ImageRule:
+    """How a vision tower kind turns images into tokens and what it costs to encode them.
+
+    Attributes:
+        summary: one line: the processor's resizing rule and where the rule comes from.
+        plan: ``plan(dims, height, width) -> ImagePlan``; raises ``ValueError`` with the reason
+            for an image the processor refuses.
+        flops: ``flops(dims, plans) -> {piece: forward FLOPs}`` of the tower over the images of
+            one sequence (``patch_embed``, ``blocks.attention``, ``merger``...), exact integers.
+        rules: lines for ``explain``: the tower's pieces and what each costs, in closed form.
+        from_tokens: ``from_tokens(dims, n) -> ImagePlan`` of an image known by the number *n* of
+            image tokens the processor expands it to (wrapper tokens not included), where that
+            fixes the tower's FLOPs; None where they depend on the image's shape.
+        shape_note: why the shape is needed, where ``from_tokens`` is None.
+        conventions: ``{convention: flops}`` for the conventions that count the tower their own
+            way (verl's estimator), with the signature of ``flops``; under any other convention
+            but the exact one a request with images is refused, naming the convention.
+    """
+
+    summary: str = attrs.field(validator=_text)
+    plan: Callable[[Mapping[str, int], int, int], ImagePlan]
+    flops: Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]
+    rules: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    from_tokens: Callable[[Mapping[str, int], int], ImagePlan] | None = None
+    shape_note: str = ""
+    conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
 class TowerKind:
     """One kind of non-text tower, its parameters a formula of the config values it reads.
 
@@ -86,6 +138,8 @@ class TowerKind:
         embeddings: the part of it held in ``nn.Embedding`` weights (what
             ``num_parameters(exclude_embeddings=True)`` leaves out); 0 when there is none.
         reference: the transformers module it counts (file and class).
+        images: how it encodes images (:class:`ImageRule`); None: its FLOPs are not counted,
+            and a request with images is refused for it.
     """
 
     name: str = attrs.field(validator=_text)
@@ -95,6 +149,7 @@ class TowerKind:
     parameters: sympy.Expr = attrs.field(converter=_formula)
     embeddings: sympy.Expr = attrs.field(default=0, converter=_formula)
     reference: str = attrs.field(validator=_text)
+    images: ImageRule | None = None
 
     def __attrs_post_init__(self) -> None:
         known = {dim.symbol for dim in self.dims}

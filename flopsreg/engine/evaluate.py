@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
     import sympy
 
     from flopsreg.engine.compose import ModelSelection, UnitSelection
+    from flopsreg.engine.images import Images
     from flopsreg.engine.memory import Holdings
     from flopsreg.engine.structure import Structure
     from flopsreg.engine.traffic import MemoryUtilisation, Roofline, StepBytes, Traffic
@@ -77,6 +78,9 @@ class Result:
     forward: int  # exact forward FLOPs of the whole batch
     cached: tuple[int, ...] = ()  # tokens already in the KV cache, per sequence (empty: none)
     logits: str = "all"  # logits on every position, or on the "last" of each sequence
+    # The images every sequence holds and the vision tower's FLOPs for them (counted in forward;
+    # the seqlens are the language model's, image tokens included). None: text alone.
+    images: Images | None = None
 
     @property
     def serving(self) -> bool:
@@ -108,7 +112,8 @@ class Result:
         """Exact forward FLOPs of each sequence (each request of a serving step), ``batch`` times
         over: they add up to :attr:`forward`."""
         exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
-        return tuple(self.batch * exact[pair] for pair in self.requests)
+        tower = self.images.forward if self.images is not None else 0
+        return tuple(self.batch * (exact[pair] + tower) for pair in self.requests)
 
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:

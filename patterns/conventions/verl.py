@@ -11,7 +11,11 @@ of what the window attends); every other type ignores windows (Mistral's ``slidi
 included). ``qwen2_moe`` and ``qwen3_moe`` count every layer as MoE, the dense ones of ``mlp_only_layers`` and
 ``decoder_sparse_step`` included, and leave out shared experts.
 ``qwen3_5`` and ``qwen3_5_moe`` count the Gated DeltaNet recurrence as 5 d_k d_v H_v per token
-forward (the recurrent minimum is 6).
+forward (the recurrent minimum is 6). ``qwen2_vl``, ``qwen2_5_vl`` and ``qwen3_vl`` (``_estimate_qwen3_vl_flops``)
+take head_dim as hidden_size // num_attention_heads, whatever the config's head_dim; their
+vision tower (``images_seqlens``, ``_estimate_qwen3_vit_flop``) is the image rule's ``verl`` count
+(patterns/hf/_qwen_vit.py ``verl_vit_flops``); Qwen2-VL's images are refused, as
+``_estimate_qwen3_vit_flop`` reads ``vision_config.intermediate_size``, which Qwen2VLVisionConfig has not.
 A model type verl has no estimator for gets 0 from verl: the convention refuses it, naming that.
 """
 
@@ -21,11 +25,12 @@ import sympy
 from flopsreg.patterns import gated_deltanet
 from flopsreg.patterns.conventions._rules import BUILTIN_TERMS, PRECEDENCE, half_square_causal, not_counted
 from flopsreg.patterns.gated_deltanet import H_v, d_k, d_v
+from flopsreg.patterns.gqa_projection import GQA_PROJECTION, n_kv
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
 from flopsreg.patterns.quantities import f
 from flopsreg.patterns.sliding_window import WINDOW
-from flopsreg.plugin import Convention, Pattern, h, hookimpl, s
+from flopsreg.plugin import Convention, Pattern, h, hookimpl, n_h, s
 from flopsreg.plugin import family_flag as family
 
 SOURCE = "verl verl/utils/flops_counter.py, FlopsCounter.estimate_flops (verl-project/verl 1dda039b, 2026-08-22)"
@@ -43,6 +48,9 @@ ESTIMATORS = {
     "gpt_oss": "_estimate_gpt_oss_flops",
     "qwen3_5": "_estimate_qwen3_5_flops",
     "qwen3_5_moe": "_estimate_qwen3_5_flops",
+    "qwen2_5_vl": "_estimate_qwen3_vl_flops",
+    "qwen3_vl": "_estimate_qwen3_vl_flops",
+    "qwen2_vl": "_estimate_qwen3_vl_flops",
 }
 # Read by flopsreg; verl has no estimator for them (its _estimate_unknown_flops returns 0).
 UNSUPPORTED = (
@@ -52,6 +60,7 @@ UNSUPPORTED = (
     "gemma4_text", "glm4_moe", "mistral4", "minimax_m2", "starcoder2",
     "qwen3_5_text", "qwen3_5_moe_text",  # verl's qwen3_5 estimator is keyed by the multimodal wrappers' types
     "deepseek_v4", "gemma3n", "gemma3n_text", "glm5_next", "glm5_next_text",
+    "qwen2_5_vl_text", "qwen3_vl_text", "qwen2_vl_text",  # verl's qwen3_vl estimator is keyed by the multimodal wrappers' types
 )
 SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
 QWEN_MOE = ("qwen2_moe", "qwen3_moe")
@@ -169,6 +178,22 @@ for _type in SLIDING:
             reference=SOURCE,
         )
     )
+# _estimate_qwen3_vl_flops: head_dim = hidden_size // num_attention_heads for q, k, v, o and the
+# attention (Qwen3-VL-4B: 80, where its layers are 128 wide).
+_VERL_HEAD_DIM = sympy.floor(h / n_h)
+PATTERNS.append(
+    attrs.evolve(
+        GQA_PROJECTION,
+        name="verl_qwen3_vl_head_dim",
+        flags={"verl", family("qwen3_vl")},
+        precedence=family_precedence("qwen3_vl"),
+        formula=2 * s * h * 2 * n_kv * _VERL_HEAD_DIM,
+        provides={"qk_dim": _VERL_HEAD_DIM, "v_dim": _VERL_HEAD_DIM},
+        summary="verl (_estimate_qwen3_vl_flops): K and V (and q, o and the attention) with head_dim = hidden // heads, "
+        "the config's head_dim ignored",
+        reference=SOURCE,
+    )
+)
 # Qwen2-MoE's shared expert and its gate: _estimate_qwen2_moe_flops counts neither (Qwen3-MoE has none).
 PATTERNS += [
     Pattern(

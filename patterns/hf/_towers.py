@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sympy
 
+from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import Dim, TowerKind
 
 _SOURCE = "transformers 5.24.0 models/"
@@ -56,26 +57,94 @@ GEMMA3_PROJECTOR = TowerKind(
     reference=_SOURCE + "gemma3/modeling_gemma3.py Gemma3MultiModalProjector",
 )
 
+# The Qwen-VL ViTs' shared dims: Conv3d patches over temporal_patch_size frames, the patch merger.
+_QWEN_VIT_DIMS = (
+    Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
+    Dim("layers", "{tower}.depth", 27), Dim("channels", "{tower}.in_channels", 3),
+    Dim("patch", "{tower}.patch_size", 16), Dim("frames", "{tower}.temporal_patch_size", 2),
+    Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
+    Dim("heads", "{tower}.num_heads", 16),
+)
+# A merger: a norm, then (h merge^2)^2 and (h merge^2) x out, both biased (the norm is added apart).
+_MERGER = (h * merge**2) ** 2 + h * merge**2 + h * merge**2 * out + out
+(deepstack, window, fullatt) = sympy.symbols("deepstack window fullatt", integer=True, nonnegative=True)
+
 QWEN3_5_VISION = TowerKind(
     name="qwen3_5_vision",
     title="Qwen3.5 ViT",
     summary="Qwen3_5VisionModel: Conv3d patches over temporal_patch_size frames, learned positions (nn.Embedding), "
     "ViT blocks with a fused qkv, the patch merger (LayerNorm, two matrices to out_hidden_size)",
-    dims=(
-        Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
-        Dim("layers", "{tower}.depth", 27), Dim("channels", "{tower}.in_channels", 3),
-        Dim("patch", "{tower}.patch_size", 16), Dim("frames", "{tower}.temporal_patch_size", 2),
-        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
-        Dim("positions", "{tower}.num_position_embeddings", 2304),
-    ),
+    dims=(*_QWEN_VIT_DIMS, Dim("positions", "{tower}.num_position_embeddings", 2304)),
     parameters=(
         channels * frames * patch**2 * h + h  # patch_embed (Conv3d with bias)
         + positions * h  # pos_embed
         + layers * VIT_BLOCK
-        + 2 * h + (h * merge**2) ** 2 + h * merge**2 + h * merge**2 * out + out  # merger
+        + 2 * h + _MERGER  # merger
     ),
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel",
+    images=QWEN3_VL_IMAGES,
+)
+
+QWEN3_VL_VISION = TowerKind(
+    name="qwen3_vl_vision",
+    title="Qwen3-VL ViT",
+    summary="Qwen3VLVisionModel: Qwen3.5's ViT, plus one deepstack merger (LayerNorm after the shuffle) per deepstack_visual_indexes entry",
+    dims=(
+        *_QWEN_VIT_DIMS, Dim("positions", "{tower}.num_position_embeddings", 2304),
+        Dim("deepstack", "{tower}.deepstack_visual_indexes", [8, 16, 24], read="count"),
+    ),
+    parameters=(
+        channels * frames * patch**2 * h + h + positions * h + layers * VIT_BLOCK + 2 * h + _MERGER
+        + deepstack * (2 * h * merge**2 + _MERGER)  # deepstack_merger_list
+    ),
+    embeddings=positions * h,
+    reference=_SOURCE + "qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel",
+    images=QWEN3_VL_IMAGES,
+)
+
+ratio = sympy.Symbol("ratio", integer=True, nonnegative=True)
+QWEN2_VL_VISION = TowerKind(
+    name="qwen2_vl_vision",
+    title="Qwen2-VL ViT",
+    summary="Qwen2VisionTransformerPretrainedModel: Conv3d patches without bias, ViT blocks of embed_dim with a fused qkv "
+    "and an MLP of embed_dim x mlp_ratio, the patch merger (LayerNorm, two matrices to hidden_size)",
+    dims=(
+        Dim("h", "{tower}.embed_dim", 1280), Dim("ratio", "{tower}.mlp_ratio", 4),
+        Dim("layers", "{tower}.depth", 32), Dim("channels", "{tower}.in_channels", 3),
+        Dim("patch", "{tower}.patch_size", 14), Dim("frames", "{tower}.temporal_patch_size", 2),
+        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.hidden_size", 3584),
+        Dim("heads", "{tower}.num_heads", 16),
+    ),
+    parameters=(
+        channels * frames * patch**2 * h  # patch_embed (Conv3d, no bias)
+        + layers * VIT_BLOCK.subs(i, h * ratio)  # MLP width int(embed_dim * mlp_ratio)
+        + 2 * h + _MERGER  # merger (LayerNorm ln_q)
+    ),
+    reference=_SOURCE + "qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel",
+    images=QWEN2_VL_IMAGES,
+)
+
+QWEN2_5_VL_VISION = TowerKind(
+    name="qwen2_5_vl_vision",
+    title="Qwen2.5-VL ViT",
+    summary="Qwen2_5_VisionTransformerPretrainedModel: Conv3d patches without bias, RMSNorms, a fused biased qkv, "
+    "gated biased MLPs, windowed attention but on fullatt_block_indexes, the patch merger (RMSNorm, two matrices)",
+    dims=(
+        Dim("h", "{tower}.hidden_size", 3584), Dim("i", "{tower}.intermediate_size", 3420),
+        Dim("layers", "{tower}.depth", 32), Dim("channels", "{tower}.in_channels", 3),
+        Dim("patch", "{tower}.patch_size", 14), Dim("frames", "{tower}.temporal_patch_size", 2),
+        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
+        Dim("heads", "{tower}.num_heads", 16), Dim("window", "{tower}.window_size", 112),
+        Dim("fullatt", "{tower}.fullatt_block_indexes", [7, 15, 23, 31], read="count"),
+    ),
+    parameters=(
+        channels * frames * patch**2 * h  # patch_embed (Conv3d, no bias)
+        + layers * (4 * h**2 + 4 * h + 3 * h * i + 2 * i + h + 2 * h)  # qkv, proj, gated MLP, two RMSNorms
+        + h + _MERGER  # merger
+    ),
+    reference=_SOURCE + "qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VisionTransformerPretrainedModel",
+    images=QWEN2_5_VL_IMAGES,
 )
 
 LLAMA4_VISION = TowerKind(

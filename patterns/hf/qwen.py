@@ -22,12 +22,13 @@ def _attention(c: Fields, layers: int) -> Layers[str]:
     return Layers.split(layers, FULL, SLIDING, first)
 
 
-def _qwen(c: Fields, head_dim_default: int | None, weights: frozenset[str]) -> Decoder:
+def _qwen(c: Fields, head_dim_default: int | None, weights: frozenset[str], *, derived_head_dim: bool = False) -> Decoder:
     layers = c.int("num_hidden_layers")
     attention = _attention(c, layers)
     hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
+    head_dim = hidden // heads if derived_head_dim else head_dim_of(c, hidden, heads, head_dim_default)
     return Decoder(
-        params={**gqa_params(c, head_dim=head_dim_of(c, hidden, heads, head_dim_default)), "vocab": c.int("vocab_size")},
+        params={**gqa_params(c, head_dim=head_dim), "vocab": c.int("vocab_size")},
         flags=silu_gated(c) | weights,
         attention=attention,
         mlps=Layers.uniform("dense", layers),
@@ -39,6 +40,12 @@ def qwen2(c: Fields) -> Decoder:
     """Qwen2Config: Llama-like; sliding layers per use_sliding_window / max_window_layers."""
     # Qwen2Attention: q/k/v_proj always have biases, o_proj none; tie_word_embeddings false by default.
     return _qwen(c, None, weight_flags(c, tied=False, extra=QKV_BIAS.flags))
+
+
+def qwen2_5_vl_text(c: Fields) -> Decoder:
+    """Qwen2_5_VLTextConfig and Qwen2VLTextConfig: as Qwen2, head_dim always hidden_size // num_attention_heads."""
+    # Qwen2_5_VLAttention, Qwen2VLAttention: self.head_dim = self.hidden_size // self.num_heads (a head_dim field is not read).
+    return _qwen(c, None, weight_flags(c, tied=False, extra=QKV_BIAS.flags), derived_head_dim=True)
 
 
 def qwen3(c: Fields) -> Decoder:

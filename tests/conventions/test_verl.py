@@ -361,3 +361,150 @@ def test_text_only_qwen3_5_and_the_other_2026_types_get_verls_zero(registry):
     for model in (flopsreg.Model.from_hf_config(text), flopsreg.Model.example("qwen3-next-80b-a3b"), flopsreg.Model.example("kimi-linear-48b-a3b")):
         with pytest.raises(flopsreg.ModelError, match=r"verl has no FLOPs estimator for model_type '\w+': its FlopsCounter returns 0"):
             registry.evaluate(model, seq_len=4096, convention="verl")
+
+
+# -- images: the vision tower of the Qwen-VL types (images_seqlens) ------------------------------------
+
+# verl/utils/flops_counter.py at verl-project/verl 1dda039b, lines 127-168 and 219-268, verbatim.
+def _estimate_qwen3_vl_flops(config, tokens_sum, batch_seqlens, delta_time, **kargs):
+    # qwen3_vl uses text_config and vision_config to distinguish configs of different parts.
+    hidden_size = config.text_config.hidden_size
+    vocab_size = config.text_config.vocab_size
+    num_hidden_layers = config.text_config.num_hidden_layers
+    num_key_value_heads = config.text_config.num_key_value_heads
+    num_attention_heads = config.text_config.num_attention_heads
+    intermediate_size = config.text_config.intermediate_size
+
+    head_dim = hidden_size // num_attention_heads
+    q_size = num_attention_heads * head_dim
+    k_size = num_key_value_heads * head_dim
+    v_size = num_key_value_heads * head_dim
+
+    # non-attn per layer parm
+    mlp_N = hidden_size * intermediate_size * 3
+    attn_linear_N = hidden_size * (q_size + k_size + v_size + num_attention_heads * head_dim)
+    emd_and_lm_head_N = vocab_size * hidden_size * 2
+    # non-attn all_layer parm
+    dense_N = (mlp_N + attn_linear_N) * num_hidden_layers + emd_and_lm_head_N
+    # non-attn all_layer & all_token fwd & bwd flops
+    dense_N_flops = 6 * dense_N * tokens_sum
+
+    # qwen3_vl uses deepstack to merge visual embeds and text embeds, but it has no tensor operation.
+
+    # attn all_layer & all_token fwd & bwd flops
+    seqlen_square_sum = 0
+    for seqlen in batch_seqlens:
+        seqlen_square_sum += seqlen * seqlen
+    attn_qkv_flops = 6 * seqlen_square_sum * head_dim * num_attention_heads * num_hidden_layers
+
+    # vit flops
+    images_seqlens = kargs.get("images_seqlens", None)
+    if images_seqlens is not None:
+        vit_flops = _estimate_qwen3_vit_flop(images_seqlens, config.vision_config)
+    else:
+        vit_flops = 0
+
+    # all_layer & all_token fwd & bwd flops
+    flops_all_token = dense_N_flops + attn_qkv_flops + vit_flops
+    flops_achieved = flops_all_token * (1.0 / delta_time) / 1e12
+    return flops_achieved
+
+
+def _estimate_qwen3_vit_flop(images_seqlens, config):
+    """
+    Estimate the FLOPS of the vision encoder for Qwen3-VL
+    """
+
+    if config is None:
+        return 0
+    tokens_sum = sum(images_seqlens)
+
+    num_heads = config.num_heads
+    depth = config.depth
+
+    dim = config.hidden_size
+    mlp_hidden_dim = config.intermediate_size
+    out_hidden_size = config.out_hidden_size
+
+    spatial_merge_size = config.spatial_merge_size
+
+    head_dim = dim // num_heads
+
+    # every vision token's patch_embed comes from a conv of (C, T, H, W) -> (dim,)
+    patch_embed_N = dim * config.in_channels * config.temporal_patch_size * config.patch_size * config.patch_size
+    # Qwen3 VL vision mlp does not use GLU, thus 2.
+    mlp_N = dim * mlp_hidden_dim * 2
+    attn_linear_N = dim * (4 * dim)  # qkv and output proj
+    merger_N = (out_hidden_size + (dim * (spatial_merge_size**2))) * (dim * (spatial_merge_size**2))
+
+    # Qwen3 VL uses deep stack, one merger for every deepstack layer
+    if getattr(config, "deepstack_visual_indexes", None) is not None:
+        deepstack_merger_N = merger_N * len(config.deepstack_visual_indexes)
+    else:
+        deepstack_merger_N = 0
+    # non-attn all_layer parm
+    dense_N = patch_embed_N + (mlp_N + attn_linear_N) * depth + deepstack_merger_N + merger_N
+
+    # non-attn all_layer & all_token fwd & bwd flops
+    dense_N_flops = 6 * dense_N * tokens_sum
+
+    # In Qwen3 VL, full attention is used in all vision layers.
+    full_attn_layer_num = depth
+
+    # full attn layer & all_token fwd & bwd flops
+    seqlen_square_sum = 0
+    for seqlen in images_seqlens:
+        seqlen_square_sum += seqlen * seqlen
+    attn_qkv_flops = 12 * seqlen_square_sum * head_dim * num_heads * full_attn_layer_num
+
+    vit_flops = dense_N_flops + attn_qkv_flops
+
+    return vit_flops
+
+
+TOWERS5 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_towers5.json").read_text())["models"]
+
+
+def verl_qwen_vl(config, seqlens, images_seqlens):
+    """verl's training FLOPs of a Qwen-VL batch: the language model over *seqlens* (text and image
+    tokens), the ViT over *images_seqlens* (patches of each image of the batch). The vision config
+    gets the class default verl reads and the tiny config leaves out (in_channels 3)."""
+    config = {**config, "vision_config": {"in_channels": 3, **config["vision_config"]}}
+    namespace = SimpleNamespace(**{k: SimpleNamespace(**v) if isinstance(v, dict) else v for k, v in config.items()})
+    return _estimate_qwen3_vl_flops(namespace, sum(seqlens), seqlens, _ExactFlops(), images_seqlens=images_seqlens)
+
+
+@pytest.mark.parametrize("name", ["qwen2_5_vl", "qwen3_vl"])
+@pytest.mark.parametrize("images", [[(300, 500)], [(64, 100), (450, 260)]])
+@pytest.mark.parametrize("seqlens", [[9], [9, 40]])
+def test_qwen_vl_with_images_as_verl_counts_it(registry, name, images, seqlens):
+    """Language model and ViT to the digit: verl's head_dim = hidden // heads (11 here, the config
+    says 12), Qwen2.5-VL counted with Qwen3-VL's ViT (2 MLP matrices, no windows), the merger on
+    every patch."""
+    config = TOWERS5[name]["config"]
+    model = flopsreg.Model.from_hf_config(config)
+    result = registry.evaluate(model, seqlens=seqlens, images=images, convention="verl")
+    patches = [rows * columns for _, rows, columns in (plan.grid for plan in result.images.plans)]
+    assert result.training == verl_qwen_vl(config, list(result.seqlens), patches * len(seqlens))
+    assert result.training != registry.evaluate(model, seqlens=seqlens, images=images).training
+
+
+def test_qwen_vl_without_images_is_verls_language_model_alone(registry):
+    config = TOWERS5["qwen3_vl"]["config"]
+    assert verl(registry, flopsreg.Model.from_hf_config(config), seqlens=[512, 1024]) == verl_qwen_vl(config, [512, 1024], None)
+
+
+def test_the_text_configs_of_qwen_vl_get_verls_zero(registry):
+    """verl keys _estimate_qwen3_vl_flops by the wrappers' model_type."""
+    model = flopsreg.Model.from_hf_config(TOWERS5["qwen3_vl"]["config"]["text_config"])
+    with pytest.raises(flopsreg.ModelError, match=r"verl has no FLOPs estimator for model_type 'qwen3_vl_text'"):
+        registry.evaluate(model, seq_len=64, convention="verl")
+
+
+def test_qwen2_vl_images_are_refused_under_verl_and_its_text_is_counted(registry):
+    """_estimate_qwen3_vit_flop reads vision_config.intermediate_size: Qwen2VLVisionConfig has none."""
+    config = TOWERS5["qwen2_vl"]["config"]
+    model = flopsreg.Model.from_hf_config(config)
+    assert verl(registry, model, seqlens=[512]) == verl_qwen_vl(config, [512], None)
+    with pytest.raises(flopsreg.FlopsregError, match=r"^images: convention 'verl' has no term for the vision tower \(Qwen2-VL ViT\)"):
+        registry.evaluate(model, seq_len=9, images=[(300, 500)], convention="verl")

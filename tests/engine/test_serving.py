@@ -208,6 +208,8 @@ def _models():
     r5rec = json.loads((HF.parent / "hf_forward" / "forward_r5rec.json").read_text())["models"]  # Zamba2, RG-LRU, mLSTM
     models += [(name, flopsreg.Model.from_hf_config(r5rec[name]["config"]), ("exact",))
                for name in ("zamba2-tiny", "zamba2-gqa-tiny", "recurrent-gemma-tiny", "xlstm-tiny")]
+    qwen_vl = json.loads((HF.parent / "hf_forward" / "forward_towers5.json").read_text())["models"]  # verl's Qwen-VL rules
+    models += [(name, flopsreg.Model.from_hf_config(qwen_vl[name]["config"]), ("exact", "verl")) for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")]
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

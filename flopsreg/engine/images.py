@@ -1,0 +1,131 @@
+"""The images a request carries: each planned by the model's vision tower (its family's resizing
+and token-count rule), the tower's exact forward FLOPs for them, and the tokens they add to each
+sequence of the language model (placed before the text, as chat templates place them)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from flopsreg.declarations.pattern import EXACT
+from flopsreg.declarations.towers import ImagePlan, ImageRule
+from flopsreg.errors import FlopsregError
+
+__all__ = ["Images", "plan_images"]
+
+
+@attrs.frozen
+class Images:
+    """The images of every sequence of a batch, and what the vision tower spends on them.
+
+    Attributes:
+        part, title: the tower that encodes them (``"vision"``, ``"Qwen3-VL ViT"``).
+        plans: each image, as the processor turns it into tokens, in the order given.
+        flops: the tower's forward FLOPs per piece for the images of one sequence.
+        rule: the tower kind's image rule (for ``explain``).
+    """
+
+    part: str
+    title: str
+    plans: tuple[ImagePlan, ...]
+    flops: Mapping[str, int]
+    rule: ImageRule = attrs.field(eq=False, repr=False)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the images add to each sequence of the language model (wrapper tokens included)."""
+        return sum(plan.tokens for plan in self.plans)
+
+    @property
+    def forward(self) -> int:
+        """The tower's forward FLOPs for the images of one sequence."""
+        return sum(self.flops.values())
+
+    def text(self, *, rules: bool = False) -> list[str]:
+        """Lines for output: the tower's resizing rule, each image, the FLOPs per piece (and with
+        *rules*, the closed form of each piece)."""
+        lines = [f"images through the {self.part} tower ({self.title}): {self.rule.summary}"]
+        for number, plan in enumerate(self.plans, 1):
+            if plan.height:
+                grid = "x".join(map(str, plan.grid))
+                given = f"{plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, patch grid {grid} (t x h x w)"
+            else:
+                given = f"given by its image tokens: {_product(plan.grid)} patches"
+            lines.append(f"  image {number}: {given}, {plan.tokens} tokens")
+        lines += [f"  {piece}: {flops:,} FLOPs per sequence" for piece, flops in self.flops.items()]
+        lines.append(f"  tower: {self.forward:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
+        return lines + [f"  rule: {rule}" for rule in self.rule.rules] if rules else lines
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tower": self.part,
+            "title": self.title,
+            "images": [
+                {"height": p.height, "width": p.width, "resized": list(p.resized), "grid": list(p.grid), "tokens": p.tokens}
+                for p in self.plans
+            ],
+            "tokens_per_sequence": self.tokens,
+            "tower_flops_per_sequence": {piece: str(flops) for piece, flops in self.flops.items()},
+        }
+
+
+def _product(numbers: Sequence[int]) -> int:
+    total = 1
+    for number in numbers:
+        total *= number
+    return total
+
+
+def _size(entry: Any, index: int) -> tuple[int, int]:
+    if (not isinstance(entry, Sequence) or isinstance(entry, str) or len(entry) != 2
+            or not all(type(v) is int and v >= 1 for v in entry)):
+        raise FlopsregError(f"images[{index}] = {entry!r:.60}: expected (height, width), two integers >= 1 (pixels)")
+    return entry[0], entry[1]
+
+
+def plan_images(
+    model_name: str,
+    towers: Mapping[str, tuple[str, Mapping[str, int], ImageRule | None]],
+    images: Sequence[tuple[int, int]] | None,
+    image_tokens: Sequence[int] | None,
+    convention: str = EXACT,
+) -> Images:
+    """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
+    dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
+    tower counted exactly or as *convention* counts it."""
+    if images is not None and image_tokens is not None:
+        raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
+    given = "images" if images is not None else "image_tokens"
+    entries = list(images if images is not None else image_tokens or ())
+    if not entries:
+        raise FlopsregError(f"{given} = {entries!r}: expected at least one image")
+    encoders = {part: tower for part, tower in towers.items() if tower[2] is not None}
+    if not encoders:
+        held = ", ".join(f"{part} ({title})" for part, (title, _, _) in towers.items())
+        what = f"its towers ({held}) have no image rule in flopsreg" if towers else "it has no vision tower"
+        raise FlopsregError(f"{given}: {model_name} takes no images here: {what}")
+    (part, (title, dims, rule)), *others = encoders.items()
+    if others:
+        raise FlopsregError(f"{given}: {model_name} has several image towers ({', '.join(encoders)}); flopsreg plans one")
+    assert rule is not None
+    if convention != EXACT and convention not in rule.conventions:
+        raise FlopsregError(
+            f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
+            "count images with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
+        )
+    flops = rule.flops if convention == EXACT else rule.conventions[convention]
+    plans = []
+    for index, entry in enumerate(entries):
+        if images is not None:
+            size = _size(entry, index)
+        elif type(entry) is not int or entry < 1:
+            raise FlopsregError(f"image_tokens[{index}] = {entry!r:.60}: expected an integer >= 1")
+        elif rule.from_tokens is None:
+            raise FlopsregError(f"image_tokens: {title} needs each image's height and width (give images=): {rule.shape_note}")
+        try:  # the family's processor refuses an image with a ValueError saying why
+            plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
+        except ValueError as exc:
+            raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
+    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule)

@@ -1,0 +1,196 @@
+"""The Qwen-VL vision towers' image rules (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5): the processor's
+``smart_resize`` and the ViT's exact forward FLOPs for the images of one sequence.
+
+Each image is resized to multiples of ``patch * merge`` pixels with its area kept within
+``[min_pixels, max_pixels]``, repeated to ``temporal_patch_size`` frames and cut into
+``rows x columns`` patches (one temporal patch: the Conv3d runs once per patch over both
+frames). The ViT then runs over the image's patches, attention bidirectional within the image
+(Qwen2.5-VL's windowed layers: within each window of ``window_size`` pixels), and the merger
+turns each ``merge x merge`` group of patches into one language-model token. The processor
+wraps each image's tokens in ``<|vision_start|>`` and ``<|vision_end|>``: 2 more tokens.
+FLOPs are multiply-adds x 2, as for the language model; norms, activations, rotary and learned
+position interpolation are elementwise (uncounted, as FlopCounterMode counts them).
+Derived in docs/multimodal.md; checked against tests/data/hf_forward/forward_towers5.json.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from flopsreg.plugin import ImagePlan, ImageRule
+
+__all__ = ["QWEN2_5_VL_IMAGES", "QWEN2_VL_IMAGES", "QWEN3_VL_IMAGES", "smart_resize", "verl_vit_flops", "window_lengths"]
+
+WRAPPER_TOKENS = 2  # <|vision_start|> and <|vision_end|> around each image's <|image_pad|> run
+MAX_RATIO = 200  # smart_resize refuses an aspect ratio above this
+# The published preprocessor_config.json of each family (Qwen/Qwen2.5-VL-7B-Instruct,
+# Qwen/Qwen3-VL-8B-Instruct): min_pixels / shortest_edge and max_pixels / longest_edge.
+QWEN2_5_PIXELS = (3136, 12845056)
+QWEN3_PIXELS = (65536, 16777216)
+
+
+def smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
+    """transformers' Qwen2-VL ``smart_resize``, step for step (Python's ``round`` rounds half to
+    even; the square root is a float, as there): multiples of *factor*, area within bounds."""
+    if height < 1 or width < 1:
+        raise ValueError(f"{height}x{width}: expected a height and width of at least 1 pixel")
+    if max(height, width) / min(height, width) > MAX_RATIO:
+        raise ValueError(f"{height}x{width}: the processor refuses an aspect ratio above {MAX_RATIO}")
+    h_bar = round(height / factor) * factor
+    w_bar = round(width / factor) * factor
+    if h_bar * w_bar > max_pixels:
+        beta = math.sqrt((height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def _planner(pixels: tuple[int, int]):
+    low, high = pixels
+
+    def plan(dims: Mapping[str, int], height: int, width: int) -> ImagePlan:
+        patch, merge = dims["patch"], dims["merge"]
+        resized = smart_resize(height, width, patch * merge, low, high)
+        rows, columns = resized[0] // patch, resized[1] // patch
+        return ImagePlan(height=height, width=width, resized=resized, grid=(1, rows, columns),
+                         tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
+
+    return plan
+
+
+def _from_tokens(dims: Mapping[str, int], tokens: int) -> ImagePlan:
+    """An image known by its image tokens: ``tokens x merge^2`` patches (as one row of merge groups:
+    attention within the image and every other piece depend on the count alone)."""
+    merge = dims["merge"]
+    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, merge, tokens * merge), tokens=tokens + WRAPPER_TOKENS)
+
+
+def window_lengths(rows: int, columns: int, merge: int, window: int) -> list[int]:
+    """Patches in each attention window of a ``rows x columns`` patch grid, as transformers'
+    ``get_vision_window_index`` cuts it: windows of ``window`` merged tokens a side, the last row
+    and column of windows partial."""
+    merged_rows, merged_columns = rows // merge, columns // merge
+    return [
+        min(window, merged_rows - top) * min(window, merged_columns - left) * merge**2
+        for top in range(0, merged_rows, window)
+        for left in range(0, merged_columns, window)
+    ]
+
+
+def _common(d: Mapping[str, int], plans: Sequence[ImagePlan], mlp_matrices: int, mergers: int) -> dict[str, int]:
+    """Patch embedding, the blocks' projections and MLPs, and the mergers over all patches."""
+    h, merge = d["h"], d["merge"]
+    patches = sum(t * rows * columns for t, rows, columns in (p.grid for p in plans))
+    merged = patches // merge**2
+    wide = h * merge**2
+    return {
+        "patch_embed": 2 * patches * h * d["channels"] * d["frames"] * d["patch"] ** 2,
+        "blocks.qkv_proj": d["layers"] * 2 * patches * 4 * h * h,
+        "blocks.mlp": d["layers"] * 2 * patches * mlp_matrices * h * d["i"],
+        "merger": mergers * 2 * merged * (wide * wide + wide * d["out"]),
+    }
+
+
+def _full_pairs(plans: Sequence[ImagePlan]) -> int:
+    """Query-key pairs of attention within each frame of each image (bidirectional)."""
+    return sum(t * (rows * columns) ** 2 for t, rows, columns in (p.grid for p in plans))
+
+
+def qwen2_5_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
+    """Qwen2_5_VisionTransformerPretrainedModel: gated MLPs; ``fullatt`` layers attend over each
+    image, the others within each window (``window_size // merge // patch`` merged tokens a side)."""
+    flops = _common(d, plans, 3, 1)
+    window = d["window"] // d["merge"] // d["patch"]
+    windowed = sum(
+        t * sum(n * n for n in window_lengths(rows, columns, d["merge"], window)) for t, rows, columns in (p.grid for p in plans)
+    )
+    full = min(d["fullatt"], d["layers"])
+    flops["blocks.attention"] = 4 * d["h"] * (full * _full_pairs(plans) + (d["layers"] - full) * windowed)
+    return _ordered(flops)
+
+
+def qwen3_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
+    """Qwen3VLVisionModel (and Qwen3.5's): plain two-matrix MLPs, attention over each image, the
+    merger and one more per deepstack layer (``deepstack`` is 0 for Qwen3.5)."""
+    flops = _common(d, plans, 2, 1 + d.get("deepstack", 0))
+    flops["blocks.attention"] = 4 * d["h"] * d["layers"] * _full_pairs(plans)
+    return _ordered(flops)
+
+
+def qwen2_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
+    """Qwen2VisionTransformerPretrainedModel: Qwen3-VL's pieces with an MLP of embed_dim x mlp_ratio
+    and no deepstack."""
+    return qwen3_vl_flops({**d, "i": d["h"] * d["ratio"]}, plans)
+
+
+def verl_vit_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
+    """verl's ``_estimate_qwen3_vit_flop`` (verl-project/verl 1dda039b), forward (a third of its
+    6N + 12 s^2 training count), for every Qwen-VL type verl maps to it: each image's patches
+    (``images_seqlens``) through 2 MLP matrices (Qwen2.5-VL's gated MLP has 3), full attention
+    on every layer (Qwen2.5-VL's windows ignored), head_dim = hidden // heads, and the merger's
+    weights (one per deepstack entry too) applied to every patch, not to the merged tokens."""
+    h, merge = d["h"], d["merge"]
+    patches = sum(t * rows * columns for t, rows, columns in (p.grid for p in plans))
+    wide = h * merge**2
+    return {
+        "patch_embed": 2 * patches * h * d["channels"] * d["frames"] * d["patch"] ** 2,
+        "blocks.qkv_proj": d["layers"] * 2 * patches * 4 * h * h,
+        "blocks.attention": 4 * (h // d["heads"]) * d["heads"] * d["layers"] * _full_pairs(plans),
+        "blocks.mlp": d["layers"] * 2 * patches * 2 * h * d["i"],
+        "merger": (1 + d.get("deepstack", 0)) * 2 * patches * (d["out"] + wide) * wide,
+    }
+
+
+def _ordered(flops: dict[str, int]) -> dict[str, int]:
+    order = ("patch_embed", "blocks.qkv_proj", "blocks.attention", "blocks.mlp", "merger")
+    return {name: flops[name] for name in order}
+
+
+_EMBED = "patch_embed = 2 x patches x h x channels x frames x patch^2 (Conv3d over temporal_patch_size frames)"
+_PROJ = "blocks.qkv_proj = layers x 2 x patches x 4h^2 (qkv and proj)"
+_MERGER = "merger = 2 x (patches / merge^2) x ((h merge^2)^2 + h merge^2 x out)"
+
+QWEN2_5_VL_IMAGES = ImageRule(
+    summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
+    "(Qwen2.5-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
+    plan=_planner(QWEN2_5_PIXELS),
+    flops=qwen2_5_vl_flops,
+    shape_note="its windowed attention layers cut each image into windows by its patch grid",
+    conventions={"verl": verl_vit_flops},
+    rules=(
+        _EMBED, _PROJ,
+        "blocks.attention = 4h x (fullatt x sum(patches_per_image^2) + (layers - fullatt) x sum(patches_per_window^2)), "
+        "windows of window_size / merge / patch merged tokens a side",
+        "blocks.mlp = layers x 2 x patches x 3 h i (gated)", _MERGER,
+    ),
+)
+
+QWEN2_VL_IMAGES = ImageRule(
+    summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
+    "(Qwen2-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
+    plan=_planner(QWEN2_5_PIXELS),
+    flops=qwen2_vl_flops,
+    rules=(
+        _EMBED, _PROJ, "blocks.attention = 4h x layers x sum(patches_per_image^2) (bidirectional within each image)",
+        "blocks.mlp = layers x 2 x patches x 2 h (h mlp_ratio)", _MERGER,
+    ),
+    from_tokens=_from_tokens,
+)
+
+QWEN3_VL_IMAGES = ImageRule(
+    summary=f"smart_resize to multiples of patch x merge, {QWEN3_PIXELS[0]} <= area <= {QWEN3_PIXELS[1]} "
+    "(Qwen3-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
+    plan=_planner(QWEN3_PIXELS),
+    flops=qwen3_vl_flops,
+    from_tokens=_from_tokens,
+    conventions={"verl": verl_vit_flops},
+    rules=(
+        _EMBED, _PROJ, "blocks.attention = 4h x layers x sum(patches_per_image^2) (bidirectional within each image)",
+        "blocks.mlp = layers x 2 x patches x 2 h i", _MERGER.replace("merger =", "merger = (1 + deepstack) x"),
+    ),
+)

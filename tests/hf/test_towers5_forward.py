@@ -1,0 +1,214 @@
+"""Qwen-VL models with images (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5) against real forward passes:
+tests/data/hf_forward/measure_towers5.py ran tiny models on random images through transformers'
+own image processor and the processor's placeholder expansion, under FlopCounterMode
+(forward_towers5.json). The vision tower, the language model over text and image tokens, the
+token counts and the resizing rule are each compared with what was recorded.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from eager import eager_registry as make_eager_registry
+
+import flopsreg
+from flopsreg.cli import main
+from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN3_VL_IMAGES, window_lengths
+
+RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_towers5.json").read_text())
+HF = Path(__file__).parents[1] / "data" / "hf"
+CASES = [(name, case) for name, model in sorted(RECORD["models"].items()) for case in sorted(model["cases"])]
+RULES = {"qwen2_5_vl": (QWEN2_5_VL_IMAGES, 14), "qwen3_vl": (QWEN3_VL_IMAGES, 16)}
+
+
+@pytest.fixture(scope="module")
+def eager_registry():
+    return make_eager_registry()
+
+
+def _model(name: str) -> flopsreg.Model:
+    return flopsreg.Model.from_hf_config(RECORD["models"][name]["config"])
+
+
+def _images(name: str, case: str) -> list[tuple[int, int]]:
+    return [tuple(size) for size in RECORD["models"][name]["cases"][case]["images"]]
+
+
+def test_the_record_names_its_versions_and_every_case_ran():
+    assert RECORD["transformers"] == "5.24.0" and RECORD["torch"].startswith("2.13")
+    assert sorted(RECORD["models"]) == ["qwen2_5_vl", "qwen2_vl", "qwen3_5", "qwen3_vl"] and len(CASES) == 12
+
+
+@pytest.mark.parametrize("name", sorted(RECORD["models"]))
+def test_the_whole_model_and_its_vision_tower_hold_transformers_parameters(registry, name):
+    model = _model(name)
+    assert registry.parameters(model).total == RECORD["models"][name]["parameters"]
+    assert model.towers["vision"].parameters == RECORD["models"][name]["visual_parameters"]
+
+
+@pytest.mark.parametrize("model_type", sorted(RECORD["defaults"]))
+def test_the_class_default_configs_hold_transformers_parameters(registry, model_type):
+    """tests/data/hf/<type>-defaults.json is the recorded class-default config; totals equal."""
+    measured = RECORD["defaults"][model_type]
+    config = json.loads((HF / f"{model_type.replace('_', '-')}-defaults.json").read_text())
+    assert config == measured["config"]
+    model = flopsreg.Model.from_hf_config(config)
+    assert registry.parameters(model).total == measured["parameters"]
+    assert model.towers["vision"].parameters == measured["visual_parameters"]
+
+
+@pytest.mark.parametrize(("family", "row"), [(family, row) for family, rows in RECORD["resizing"].items() for row in rows])
+def test_the_resizing_rule_gives_the_image_processors_grid(family, row):
+    rule, patch = RULES[family]
+    if "refused" in row:
+        with pytest.raises(ValueError, match="aspect ratio above 200"):
+            rule.plan({"patch": patch, "merge": 2}, *row["size"])
+        return
+    plan = rule.plan({"patch": patch, "merge": 2}, *row["size"])
+    assert list(plan.grid) == row["grid"]
+    assert plan.resized == (row["grid"][1] * patch, row["grid"][2] * patch)
+    assert plan.tokens == row["grid"][1] * row["grid"][2] // 4 + 2
+
+
+@pytest.mark.parametrize(("name", "case"), CASES)
+def test_the_tower_and_the_token_counts_equal_the_recorded_forward(registry, name, case):
+    measured = RECORD["models"][name]["cases"][case]
+    result = registry.evaluate(_model(name), seq_len=RECORD["models"][name]["text_tokens"], images=_images(name, case))
+    assert [list(plan.grid) for plan in result.images.plans] == measured["image_grid_thw"]
+    assert result.seqlens == (measured["sequence_length"],)
+    assert result.images.forward == measured["visual"]
+
+
+@pytest.mark.parametrize(("name", "case"), [(name, case) for name, case in CASES if name != "qwen3_5"])
+def test_the_whole_forward_equals_flop_counter_mode(eager_registry, name, case):
+    """Tower plus language model over text and image tokens, to the FLOP: the tower exact (its
+    attention is bidirectional: every pair it computes is allowed), the language model under the
+    eager convention (its s x s scores, as FlopCounterMode sees them) over the same length."""
+    measured = RECORD["models"][name]["cases"][case]
+    model = _model(name)
+    with_images = eager_registry.evaluate(model, seq_len=RECORD["models"][name]["text_tokens"], images=_images(name, case))
+    language_model = eager_registry.evaluate(model, seq_len=with_images.seqlens[0], convention="eager").forward
+    assert language_model == measured["rest"]
+    assert with_images.images.forward + language_model == measured["forward"]
+
+
+@pytest.mark.parametrize("case", sorted(RECORD["models"]["qwen3_5"]["cases"]))
+def test_images_add_nothing_to_the_language_model_beyond_their_tokens(case):
+    """What the language model spends with images is what it spends on text of the same length
+    (recorded apart); Qwen3.5's chunked Gated DeltaNet is reconciled in test_linear_forward.py."""
+    measured = RECORD["models"]["qwen3_5"]["cases"][case]
+    assert measured["rest"] == measured["text_alone"]
+    for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl"):
+        assert all(c["rest"] == c["text_alone"] for c in RECORD["models"][name]["cases"].values())
+
+
+def test_image_tokens_give_what_the_image_gives(registry):
+    """An image known by its image tokens costs what the image does where attention spans the
+    whole image (Qwen3-VL): the tokens fix the patches."""
+    model = _model("qwen3_vl")
+    by_size = registry.evaluate(model, seq_len=9, images=_images("qwen3_vl", "two"))
+    tokens = [t * h * w // 4 for t, h, w in RECORD["models"]["qwen3_vl"]["cases"]["two"]["image_grid_thw"]]
+    by_tokens = registry.evaluate(model, seq_len=9, image_tokens=tokens)
+    assert (by_tokens.forward, by_tokens.seqlens) == (by_size.forward, by_size.seqlens)
+
+
+def test_every_sequence_of_a_batch_or_a_packed_row_holds_the_images(registry):
+    model, images = _model("qwen3_vl"), _images("qwen3_vl", "one")
+    one = registry.evaluate(model, seq_len=9, images=images)
+    assert registry.evaluate(model, seq_len=9, images=images, batch=3).forward == 3 * one.forward
+    packed = registry.evaluate(model, seqlens=[9, 20], images=images)
+    assert packed.forward == one.forward + registry.evaluate(model, seq_len=20, images=images).forward
+    assert sum(packed.per_request) == packed.forward
+
+
+@pytest.mark.parametrize(("rows", "columns", "window"), [(4, 4, 2), (6, 10, 2), (22, 36, 2), (8, 8, 4), (2, 14, 3), (10, 6, 1)])
+def test_the_windows_allow_the_pairs_of_the_boolean_mask(rows, columns, window):
+    """Brute force: patch p attends to q iff both fall in one window of ``window`` merged tokens
+    (2 x 2 patches each) a side; the pairs equal the sum of squared window lengths."""
+    def cell(p):
+        return (p[0] // 2 // window, p[1] // 2 // window)
+
+    patches = list(itertools.product(range(rows), range(columns)))
+    allowed = sum(cell(p) == cell(q) for p in patches for q in patches)
+    assert sum(n * n for n in window_lengths(rows, columns, 2, window)) == allowed
+    assert sum(window_lengths(rows, columns, 2, window)) == rows * columns
+
+
+def test_qwen2_5_vl_counts_windowed_and_full_layers_apart(registry):
+    """4 blocks, 2 full: the attention is 4h x (2 x N^2 + 2 x sum of window^2), N = 22 x 36."""
+    model = _model("qwen2_5_vl")
+    flops = registry.evaluate(model, seq_len=9, images=_images("qwen2_5_vl", "one")).images.flops
+    windows = sum(n * n for n in window_lengths(22, 36, 2, 2))
+    assert flops["blocks.attention"] == 4 * 36 * (2 * (22 * 36) ** 2 + 2 * windows)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"images": [(100, 100)], "image_tokens": [5]}, r"^images and image_tokens: give one"),
+    ({"images": [(10, 2500)]}, r"^images\[0\] = \(10, 2500\): 10x2500: the processor refuses an aspect ratio above 200 \(Qwen3-VL ViT\)$"),
+    ({"images": [(0, 100)]}, r"^images\[0\] = \(0, 100\): expected \(height, width\), two integers >= 1"),
+    ({"images": []}, r"^images = \[\]: expected at least one image$"),
+    ({"image_tokens": [0]}, r"^image_tokens\[0\] = 0: expected an integer >= 1$"),
+])
+def test_bad_images_are_one_line(registry, kwargs, message):
+    with pytest.raises(flopsreg.FlopsregError, match=message):
+        registry.evaluate(_model("qwen3_vl"), seq_len=9, **kwargs)
+
+
+def test_a_windowed_tower_needs_the_image_sizes(registry):
+    with pytest.raises(flopsreg.FlopsregError, match=r"^image_tokens: Qwen2.5-VL ViT needs each image's height and width"):
+        registry.evaluate(_model("qwen2_5_vl"), seq_len=9, image_tokens=[100])
+
+
+def test_a_model_without_a_vision_tower_takes_no_images(registry):
+    model = flopsreg.Model.from_hf_config(json.loads((HF / "llama-3-8b.json").read_text()))
+    with pytest.raises(flopsreg.FlopsregError, match=r"^images: .* takes no images here: it has no vision tower$"):
+        registry.evaluate(model, seq_len=9, images=[(100, 100)])
+    gemma = flopsreg.Model.from_hf_config(json.loads((HF / "gemma-3-4b.json").read_text()))
+    with pytest.raises(flopsreg.FlopsregError, match=r"its towers \(vision \(SigLIP ViT\), projector \(Gemma 3 projector\)\) have no image rule"):
+        registry.evaluate(gemma, seq_len=9, images=[(100, 100)])
+
+
+@pytest.mark.parametrize("convention", ["megatron", "hf_trainer", "vllm", "slime"])
+def test_a_convention_without_a_tower_term_refuses_images_by_name(registry, convention):
+    message = rf"^images: convention '{convention}' has no term for the vision tower \(Qwen3-VL ViT\): count images with the exact convention"
+    with pytest.raises(flopsreg.FlopsregError, match=message):
+        registry.evaluate(_model("qwen3_vl"), seq_len=9, images=[(100, 100)], convention=convention)
+
+
+def test_a_serving_step_with_images_is_refused(registry):
+    with pytest.raises(flopsreg.FlopsregError, match=r"^images: a serving step with images"):
+        registry.evaluate(_model("qwen3_vl"), seq_len=1, cached=50, images=[(100, 100)])
+
+
+def _config_file(tmp_path: Path, name: str) -> str:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(RECORD["models"][name]["config"]))
+    return str(path)
+
+
+def test_the_command_line_takes_images_and_shows_each(tmp_path, capsys, registry):
+    path = _config_file(tmp_path, "qwen3_vl")
+    assert main(["eval", path, "--seq-len", "9", "--image", "300x500", "--format", "json", "--no-cache"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    expected = registry.evaluate(_model("qwen3_vl"), seq_len=9, images=[(300, 500)])
+    assert output["forward_flops"] == str(expected.forward) and output["seqlens"] == [9 + 18 * 32 // 4 + 2]
+    assert output["images"]["images"] == [{"height": 300, "width": 500, "resized": [288, 512], "grid": [1, 18, 32], "tokens": 146}]
+    assert main(["eval", path, "--seq-len", "9", "--image", "300x500", "--no-cache"]) == 0
+    assert "image 1: 300x500 -> 288x512, patch grid 1x18x32 (t x h x w), 146 tokens" in capsys.readouterr().out
+    assert main(["explain", path, "--image-tokens", "144", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "image 1: given by its image tokens: 576 patches, 146 tokens" in text and "rule: blocks.attention = " in text
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--image", "300by500"], "argument --image: expected HEIGHTxWIDTH in pixels (e.g. 720x1280), got '300by500'"),
+    (["--image", "300x500", "--image-tokens", "5"], "argument --image-tokens: not allowed with argument --image"),
+    (["--image", "10x2500"], "images[0] = (10, 2500): 10x2500: the processor refuses an aspect ratio above 200 (Qwen3-VL ViT)"),
+])
+def test_bad_images_on_the_command_line_are_one_line(tmp_path, capsys, argv, message):
+    assert main(["eval", _config_file(tmp_path, "qwen3_vl"), "--seq-len", "9", *argv, "--no-cache"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
