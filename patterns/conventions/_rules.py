@@ -34,7 +34,7 @@ BUILTIN_TERMS = frozenset({
     # attention.bias
     'qkv_bias', 'attention_bias',
     # mlp.bias
-    'mlp_bias', 'expert_bias',
+    'mlp_bias', 'expert_bias', 'moe_output_bias',
     # mlp.router_bias
     'router_bias',
     # attention.mask
@@ -113,6 +113,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
+    'moa_query', 'moa_output',  # JetMoE's mixture of attention heads: no framework counts its routed query/output experts
 })
 
 
