@@ -76,6 +76,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.llama4",
     "hf.longcat_flash",
     "hf.mamba",
+    "hf.mimo_v2_flash",
     "hf.minicpm3",
     "hf.minimax",
     "hf.minimax_m2",
@@ -141,5 +142,6 @@ BUILTIN: tuple[str, ...] = (
     "slots",
     "softmax_scaling",
     "token_mixers",
+    "value_head_dim",
     "window_compression",
 )

@@ -113,6 +113,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
+    'gqa_value_head_dim_projection',  # MiMo-V2-Flash's value heads narrower than its keys: no framework's GQA term has a value width
     'moa_query', 'moa_output',  # JetMoE's mixture of attention heads: no framework counts its routed query/output experts
 })
 

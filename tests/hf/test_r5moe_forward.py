@@ -1,5 +1,5 @@
-"""Mixture-of-experts types read this session (patterns/hf/moe_families.py, dbrx.py, jetmoe.py,
-longcat_flash.py)
+"""Mixture-of-experts types read this session (patterns/hf/moe_families.py, dbrx.py,
+mimo_v2_flash.py, jetmoe.py, longcat_flash.py)
 against real forward passes and parameter counts, recorded in tests/data/hf_forward/forward_r5moe.json.
 
 tests/data/hf_forward/measure_r5moe.py ran a tiny config of every type (odd widths: hidden 44,
@@ -24,7 +24,7 @@ import flopsreg
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_r5moe.json").read_text())
-TYPES = {"cohere2_moe", "dbrx", "afmoe", "jetmoe", "longcat_flash"}
+TYPES = {"cohere2_moe", "dbrx", "afmoe", "mimo_v2_flash", "jetmoe", "longcat_flash"}
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
 

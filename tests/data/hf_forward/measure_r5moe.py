@@ -73,6 +73,17 @@ CASES: dict[str, dict] = {
         "n_routed_experts": 5, "moe_topk": 2, "zero_expert_num": 0, "q_lora_rank": 20, "kv_lora_rank": 16,
         "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_dim": 10, "head_dim": 4,  # head_dim: the RoPE width
     },
+    # 7 layers: 0 and 5 full ((i + 1) % 6 == 0), the others sliding with 2 key/value heads and sinks; layer 0
+    # dense; values of 10 beside queries and keys of 12.
+    "mimo_v2_flash": {
+        "model_type": "mimo_v2_flash", **BASE, "num_hidden_layers": 7, "num_key_value_heads": 1, "v_head_dim": 10,
+        "sliding_window": 7, **MOE, "n_routed_experts": 5, "attention_bias": True,
+    },
+    # A hub config's sliding_window_size (the class adds 1), the given layer and MLP types.
+    "mimo_v2_flash_listed": {
+        "model_type": "mimo_v2_flash", **BASE, "v_head_dim": 16, "sliding_window_size": 5, **MOE, "n_routed_experts": 4,
+        "layer_types": ["sliding_attention", "full_attention", "sliding_attention"], "mlp_layer_types": ["sparse", "dense", "sparse"],
+    },
 }
 
 
