@@ -35,6 +35,8 @@ BUILTIN_TERMS = frozenset({
     'qkv_bias', 'attention_bias',
     # mlp.bias
     'mlp_bias', 'expert_bias', 'moe_output_bias',
+    # residual_scales (a weight only)
+    'residual_scales',
     # mlp.router_bias
     'router_bias',
     # attention.mask
@@ -114,6 +116,8 @@ NO_FRAMEWORK_TERM = frozenset({
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
     'gqa_value_head_dim_projection',  # MiMo-V2-Flash's value heads narrower than its keys: no framework's GQA term has a value width
+    'dynamic_mask', 'dynamic_mask_in_window', 'dynamic_mask_scores', 'dynamic_mask_scores_biased',  # Doge's dynamic mask attention
+    'product_key_experts',  # Doge's single-neuron experts by product keys
     'moa_query', 'moa_output',  # JetMoE's mixture of attention heads: no framework counts its routed query/output experts
 })
 

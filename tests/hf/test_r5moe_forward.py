@@ -1,5 +1,5 @@
 """Mixture-of-experts types read this session (patterns/hf/moe_families.py, dbrx.py,
-mimo_v2_flash.py, jetmoe.py, longcat_flash.py)
+mimo_v2_flash.py, jetmoe.py, doge.py, longcat_flash.py)
 against real forward passes and parameter counts, recorded in tests/data/hf_forward/forward_r5moe.json.
 
 tests/data/hf_forward/measure_r5moe.py ran a tiny config of every type (odd widths: hidden 44,
@@ -24,7 +24,7 @@ import flopsreg
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_r5moe.json").read_text())
-TYPES = {"cohere2_moe", "dbrx", "afmoe", "mimo_v2_flash", "jetmoe", "longcat_flash"}
+TYPES = {"cohere2_moe", "dbrx", "afmoe", "mimo_v2_flash", "jetmoe", "doge", "longcat_flash"}
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
 
@@ -78,7 +78,9 @@ def test_pairs_per_layer_equal_what_the_masks_let_through(registry, name):
 def test_every_layers_mlp_equals_its_module(eager_registry, name):
     """The MLP of each layer (dense, or router, experts and shared experts) alone."""
     model = _model(name)
-    for layer, ours in zip(model.layers, mlp_per_layer(eager_registry, model, RECORD["seq_lens"][-1])):
+    # DogeCDMoE holds its product-key experts (mlp.parallel_experts) inside the mlp module
+    slots = ("mlp", "mlp.shared", "mlp.parallel_experts")
+    for layer, ours in zip(model.layers, mlp_per_layer(eager_registry, model, RECORD["seq_lens"][-1], slots)):
         assert ours == _recorded_mlp(name, layer.index), (name, layer.index)
 
 

@@ -23,6 +23,7 @@ import transformers
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+import measure_families  # noqa: E402
 from measure_families import BASE, SEQ_LENS, WINDOWED, class_defaults, measure  # noqa: E402
 
 MOE = {"moe_intermediate_size": 26, "num_experts_per_tok": 2}
@@ -84,6 +85,13 @@ CASES: dict[str, dict] = {
         "model_type": "mimo_v2_flash", **BASE, "v_head_dim": 16, "sliding_window_size": 5, **MOE, "n_routed_experts": 4,
         "layer_types": ["sliding_attention", "full_attention", "sliding_attention"], "mlp_layer_types": ["sparse", "dense", "sparse"],
     },
+    # Dynamic mask attention keeps keep_window_size 7 keys per query of 13 and 24 (the rectangle is still computed).
+    "doge": {"model_type": "doge", **BASE, "keep_window_size": 7},
+    # The cross-domain MoE (30 experts: 5 product keys a half, top 3), biases, a sliding window of 5 inside which the top 7 keep all.
+    "doge_moe": {
+        "model_type": "doge", **BASE, "keep_window_size": 7, "sliding_window": 5, "is_moe": True, "num_experts": 30,
+        "num_experts_per_tok": 3, "attention_bias": True, "mlp_bias": True,
+    },
 }
 
 
@@ -93,8 +101,31 @@ CASES: dict[str, dict] = {
 FROZEN = {"dbrx"}
 
 
+def _dynamic_pair_recorder(pairs: list[tuple[int, int]]):
+    """measure_families._pair_recorder for Doge: its eager attention gets the dynamic mask (the
+    learned importances where a key is kept, the dtype's minimum where it is masked), not 0/-inf."""
+
+    def wrap(function):
+        def recorded(module, query, key, value, attention_mask, *args, **kwargs):
+            mask = attention_mask[0, 0, :, : key.shape[-2]]
+            pairs.append((module.layer_idx, int((mask > torch.finfo(mask.dtype).min).sum())))
+            return function(module, query, key, value, attention_mask, *args, **kwargs)
+
+        return recorded
+
+    return wrap
+
+
 def _measure(name: str, config: dict) -> dict:
-    """measure_families.measure, with the model's parameters frozen for the cases of FROZEN."""
+    """measure_families.measure, with the model's parameters frozen for the cases of FROZEN and
+    Doge's pairs counted from its dynamic mask."""
+    if config["model_type"] == "doge":
+        recorder = measure_families._pair_recorder
+        measure_families._pair_recorder = _dynamic_pair_recorder
+        try:
+            return measure(config)
+        finally:
+            measure_families._pair_recorder = recorder
     if name not in FROZEN:
         return measure(config)
     build = transformers.AutoModelForCausalLM.from_config
