@@ -12,13 +12,15 @@ import sympy
 
 from flopsreg.patterns.gqa_projection import KV_HEADS
 from flopsreg.patterns.quantities import d_v
-from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.plugin import Param, Pattern, hookimpl, s
 
 FLAG = "dynamic_mask"
 REFERENCE = "Shi et al. 2025, 'Trainable Dynamic Mask Sparse Attention' (arXiv:2508.02124); Hugging Face DogeAttention.prepare_dynamic_mask (modeling_doge.py)"
+WINDOWED = "dynamic_mask_window"  # the flag of a dynamic mask inside a sliding window
 KEEP_WINDOW = Param(name="keep_window", latex="K", meaning="keys each query keeps by the dynamic mask's top-k (Doge's keep_window_size)")
-K, W, n_kv = KEEP_WINDOW.symbol, WINDOW.symbol, KV_HEADS.symbol
+# Its own name, not sliding_window's `window`: the window a dynamic mask ranks within (Doge's sliding_window)
+DYNAMIC_WINDOW = Param(name="dynamic_window", latex=r"W_{\mathrm{d}}", meaning="sliding window a dynamic mask ranks its keys within (Doge's sliding_window)")
+K, W, n_kv = KEEP_WINDOW.symbol, DYNAMIC_WINDOW.symbol, KV_HEADS.symbol
 
 
 def _kept_pairs(window: sympy.Expr) -> sympy.Expr:
@@ -42,14 +44,14 @@ DYNAMIC_MASK = Pattern(
 DYNAMIC_MASK_IN_WINDOW = Pattern(
     name="dynamic_mask_in_window",
     slot="attention.mask",
-    flags={FLAG, "sliding_window"},
+    flags={FLAG, WINDOWED},
     precedence=56,
     produces="pairs",
-    params=(KEEP_WINDOW, WINDOW),
+    params=(KEEP_WINDOW, DYNAMIC_WINDOW),
     formula=_kept_pairs(sympy.Min(K, W)),
     provides={"kv_tokens": sympy.Min(s, W)},
-    latex=r"\frac{m(m+1)}{2} + (s - m)\,M,\ M = \min(W, K),\ m = \min(s, M)",
-    summary="each query keeps the K keys of highest importance within its sliding window of W: min(q + 1, W, K) keys",
+    latex=r"\frac{m(m+1)}{2} + (s - m)\,M,\ M = \min(W_{\mathrm{d}}, K),\ m = \min(s, M)",
+    summary="each query keeps the K keys of highest importance within its sliding window of W_d: min(q + 1, W_d, K) keys",
     reference=REFERENCE,
 )
 DYNAMIC_MASK_SCORES = Pattern(

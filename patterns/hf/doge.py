@@ -14,9 +14,8 @@ import math
 
 from flopsreg.patterns.biases import ATTENTION_BIAS, MLP_BIAS
 from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.dynamic_mask import FLAG, KEEP_WINDOW
+from flopsreg.patterns.dynamic_mask import DYNAMIC_WINDOW, FLAG, KEEP_WINDOW, WINDOWED
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
-from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.moe import EXPERTS, TOP_K
 from flopsreg.patterns.norms import QK_NORM
 from flopsreg.patterns.product_key_experts import EXPERT_KEYS, PRODUCT_KEY_EXPERTS
@@ -45,10 +44,15 @@ def doge(c: Fields) -> Decoder:
     if c.bool("mlp_bias", default=False):
         flags |= MLP_BIAS.flags
     mlp, kind = _mlp(c)
+    # sliding_window (default null) masks every layer before the top-k: a dynamic mask within that window
+    window = c.optional_int("sliding_window")
+    kinds = {"full": (frozenset(), {}), "sliding": (frozenset({WINDOWED}), {DYNAMIC_WINDOW.name: window})}
+    attention = "full" if window is None else "sliding"
     return Decoder(
         params={**gqa_params(c), "vocab": c.int("vocab_size"), KEEP_WINDOW.name: c.int_or_default("keep_window_size", 2048)},
         flags=flags,
-        attention=Layers.uniform(SLIDING if c.given("sliding_window") else FULL, layers),
+        attention=Layers.uniform(attention, layers),
+        attention_kinds={attention: kinds[attention]},
         mlps=Layers.uniform(mlp, layers),
         mlp_kinds={mlp: kind},
     )

@@ -46,7 +46,8 @@ def longcat_flash(c: Fields) -> Decoder:
     qk = params["qk_nope_head_dim"] + params["qk_rope_head_dim"]
     if c.given("qk_head_dim") and c.int("qk_head_dim") != qk:
         raise c.error("qk_head_dim", f" = {c.int('qk_head_dim')}: LongcatFlashMLA splits queries into qk_nope_head_dim + qk_rope_head_dim = {qk}; expected {qk} or null")
-    layers = 2 * c.int("num_layers")
+    # LongcatFlashConfig.num_hidden_layers is 2 x num_layers (a property whose setter halves it)
+    layers = 2 * (c.int("num_layers") if c.has("num_layers") or not c.given("num_hidden_layers") else c.int("num_hidden_layers", minimum=2) // 2)
     dense = c.int("ffn_hidden_size")
     # The router's e_score_correction_bias is a buffer (no parameter); tie_word_embeddings false by default.
     return Decoder(

@@ -105,6 +105,15 @@ def test_longcat_flash_zero_computation_experts_are_refused_by_name():
     assert _model("longcat_flash", zero_expert_num=None) == _model("longcat_flash")
 
 
+def test_longcat_flash_layers_are_two_sublayers_each():
+    """num_layers 2 is 4 layers, MoE on the first sublayer of each; a config giving num_hidden_layers (its setter halves it) reads the same."""
+    model = _model("longcat_flash")
+    assert [("moe" in model.kinds[layer.kind].flags) for layer in model.layers] == [True, False, True, False]
+    config = {key: value for key, value in _config("longcat_flash").items() if key != "num_layers"}
+    given = flopsreg.Model.from_hf_config({**config, "num_hidden_layers": 4})
+    assert ([layer.kind for layer in given.layers], given.kinds) == ([layer.kind for layer in model.layers], model.kinds)
+
+
 def test_cohere2_moe_dense_prefix_follows_first_k_dense_replace():
     """The popped first_k_dense_replace makes layers 0 and 1 dense (prefix_dense_intermediate_size) and full."""
     model = _model("cohere2_moe")
