@@ -44,9 +44,11 @@ def mimo_v2_flash(c: Fields) -> Decoder:
     """MiMoV2FlashConfig: head_dim 192, v_head_dim 128, sliding layers with 2 x num_key_value_heads and sinks."""
     layers, heads, kv_heads = c.int("num_hidden_layers"), c.int("num_attention_heads"), c.int_or_default("num_key_value_heads", 4)
     attention = _attention(c, layers)
+    # named "full" and "sliding" (not the layer_types strings: these kinds carry their own key/value heads and sinks)
+    attention = attention.map({FULL: "full", SLIDING: "sliding"}.__getitem__)
     attention_kinds = {
-        FULL: (frozenset(), {KV_HEADS.name: kv_heads}),
-        SLIDING: (SLIDING_WINDOW.flags | ATTENTION_SINKS.flags, {KV_HEADS.name: 2 * kv_heads, WINDOW.name: _window(c)}),
+        "full": (frozenset(), {KV_HEADS.name: kv_heads}),
+        "sliding": (SLIDING_WINDOW.flags | ATTENTION_SINKS.flags, {KV_HEADS.name: 2 * kv_heads, WINDOW.name: _window(c)}),
     }
     given = type_list(c, "mlp_layer_types", MLP_TYPES, layers)
     mlps = Layers.of(given).map(MLP_TYPES.__getitem__) if given is not None else Layers.split(layers, "dense", "moe", 1)
