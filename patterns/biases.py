@@ -73,6 +73,16 @@ EXPERT_BIAS = Pattern(
     summary="biases of every routed expert: F_e per up/gate matrix, h on the down projection (GPT-OSS)",
     reference="Hugging Face GptOssExperts (gate_up_proj_bias, down_proj_bias)",
 )
+MOE_OUTPUT_BIAS = Pattern(
+    name="moe_output_bias",
+    slot="mlp.bias",
+    flags={"moe", "moe_output_bias"},
+    precedence=15,
+    formula=0,
+    weights=h,
+    summary="one bias of h added to a MoE block's combined output (not one per expert: JetMoE)",
+    reference="Hugging Face JetMoeMoE.bias (modeling_jetmoe.py)",
+)
 ROUTER_BIAS = Pattern(
     name="router_bias",
     slot="mlp.router_bias",
@@ -100,4 +110,4 @@ HEAD_BIAS = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [QKV_BIAS, OUTPUT_BIAS, ATTENTION_BIAS, MLP_BIAS, EXPERT_BIAS, ROUTER_BIAS, HEAD_BIAS]
+    return [QKV_BIAS, OUTPUT_BIAS, ATTENTION_BIAS, MLP_BIAS, EXPERT_BIAS, MOE_OUTPUT_BIAS, ROUTER_BIAS, HEAD_BIAS]

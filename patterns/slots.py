@@ -41,6 +41,7 @@ SLOTS = [
     Slot(name="shared_block.adapters", scope="layer", summary="each use's own low-rank adapters on a shared block's projections (Zamba2)"),
     Slot(name="shared_block.output", scope="layer", summary="each use's own projection of a shared block's output into the layer's input (Zamba's linear)"),
     Slot(name="norms", scope="layer", summary="the norms of a decoder layer (weights only, no matmul)"),
+    Slot(name="residual_scales", scope="layer", summary="learned per-channel scales of the residual stream (weights only)"),
     Slot(name="attention.mask", scope="layer", summary="which (query, key) pairs attend: produces pairs"),
     Slot(name="attention.query", scope="layer", summary="the query projection"),
     Slot(name="attention.projection", scope="layer", summary="the key and value projections: produces the head widths"),

@@ -34,7 +34,9 @@ BUILTIN_TERMS = frozenset({
     # attention.bias
     'qkv_bias', 'output_bias', 'attention_bias',
     # mlp.bias
-    'mlp_bias', 'expert_bias',
+    'mlp_bias', 'expert_bias', 'moe_output_bias',
+    # residual_scales (a weight only)
+    'residual_scales',
     # mlp.router_bias
     'router_bias',
     # attention.mask
@@ -121,6 +123,10 @@ NO_FRAMEWORK_TERM = frozenset({
     'shared_block_mlp_adapter', 'shared_block_qkv_adapters',  # Zamba2's per-use low-rank adapters in its shared blocks
     'rglru_projection', 'rglru_conv', 'rglru_padded_conv', 'rglru_core', 'rglru_output',  # Griffin's recurrent block (RecurrentGemma)
     'mlstm_projection', 'mlstm_core', 'mlstm_output',  # xLSTM's mLSTM layer
+    'gqa_value_head_dim_projection',  # MiMo-V2-Flash's value heads narrower than its keys: no framework's GQA term has a value width
+    'dynamic_mask', 'dynamic_mask_in_window', 'dynamic_mask_scores', 'dynamic_mask_scores_biased',  # Doge's dynamic mask attention
+    'product_key_experts',  # Doge's single-neuron experts by product keys
+    'moa_query', 'moa_output',  # JetMoE's mixture of attention heads: no framework counts its routed query/output experts
 })
 
 

@@ -84,17 +84,23 @@ class Experts:
 @attrs.frozen
 class Width:
     """Where a family's config keeps the dense MLP's width: the key *key* (None: the class has
-    none), and *times*: the width is ``times x hidden_size`` when the key is null or absent
-    (GPT-2's ``n_inner``; None: the key is required)."""
+    none), and when the key is null or absent, the key *fallback* (Cohere 2 MoE's
+    ``prefix_dense_intermediate_size`` falls back to ``intermediate_size``) or else
+    ``times x hidden_size`` (GPT-2's ``n_inner``); with neither, the key is required."""
 
     key: str | None = "intermediate_size"
     times: int | None = None
+    fallback: str | None = None
 
     def of(self, c: Fields, hidden: int) -> int:
         """The width a config gives."""
-        if self.key is not None and (self.times is None or c.given(self.key)):
+        if self.key is not None and c.given(self.key):
             return c.int(self.key, why="some layers are dense")
-        return self.times * hidden
+        if self.fallback is not None:
+            return c.int(self.fallback, why=f"some layers are dense and {self.key} is null")
+        if self.times is not None:
+            return self.times * hidden
+        return c.int(self.key, why="some layers are dense")
 
 
 @attrs.frozen

@@ -201,6 +201,9 @@ def _models():
     models.append(("beam (an output gate with a bias per head)", flopsreg.Model.from_hf_config(beam), ("exact",)))
     fam2026b = json.loads((HF.parent / "hf_forward" / "forward_fam2026b.json").read_text())["models"]
     models += [(name, flopsreg.Model.from_hf_config(fam2026b[name]["config"]), ("exact",)) for name in ("laguna", "bailing_hybrid")]
+    # helper r5moe: MoA (jetmoe), dynamic masks and product-key experts (doge), value heads of their own width (mimo_v2_flash)
+    r5moe = json.loads((HF.parent / "hf_forward" / "forward_r5moe.json").read_text())["models"]
+    models += [(name, flopsreg.Model.from_hf_config(r5moe[name]["config"]), ("exact",)) for name in ("jetmoe", "doge", "doge_moe", "mimo_v2_flash")]
     shared = json.loads((HF.parent / "hf_forward" / "forward_ssm2.json").read_text())["models"]  # shared blocks
     models += [(name, flopsreg.Model.from_hf_config(shared[name]["config"]), ("exact",)) for name in ("zamba-tiny", "hrm-text-tiny")]
     classic = json.loads((HF.parent / "hf_forward" / "forward_r5classic.json").read_text())["models"]  # no final norm; a dense head before the logits

@@ -23,8 +23,11 @@ def pairs_per_layer(registry: flopsreg.Registry, model: flopsreg.Model, seq_len:
     return [compile_exact(units[layer.kind].quantities["pairs"])({**layer.params, "seq_len": seq_len}) for layer in plan.model.layers]
 
 
-def mlp_per_layer(eager_registry: flopsreg.Registry, model: flopsreg.Model, seq_len: int) -> list[int]:
-    """Each layer's MLP FLOPs (its mlp slot and shared experts) at *seq_len*, in layer order."""
+def mlp_per_layer(
+    eager_registry: flopsreg.Registry, model: flopsreg.Model, seq_len: int, slots: tuple[str, ...] = ("mlp", "mlp.shared")
+) -> list[int]:
+    """Each layer's MLP FLOPs (its mlp slot and shared experts; *slots* where a family's MLP module
+    holds more, such as experts beside it) at *seq_len*, in layer order."""
     units = {unit.name: unit for unit in eager_registry.select(model, convention="eager").kinds}
     flops = {name: unit.flops(seq_len) for name, unit in units.items()}
-    return [flops[layer.kind].get("mlp", 0) + flops[layer.kind].get("mlp.shared", 0) for layer in model.layers]
+    return [sum(flops[layer.kind].get(slot, 0) for slot in slots) for layer in model.layers]

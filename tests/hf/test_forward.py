@@ -72,6 +72,8 @@ def test_the_record_covers_every_published_config():
     # The Qwen-VL wrappers with images (towers5): forward_towers5.json (tests/hf/test_towers5_forward.py).
     towers5 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_towers5.json").read_text())["models"].values()
     newer_types |= {entry["config"]["text_config"]["model_type"] for entry in towers5}
+    # The MoE types of helper r5moe: forward_r5moe.json (tests/hf/test_r5moe_forward.py).
+    newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_r5moe.json").read_text())["defaults"])
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]
