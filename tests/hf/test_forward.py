@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from eager import eager_registry as make_eager_registry
-from test_linear_forward import LINEAR_FAMILY_CONFIGS
+from linear_reference import LINEAR_FAMILY_CONFIGS
 
 import flopsreg
 from flopsreg.formula.exact import compile_exact

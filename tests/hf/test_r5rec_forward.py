@@ -6,7 +6,7 @@ inference path, in pieces of max_inference_chunksize tokens).
 tests/data/hf_forward/measure_r5rec.py ran each tiny config once under torch's FlopCounterMode at
 two sequence lengths, recording the counted FLOPs and the parameters of every module, and built
 each model type's config class at its own defaults on the meta device for its parameter total.
-The reconciliation is tests/hf/test_linear_forward.py's (its torch reference and unseen FLOPs):
+The reconciliation is tests/hf/linear_reference.py's (its torch reference and unseen FLOPs):
 
     flopsreg (convention chunked_scan, padded convs, eager attention over every s x s pair)
         == recorded FlopCounterMode count + the multiply-adds it does not see x 2,
@@ -20,9 +20,8 @@ import json
 import re
 from pathlib import Path
 
-import attrs
+import linear_reference as lr
 import pytest
-from test_linear_forward import MIXER_FLAGS, TorchReference, _unseen
 
 import flopsreg
 from flopsreg.errors import ModelError
@@ -30,11 +29,11 @@ from flopsreg.errors import ModelError
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_r5rec.json").read_text())
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
-RUNS = [(name, int(n)) for name in MODELS for n in RECORD["models"][name]["flops"]]
+RUNS = lr.runs(RECORD)
 
 
 def _type(name: str) -> str:
-    return RECORD["models"][name]["config"]["model_type"]
+    return lr.model_type(RECORD, name)
 
 
 ZAMBA2 = [name for name in MODELS if _type(name) == "zamba2"]
@@ -45,16 +44,7 @@ MLSTM_PROJECTIONS = ("q", "k", "v", "ogate_preact", "igate_preact", "fgate_preac
 
 @pytest.fixture(scope="module")
 def reference():
-    return flopsreg.Registry(plugins=[TorchReference()], load_entry_points=False)
-
-
-def _model(registry, name: str, padded: bool = True) -> flopsreg.Model:
-    """The recorded config read by flopsreg, its mixers' convs padded as torch's conv1d computes them."""
-    model = flopsreg.Model.from_hf_config(RECORD["models"][name]["config"], registry=registry)
-    if not padded:
-        return model
-    kinds = {k: attrs.evolve(v, flags=v.flags | {"padded_conv"}) if v.flags & MIXER_FLAGS else v for k, v in model.kinds.items()}
-    return attrs.evolve(model, kinds=kinds)
+    return lr.reference_registry()
 
 
 def _units(registry, model: flopsreg.Model, convention: str) -> dict[int, object]:
@@ -78,17 +68,14 @@ def test_every_tiny_model_ran_and_every_type_is_recorded():
 
 @pytest.mark.parametrize(("name", "n"), RUNS)
 def test_the_reference_path_is_what_torch_counts_plus_what_it_does_not_see(reference, name, n):
-    model = _model(reference, name)
-    plan = reference.select(model, convention="chunked_scan")
-    unseen = sum(_unseen(k.flags, k.params, n) * k.count for k in plan.kinds)
-    assert reference.evaluate(model, seq_len=n, convention="chunked_scan").forward == RECORD["models"][name]["flops"][str(n)]["total"] + unseen
+    lr.check_reference_path(RECORD, reference, name, n)
 
 
 @pytest.mark.parametrize(("name", "n"), [(name, n) for name, n in RUNS if name in ZAMBA2])
 def test_every_use_of_a_shared_block_its_adapters_linear_and_mamba2_against_their_modules(reference, name, n):
     """The adapters run inside the shared block's modules; flopsreg files them under the use (the
     hybrid layer after the block), whose weights they are."""
-    model = _model(reference, name)
+    model = lr.model(RECORD, reference, name)
     modules = {m.removeprefix("Zamba2ForCausalLM.model."): v for m, v in RECORD["models"][name]["flops"][str(n)]["modules"].items()}
     units = _units(reference, model, "chunked_scan")
     block = 0
@@ -102,14 +89,14 @@ def test_every_use_of_a_shared_block_its_adapters_linear_and_mamba2_against_thei
             assert counted["shared_block.output"] == modules[f"layers.{hf}.linear"], index
         mamba = modules.get(f"layers.{hf}.mamba_decoder.mamba", modules.get(f"layers.{hf}.mamba"))
         mixer = sum(v for slot, v in counted.items() if slot.startswith("mixer."))
-        assert mixer == mamba + _unseen(units[index].flags, units[index].params, n), index
+        assert mixer == mamba + lr.unseen(units[index].flags, units[index].params, n), index
 
 
 @pytest.mark.parametrize("name", ZAMBA2)
 def test_every_layer_holds_the_parameters_of_its_transformers_modules(registry, name):
     """A Mamba2 layer holds its module; a use its linear, Mamba2 layer and adapters; the blocks,
     once each, what transformers' first num_mem_blocks blocks hold less their adapters."""
-    model = _model(registry, name, padded=False)
+    model = lr.model(RECORD, registry, name, padded=False)
     parameters = RECORD["models"][name]["parameters"]
     shares = registry.parameters(model).shares
     held = {(s.where, s.slot == "shared_block.adapters"): 0 for s in shares}
@@ -130,7 +117,7 @@ def test_every_layer_holds_the_parameters_of_its_transformers_modules(registry, 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_the_parameter_total_is_what_transformers_allocates(registry, name):
-    model = _model(registry, name, padded=False)
+    model = lr.model(RECORD, registry, name, padded=False)
     assert registry.parameters(model).total == RECORD["models"][name]["parameter_total"]
 
 
@@ -143,15 +130,15 @@ def test_the_class_defaults_parameter_total_is_what_transformers_allocates(regis
 
 @pytest.mark.parametrize(("name", "n"), RUNS)
 def test_the_exact_count_is_below_the_reference_path(registry, reference, name, n):
-    exact = registry.evaluate(_model(registry, name, padded=False), seq_len=n).forward
-    assert exact < reference.evaluate(_model(reference, name), seq_len=n, convention="chunked_scan").forward
+    exact = registry.evaluate(lr.model(RECORD, registry, name, padded=False), seq_len=n).forward
+    assert exact < reference.evaluate(lr.model(RECORD, reference, name), seq_len=n, convention="chunked_scan").forward
 
 
 @pytest.mark.parametrize(("name", "n"), [(name, n) for name, n in RUNS if name in GRIFFIN])
 def test_every_griffin_block_against_its_modules(reference, name, n):
     """Recurrent block: linear_x and linear_y, the conv, the RG-LRU (its gates; its recurrence is
     unseen by torch) and linear_out; attention block: everything under its module; the MLP."""
-    model = _model(reference, name)
+    model = lr.model(RECORD, reference, name)
     modules = {m.removeprefix("RecurrentGemmaForCausalLM.model."): v for m, v in RECORD["models"][name]["flops"][str(n)]["modules"].items()}
     units = _units(reference, model, "chunked_scan")
     for index, unit in units.items():
@@ -159,7 +146,7 @@ def test_every_griffin_block_against_its_modules(reference, name, n):
         if "rglru" in unit.flags:
             assert counted["mixer.projection"] == modules[f"{block}.linear_x"] + modules[f"{block}.linear_y"], index
             assert counted["mixer.conv"] == modules[f"{block}.conv_1d"], index
-            assert counted["mixer.core"] == modules[f"{block}.rg_lru"] + _unseen(unit.flags, unit.params, n), index
+            assert counted["mixer.core"] == modules[f"{block}.rg_lru"] + lr.unseen(unit.flags, unit.params, n), index
             assert counted["mixer.output"] == modules[f"{block}.linear_out"], index
         else:
             assert sum(v for slot, v in counted.items() if slot.startswith("attention.")) == modules[block], index
@@ -168,7 +155,7 @@ def test_every_griffin_block_against_its_modules(reference, name, n):
 
 @pytest.mark.parametrize("name", GRIFFIN)
 def test_every_griffin_layer_holds_the_parameters_of_its_module(registry, name):
-    model = _model(registry, name, padded=False)
+    model = lr.model(RECORD, registry, name, padded=False)
     parameters = RECORD["models"][name]["parameters"]
     shares = registry.parameters(model).shares
     for layer in model.layers:
@@ -180,13 +167,13 @@ def test_every_griffin_layer_holds_the_parameters_of_its_module(registry, name):
 def test_every_mlstm_block_against_its_modules(reference, name, n):
     """q, k, v and the gates; the backend (chunkwise and step kernels, with what torch does not
     see of them); out_proj; the feed-forward."""
-    model = _model(reference, name)
+    model = lr.model(RECORD, reference, name)
     modules = {m.removeprefix("xLSTMForCausalLM.backbone."): v for m, v in RECORD["models"][name]["flops"][str(n)]["modules"].items()}
     units = _units(reference, model, "chunked_scan")
     for index, unit in units.items():
         counted, layer = unit.flops(n), f"blocks.{index}.mlstm_layer"
         assert counted["mixer.projection"] == sum(modules[f"{layer}.{part}"] for part in MLSTM_PROJECTIONS), index
-        assert counted["mixer.core"] == modules[f"{layer}.mlstm_backend"] + _unseen(unit.flags, unit.params, n), index
+        assert counted["mixer.core"] == modules[f"{layer}.mlstm_backend"] + lr.unseen(unit.flags, unit.params, n), index
         assert counted["mixer.output"] == modules[f"{layer}.out_proj"], index
         assert counted["mlp"] == modules[f"blocks.{index}.ffn"], index
 
@@ -194,7 +181,7 @@ def test_every_mlstm_block_against_its_modules(reference, name, n):
 @pytest.mark.parametrize("name", XLSTM)
 def test_every_mlstm_block_holds_the_parameters_of_its_module(registry, name):
     """Also: the head is untied whatever tie_word_embeddings says (xLSTMForCausalLM ties nothing)."""
-    model = _model(registry, name, padded=False)
+    model = lr.model(RECORD, registry, name, padded=False)
     parameters = RECORD["models"][name]["parameters"]
     shares = registry.parameters(model).shares
     for layer in model.layers:
