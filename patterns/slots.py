@@ -88,6 +88,7 @@ SLOTS = [
     Slot(name="final_norm", scope="model", summary="the norm after the last decoder layer (weights only)"),
     Slot(name="head", scope="model", summary="the logits head", per_position=True),
     Slot(name="head.bias", scope="model", summary="a bias on the logits (weights only), part of the head", per_position=True),
+    Slot(name="head.scale", scope="model", summary="a learned scale on the logits (weights only), part of the head", per_position=True),
     Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),
 ]
 

@@ -49,6 +49,8 @@ BUILTIN_TERMS = frozenset({
     'tied_logits', 'logits',
     # head.bias (a weight only)
     'head_bias',
+    # head.scale (a weight only)
+    'logit_scale',
     # mlp.activation
     'plain_ffn', 'gated_ffn',
     # mlp.learned_activation (a weight only)
@@ -79,7 +81,7 @@ BUILTIN_TERMS = frozenset({
     'low_rank_query', 'query_projection',
     # norms
     'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
-    'concat_input_norms',
+    'concat_input_norms', 'ngpt_scales',
     # final_norm
     'final_norm', 'final_layernorm',
     # mlp.parallel_experts

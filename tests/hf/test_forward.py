@@ -62,6 +62,8 @@ def test_the_record_covers_every_published_config():
     # The text models of multimodal wrappers (h-mm) are recorded as tiny configs in forward_mm.json (tests/hf/test_mm_forward.py).
     mm = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_mm.json").read_text())["models"].values()
     newer_types |= {entry["config"].get("text_config", entry["config"]).get("model_type", entry["config"]["model_type"]) for entry in mm}
+    # The 2026 types of brief r5new (Dory, ...): tests/hf/test_r5new_forward.py, forward_r5new.json.
+    newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_r5new.json").read_text())["defaults"])
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]

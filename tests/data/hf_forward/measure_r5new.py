@@ -1,0 +1,71 @@
+"""Measure tiny forward passes of the 2026 types of brief r5new (issue 21) and the parameters of
+each type's class-default config, as measure_fam2026a.py does.
+
+Each case is a tiny config with odd widths (hidden 44, head_dim 12, intermediate 58, vocabulary
+97), run on the CPU with eager attention under torch's FlopCounterMode at two lengths; the
+class-default config is built on the meta device. Dory's cases also record ``saved``: the config
+as ``DoryConfig.to_dict`` writes it to config.json (layer counts doubled, an ``mlp`` entry after
+each layer type). The result, forward_r5new.json, comes from torch and transformers alone:
+tests/hf/test_r5new_forward.py compares flopsreg with it.
+
+Needs torch and transformers (not flopsreg dependencies):
+    pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_r5new.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import torch
+import transformers
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from measure_families import BASE, SEQ_LENS, _jsonable, class_defaults, measure  # noqa: E402
+
+# Dory: 6 layers, 1 input, 3 recurrent (run 3 times), 2 output; layer 3 is full ((i + 1) % 4 == 0),
+# the others slide over 7 keys. The unrolled run is 1 + 3 x 3 + 2 = 12 layers.
+DORY = {"model_type": "dory", **BASE, "num_hidden_layers": 6, "sliding_window": 7,
+        "n_input_layers": 1, "n_output_layers": 2, "n_recurrent_loops": 3}
+
+CASES: dict[str, dict] = {
+    "dory": DORY,
+    # layer_types given, recurrent layers given, one loop, tied embeddings.
+    "dory_tied_one_loop": {
+        **DORY, "n_recurrent_loops": 1, "n_recurrent_layers": 2, "n_output_layers": 3, "tie_word_embeddings": True,
+        "layer_types": ["full_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "full_attention"],
+    },
+}
+
+
+def _saved(config: dict) -> dict:
+    """The config as config.json holds it (to_dict), JSON values only."""
+    hf_config = transformers.AutoConfig.for_model(config["model_type"], **{k: v for k, v in config.items() if k != "model_type"})
+    return {k: v for k, v in hf_config.to_dict().items() if _jsonable(v)}
+
+
+def main() -> int:
+    warnings.filterwarnings("ignore")
+    results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_lens": list(SEQ_LENS), "models": {}, "defaults": {}}
+    only = set(sys.argv[1:])
+    path = HERE / "forward_r5new.json"
+    if only and path.exists():  # re-measure some cases, keep the others
+        results = json.loads(path.read_text())
+    for name, config in CASES.items():
+        if only and name not in only:
+            continue
+        try:
+            results["models"][name] = {**measure(config), "saved": _saved(config)}
+        except Exception as exc:  # record, so the test knows which models were not measured
+            results["models"][name] = {"config": config, "error": f"{type(exc).__name__}: {exc}"}
+            print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        results["defaults"][config["model_type"]] = class_defaults(config["model_type"])
+    path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

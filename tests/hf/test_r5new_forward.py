@@ -1,0 +1,141 @@
+"""2026 model types of brief r5new (issue 21) against real forward passes and parameter counts,
+recorded in tests/data/hf_forward/forward_r5new.json: ``dory`` (patterns/hf/dory.py).
+
+tests/data/hf_forward/measure_r5new.py ran a tiny config of every type (odd widths: hidden 44,
+head_dim 12, intermediate 58, vocabulary 97) through transformers 5.24 on the CPU (eager
+attention) under torch's FlopCounterMode at two lengths, and recorded the totals, the FLOPs of
+every module, the (query, key) pairs each attention call's mask let through and
+``sum(p.numel())``; for Dory also the config as ``to_dict`` saves it (``saved``); and, per type,
+the class-default config with the parameters of its model built on the meta device (the config
+saved as tests/data/hf/<type>-defaults.json). Those numbers come from torch and transformers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from eager import eager_registry as make_eager_registry
+from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
+
+import flopsreg
+
+DATA = Path(__file__).parents[1] / "data"
+RECORD = json.loads((DATA / "hf_forward" / "forward_r5new.json").read_text())
+TYPES = {"dory"}
+MODELS = sorted(RECORD["models"])
+# Each case as the test wrote it and as transformers saves it (Dory's to_dict doubles its counts).
+FORMS = [(name, form) for name in MODELS for form in ("config", "saved")]
+
+
+@pytest.fixture(scope="module")
+def eager_registry():
+    return make_eager_registry()
+
+
+def _model(name: str, form: str = "config", **changes) -> flopsreg.Model:
+    return flopsreg.Model.from_hf_config({**RECORD["models"][name][form], **changes})
+
+
+def test_every_type_was_recorded_and_ran_and_built_from_its_defaults():
+    assert TYPES == {entry["config"]["model_type"] for entry in RECORD["models"].values()} == set(RECORD["defaults"])
+    assert RECORD["transformers"] == "5.24.0" and RECORD["torch"].startswith("2.13")
+    assert all("totals" in entry for entry in RECORD["models"].values()), "a model failed to run when recorded"
+    assert all("parameters" in entry for entry in RECORD["defaults"].values()), "a class-default model failed to build"
+
+
+@pytest.mark.parametrize(("name", "form"), FORMS)
+def test_the_whole_forward_equals_flop_counter_mode_at_both_lengths(eager_registry, name, form):
+    totals = RECORD["models"][name]["totals"]
+    assert forward_at(eager_registry, _model(name, form), totals) == totals
+
+
+@pytest.mark.parametrize(("name", "form"), FORMS)
+def test_parameters_equal_what_transformers_allocates(registry, name, form):
+    assert registry.parameters(_model(name, form)).total == RECORD["models"][name]["parameters"]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_pairs_of_every_attention_call_equal_what_the_masks_let_through(registry, name):
+    """One entry per call (the record sorts them by the called layer's index): which layers slide,
+    and every recurrent layer once per loop."""
+    entry = RECORD["models"][name]
+    runs = pairs_per_layer(registry, _model(name), RECORD["seq_lens"][-1])
+    assert [n for _, n in sorted((_weights_layer(entry["config"], run), n) for run, n in enumerate(runs))] == entry["pairs"]
+
+
+def _weights_layer(config: dict, run: int) -> int:
+    """The index of the decoder layer (its weights) the *run*-th layer call uses, from the config alone."""
+    first, last, layers = config["n_input_layers"], config["n_output_layers"], config["num_hidden_layers"]
+    recurrent = layers - first - last
+    looped = recurrent * config["n_recurrent_loops"]
+    if run < first:
+        return run
+    if run < first + looped:
+        return first + (run - first) % recurrent
+    return run - looped + recurrent
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_each_decoder_layers_mlp_equals_its_module_over_every_run(eager_registry, name):
+    """FlopCounterMode adds up the calls of a module: a recurrent layer's MLP counts once per loop."""
+    entry, length = RECORD["models"][name], RECORD["seq_lens"][-1]
+    model = _model(name)
+    runs = mlp_per_layer(eager_registry, model, length)
+    assert len(runs) == len(entry["pairs"])
+    per_weights: dict[int, int] = {}
+    for run, flops in enumerate(runs):
+        index = _weights_layer(entry["config"], run)
+        per_weights[index] = per_weights.get(index, 0) + flops
+    recorded = {int(module.split(".")[2]): n for module, n in entry["modules"].items() if module.endswith(".mlp") and module.count(".") == 3}
+    assert per_weights == recorded
+
+
+@pytest.mark.parametrize("model_type", sorted(RECORD["defaults"]))
+def test_class_default_parameters_equal_the_meta_device_model(registry, model_type):
+    """The saved tests/data/hf/<type>-defaults.json is the recorded class-default config."""
+    path = DATA / "hf" / f"{model_type.replace('_', '-')}-defaults.json"
+    entry = RECORD["defaults"][model_type]
+    assert json.loads(path.read_text()) == entry["config"]
+    assert registry.parameters(flopsreg.Model.from_hf_config(entry["config"])).total == entry["parameters"]
+
+
+def _recorded(name: str, *suffixes: str) -> int:
+    return sum(n for module, n in RECORD["models"][name]["module_parameters"].items() if module.endswith(suffixes))
+
+
+def test_dory_ngpt_scales_and_logit_scale_are_the_recorded_vectors(registry):
+    """Each layer's lambda_1, lambda_2 (on the layer), sqk, s_gate (on self_attn), suv_gate, suv_up
+    (on mlp); the lm_head's logit_scale (lm_head holds its weight and the scale)."""
+    slots = registry.parameters(_model("dory")).by_slot()
+    layers = RECORD["models"]["dory"]["config"]["num_hidden_layers"]
+    own = [f"layers.{i}{part}" for i in range(layers) for part in ("", ".self_attn", ".mlp")]
+    assert slots["norms"] == _recorded("dory", *own) == layers * (2 * 44 + 2 * 4 * 12 + 2 * 58)
+    assert slots["head.scale"] == _recorded("dory", "lm_head") - 97 * 44 == 97
+
+
+def test_dory_loops_change_flops_and_keep_parameters(registry, eager_registry):
+    """Each further loop runs the 3 recurrent layers once more with the same weights."""
+    one, three = _model("dory", n_recurrent_loops=1), _model("dory")
+    assert registry.parameters(one).total == registry.parameters(three).total
+    length = RECORD["seq_lens"][-1]
+    runs = mlp_per_layer(eager_registry, three, length)
+    assert len(runs) - len(mlp_per_layer(eager_registry, one, length)) == 2 * 3
+    extra = forward_at(eager_registry, three, [str(length)])[str(length)] - forward_at(eager_registry, one, [str(length)])[str(length)]
+    looped = sum(RECORD["models"]["dory"]["modules"][f"model.layers.{i}"] for i in (1, 2, 3))  # 3 runs each recorded
+    assert extra == looped * 2 // 3
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"n_recurrent_layers": 4}, r"n_recurrent_layers = 4: n_input_layers \(1\) \+ n_recurrent_layers \+ n_output_layers \(2\) must equal num_hidden_layers \(6\)"),
+        ({"layer_types": ["sliding_attention"] * 5}, r"layer_types: 5 layer types but num_hidden_layers = 6"),
+        ({"layer_types": ["sliding_attention", "mlp"] * 5 + ["mlp", "sliding_attention"]}, r"layer_types: a saved Dory config alternates"),
+        ({"layer_types": ["sliding_atention"] * 6}, r"layer_types\[0\] = 'sliding_atention'.*did you mean 'sliding_attention'"),
+    ],
+)
+def test_dory_refuses_sections_and_layer_types_that_do_not_add_up(changes, message):
+    with pytest.raises(flopsreg.ModelError, match=message):
+        _model("dory", **changes)
