@@ -62,6 +62,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.glm_moe_dsa",
     "hf.gpt_oss",
     "hf.hrm_text",
+    "hf.hy_v4",
     "hf.granitemoehybrid",
     "hf.jamba",
     "hf.kimi_k25",

@@ -22,7 +22,7 @@ PRECEDENCE = 100  # above every exact pattern of the same slot
 # decides how that framework counts it. tests/conventions/test_terms.py keeps this list honest.
 BUILTIN_TERMS = frozenset({
     # residual_mixer
-    'altup', 'mhc',
+    'altup', 'mhc', 'ihc',
     # residual_mixer.head
     'altup_head', 'mhc_head', 'mhc_mean_head',
     # attention.core

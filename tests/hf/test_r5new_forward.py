@@ -1,5 +1,6 @@
 """2026 model types of brief r5new (issue 21) against real forward passes and parameter counts,
-recorded in tests/data/hf_forward/forward_r5new.json: ``dory`` (patterns/hf/dory.py).
+recorded in tests/data/hf_forward/forward_r5new.json: ``dory`` (patterns/hf/dory.py) and ``hy_v4``
+(patterns/hf/hy_v4.py).
 
 tests/data/hf_forward/measure_r5new.py ran a tiny config of every type (odd widths: hidden 44,
 head_dim 12, intermediate 58, vocabulary 97) through transformers 5.24 on the CPU (eager
@@ -8,6 +9,8 @@ every module, the (query, key) pairs each attention call's mask let through and
 ``sum(p.numel())``; for Dory also the config as ``to_dict`` saves it (``saved``); and, per type,
 the class-default config with the parameters of its model built on the meta device (the config
 saved as tests/data/hf/<type>-defaults.json). Those numbers come from torch and transformers.
+Eager attention and HY-V4's DSA indexer score the whole s x s rectangle, then mask: the ``eager``
+convention counts those rectangles, so whole modules compare; the pairs compare with the exact count.
 """
 
 from __future__ import annotations
@@ -16,14 +19,17 @@ import json
 from pathlib import Path
 
 import pytest
+from eager import DSA_INDEXER_RECTANGLE
 from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
+from flopsreg.formula.exact import compile_exact
+from flopsreg.patterns.hyper_connections import IHC
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_r5new.json").read_text())
-TYPES = {"dory"}
+TYPES = {"dory", "hy_v4"}
 MODELS = sorted(RECORD["models"])
 # Each case as the test wrote it and as transformers saves it (Dory's to_dict doubles its counts).
 FORMS = [(name, form) for name in MODELS for form in ("config", "saved")]
@@ -31,7 +37,7 @@ FORMS = [(name, form) for name in MODELS for form in ("config", "saved")]
 
 @pytest.fixture(scope="module")
 def eager_registry():
-    return make_eager_registry()
+    return make_eager_registry(DSA_INDEXER_RECTANGLE)
 
 
 def _model(name: str, form: str = "config", **changes) -> flopsreg.Model:
@@ -66,7 +72,10 @@ def test_pairs_of_every_attention_call_equal_what_the_masks_let_through(registry
 
 
 def _weights_layer(config: dict, run: int) -> int:
-    """The index of the decoder layer (its weights) the *run*-th layer call uses, from the config alone."""
+    """The index of the decoder layer (its weights) the *run*-th layer call uses, from the config
+    alone: Dory's recurrent layers run once per loop, every other type's layers once each."""
+    if config["model_type"] != "dory":
+        return run
     first, last, layers = config["n_input_layers"], config["n_output_layers"], config["num_hidden_layers"]
     recurrent = layers - first - last
     looped = recurrent * config["n_recurrent_loops"]
@@ -79,7 +88,8 @@ def _weights_layer(config: dict, run: int) -> int:
 
 @pytest.mark.parametrize("name", MODELS)
 def test_each_decoder_layers_mlp_equals_its_module_over_every_run(eager_registry, name):
-    """FlopCounterMode adds up the calls of a module: a recurrent layer's MLP counts once per loop."""
+    """Dense, or router, experts and shared experts. FlopCounterMode adds up the calls of a module:
+    a recurrent layer's MLP counts once per loop."""
     entry, length = RECORD["models"][name], RECORD["seq_lens"][-1]
     model = _model(name)
     runs = mlp_per_layer(eager_registry, model, length)
@@ -139,3 +149,73 @@ def test_dory_loops_change_flops_and_keep_parameters(registry, eager_registry):
 def test_dory_refuses_sections_and_layer_types_that_do_not_add_up(changes, message):
     with pytest.raises(flopsreg.ModelError, match=message):
         _model("dory", **changes)
+
+
+def _layer_flops(eager_registry, model: flopsreg.Model, length: int) -> list[dict[str, int]]:
+    units = {unit.name: unit for unit in eager_registry.select(model, convention="eager").kinds}
+    return [units[layer.kind].flops(length) for layer in model.layers]
+
+
+@pytest.mark.parametrize("name", ["hy_v4", "hy_v4_lists"])
+def test_hy_v4_indexers_gates_and_hyper_connections_per_layer_equal_their_modules(eager_registry, name):
+    """The indexer runs on the indexer_types 'full' layers only; gate_proj and both iHC on every layer."""
+    modules, length = RECORD["models"][name]["modules"], RECORD["seq_lens"][-1]
+    for i, ours in enumerate(_layer_flops(eager_registry, _model(name), length)):
+        at = f"model.layers.{i}"
+        assert ours.get("attention.topk_indexer", 0) == modules.get(f"{at}.self_attn.indexer", 0), (name, i)
+        assert ours["attention.gate"] == modules[f"{at}.self_attn.gate_proj"], (name, i)
+        assert ours["residual_mixer"] == modules[f"{at}.attn_hc"] + modules[f"{at}.ffn_hc"], (name, i)
+
+
+@pytest.mark.parametrize("name", ["hy_v4", "hy_v4_lists"])
+def test_hy_v4_weights_of_the_hyper_connections_sinks_and_indexers(registry, name):
+    """iHC: fn (2n x n h), base (2n), scale (2) per sublayer; the head: hc_fn, hc_base, hc_scale;
+    sinks: one per head (the parameter on self_attn); the indexers of the 'full' layers."""
+    slots = registry.parameters(_model(name)).by_slot()
+    assert slots["residual_mixer"] == _recorded(name, "attn_hc", "ffn_hc")
+    assert slots["residual_mixer.head"] == _recorded(name, "hc_head")
+    assert slots["attention.sinks"] == _recorded(name, "self_attn") == 6 * 4
+    indexers = [".self_attn.indexer.wq_b", ".self_attn.indexer.wk", ".self_attn.indexer.k_norm", ".self_attn.indexer.weights_proj"]
+    assert slots["attention.topk_indexer"] == _recorded(name, *indexers)
+
+
+def test_hy_v4_indexer_layers_follow_indexer_types(registry):
+    """HYV4Config's default: layer i has an indexer iff i == 0 or (i - 1) % 4 == 0 (layers 0, 1, 5 of 6)."""
+
+    def indexed(config: dict) -> list[int]:
+        model = flopsreg.Model.from_hf_config(config)
+        return [layer.index for layer in model.layers if "dsa_indexer" in model.kinds[layer.kind].flags]
+
+    assert indexed(RECORD["models"]["hy_v4"]["config"]) == [0, 1, 5]
+    assert indexed({**RECORD["models"]["hy_v4"]["config"], "num_hidden_layers": 10}) == [0, 1, 5, 9]
+    assert indexed(RECORD["models"]["hy_v4_lists"]["config"]) == [0, 2]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"indexer_types": ["shared"] + ["full"] * 5}, r"indexer_types\[0\] = 'shared': the first layer has no earlier indexer"),
+        ({"q_lora_rank": None}, r"q_lora_rank = null: HY-V4's indexer reads the query latent"),
+        ({"attention_bias": True}, r"attention_bias = true: the biases it adds to the MLA projections"),
+        ({"layer_types": ["full_attention"] * 6}, r"layer_types\[0\] = 'full_attention': model_type hy_v4 runs DeepSeek sparse attention"),
+    ],
+)
+def test_hy_v4_refuses_what_transformers_cannot_run_or_flopsreg_does_not_count(changes, message):
+    with pytest.raises(flopsreg.ModelError, match=message):
+        _model("hy_v4", **changes)
+
+
+@pytest.mark.parametrize(("seq_len", "streams", "hidden"), [(1, 2, 3), (5, 3, 4), (7, 4, 2)])
+def test_ihc_by_a_literal_loop(seq_len, streams, hidden):
+    """Per layer two iHC (around attention, around the MLP); each token's fn multiplies its n h
+    features into 2n weights (a multiply and an add each). Weights: fn, base (2n), scale (2)."""
+    flops = weights = 0
+    for _sublayer in range(2):
+        for _token in range(seq_len):
+            for _weight in range(2 * streams):
+                for _feature in range(streams * hidden):
+                    flops += 2
+        weights += 2 * streams * streams * hidden + 2 * streams + 2
+    at = {"seq_len": seq_len, "hc_mult": streams, "hidden": hidden}
+    assert compile_exact(IHC.formula)(at) == flops
+    assert compile_exact(IHC.weights)(at) == weights

@@ -31,7 +31,23 @@ from measure_families import BASE, SEQ_LENS, _jsonable, class_defaults, measure 
 DORY = {"model_type": "dory", **BASE, "num_hidden_layers": 6, "sliding_window": 7,
         "n_input_layers": 1, "n_output_layers": 2, "n_recurrent_loops": 3}
 
+# HY-V4: MLA with a low-rank query, 6 layers, DSA indexers on layers 0, 1 and 5 (i == 0 or
+# (i - 1) % 4 == 0; the others reuse the last top-k), layer 0 dense, then MoE with a shared expert.
+HY_V4 = {
+    "model_type": "hy_v4", **{k: v for k, v in BASE.items() if k not in ("head_dim", "num_key_value_heads")}, "num_hidden_layers": 6,
+    "q_lora_rank": 20, "kv_lora_rank": 16, "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_dim": 10,
+    "index_n_heads": 3, "index_head_dim": 8, "index_topk": 7, "hc_mult": 3,
+    "moe_intermediate_size": 26, "n_routed_experts": 5, "num_experts_per_tok": 2, "n_shared_experts": 1,
+}
+
 CASES: dict[str, dict] = {
+    "hy_v4": HY_V4,
+    # Lists given: indexers on layers 0 and 2, layers 0 and 3 dense; two shared experts; tied.
+    "hy_v4_lists": {
+        **HY_V4, "n_shared_experts": 2, "tie_word_embeddings": True, "hc_mult": 2,
+        "indexer_types": ["full", "shared", "full", "shared", "shared", "shared"],
+        "mlp_layer_types": ["dense", "sparse", "sparse", "dense", "sparse", "sparse"],
+    },
     "dory": DORY,
     # layer_types given, recurrent layers given, one loop, tied embeddings.
     "dory_tied_one_loop": {
