@@ -39,6 +39,7 @@ SLOTS = [
     Slot(name="residual_mixer", scope="layer", summary="hyper-connections or AltUp mixing widened residual streams around each sublayer"),
     Slot(name="shared_block.output", scope="layer", summary="each use's own projection of a shared block's output into the layer's input (Zamba's linear)"),
     Slot(name="norms", scope="layer", summary="the norms of a decoder layer (weights only, no matmul)"),
+    Slot(name="norms.gate", scope="layer", summary="the low-rank gate MLPs of gated norms (A.X K2): hidden -> rank -> hidden on the normed input"),
     Slot(name="attention.mask", scope="layer", summary="which (query, key) pairs attend: produces pairs"),
     Slot(name="attention.query", scope="layer", summary="the query projection"),
     Slot(name="attention.projection", scope="layer", summary="the key and value projections: produces the head widths"),

@@ -115,6 +115,8 @@ NO_FRAMEWORK_TERM = frozenset({
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
+    'latent_gate_query', 'latent_output_gate',  # A.X K2's q_gate_proj over [norm(latent), latent]: no framework has it
+    'input_norm_gate', 'both_norm_gates',  # A.X K2's gated RMSNorms (low-rank gate MLPs): no framework counts them
 })
 
 

@@ -1,6 +1,6 @@
 """2026 model types of brief r5new (issue 21) against real forward passes and parameter counts,
-recorded in tests/data/hf_forward/forward_r5new.json: ``dory`` (patterns/hf/dory.py) and ``hy_v4``
-(patterns/hf/hy_v4.py).
+recorded in tests/data/hf_forward/forward_r5new.json: ``dory`` (patterns/hf/dory.py), ``hy_v4``
+(patterns/hf/hy_v4.py) and ``axk2`` (patterns/hf/axk2.py).
 
 tests/data/hf_forward/measure_r5new.py ran a tiny config of every type (odd widths: hidden 44,
 head_dim 12, intermediate 58, vocabulary 97) through transformers 5.24 on the CPU (eager
@@ -9,7 +9,7 @@ every module, the (query, key) pairs each attention call's mask let through and
 ``sum(p.numel())``; for Dory also the config as ``to_dict`` saves it (``saved``); and, per type,
 the class-default config with the parameters of its model built on the meta device (the config
 saved as tests/data/hf/<type>-defaults.json). Those numbers come from torch and transformers.
-Eager attention and HY-V4's DSA indexer score the whole s x s rectangle, then mask: the ``eager``
+Eager attention and the DSA indexers of HY-V4 and A.X K2 score the whole s x s rectangle, then mask: the ``eager``
 convention counts those rectangles, so whole modules compare; the pairs compare with the exact count.
 """
 
@@ -26,10 +26,12 @@ from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 import flopsreg
 from flopsreg.formula.exact import compile_exact
 from flopsreg.patterns.hyper_connections import IHC
+from flopsreg.patterns.latent_query_gate import LATENT_GATE_QUERY, LATENT_OUTPUT_GATE
+from flopsreg.patterns.norm_gate import BOTH_NORM_GATES, INPUT_NORM_GATE
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_r5new.json").read_text())
-TYPES = {"dory", "hy_v4"}
+TYPES = {"axk2", "dory", "hy_v4"}
 MODELS = sorted(RECORD["models"])
 # Each case as the test wrote it and as transformers saves it (Dory's to_dict doubles its counts).
 FORMS = [(name, form) for name in MODELS for form in ("config", "saved")]
@@ -219,3 +221,87 @@ def test_ihc_by_a_literal_loop(seq_len, streams, hidden):
     at = {"seq_len": seq_len, "hc_mult": streams, "hidden": hidden}
     assert compile_exact(IHC.formula)(at) == flops
     assert compile_exact(IHC.weights)(at) == weights
+
+
+@pytest.mark.parametrize("name", ["axk2", "axk2_freq"])
+def test_axk2_query_gate_and_norm_gates_per_layer_equal_their_modules(eager_registry, name):
+    """q_a_proj plus q_gate_proj is the query and the gate slots together; the gate MLPs of the
+    gated norms: the input norm on every layer, the post-attention norm on MoE layers only."""
+    modules, length = RECORD["models"][name]["modules"], RECORD["seq_lens"][-1]
+    model = _model(name)
+    for layer, ours in zip(model.layers, _layer_flops(eager_registry, model, length)):
+        at = f"model.layers.{layer.index}"
+        assert ours["attention.query"] + ours["attention.gate"] == modules[f"{at}.self_attn.q_a_proj"] + modules[f"{at}.self_attn.q_gate_proj"]
+        assert ours["attention.topk_indexer"] == modules[f"{at}.self_attn.indexer"]
+        gates = modules[f"{at}.input_layernorm"] + modules.get(f"{at}.post_attention_layernorm", 0)
+        assert ours["norms.gate"] == gates, (name, layer.index)
+
+
+@pytest.mark.parametrize("name", ["axk2", "axk2_freq"])
+def test_axk2_weights_of_the_query_gate_and_norms(registry, name):
+    """q_gate_proj splits into the query (heads x 12 columns) and the gate (heads x 10) over 2 x 20
+    latent features; the norms' scales and their gate MLPs (fc1, fc2) are held apart."""
+    slots = registry.parameters(_model(name)).by_slot()
+    layers = RECORD["models"][name]["config"]["num_hidden_layers"]
+    assert slots["attention.gate"] == layers * 2 * 20 * 4 * 10
+    assert slots["attention.query"] + slots["attention.gate"] == _recorded(name, "q_a_proj", "q_a_layernorm", "q_gate_proj")
+    assert slots["norms.gate"] == _recorded(name, "mlp.fc1", "mlp.fc2")
+    assert slots["norms"] == _recorded(name, "input_layernorm.norm", "post_attention_layernorm.norm", "post_attention_layernorm")
+
+
+def test_axk2_moe_layers_follow_first_k_dense_replace():
+    """AXK2Config pops first_k_dense_replace (default 1) and moe_layer_freq: axk2_freq makes layers 2 and 3 MoE."""
+
+    def moe_layers(config: dict) -> list[int]:
+        model = flopsreg.Model.from_hf_config(config)
+        return [layer.index for layer in model.layers if "moe" in model.kinds[layer.kind].flags]
+
+    assert moe_layers(RECORD["models"]["axk2"]["config"]) == [1, 2, 3]
+    assert moe_layers(RECORD["models"]["axk2_freq"]["config"]) == [2, 3]
+    assert moe_layers({**RECORD["models"]["axk2"]["config"], "moe_layer_freq": 2}) == [2]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"q_lora_rank": None}, r"q_lora_rank = null: AXK2Config requires it"),
+        ({"attention_bias": True}, r"attention_bias = true: the biases it adds to A.X K2's MLA"),
+        ({"layer_types": ["full_attention"] * 4}, r"layer_types\[0\] = 'full_attention': model_type axk2 runs DeepSeek sparse attention"),
+    ],
+)
+def test_axk2_refuses_what_transformers_cannot_build_or_flopsreg_does_not_count(changes, message):
+    with pytest.raises(flopsreg.ModelError, match=message):
+        _model("axk2", **changes)
+
+
+def _matmul_flops(rows: int, inner: int, columns: int) -> int:
+    """A literal (rows x inner) @ (inner x columns): a multiply and an add per term."""
+    flops = 0
+    for _row in range(rows):
+        for _column in range(columns):
+            for _term in range(inner):
+                flops += 2
+    return flops
+
+
+@pytest.mark.parametrize(("seq_len", "hidden", "rank", "heads", "qk", "v"), [(1, 3, 2, 1, 2, 1), (4, 5, 3, 2, 3, 2)])
+def test_latent_query_and_gate_by_a_literal_loop(seq_len, hidden, rank, heads, qk, v):
+    """q_a_proj (h -> r_q), then q_gate_proj over the 2 r_q features [norm(latent), latent], split
+    into heads x qk query columns and heads x v gate columns."""
+    at = {"seq_len": seq_len, "hidden": hidden, "q_lora_rank": rank, "heads": heads, "qk_dim": qk, "v_dim": v}
+    query = _matmul_flops(seq_len, hidden, rank) + _matmul_flops(seq_len, 2 * rank, heads * qk)
+    assert compile_exact(LATENT_GATE_QUERY.formula)(at) == query
+    assert compile_exact(LATENT_OUTPUT_GATE.formula)(at) == _matmul_flops(seq_len, 2 * rank, heads * v)
+    assert compile_exact(LATENT_GATE_QUERY.weights)(at) + compile_exact(LATENT_OUTPUT_GATE.weights)(at) == (
+        hidden * rank + rank + 2 * rank * heads * (qk + v)
+    )
+
+
+@pytest.mark.parametrize(("seq_len", "hidden", "rank"), [(1, 2, 1), (5, 4, 3)])
+def test_norm_gates_by_a_literal_loop(seq_len, hidden, rank):
+    """Each gate MLP: fc1 (h -> r) then fc2 (r -> h) on every token; one gate, or two on MoE layers."""
+    at = {"seq_len": seq_len, "hidden": hidden, "norm_gate_rank": rank}
+    one = _matmul_flops(seq_len, hidden, rank) + _matmul_flops(seq_len, rank, hidden)
+    assert compile_exact(INPUT_NORM_GATE.formula)(at) == one
+    assert compile_exact(BOTH_NORM_GATES.formula)(at) == 2 * one
+    assert (compile_exact(INPUT_NORM_GATE.weights)(at), compile_exact(BOTH_NORM_GATES.weights)(at)) == (2 * hidden * rank, 4 * hidden * rank)

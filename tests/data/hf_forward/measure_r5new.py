@@ -40,7 +40,19 @@ HY_V4 = {
     "moe_intermediate_size": 26, "n_routed_experts": 5, "num_experts_per_tok": 2, "n_shared_experts": 1,
 }
 
+# A.X K2: MLA whose query and output gate come from one q_gate_proj over [normed latent, latent],
+# DSA with an indexer on every layer, gated RMSNorms (low-rank h -> 6 -> h gate); layer 0 dense.
+AXK2 = {
+    "model_type": "axk2", **{k: v for k, v in BASE.items() if k not in ("head_dim", "num_key_value_heads")}, "num_hidden_layers": 4,
+    "num_key_value_heads": 4, "q_lora_rank": 20, "kv_lora_rank": 16, "qk_rope_head_dim": 4, "qk_nope_head_dim": 8, "v_head_dim": 10,
+    "index_n_heads": 3, "index_head_dim": 8, "index_topk": 7, "gated_norm_rank": 6,
+    "moe_intermediate_size": 26, "n_routed_experts": 5, "num_experts_per_tok": 2, "n_shared_experts": 1,
+}
+
 CASES: dict[str, dict] = {
+    "axk2": AXK2,
+    # AXK2Config pops first_k_dense_replace 2 and moe_layer_freq 1: layers 2 and 3 MoE; two shared experts, tied.
+    "axk2_freq": {**AXK2, "first_k_dense_replace": 2, "n_shared_experts": 2, "tie_word_embeddings": True},
     "hy_v4": HY_V4,
     # Lists given: indexers on layers 0 and 2, layers 0 and 3 dense; two shared experts; tied.
     "hy_v4_lists": {
