@@ -61,6 +61,8 @@ CASES: dict[str, dict] = {
         "mlp_layer_types": ["dense", "sparse", "sparse", "dense", "sparse", "sparse"],
     },
     "dory": DORY,
+    # AFMoE's attention_bias (q, k, v and o_proj; not gate_proj) and LlamaMLP's mlp_bias.
+    "dory_biases": {**DORY, "attention_bias": True, "mlp_bias": True},
     # layer_types given, recurrent layers given, one loop, tied embeddings.
     "dory_tied_one_loop": {
         **DORY, "n_recurrent_loops": 1, "n_recurrent_layers": 2, "n_output_layers": 3, "tie_word_embeddings": True,
