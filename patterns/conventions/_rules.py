@@ -117,6 +117,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
     'latent_gate_query', 'latent_output_gate',  # A.X K2's q_gate_proj over [norm(latent), latent]: no framework has it
     'input_norm_gate', 'both_norm_gates',  # A.X K2's gated RMSNorms (low-rank gate MLPs): no framework counts them
+    'block_topk', 'block_indexer',  # MiniMax-M3's block-sparse attention and its indexer: no framework counts them
 })
 
 

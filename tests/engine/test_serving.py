@@ -203,6 +203,8 @@ def _models():
     models += [(name, flopsreg.Model.from_hf_config(fam2026b[name]["config"]), ("exact",)) for name in ("laguna", "bailing_hybrid")]
     shared = json.loads((HF.parent / "hf_forward" / "forward_ssm2.json").read_text())["models"]  # shared blocks
     models += [(name, flopsreg.Model.from_hf_config(shared[name]["config"]), ("exact",)) for name in ("zamba-tiny", "hrm-text-tiny")]
+    r5new = json.loads((HF.parent / "hf_forward" / "forward_r5new.json").read_text())["models"]  # iHC, A.X K2's gates, block-sparse, a loop
+    models += [(name, flopsreg.Model.from_hf_config(r5new[name]["config"]), ("exact",)) for name in ("hy_v4", "axk2_freq", "minimax_m3_vl_text", "dory")]
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

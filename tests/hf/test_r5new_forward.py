@@ -1,6 +1,6 @@
 """2026 model types of brief r5new (issue 21) against real forward passes and parameter counts,
 recorded in tests/data/hf_forward/forward_r5new.json: ``dory`` (patterns/hf/dory.py), ``hy_v4``
-(patterns/hf/hy_v4.py) and ``axk2`` (patterns/hf/axk2.py).
+(patterns/hf/hy_v4.py), ``axk2`` (patterns/hf/axk2.py) and ``minimax_m3_vl_text`` (patterns/hf/minimax_m3.py).
 
 tests/data/hf_forward/measure_r5new.py ran a tiny config of every type (odd widths: hidden 44,
 head_dim 12, intermediate 58, vocabulary 97) through transformers 5.24 on the CPU (eager
@@ -9,29 +9,31 @@ every module, the (query, key) pairs each attention call's mask let through and
 ``sum(p.numel())``; for Dory also the config as ``to_dict`` saves it (``saved``); and, per type,
 the class-default config with the parameters of its model built on the meta device (the config
 saved as tests/data/hf/<type>-defaults.json). Those numbers come from torch and transformers.
-Eager attention and the DSA indexers of HY-V4 and A.X K2 score the whole s x s rectangle, then mask: the ``eager``
+Eager attention and the indexers of HY-V4, A.X K2 and MiniMax-M3 score the whole s x s rectangle, then mask: the ``eager``
 convention counts those rectangles, so whole modules compare; the pairs compare with the exact count.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
-from eager import DSA_INDEXER_RECTANGLE
+from eager import BLOCK_INDEXER_RECTANGLE, DSA_INDEXER_RECTANGLE
 from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
 from flopsreg.formula.exact import compile_exact
+from flopsreg.patterns.block_sparse import BLOCK_TOPK
 from flopsreg.patterns.hyper_connections import IHC
 from flopsreg.patterns.latent_query_gate import LATENT_GATE_QUERY, LATENT_OUTPUT_GATE
 from flopsreg.patterns.norm_gate import BOTH_NORM_GATES, INPUT_NORM_GATE
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_r5new.json").read_text())
-TYPES = {"axk2", "dory", "hy_v4"}
+TYPES = {"axk2", "dory", "hy_v4", "minimax_m3_vl_text"}
 MODELS = sorted(RECORD["models"])
 # Each case as the test wrote it and as transformers saves it (Dory's to_dict doubles its counts).
 FORMS = [(name, form) for name in MODELS for form in ("config", "saved")]
@@ -39,7 +41,7 @@ FORMS = [(name, form) for name in MODELS for form in ("config", "saved")]
 
 @pytest.fixture(scope="module")
 def eager_registry():
-    return make_eager_registry(DSA_INDEXER_RECTANGLE)
+    return make_eager_registry(DSA_INDEXER_RECTANGLE, BLOCK_INDEXER_RECTANGLE)
 
 
 def _model(name: str, form: str = "config", **changes) -> flopsreg.Model:
@@ -305,3 +307,66 @@ def test_norm_gates_by_a_literal_loop(seq_len, hidden, rank):
     assert compile_exact(INPUT_NORM_GATE.formula)(at) == one
     assert compile_exact(BOTH_NORM_GATES.formula)(at) == 2 * one
     assert (compile_exact(INPUT_NORM_GATE.weights)(at), compile_exact(BOTH_NORM_GATES.weights)(at)) == (2 * hidden * rank, 4 * hidden * rank)
+
+
+@pytest.mark.parametrize("name", ["minimax_m3_vl_text", "minimax_m3_vl_text_local"])
+def test_minimax_m3_indexers_per_layer_equal_their_modules(eager_registry, name):
+    """The block indexer runs on the minimax_m3_sparse layers only (q_proj, k_proj, the scores)."""
+    modules, length = RECORD["models"][name]["modules"], RECORD["seq_lens"][-1]
+    for i, ours in enumerate(_layer_flops(eager_registry, _model(name), length)):
+        assert ours.get("attention.topk_indexer", 0) == modules.get(f"model.layers.{i}.self_attn.indexer", 0), (name, i)
+
+
+def _kept_keys_by_simulation(seq_len: int, block: int, top: int, local: int, rng: random.Random) -> int:
+    """MiniMaxM3VLIndexer's selection run literally on random scores: per query, the max-pooled
+    score of every block (future blocks -inf), the local blocks boosted to +inf, the top blocks
+    kept (ties broken at random), then the causal keys of the kept blocks counted."""
+    kept = 0
+    for query in range(seq_len):
+        own = query // block
+        blocks = -(-seq_len // block)
+        scores = [rng.random() if b <= own else float("-inf") for b in range(blocks)]
+        for back in range(local):
+            scores[max(own - back, 0)] = float("inf")
+        order = sorted(range(blocks), key=lambda b: (scores[b], rng.random()), reverse=True)[: min(top, blocks)]
+        kept += sum(1 for b in order if scores[b] > float("-inf") for key in range(b * block, (b + 1) * block) if key <= query)
+    return kept
+
+
+@pytest.mark.parametrize(("block", "top", "local"), [(1, 1, 1), (3, 2, 1), (4, 2, 2), (5, 3, 1), (2, 6, 3)])
+def test_block_topk_pairs_equal_the_selection_run_on_random_scores(block, top, local):
+    rng = random.Random(block * 100 + top * 10 + local)
+    pairs = compile_exact(BLOCK_TOPK.formula)
+    for seq_len in range(1, 31):
+        at = {"seq_len": seq_len, "index_block": block, "index_top_blocks": top}
+        assert pairs(at) == _kept_keys_by_simulation(seq_len, block, top, local, rng), (seq_len, block, top, local)
+
+
+def test_minimax_m3_reads_the_legacy_sparse_attention_config_and_moe_layer_freq(registry):
+    """The checkpoint's config.json spelling, which MiniMaxM3VLTextConfig maps onto the flat fields."""
+    config = {k: v for k, v in RECORD["models"]["minimax_m3_vl_text"]["config"].items() if not k.startswith("index_") and not k.endswith("layer_types")}
+    legacy = {
+        **config,
+        "sparse_attention_config": {
+            "sparse_attention_freq": [1, 0, 1], "sparse_num_index_heads": 2, "sparse_index_dim": 8,
+            "sparse_block_size": 4, "sparse_topk_blocks": 2, "sparse_local_block": 1,
+        },
+        "moe_layer_freq": [0, 1, 1],
+    }
+    model = flopsreg.Model.from_hf_config(legacy)
+    assert registry.parameters(model).total == RECORD["models"]["minimax_m3_vl_text"]["parameters"]
+    assert pairs_per_layer(registry, model, RECORD["seq_lens"][-1]) == RECORD["models"]["minimax_m3_vl_text"]["pairs"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"index_local_blocks": 0}, r"index_local_blocks = 0: a query's own block is then kept only if its scores win"),
+        ({"index_local_blocks": 3}, r"index_local_blocks = 3: .*expected 1 to index_topk_blocks = 2"),
+        ({"index_n_heads": 3}, r"index_n_heads = 3: build_block_mask repeats each index head's blocks"),
+        ({"layer_types": ["sparse_attention"] * 3}, r"layer_types\[0\] = 'sparse_attention'"),
+    ],
+)
+def test_minimax_m3_refuses_a_data_dependent_selection_and_what_transformers_cannot_run(changes, message):
+    with pytest.raises(flopsreg.ModelError, match=message):
+        _model("minimax_m3_vl_text", **changes)

@@ -49,7 +49,24 @@ AXK2 = {
     "moe_intermediate_size": 26, "n_routed_experts": 5, "num_experts_per_tok": 2, "n_shared_experts": 1,
 }
 
+# MiniMax-M3 text: GQA with per-head QK-norm and partial RoPE; layers 0 and 2 block-sparse (an
+# indexer of 2 heads scores keys, max-pools them into blocks of 4, keeps the top 2 blocks, the
+# query's own block always); layer 0 dense, the others MoE with one shared expert.
+MINIMAX_M3 = {
+    "model_type": "minimax_m3_vl_text", **BASE, "dense_intermediate_size": 30, "shared_intermediate_size": 22,
+    "num_local_experts": 5, "num_experts_per_tok": 2, "rotary_dim": 6,
+    "index_n_heads": 2, "index_head_dim": 8, "index_block_size": 4, "index_topk_blocks": 2, "index_local_blocks": 1,
+    "layer_types": ["minimax_m3_sparse", "full_attention", "minimax_m3_sparse"], "mlp_layer_types": ["dense", "sparse", "sparse"],
+}
+
 CASES: dict[str, dict] = {
+    "minimax_m3_vl_text": MINIMAX_M3,
+    # Every layer sparse and MoE (the class defaults), blocks of 3, top 3 with 2 local blocks; tied.
+    "minimax_m3_vl_text_local": {
+        **{k: v for k, v in MINIMAX_M3.items() if k not in ("layer_types", "mlp_layer_types")},
+        "layer_types": ["minimax_m3_sparse"] * 3, "index_block_size": 3, "index_topk_blocks": 3, "index_local_blocks": 2,
+        "tie_word_embeddings": True,
+    },
     "axk2": AXK2,
     # AXK2Config pops first_k_dense_replace 2 and moe_layer_freq 1: layers 2 and 3 MoE; two shared experts, tied.
     "axk2_freq": {**AXK2, "first_k_dense_replace": 2, "n_shared_experts": 2, "tie_word_embeddings": True},
