@@ -14,7 +14,9 @@ from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
 MLP_ENTRY = "mlp"  # DoryConfig.to_dict writes an "mlp" entry after each layer type and doubles the counts
-LOOPED = {FULL: "looped_full", SLIDING: "looped_sliding"}  # a recurrent layer: its weights held once per distinct layer
+# The attention entries: a layer run once, and a recurrent layer (its weights held once per distinct layer).
+ONCE = {FULL: "full", SLIDING: "sliding"}
+LOOPED = {FULL: "loop_full", SLIDING: "loop_sliding"}
 
 
 def _sections(c: Fields) -> tuple[list[str], int, int, int]:
@@ -52,7 +54,7 @@ def dory(c: Fields) -> Decoder:
     types, first, recurrent, last = _sections(c)
     loops = c.int_or_default("n_recurrent_loops", 2)
     looped = [LOOPED[t] for t in types[first : first + recurrent]]
-    run = types[:first] + looped * loops + types[first + recurrent :]
+    run = [ONCE[t] for t in types[:first]] + looped * loops + [ONCE[t] for t in types[first + recurrent :]]
     window = {WINDOW.name: c.int_or_default("sliding_window", 1024)}
     params = {**gqa_params(c, head_dim=c.int_or_default("head_dim", 256)), "vocab": c.int("vocab_size")}
     flags = silu_gated(c) | ATTENTION_OUTPUT_GATE.flags | NGPT_SCALES.flags | LOGIT_SCALE.flags
@@ -66,8 +68,8 @@ def dory(c: Fields) -> Decoder:
         attention_kinds={
             LOOPED[FULL]: (frozenset(), {}),
             LOOPED[SLIDING]: (SLIDING_WINDOW.flags, window),
-            SLIDING: (SLIDING_WINDOW.flags, window),
-            FULL: (frozenset(), {}),
+            ONCE[SLIDING]: (SLIDING_WINDOW.flags, window),
+            ONCE[FULL]: (frozenset(), {}),
         },
         mlps=Layers.uniform("dense", len(run)),
         mlp_kinds={"dense": dense_mlp(c.int("intermediate_size"))},

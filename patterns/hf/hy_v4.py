@@ -5,17 +5,20 @@ ones), an elementwise output gate, attention sinks and independent hyper-connect
 from flopsreg.patterns.attention_output_gate import ATTENTION_OUTPUT_GATE
 from flopsreg.patterns.attention_sinks import ATTENTION_SINKS
 from flopsreg.patterns.dense_mlp import dense_mlp
-from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
+from flopsreg.patterns.dsa_indexer import DSA_INDEXER, INDEX_HEAD_DIM, INDEX_HEADS
+from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
 from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import type_list
 from flopsreg.patterns.hf._traits import dense_first
 from flopsreg.patterns.hf.deepseek_v32 import indexed_layers
-from flopsreg.patterns.hf.layer_types import INDEXED, INDEXED_SHARED
 from flopsreg.patterns.hyper_connections import HC_MULT, IHC
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
-_ATTENTION = {"full": INDEXED, "shared": INDEXED_SHARED}
+# The attention entries: DSA with the layer's own indexer, or over the last indexer's top-k (short
+# names: they title the layer kinds, indexed_dense, indexed_moe and shared_moe).
+INDEXED, SHARED = "indexed", "shared"
+_ATTENTION = {"full": INDEXED, "shared": SHARED}
 _MLPS = dense_first(1, listed="mlp_layer_types", key=None)  # HYV4Config: one dense layer, then sparse
 
 
@@ -24,7 +27,7 @@ def indexer_types(c: Fields, layers: int) -> Layers[str]:
     (i - 1) % 4 == 0, the others reuse the top-k of the layer before (a first 'shared' layer has none)."""
     given = type_list(c, "indexer_types", tuple(_ATTENTION), layers)
     if given is None:
-        return Layers.rule(layers, lambda i: INDEXED if i == 0 or (i - 1) % 4 == 0 else INDEXED_SHARED, period=4, start=1)
+        return Layers.rule(layers, lambda i: INDEXED if i == 0 or (i - 1) % 4 == 0 else SHARED, period=4, start=1)
     if given and given[0] == "shared":
         # HYV4Attention raises at run time: a shared layer needs top-k indices from an earlier indexer.
         raise c.error("indexer_types[0]", " = 'shared': the first layer has no earlier indexer to share; expected 'full'")
@@ -57,6 +60,10 @@ def hy_v4(c: Fields) -> Decoder:
         params=params,
         flags=flags | ATTENTION_OUTPUT_GATE.flags | IHC.flags,
         attention=indexer_types(c, layers),
+        attention_kinds={
+            INDEXED: (DSA_TOPK.flags | DSA_INDEXER.flags, {INDEX_TOPK.name: c.int("index_topk")}),
+            SHARED: (DSA_TOPK.flags, {INDEX_TOPK.name: c.int("index_topk")}),
+        },
         mlps=mlps,
         mlp_kinds=kinds,
     )
