@@ -1,5 +1,6 @@
 """Manifold-constrained hyper-connections (mHC, DeepSeek-V4): the residual stream widened to n
-streams of hidden, mixed around each sublayer by weights a linear map of all n h features computes."""
+streams of hidden, mixed around each sublayer by weights a linear map of all n h features computes;
+and HY-V4's independent hyper-connections (iHC), the same without the stream-mixing comb."""
 
 from flopsreg.plugin import Param, Pattern, h, hookimpl, s
 
@@ -24,6 +25,20 @@ MHC = Pattern(
     weights=2 * ((2 + n) * n * n * h + (2 + n) * n + 3),
     summary="two mHC per layer: fn (n h -> (2+n) n weights) and the comb^T n x n mix of the n streams",
     reference=_REFERENCE,
+)
+IHC = Pattern(
+    name="ihc",
+    slot="residual_mixer",
+    flags={"mhc", "ihc"},
+    precedence=15,
+    params=(HC_MULT,),
+    # Around attention and around the MLP: fn maps the n h streams to the 2n weights (pre, post);
+    # collapsing with pre and adding post x output to every stream are elementwise. No comb, no Sinkhorn.
+    formula=2 * (2 * s * n * h * 2 * n),
+    # Per sublayer: fn (2n x n h), its base (2n) and the 2 scales.
+    weights=2 * (2 * n * n * h + 2 * n + 2),
+    summary="two iHC per layer: fn (n h -> 2n weights: pre and post), no comb mixing the streams",
+    reference="transformers models/hy_v4/modeling_hy_v4.py HYV4HyperConnection (the DeepSeek-V4 form without comb)",
 )
 MHC_HEAD = Pattern(
     name="mhc_head",
@@ -54,4 +69,4 @@ MHC_MEAN_HEAD = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [MHC, MHC_HEAD, MHC_MEAN_HEAD]
+    return [MHC, IHC, MHC_HEAD, MHC_MEAN_HEAD]

@@ -41,6 +41,7 @@ SLOTS = [
     Slot(name="shared_block.adapters", scope="layer", summary="each use's own low-rank adapters on a shared block's projections (Zamba2)"),
     Slot(name="shared_block.output", scope="layer", summary="each use's own projection of a shared block's output into the layer's input (Zamba's linear)"),
     Slot(name="norms", scope="layer", summary="the norms of a decoder layer (weights only, no matmul)"),
+    Slot(name="norms.gate", scope="layer", summary="the low-rank gate MLPs of gated norms (A.X K2): hidden -> rank -> hidden on the normed input"),
     Slot(name="residual_scales", scope="layer", summary="learned per-channel scales of the residual stream (weights only)"),
     Slot(name="attention.mask", scope="layer", summary="which (query, key) pairs attend: produces pairs"),
     Slot(name="attention.query", scope="layer", summary="the query projection"),
@@ -93,6 +94,7 @@ SLOTS = [
     Slot(name="head.transform_bias", scope="model", summary="the bias of that dense layer (weights only)", per_position=True),
     Slot(name="head", scope="model", summary="the logits head", per_position=True),
     Slot(name="head.bias", scope="model", summary="a bias on the logits (weights only), part of the head", per_position=True),
+    Slot(name="head.scale", scope="model", summary="a learned scale on the logits (weights only), part of the head", per_position=True),
     Slot(name="mtp", scope="model", summary="multi-token-prediction modules"),
 ]
 

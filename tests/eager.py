@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import flopsreg
 from flopsreg.declarations.symbols import s
+from flopsreg.patterns.block_sparse import BLOCK_INDEXER
+from flopsreg.patterns.dsa_indexer import DSA_INDEXER, p_idx
 
 EAGER = flopsreg.Convention(name="eager", summary="full s x s scores", reference="transformers eager attention")
 RECTANGLE = flopsreg.Pattern(
@@ -17,6 +19,20 @@ RECTANGLE = flopsreg.Pattern(
     formula=s**2,
     summary="every (query, key) pair is computed, then masked",
     reference="transformers eager_attention_forward",
+)
+
+# DeepseekV32Indexer.forward (and the indexers built on it) scores every (query, key) pair, then masks.
+DSA_INDEXER_RECTANGLE = flopsreg.Pattern(
+    name="eager_indexer", slot="attention.topk_indexer", flags={EAGER.name, *DSA_INDEXER.flags}, precedence=1000,
+    params=DSA_INDEXER.params, formula=DSA_INDEXER.formula.xreplace({p_idx: s**2}),
+    summary="the indexer scores every (query, key) pair, then masks", reference="DeepseekV32Indexer.forward",
+)
+
+# MiniMaxM3VLIndexer.forward scores every (query, key) pair, masks the future, then max-pools blocks.
+BLOCK_INDEXER_RECTANGLE = flopsreg.Pattern(
+    name="eager_block_indexer", slot="attention.topk_indexer", flags={EAGER.name, *BLOCK_INDEXER.flags}, precedence=1001,
+    params=BLOCK_INDEXER.params, formula=BLOCK_INDEXER.formula.xreplace({p_idx: s**2}),
+    summary="the block indexer scores every (query, key) pair, then masks", reference="MiniMaxM3VLIndexer.forward",
 )
 
 

@@ -22,7 +22,7 @@ PRECEDENCE = 100  # above every exact pattern of the same slot
 # decides how that framework counts it. tests/conventions/test_terms.py keeps this list honest.
 BUILTIN_TERMS = frozenset({
     # residual_mixer
-    'altup', 'mhc',
+    'altup', 'mhc', 'ihc',
     # residual_mixer.head
     'altup_head', 'mhc_head', 'mhc_mean_head',
     # attention.core
@@ -51,6 +51,8 @@ BUILTIN_TERMS = frozenset({
     'tied_logits', 'logits',
     # head.bias (a weight only)
     'head_bias',
+    # head.scale (a weight only)
+    'logit_scale',
     # mlp.activation
     'plain_ffn', 'gated_ffn',
     # mlp.learned_activation (a weight only)
@@ -81,7 +83,7 @@ BUILTIN_TERMS = frozenset({
     'low_rank_query', 'query_projection',
     # norms
     'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
-    'concat_input_norms',
+    'concat_input_norms', 'ngpt_scales',
     # final_norm
     'final_norm', 'final_layernorm', 'no_final_norm',
     # embedding_norm (a weight only)
@@ -127,6 +129,9 @@ NO_FRAMEWORK_TERM = frozenset({
     'dynamic_mask', 'dynamic_mask_in_window', 'dynamic_mask_scores', 'dynamic_mask_scores_biased',  # Doge's dynamic mask attention
     'product_key_experts',  # Doge's single-neuron experts by product keys
     'moa_query', 'moa_output',  # JetMoE's mixture of attention heads: no framework counts its routed query/output experts
+    'latent_gate_query', 'latent_output_gate',  # A.X K2's q_gate_proj over [norm(latent), latent]: no framework has it
+    'input_norm_gate', 'both_norm_gates',  # A.X K2's gated RMSNorms (low-rank gate MLPs): no framework counts them
+    'block_topk', 'block_indexer',  # MiniMax-M3's block-sparse attention and its indexer: no framework counts them
 })
 
 

@@ -10,7 +10,7 @@ from flopsreg.patterns.norms import MOE_OUTPUT_NORMS
 from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
 
-def _mlps(c: Fields, layers: int) -> Layers[str]:
+def mlp_layer_types(c: Fields, layers: int) -> Layers[str]:
     """``mlp_layer_types``, else AXK1Config.__post_init__'s rule from the kwargs it pops: layer i is
     MoE iff i >= first_k_dense_replace (default 1) and i % moe_layer_freq == 0 (default 1)."""
     given = type_list(c, "mlp_layer_types", ("dense", "sparse"), layers)
@@ -30,7 +30,7 @@ def axk1(c: Fields) -> Decoder:
         # AXK1Config (DeepseekV3Config) defaults it to false; it biases q_a_proj, kv_a_proj_with_mqa and o_proj.
         raise c.error("attention_bias", " = true: the biases it adds to A.X K1's MLA are not counted by flopsreg; expected false")
     params, mla_flags = mla(c)
-    mlps = _mlps(c, layers)
+    mlps = mlp_layer_types(c, layers)
     kinds = {}
     if "dense" in mlps:
         kinds["dense"] = dense_mlp(c.int("intermediate_size", why="some layers are dense"))

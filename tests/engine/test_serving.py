@@ -213,6 +213,8 @@ def _models():
                for name in ("zamba2-tiny", "zamba2-gqa-tiny", "recurrent-gemma-tiny", "xlstm-tiny")]
     qwen_vl = json.loads((HF.parent / "hf_forward" / "forward_towers5.json").read_text())["models"]  # verl's Qwen-VL rules
     models += [(name, flopsreg.Model.from_hf_config(qwen_vl[name]["config"]), ("exact", "verl")) for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")]
+    r5new = json.loads((HF.parent / "hf_forward" / "forward_r5new.json").read_text())["models"]  # iHC, A.X K2's gates, block-sparse, a loop
+    models += [(name, flopsreg.Model.from_hf_config(r5new[name]["config"]), ("exact",)) for name in ("hy_v4", "axk2_freq", "minimax_m3_vl_text", "dory")]
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

@@ -47,6 +47,12 @@ TWO_PAGES |= {f"hf/glm-5.3-flash-defaults{suffix}" for suffix in ("", " (exact)"
 # Lara Mini and Ling 3.0 under chunked_scan: three layer kinds (a linear mixer with its padded conv and
 # chunked scan, sliding or MLA attention, MoE with shared experts) and their symbols.
 TWO_PAGES |= {"hf/lara-mini-defaults (chunked_scan)", "hf/bailing-hybrid-defaults (chunked_scan)"}
+# Dory with its totals: four layer kinds (sliding and full, each once and looped); Hy4: three (an
+# indexer or a shared top-k, dense or MoE) with iHC, sinks and the gate; A.X K2: two with its split
+# query/gate and norm gates.
+TWO_PAGES |= {"hf/dory-defaults"}
+TWO_PAGES |= {f"hf/hy-v4-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
+TWO_PAGES |= {f"hf/axk2-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
