@@ -5,9 +5,10 @@ tests/data/hf_forward/measure_heads5.py in forward_heads5.json.
 Each case is a recorded config of another record (forward_classic.json, forward_r5classic.json,
 forward_fam1.json) with 2 key/value heads for 4 query heads and a head width of hidden / heads + 2
 added, which the family's modeling file does not read (its attention is multi-head at hidden /
-heads), run by transformers 5.24 under torch's FlopCounterMode at two lengths; and GLM-4.7-Flash
-with ``head_dim``, its config class's alias of ``qk_rope_head_dim``. Those numbers come from torch
-and transformers.
+heads), run by transformers 5.24 under torch's FlopCounterMode at two lengths; GLM-4.7-Flash
+with ``head_dim``, its config class's alias of ``qk_rope_head_dim``; Gemma 4 without ``head_dim``
+(its class default 256; DeepSeek-V4's, 512, is in forward_deepseek_v4.json). Those numbers come
+from torch and transformers.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Measure tiny forward passes of configs that carry ``num_key_value_heads`` / ``head_dim`` where
 transformers 5.24 reads neither (or reads ``head_dim`` under another name), for issue 21's audit of
-the Hugging Face readers (docs/hf-configs.md, "Fields a family does not read").
+the Hugging Face readers (docs/hf-configs.md, "Fields a family does not read"), and configs
+without ``head_dim`` whose config class has a default for it (Gemma 4).
 
 Each case is a config of another record (forward_classic.json, forward_r5classic.json,
 forward_fam1.json) with the misleading fields added: 2 key/value heads for 4 query heads and a
@@ -63,6 +64,10 @@ def cases() -> dict[str, dict]:
     # given in place of that key.
     lite = json.loads((HERE / "forward_fam1.json").read_text())["models"]["glm4_moe_lite"]["config"]
     found["glm4_moe_lite_head_dim_is_rope"] = {**{k: v for k, v in lite.items() if k != "qk_rope_head_dim"}, "head_dim": 8}
+    # Gemma 4 without head_dim: Gemma4TextConfig's default 256, which its attention reads
+    # (DeepSeek-V4's default, 512, is measured by measure_deepseek_v4.py).
+    gemma4 = json.loads((HERE / "forward_attention2026.json").read_text())["models"]["gemma4_per_layer_config"]["config"]
+    found["gemma4_text_head_dim_default"] = {k: v for k, v in gemma4.items() if k != "head_dim"}
     return found
 
 
