@@ -143,6 +143,9 @@ class FamilyTraits:
         heads_only: the attention is multi-head with heads of hidden / heads, whatever
             ``num_key_value_heads`` and ``head_dim`` say (the config class has neither field and
             its modeling reads neither, so a config carrying them must not be read as GQA).
+        heads_of_hidden: the heads are hidden / heads wide whatever ``head_dim`` says (the
+            modeling reads no ``head_dim`` for its projections), while the key/value heads are read
+            as usual (``num_key_value_heads``, or ``multi_query``); implied by ``heads_only``.
     """
 
     name: str
@@ -164,6 +167,7 @@ class FamilyTraits:
     positions: Positions | None = None
     multi_query: tuple[str, bool] | None = None
     heads_only: bool = False
+    heads_of_hidden: bool = False
 
     def __call__(self, c: Fields) -> Decoder:
         """Read a config of this family: :func:`read_family` with these traits (the HFReader's ``read``)."""
@@ -272,7 +276,7 @@ def read_family(traits: FamilyTraits, c: Fields) -> Decoder:
             raise c.error(key, f" = 'xielu' in a mixture of experts: no pattern holds the experts' activation scalars for model_type {c.model_type}")
         mlp_flags |= XIELU.flags
     mlps, kinds = _mlps(traits, c, layers, hidden)
-    head_dim = hidden // heads if traits.heads_only else head_dim_of(c, hidden, heads, traits.head_dim)
+    head_dim = hidden // heads if traits.heads_only or traits.heads_of_hidden else head_dim_of(c, hidden, heads, traits.head_dim)
     params = {**gqa_params(c, kv_heads=_kv_heads(traits, c, heads), head_dim=head_dim), "vocab": c.int("vocab_size")}
     flags = mlp_flags | _weights(traits, c)
     if traits.positions is not None:

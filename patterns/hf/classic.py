@@ -5,7 +5,12 @@ What they share: learned absolute positions (GPT-2, GPT-BigCode), LayerNorms wit
 (non-gated) GELU MLP of 4 x hidden by default, biased projections, parallel attention and MLP on one
 LayerNorm (GPT-J, CodeGen: the same matmuls), multi-query attention (GPT-BigCode), fused q/k/v and
 partial rotary, ALiBi (a bias added to the scores: no matmul, no weight; BLOOM) (no other
-matmul); sinusoidal positions (XGLM, CTRL) are buffers, not weights. Every record cites the transformers 5.24 modeling file its traits
+matmul); sinusoidal positions (XGLM, CTRL) are buffers, not weights. Their attention runs heads of
+hidden / heads, and every record but GPT-BigCode's and StableLM's runs as many key/value heads as
+query heads (``heads_only``): a config carrying ``num_key_value_heads`` or ``head_dim`` runs the
+same model in transformers (``self.head_dim = self.embed_dim // self.num_heads`` in every modeling
+file); GPT-BigCode (``multi_query``) and StableLM (``num_key_value_heads``) read their key/value
+heads but no ``head_dim`` (``heads_of_hidden``). Every record cites the transformers 5.24 modeling file its traits
 come from; tests/hf/test_classic_forward.py and test_r5classic_forward.py check every record against a
 recorded forward pass.
 """
@@ -35,7 +40,7 @@ def _gpt2(name: str, title: str, summary: str) -> FamilyTraits:
     return FamilyTraits(
         name=name, title=title, summary=summary, aliases=GPT2_NAMES, tied=True, gated=False,
         activation=("activation_function", "gelu_new"), norms=DECODER_LAYERNORMS.flags, flags=ATTENTION_BIAS.flags | MLP_BIAS.flags,
-        width=Width("n_inner", 4), positions=Positions(), refused=NO_CROSS_ATTENTION,
+        width=Width("n_inner", 4), positions=Positions(), refused=NO_CROSS_ATTENTION, heads_only=True,
     )
 
 
@@ -46,7 +51,7 @@ def _gptj(name: str, title: str, summary: str) -> FamilyTraits:
     # rotary on rotary_dim of each head (no matmul).
     return FamilyTraits(
         name=name, title=title, summary=summary, aliases=GPT2_NAMES, gated=False, activation=("activation_function", "gelu_new"),
-        norms=SINGLE_LAYERNORM.flags, flags=MLP_BIAS.flags | HEAD_BIAS.flags, width=Width("n_inner", 4),
+        norms=SINGLE_LAYERNORM.flags, flags=MLP_BIAS.flags | HEAD_BIAS.flags, width=Width("n_inner", 4), heads_only=True,
     )
 
 
@@ -62,19 +67,19 @@ CLASSIC: tuple[FamilyTraits, ...] = (
     # partial rotary (rotary_pct); embed_out untied by default.
     FamilyTraits(name="gpt_neox", title="GPT-NeoX", summary="GPTNeoXConfig: LayerNorms, biased fused q/k/v and GELU MLP, partial rotary",
                  gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags, flags=MLP_BIAS.flags,
-                 switches=(Switch("attention_bias", True, ATTENTION_BIAS.flags),)),
+                 switches=(Switch("attention_bias", True, ATTENTION_BIAS.flags),), heads_only=True),
     # gpt_bigcode: modeling_gpt_bigcode.py: GPT-2's blocks (learned positions, LayerNorms, biased
     # c_attn/c_proj/c_fc) with one key/value head when multi_query (default true), else n_head.
     FamilyTraits(name="gpt_bigcode", title="GPT-BigCode", summary="GPTBigCodeConfig: GPT-2 with multi-query attention",
                  aliases=GPT2_NAMES, tied=True, gated=False, activation=("activation_function", "gelu_pytorch_tanh"),
                  norms=DECODER_LAYERNORMS.flags, flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, width=Width("n_inner", 4),
-                 positions=Positions(), multi_query=("multi_query", True), refused=NO_CROSS_ATTENTION),
+                 positions=Positions(), multi_query=("multi_query", True), refused=NO_CROSS_ATTENTION, heads_of_hidden=True),
     # stablelm: modeling_stablelm.py: nn.LayerNorm input_layernorm, and post_attention_layernorm
     # only when not use_parallel_residual (then one LayerNorm before both); q/k/v_proj biased iff
     # use_qkv_bias, o_proj never; qk_layernorm: one LayerNorm (no bias) of head_dim per query head
     # and per key head (StableLmLayerNormPerHead: (n_h + n_kv) d weights); gated SiLU MLP; partial rotary.
     FamilyTraits(name="stablelm", title="StableLM", summary="StableLmConfig: LayerNorms, optional parallel block, per-head QK LayerNorms",
-                 norms=DECODER_LAYERNORMS.flags,
+                 norms=DECODER_LAYERNORMS.flags, heads_of_hidden=True,
                  switches=(Switch("use_qkv_bias", False, QKV_BIAS.flags), Switch("qk_layernorm", False, FULL_WIDTH_QK_NORM.flags),
                            Switch("use_parallel_residual", False, SINGLE_LAYERNORM.flags))),
     # persimmon: modeling_persimmon.py: nn.LayerNorm input/post_attention/final norms;
@@ -91,26 +96,26 @@ CLASSIC: tuple[FamilyTraits, ...] = (
     # output_projection tied; scale_embedding multiplies by sqrt(h) (no matmul).
     FamilyTraits(name="biogpt", title="BioGPT", summary="BioGptConfig: learned positions (+2 rows), LayerNorms, biases, plain GELU MLP",
                  tied=True, gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags,
-                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, positions=Positions(offset=2)),
+                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, positions=Positions(offset=2), heads_only=True),
     # xglm: modeling_xglm.py: sinusoidal positions (a buffer); q/k/v/out_proj and fc1/fc2 (ffn_dim)
     # biased; nn.LayerNorm norms and final layer_norm; lm_head tied; add_cross_attention adds encoder_attn.
     FamilyTraits(name="xglm", title="XGLM", summary="XGLMConfig: sinusoidal positions, LayerNorms, biases, plain GELU MLP of ffn_dim",
                  aliases={"attention_heads": "num_attention_heads", "d_model": "hidden_size", "num_layers": "num_hidden_layers"},
                  tied=True, gated=False, activation=("activation_function", "gelu"), norms=DECODER_LAYERNORMS.flags,
-                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, width=Width("ffn_dim"), refused=NO_CROSS_ATTENTION),
+                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, width=Width("ffn_dim"), refused=NO_CROSS_ATTENTION, heads_only=True),
     # ctrl: modeling_ctrl.py: sinusoidal positions (a buffer); Wq/Wk/Wv/dense biased; the FFN
     # Linear(h, dff) ReLU Linear(dff, h) biased; layernorm1/2 and the final layernorm; lm_head tied,
     # with a bias of vocab_size.
     FamilyTraits(name="ctrl", title="CTRL", summary="CTRLConfig: sinusoidal positions, LayerNorms, biases, plain ReLU MLP of dff, biased head",
                  aliases=GPT2_NAMES, tied=True, gated=False, norms=DECODER_LAYERNORMS.flags,
-                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | HEAD_BIAS.flags, width=Width("dff")),
+                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | HEAD_BIAS.flags, width=Width("dff"), heads_only=True),
     # openai-gpt: modeling_openai.py: tokens_embed and positions_embed (n_positions, learned);
     # post-norm Blocks (ln_1 after attention, ln_2 after the MLP, nn.LayerNorm) and no final norm;
     # c_attn (fused q/k/v) and c_proj Conv1D with biases; MLP c_fc afn c_proj of 4 x n_embd
     # always (no width key), biased; lm_head tied.
     FamilyTraits(name="openai-gpt", title="OpenAI GPT", summary="OpenAIGPTConfig: post-norm LayerNorm blocks, no final norm, learned positions, tied head",
                  aliases=GPT2_NAMES, tied=True, gated=False, activation=("afn", "gelu"), norms=DECODER_LAYERNORMS.flags | NO_FINAL_NORM.flags,
-                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, width=Width(None, 4), positions=Positions()),
+                 flags=ATTENTION_BIAS.flags | MLP_BIAS.flags, width=Width(None, 4), positions=Positions(), heads_only=True),
     # bloom: modeling_bloom.py: word_embeddings then word_embeddings_layernorm (LayerNorm);
     # input_layernorm and post_attention_layernorm, ln_f (LayerNorm); query_key_value and dense
     # biased; dense_h_to_4h GELU dense_4h_to_h biased, 4 x hidden always; ALiBi (alibi.baddbmm adds
@@ -119,7 +124,7 @@ CLASSIC: tuple[FamilyTraits, ...] = (
     FamilyTraits(name="bloom", title="BLOOM", summary="BloomConfig: LayerNorm on the embedding, LayerNorms, biases, plain GELU MLP of 4 x hidden, ALiBi",
                  aliases={"n_layer": "num_hidden_layers", "n_head": "num_attention_heads", "n_embed": "hidden_size"}, tied=True, gated=False,
                  activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags, flags=ATTENTION_BIAS.flags | MLP_BIAS.flags | EMBEDDING_LAYERNORM.flags,
-                 width=Width(None, 4)),
+                 width=Width(None, 4), heads_only=True),
 )
 
 

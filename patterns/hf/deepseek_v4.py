@@ -97,7 +97,7 @@ def deepseek_v4(c: Fields) -> Decoder:
     params = {
         "hidden": c.int("hidden_size"),
         "heads": c.int("num_attention_heads"),
-        HEAD_DIM.name: c.int("head_dim"),
+        HEAD_DIM.name: c.int_or_default("head_dim", 512),  # DeepseekV4Config.head_dim default
         Q_LORA_RANK.name: c.int("q_lora_rank"),
         O_GROUPS.name: c.int("o_groups"),
         O_LORA_RANK.name: c.int("o_lora_rank"),

@@ -27,7 +27,7 @@ from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.per_layer_input import PER_LAYER_INPUT, PLE_DIM, PLE_LAYERS, PLE_VOCAB
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def layer_types(c: Fields, layers: int) -> Layers[str]:
@@ -84,7 +84,9 @@ def gemma4_decoder(c: Fields) -> Decoder:
     window = {WINDOW.name: c.int("sliding_window", why="some layers slide")} if SLIDING in types else {}
     # Head width and key/value heads are set on every kind (the full ones override them), so no
     # model-wide value stands beside the per-kind ones.
-    params = {**gqa_params(c), "vocab": c.int("vocab_size")}
+    # Gemma4(Unified)TextConfig.head_dim: 256 when absent (Gemma4TextAttention reads config.head_dim).
+    head_dim = head_dim_of(c, c.int("hidden_size"), c.int("num_attention_heads"), class_default=256)
+    params = {**gqa_params(c, head_dim=head_dim), "vocab": c.int("vocab_size")}
     local = {name: params.pop(name) for name in (HEAD_DIM.name, KV_HEADS.name)}
     kinds = {}
 

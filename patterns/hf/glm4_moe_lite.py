@@ -44,6 +44,6 @@ def flopsreg_register_hf_readers():
             title="GLM-4.7-Flash",
             read=glm4_moe_lite,
             summary="Glm4MoeLiteConfig: MLA, MoE with shared experts on the layers mlp_layer_types marks sparse",
-            aliases={"num_local_experts": "n_routed_experts"},
+            aliases={"num_local_experts": "n_routed_experts", "head_dim": "qk_rope_head_dim"},  # Glm4MoeLiteConfig.attribute_map
         ),
     ]

@@ -17,7 +17,7 @@ GPT_NEO = FamilyTraits(
     name="gpt_neo", title="GPT-Neo", summary="GPTNeoConfig: GPT-2 blocks with an output bias alone, global and local (windowed) layers",
     aliases={"num_heads": "num_attention_heads", "num_layers": "num_hidden_layers"}, tied=True, gated=False,
     activation=("activation_function", "gelu_new"), norms=DECODER_LAYERNORMS.flags, flags=OUTPUT_BIAS.flags | MLP_BIAS.flags,
-    width=Width("intermediate_size", 4), positions=Positions(),
+    width=Width("intermediate_size", 4), positions=Positions(), heads_only=True,
 )
 LOCAL = "local"
 # GPTNeoConfig.attention_types default: [[["global", "local"], 12]] (24 layers alternating).

@@ -18,7 +18,7 @@ from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 GPT_NEOX_JAPANESE = FamilyTraits(
     name="gpt_neox_japanese", title="GPT-NeoX-Japanese",
     summary="GPTNeoXJapaneseConfig: LayerNorms, no projection biases but the last layer's output bias, plain MLP of a multiple of hidden",
-    tied=True, gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags,
+    tied=True, gated=False, activation=("hidden_act", "gelu"), norms=DECODER_LAYERNORMS.flags, heads_only=True,
 )
 LAST = "last"  # the last layer: full attention with the output bias (a short kind name: LaTeX rows stay in a column)
 

@@ -27,6 +27,7 @@ MODERNBERT_DECODER = FamilyTraits(
         Switch("norm_bias", False, {"norm_bias"}), Switch("attention_bias", False, ATTENTION_BIAS.flags), Switch("mlp_bias", False, MLP_BIAS.flags),
         Switch("classifier_bias", False, HEAD_TRANSFORM_BIAS.flags), Switch("decoder_bias", True, HEAD_BIAS.flags),
     ),
+    heads_only=True,
 )
 LOCAL = "local"
 FIRST = "first_"  # layer 0's kind: its own attention without the attn_norm

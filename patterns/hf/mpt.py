@@ -14,7 +14,7 @@ from flopsreg.plugin import Decoder, Fields, HFReader, hookimpl
 MPT = FamilyTraits(
     name="mpt", title="MPT", summary="MptConfig: bias-free LayerNorms, no biases, plain GELU MLP of 4 x hidden, ALiBi",
     aliases={"d_model": "hidden_size", "n_heads": "num_attention_heads", "n_layers": "num_hidden_layers"},
-    tied=True, gated=False, activation=("hidden_act", "gelu"), width=Width(None, 4),
+    tied=True, gated=False, activation=("hidden_act", "gelu"), width=Width(None, 4), heads_only=True,
 )
 WHY = "transformers' MptModel builds"
 

@@ -18,6 +18,7 @@ OPT = FamilyTraits(
     name="opt", title="OPT", summary="OPTConfig: learned positions (+2 rows), LayerNorms, biases, plain ReLU MLP of ffn_dim",
     tied=True, gated=False, activation=("activation_function", "relu"), norms=DECODER_LAYERNORMS.flags,
     switches=(Switch("enable_bias", True, ATTENTION_BIAS.flags | MLP_BIAS.flags),), width=Width("ffn_dim"), positions=Positions(offset=2),
+    heads_only=True,
 )
 WEIGHTLESS_NORMS = attrs.evolve(OPT, norms=())
 

@@ -51,7 +51,7 @@ def zamba(c: Fields) -> Decoder:
     refuse_unless(c, "mamba_proj_bias", False, False, "in_proj and out_proj biases are not in the mamba1 patterns' weights")
     refuse_unless(c, "mamba_conv_bias", True, True, "the mamba1 conv patterns hold a bias per channel")
     heads = c.int("num_attention_heads")
-    head_dim = c.optional_int("attention_head_dim") or c.optional_int("head_dim") or 2 * hidden // heads
+    head_dim = c.optional_int("attention_head_dim") or 2 * hidden // heads  # head_dim: an alias (attribute_map)
     inner = c.int("mamba_expand") * hidden
     if inner % c.int("n_mamba_heads"):
         raise c.error("n_mamba_heads", f" = {c.int('n_mamba_heads')}: mamba_expand x hidden_size = {inner} is not a multiple of it")
@@ -90,6 +90,6 @@ def zamba(c: Fields) -> Decoder:
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
-        HFReader(name="zamba", title="Zamba", read=zamba,
+        HFReader(name="zamba", title="Zamba", read=zamba, aliases={"head_dim": "attention_head_dim"},
                  summary="ZambaConfig: Mamba layers; hybrid layers run one shared transformer block on [residual, embedding] (weights once, FLOPs per use), a linear, then Mamba"),
     ]

@@ -39,6 +39,15 @@ CASES: dict[str, dict] = {
         "compress_rates": {"compressed_sparse_attention": 4, "heavily_compressed_attention": 8},
         "mlp_layer_types": ["hash_moe", "moe", "moe", "moe"],
     },
+    # Without head_dim: DeepseekV4Config's default 512 (the rotary part kept 2 wide, as 1/8 of 16 is
+    # above: the default 1/8 of 512 outgrows the indexer's 8).
+    "deepseek_v4_head_dim_default": {
+        "model_type": "deepseek_v4", **{k: v for k, v in TINY.items() if k != "head_dim"}, "num_hidden_layers": 4,
+        "partial_rotary_factor": 2 / 512,
+        "layer_types": ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention", "compressed_sparse_attention"],
+        "compress_rates": {"compressed_sparse_attention": 4, "heavily_compressed_attention": 8},
+        "mlp_layer_types": ["hash_moe", "moe", "moe", "moe"],
+    },
     # As DeepSeek ships it: per-layer compress_ratios (one extra entry for the MTP layer), the
     # class-default rates 4 and 128 (no HCA entry closes in 24 tokens).
     "deepseek_v4_compress_ratios": {
