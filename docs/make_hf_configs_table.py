@@ -36,19 +36,24 @@ def _model_type(config: dict) -> str | None:
 
 def forward_tests() -> dict[str, str]:
     """model_type -> the test module comparing its recorded forward passes (the module of
-    tests/hf named for the record, else the one that reads it)."""
-    proven: dict[str, str] = {}
+    tests/hf named for the record, else the one that reads it; the record that measured the
+    type's class defaults first, then the first in name order)."""
+    proven: dict[str, tuple[bool, str]] = {}  # model_type -> (not the family's own record, test module)
     for record in sorted(FORWARD.glob("forward*.json")):
         readers = [path for path in sorted((TESTS / "hf").glob("test_*forward*.py")) if record.name in path.read_text(encoding="utf-8")]
         own = [path for path in readers if path.name != "test_forward.py"]
         module = (own or readers or [None])[0]
         if module is None:
             continue
-        for entry in json.loads(record.read_text(encoding="utf-8"))["models"].values():
+        data = json.loads(record.read_text(encoding="utf-8"))
+        for entry in data["models"].values():
             model_type = _model_type(entry["config"])
             if model_type is not None:
-                proven.setdefault(model_type, module.relative_to(ROOT).as_posix())
-    return proven
+                # the family's own record (it measured the class defaults) before one that only checks a case of it
+                candidate = (model_type not in data.get("defaults", {}), module.relative_to(ROOT).as_posix())
+                if model_type not in proven or candidate[0] < proven[model_type][0]:
+                    proven[model_type] = candidate
+    return {model_type: module for model_type, (_, module) in proven.items()}
 
 
 def params_tested() -> set[str]:
