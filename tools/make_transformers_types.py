@@ -57,6 +57,11 @@ REFUSED = {
         "target's shared_kv_states and hidden states, and every layer attends to the target's cached keys and values "
         "(it projects none of its own), so its FLOPs follow the target's context length, which its config does not state",
     ),
+    "zaya": (
+        "its router picks one of num_experts + 1 classes per token, the last a skip expert with no compute "
+        "(ZayaRouter masks it: the token's MLP does nothing), so how many tokens reach an expert, and the FLOPs, "
+        "depend on the router's choices (ZayaConfig allows num_experts_per_tok 1 only)"
+    ),
 }
 
 

@@ -67,8 +67,18 @@ def test_a_type_whose_flops_depend_on_the_input_is_refused_by_name_with_the_reas
     assert "\n" not in message
     assert message.startswith("config.json: model_type = 'blt': unsupported: BltForCausalLM (transformers 5.24.0) cannot be counted from its config: ")
     assert "patching_mode 'entropy'" in message and "depend on the input bytes" in message and "did you mean" not in message
-    assert [name for name, entry in transformers_types().causal_lm.items() if entry.refused] == ["blt", "gemma4_assistant", "gemma4_unified_assistant"]
+    assert [name for name, entry in transformers_types().causal_lm.items() if entry.refused] == ["blt", "gemma4_assistant", "gemma4_unified_assistant", "zaya"]
 
+
+
+def test_zaya_is_refused_because_its_router_may_skip_the_experts():
+    """ZAYA's skip expert does no work, so the MLP FLOPs follow the router's choices."""
+    with pytest.raises(flopsreg.FlopsregError) as error:
+        flopsreg.Model.from_hf_config({"model_type": "zaya", "num_experts": 16})
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith("config.json: model_type = 'zaya': unsupported: ZayaForCausalLM (transformers 5.24.0) cannot be counted from its config: ")
+    assert "skip expert" in message and "router's choices" in message
 
 def test_the_stored_list_is_transformers_5_24s():
     known = transformers_types()
