@@ -13,6 +13,7 @@ module is listed exactly once). Modules starting with ``_`` are helpers, never l
 # checks see them (the name order of the flat folder these modules came from, kept as it was).
 BUILTIN: tuple[str, ...] = (
     "altup",
+    "attention_convs",
     "attention_core",
     "attention_head_gate",
     "attention_output_gate",
@@ -66,6 +67,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.gpt_oss",
     "hf.hrm_text",
     "hf.granitemoehybrid",
+    "hf.inkling",
     "hf.jamba",
     "hf.kimi_k25",
     "hf.kimi_linear",
@@ -137,10 +139,12 @@ BUILTIN: tuple[str, ...] = (
     "position_embedding",
     "quantities",
     "query_projection",
+    "relative_logits",
     "rglru",
     "rwkv",
     "shared_block",
     "shared_expert_gate",
+    "shared_expert_sink",
     "shared_experts",
     "shared_kv_projection",
     "short_conv",
