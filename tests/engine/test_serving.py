@@ -201,6 +201,8 @@ def _models():
     models.append(("beam (an output gate with a bias per head)", flopsreg.Model.from_hf_config(beam), ("exact",)))
     fam2026b = json.loads((HF.parent / "hf_forward" / "forward_fam2026b.json").read_text())["models"]
     models += [(name, flopsreg.Model.from_hf_config(fam2026b[name]["config"]), ("exact",)) for name in ("laguna", "bailing_hybrid")]
+    inkling = json.loads((HF.parent / "hf_forward" / "forward_inkling.json").read_text())["models"]  # convs beside attention, relative bias
+    models.append(("inkling_text", flopsreg.Model.from_hf_config(inkling["inkling_text"]["config"]), ("exact",)))
     shared = json.loads((HF.parent / "hf_forward" / "forward_ssm2.json").read_text())["models"]  # shared blocks
     models += [(name, flopsreg.Model.from_hf_config(shared[name]["config"]), ("exact",)) for name in ("zamba-tiny", "hrm-text-tiny")]
     classic = json.loads((HF.parent / "hf_forward" / "forward_r5classic.json").read_text())["models"]  # no final norm; a dense head before the logits

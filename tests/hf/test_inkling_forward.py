@@ -155,3 +155,10 @@ def test_local_layer_ids_choose_the_sliding_layers(registry):
     config = {k: v for k, v in RECORD["models"]["inkling_text"]["config"].items() if k != "layer_types"}
     model = flopsreg.Model.from_hf_config({**config, "local_layer_ids": [1]})
     assert model == _model("inkling_text")
+
+
+def test_moe_without_shared_experts_is_refused():
+    """InklingTopkRouter slices the routed scores as [..., :-n_shared_experts]: with 0 none are left."""
+    config = {**RECORD["models"]["inkling_text"]["config"], "n_shared_experts": 0}
+    with pytest.raises(flopsreg.ModelError, match=r"n_shared_experts = 0: expected an integer >= 1"):
+        flopsreg.Model.from_hf_config(config)
