@@ -31,17 +31,19 @@ VARIANT = 100
 
 
 def short_conv(
-    flag: str, mixer: str, channels: sympy.Expr, params: tuple[Param, ...], bias: bool, reference: str, precedence: int
+    flag: str, mixer: str, channels: sympy.Expr, params: tuple[Param, ...], bias: bool, reference: str, precedence: int,
+    slot: str = "mixer.conv",
 ) -> list[Pattern]:
     """The mixer's depthwise causal convolution over *channels* (a formula in *params*): K multiply-adds per channel and
     output token, over the s outputs a causal kernel needs (*flag*), or over the s + K - 1 that
-    torch's ``F.conv1d(padding=K - 1)`` fallback computes before slicing (*flag* + ``padded_conv``)."""
+    torch's ``F.conv1d(padding=K - 1)`` fallback computes before slicing (*flag* + ``padded_conv``).
+    *slot* is ``mixer.conv`` for a mixer's own conv, another slot for convs beside attention (Inkling)."""
     weights = channels * (K + 1) if bias else channels * K  # K taps per channel, and a bias
     held = "weights and a bias" if bias else "weights, no bias"
     return [
         Pattern(
             name=f"{flag}_conv",
-            slot="mixer.conv",
+            slot=slot,
             flags={flag},
             precedence=precedence,
             params=(*params, CONV_KERNEL),
@@ -53,7 +55,7 @@ def short_conv(
         ),
         Pattern(
             name=f"{flag}_padded_conv",
-            slot="mixer.conv",
+            slot=slot,
             flags={flag, "padded_conv"},
             precedence=precedence + VARIANT,
             params=(*params, CONV_KERNEL),

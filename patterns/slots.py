@@ -46,6 +46,12 @@ SLOTS = [
     Slot(name="attention.mask", scope="layer", summary="which (query, key) pairs attend: produces pairs"),
     Slot(name="attention.query", scope="layer", summary="the query projection"),
     Slot(name="attention.projection", scope="layer", summary="the key and value projections: produces the head widths"),
+    Slot(name="attention.kv_conv", scope="layer", summary="short causal depthwise convs over the projected keys and values (Inkling)"),
+    Slot(
+        name="attention.position_bias",
+        scope="layer",
+        summary="a relative position bias computed from the hidden states: its projection and its profiles per distance (Inkling)",
+    ),
     Slot(name="attention.qk_norm", scope="layer", summary="per-head norms of queries and keys (weights only)"),
     Slot(name="attention.bias", scope="layer", summary="biases of the attention projections (weights only)"),
     Slot(
@@ -87,8 +93,10 @@ SLOTS = [
     Slot(name="mlp.bias", scope="layer", summary="biases of the MLP or of every routed expert (weights only)"),
     Slot(name="mlp.shared", scope="layer", summary="shared experts beside the routed ones"),
     Slot(name="mlp.shared_gate", scope="layer", summary="a gate on the shared experts"),
+    Slot(name="mlp.scale", scope="layer", summary="a learned scalar on the MLP's output or on its router's weights (weights only)"),
     Slot(name="mlp.parallel_experts", scope="layer", summary="experts beside the dense MLP, their outputs added (Gemma 4)"),
     Slot(name="per_layer_input", scope="layer", summary="a layer's per-layer input projected into the residual stream"),
+    Slot(name="sublayer_conv", scope="layer", summary="short causal depthwise convs on the attention's and the MLP's outputs, before each residual add (Inkling)"),
     Slot(name="final_norm", scope="model", summary="the norm after the last decoder layer (weights only)"),
     Slot(name="head.transform", scope="model", summary="a hidden -> hidden dense layer, activation and norm before the logits", per_position=True),
     Slot(name="head.transform_bias", scope="model", summary="the bias of that dense layer (weights only)", per_position=True),

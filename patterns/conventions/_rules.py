@@ -57,6 +57,8 @@ BUILTIN_TERMS = frozenset({
     'plain_ffn', 'gated_ffn',
     # mlp.learned_activation (a weight only)
     'xielu',
+    # mlp.scale (a weight only)
+    'mlp_global_scale',
     # mixer.projection
     'gated_deltanet_projection', 'gated_deltanet2_projection', 'gated_delta_product_projection', 'kda_projection', 'kda_full_rank_projection',
     'lightning_projection',
@@ -120,6 +122,8 @@ NO_FRAMEWORK_TERM = frozenset({
     'differential_attention_core',  # DiffLlama's two attention maps: no framework counts them
     'rwkv4_projection', 'rwkv4_wkv', 'rwkv4_output', 'rwkv4_channel_mix', 'rwkv4_first_layernorms',  # RWKV-4 blocks
     'attention_head_gate',  # Laguna's and LFM3's one-scalar-per-head output gate: no framework has it
+    'kv_sconv_conv', 'kv_sconv_padded_conv', 'sublayer_sconv_conv', 'sublayer_sconv_padded_conv',  # Inkling's convs beside attention
+    'relative_logits', 'shared_expert_sink',  # Inkling's hidden-state relative bias and its router's shared-expert rows
     'concat_input_query', 'concat_input_projection', 'shared_block_output',  # Zamba's shared block on [residual, embedding]
     'head_transform', 'head_transform_layernorm',  # ModernBERT-decoder's dense + norm before the logits: no framework counts it
     'shared_block_mlp_adapter', 'shared_block_qkv_adapters',  # Zamba2's per-use low-rank adapters in its shared blocks

@@ -204,6 +204,8 @@ def _models():
     # helper r5moe: MoA (jetmoe), dynamic masks and product-key experts (doge), value heads of their own width (mimo_v2_flash)
     r5moe = json.loads((HF.parent / "hf_forward" / "forward_r5moe.json").read_text())["models"]
     models += [(name, flopsreg.Model.from_hf_config(r5moe[name]["config"]), ("exact",)) for name in ("jetmoe", "doge", "doge_moe", "mimo_v2_flash")]
+    inkling = json.loads((HF.parent / "hf_forward" / "forward_inkling.json").read_text())["models"]  # convs beside attention, relative bias
+    models.append(("inkling_text", flopsreg.Model.from_hf_config(inkling["inkling_text"]["config"]), ("exact",)))
     shared = json.loads((HF.parent / "hf_forward" / "forward_ssm2.json").read_text())["models"]  # shared blocks
     models += [(name, flopsreg.Model.from_hf_config(shared[name]["config"]), ("exact",)) for name in ("zamba-tiny", "hrm-text-tiny")]
     classic = json.loads((HF.parent / "hf_forward" / "forward_r5classic.json").read_text())["models"]  # no final norm; a dense head before the logits

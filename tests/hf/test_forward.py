@@ -76,6 +76,8 @@ def test_the_record_covers_every_published_config():
     newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_r5moe.json").read_text())["defaults"])
     # The 2026 types of brief r5new (Dory, ...): tests/hf/test_r5new_forward.py, forward_r5new.json.
     newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_r5new.json").read_text())["defaults"])
+    # Inkling's text decoder (helper inkling): forward_inkling.json (tests/hf/test_inkling_forward.py).
+    newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_inkling.json").read_text())["defaults"])
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]
