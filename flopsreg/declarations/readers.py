@@ -12,7 +12,15 @@ import attrs
 if TYPE_CHECKING:  # its formulas are sympy's: not imported where a reader is only looked up
     from flopsreg.declarations.towers import HFTower
 
-__all__ = ["HFLayerType", "HFReader", "MegatronReader", "family_flag"]
+__all__ = ["TIED_BY", "TIED_HEAD_FLAG", "HFLayerType", "HFReader", "MegatronReader", "family_flag"]
+
+# The flag of the built-in head pattern that computes the logits through the embedding matrix.
+TIED_HEAD_FLAG = "tied_embeddings"
+# Whose tie_word_embeddings ties a wrapper's head, as the model transformers builds reads it:
+# its text_config's (the head lives in a text model built from it), the wrapper's own (the
+# ...ForConditionalGeneration reads its own config), or either (the wrapper class forwards a true
+# text_config value to its own, "pre-v5 saves placed tie_word_embeddings inside text_config").
+TIED_BY = ("text_config", "wrapper", "either")
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -45,6 +53,11 @@ def _towers(instance: Any, attribute: attrs.Attribute, value: tuple[Any, ...]) -
     parts = [getattr(tower, "part", None) for tower in value]
     if None in parts or len(set(parts)) != len(parts):
         raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r:.80}: expected HFTower s of distinct parts")
+
+
+def _names(instance: Any, attribute: attrs.Attribute, value: tuple[Any, ...]) -> None:
+    if not all(isinstance(name, str) and name for name in value) or len(set(value)) != len(value):
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r:.80}: expected distinct config field names")
 
 
 def family_flag(model_type: str) -> str:
@@ -81,6 +94,16 @@ class HFReader:
         title: the family's name as people write it (``"GLM-5 Next"`` for ``glm5_next``): what a
             document about a model read under this ``model_type`` is titled when the config names
             no model (no ``_name_or_path``); None: the model_type, its underscores as spaces.
+        flat_text: for a wrapper whose config class accepts a config without ``text_config`` (the
+            Hub's flat configs: transformers builds the text config from the top-level keys its
+            text config class takes), those keys, or ``("*",)``: every top-level key but
+            ``model_type`` (a class that passes on all it does not take itself); empty: a config
+            without ``text_config`` is refused.
+        tied_by: for a wrapper, whose ``tie_word_embeddings`` ties the head (one of
+            :data:`TIED_BY`): ``"text_config"``, the text_config reader decides; ``"wrapper"``, the
+            wrapper's own (``tied_default`` when absent), whatever the text_config says;
+            ``"either"``, tied when either is true.
+        tied_default: the wrapper config class's default ``tie_word_embeddings``.
         towers: a multimodal wrapper's towers beside the language model
             (:class:`~flopsreg.declarations.towers.HFTower`), whose parameters ``params`` adds to
             the language model's; empty for a text-only model or a wrapper whose towers no
@@ -96,12 +119,17 @@ class HFReader:
     flags: frozenset[str] = attrs.field(default=(), converter=lambda v: v if isinstance(v, str) else frozenset(v), validator=_flag_names)
     title: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
     towers: tuple[HFTower, ...] = attrs.field(default=(), converter=tuple, validator=_towers)
+    flat_text: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_names)
+    tied_by: str = attrs.field(default="text_config", validator=attrs.validators.in_(TIED_BY))
+    tied_default: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def __attrs_post_init__(self) -> None:
         if (self.read is None) == (self.text_config is None):
             raise ValueError(
                 f"HFReader {self.name!r}: give exactly one of read= (a reader) and text_config= (a wrapper)"
             )
+        if self.text_config is None and (self.flat_text or self.tied_by != "text_config" or self.tied_default):
+            raise ValueError(f"HFReader {self.name!r}: flat_text=, tied_by= and tied_default= describe a wrapper; give text_config=")
 
 
 @attrs.frozen(kw_only=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from flopsreg.declarations.readers import HFLayerType, HFReader, family_flag
+from flopsreg.declarations.readers import TIED_HEAD_FLAG, HFLayerType, HFReader, family_flag
 from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Model, printable_name
 from flopsreg.plugins.loader import PluginLoader, default_plugins
@@ -56,6 +56,13 @@ def _reader(data: Mapping[str, Any], where: str, readers: Mapping[str, HFReader]
     return readers[value]
 
 
+def _flat_text(data: Mapping[str, Any], reader: HFReader) -> dict[str, Any]:
+    """The text_config a wrapper's class builds from a flat config (the Hub's, without one): the
+    top-level keys its text config class takes (``reader.flat_text``)."""
+    keys = [key for key in data if key != "model_type"] if reader.flat_text == ("*",) else reader.flat_text
+    return {key: data[key] for key in keys if key in data}
+
+
 def _fields(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapping[str, HFReader]) -> tuple[HFReader, Fields]:
     """The reader that reads the decoder, and the fields it reads: the wrapper's text_config, if any."""
     if reader.text_config is None:
@@ -68,6 +75,8 @@ def _fields(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapp
             "which no plugin reads"
         )
     text = data.get("text_config")
+    if text is None and reader.flat_text:  # errors name the fields where the flat config has them
+        return inner, Fields(_flat_text(data, reader), where=where, model_type=expected, aliases=inner.aliases)
     if text is None:
         raise ModelError(f"{where}: text_config: missing (model_type {reader.name} keeps its decoder there)")
     if not isinstance(text, Mapping):
@@ -81,6 +90,17 @@ def _fields(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapp
             f"(expected {expected!r})"
         )
     return inner, Fields(text, where=where, model_type=expected, prefix="text_config.", aliases=inner.aliases)
+
+
+def _with_tying(decoder: Decoder, data: Mapping[str, Any], where: str, claimed: HFReader, fields: Fields) -> Decoder:
+    """*decoder* with its head tied as the model transformers builds for the wrapper *claimed*
+    ties it: by the text_config's ``tie_word_embeddings`` (as read), the wrapper's own, or either."""
+    if claimed.text_config is None or claimed.tied_by == "text_config":
+        return decoder
+    tied = Fields(data, where=where, model_type=claimed.name).bool("tie_word_embeddings", default=claimed.tied_default)
+    if claimed.tied_by == "either":
+        tied = tied or fields.bool("tie_word_embeddings", default=False)
+    return attrs.evolve(decoder, flags=(decoder.flags - {TIED_HEAD_FLAG}) | ({TIED_HEAD_FLAG} if tied else set()))
 
 
 def _with_layer_types(decoder: Decoder, fields: Fields, layer_types: Mapping[str, HFLayerType]) -> Decoder:
@@ -205,6 +225,7 @@ def load_hf_config(
             f"{where}: model_type {fields.model_type}'s reader returned {type(decoder).__name__}, not a "
             "flopsreg.readers.decoder.Decoder"
         )
+    decoder = _with_tying(decoder, data, where, claimed, fields)
     # the type as the config states it (a wrapper's, not its text_config's)
     decoder = attrs.evolve(decoder, flags=decoder.flags | claimed.flags | {family_flag(claimed.name)})
     decoder = _with_layer_types(decoder, fields, registry.hf_layer_types)
@@ -225,5 +246,7 @@ def load_hf_config(
     model = build_model(decoder, name=name, source=source, blocks=kept)
     if not claimed.towers:
         return model
+    if claimed.flat_text and data.get("text_config") is None:  # a tower may read the text_config (its width)
+        data = {**data, "text_config": _flat_text(data, claimed)}
     towers = read_towers(data, where, claimed)
     return attrs.evolve(model, towers=towers, params={**model.params, TOWER_PARAMETERS: tower_parameters(towers)})

@@ -74,7 +74,7 @@ def flopsreg_register_hf_readers():
         HFReader(name="gemma2", title="Gemma 2", read=gemma2, summary="Gemma2Config: even layers slide, GeGLU MLP"),
         HFReader(name="gemma3_text", title="Gemma 3", read=gemma3_text, summary="Gemma3TextConfig: 5 sliding layers to 1 full by default"),
         HFReader(
-            name="gemma3", title="Gemma 3", text_config="gemma3_text", summary="Gemma3Config: the decoder is its gemma3_text text_config",
+            name="gemma3", title="Gemma 3", text_config="gemma3_text", tied_by="wrapper", tied_default=True, summary="Gemma3Config: the decoder is its gemma3_text text_config",
             towers=(
                 HFTower(part="vision", kind=SIGLIP_VISION, config="vision_config", model_type="siglip_vision_model"),
                 HFTower(part="projector", kind=GEMMA3_PROJECTOR, config="vision_config", model_type="siglip_vision_model"),

@@ -89,5 +89,5 @@ def flopsreg_register_hf_readers():
             read=gemma3n_text,
             summary="Gemma3nTextConfig: sliding and full layers, KV sharing, AltUp, LAuReL, per-layer embeddings and MLP widths",
         ),
-        HFReader(name="gemma3n", title="Gemma 3n", text_config="gemma3n_text", summary="Gemma3nConfig: the decoder is its gemma3n_text text_config"),
+        HFReader(name="gemma3n", title="Gemma 3n", text_config="gemma3n_text", tied_by="wrapper", tied_default=True, summary="Gemma3nConfig: the decoder is its gemma3n_text text_config"),
     ]

@@ -146,7 +146,7 @@ def flopsreg_register_hf_readers():
             per_layer={"head_dim": HEAD_DIM.name, "num_key_value_heads": KV_HEADS.name},
         ),
         HFReader(
-            name="gemma4", title="Gemma 4", text_config="gemma4_text", summary="Gemma4Config: the decoder is its gemma4_text text_config",
+            name="gemma4", title="Gemma 4", text_config="gemma4_text", tied_by="wrapper", tied_default=True, summary="Gemma4Config: the decoder is its gemma4_text text_config",
             towers=(  # built only when the config sets their sub-config
                 HFTower(part="vision", kind=GEMMA4_VISION, config="vision_config", optional=True),
                 HFTower(part="vision_embedder", kind=GEMMA4_VISION_EMBEDDER, config="vision_config", optional=True),
@@ -162,7 +162,7 @@ def flopsreg_register_hf_readers():
             per_layer={"head_dim": HEAD_DIM.name, "num_key_value_heads": KV_HEADS.name},
         ),
         HFReader(
-            name="gemma4_unified", title="Gemma 4 unified", text_config="gemma4_unified_text",
+            name="gemma4_unified", title="Gemma 4 unified", text_config="gemma4_unified_text", tied_by="wrapper", tied_default=True,
             summary="Gemma4UnifiedConfig: the decoder is its gemma4_unified_text text_config; images and audio enter through embedders, no encoder",
             towers=(  # built only when the config sets their sub-config
                 HFTower(part="vision_embedder", kind=GEMMA4_UNIFIED_VISION_EMBEDDER, config="vision_config", optional=True),

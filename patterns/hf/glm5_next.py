@@ -123,5 +123,7 @@ def flopsreg_register_hf_readers():
             summary="Glm5NextTextConfig (GLM-5.3-Flash): KDA / NoPE MLA with k-pool DSA, mHC (mean head), dense then MoE",
             aliases={"num_local_experts": "n_routed_experts"},
         ),
-        HFReader(name="glm5_next", title="GLM-5 Next", text_config="glm5_next_text", summary="Glm5NextConfig: the decoder is its text_config"),
+        HFReader(name="glm5_next", title="GLM-5 Next", text_config="glm5_next_text", tied_by="wrapper",
+                 flat_text=("*",),  # Glm5NextConfig.__post_init__: a flat config's keys it does not take are its text_config
+                 summary="Glm5NextConfig: the decoder is its text_config"),
     ]

@@ -125,7 +125,7 @@ def flopsreg_register_hf_readers():
             aliases={"num_local_experts": "n_routed_experts"},
         ),
         HFReader(
-            name="mistral_large4", title="Mistral Large 4", text_config="mistral_large4_text", summary="MistralLarge4Config: the decoder is its text_config",
+            name="mistral_large4", title="Mistral Large 4", text_config="mistral_large4_text", tied_by="wrapper", summary="MistralLarge4Config: the decoder is its text_config",
             towers=(
                 HFTower(part="vision", kind=PIXTRAL_VISION, config="vision_config", model_type="pixtral", absent=PIXTRAL_DEFAULTS),
                 HFTower(part="projector", kind=MISTRAL_LARGE4_PROJECTOR, config="vision_config", model_type="pixtral", absent=PIXTRAL_DEFAULTS),

@@ -46,6 +46,14 @@ from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.norms import DECODER_LAYERNORMS
 from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, hookimpl
 
+# FuyuConfig.__post_init__ ("Hub configs are saved as flat dicts"): without a text_config, these
+# top-level keys (its text sub-config's init_kwargs, and the rotary ones) become the persimmon text_config.
+FUYU_FLAT = (
+    "vocab_size", "max_position_embeddings", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+    "hidden_act", "initializer_range", "layer_norm_eps", "use_cache", "qk_layernorm", "hidden_dropout", "attention_dropout",
+    "eos_token_id", "rope_scaling", "rope_theta",
+)
+
 # modeling_phi4_multimodal.py: Phi-3's decoder (fused qkv_proj and gate_up_proj, no biases,
 # RMSNorms; every layer slides when sliding_window is set), lm_head untied by default.
 PHI4_MULTIMODAL = FamilyTraits(
@@ -91,7 +99,7 @@ def mllama_text(c: Fields) -> Decoder:
 def flopsreg_register_hf_readers():
     return [
         HFReader(
-            name="fuyu", title="Fuyu", text_config="persimmon",
+            name="fuyu", title="Fuyu", text_config="persimmon", flat_text=FUYU_FLAT, tied_by="wrapper",
             summary="FuyuConfig: the decoder is its persimmon text_config; image patches enter through one linear projection",
             towers=(HFTower(part="projector", kind=FUYU_PROJECTOR, config="text_config"),),
         ),

@@ -89,10 +89,10 @@ def flopsreg_register_hf_readers():
                  summary="Qwen3NextConfig: Gated DeltaNet / gated attention per layer_types, MoE with a gated shared expert"),
         HFReader(name="qwen3_5_text", title="Qwen3.5", read=qwen3_5_text,
                  summary="Qwen3_5TextConfig: Gated DeltaNet / gated attention per layer_types, dense SwiGLU MLPs"),
-        HFReader(name="qwen3_5", title="Qwen3.5", text_config="qwen3_5_text", towers=(VISION,),
+        HFReader(name="qwen3_5", title="Qwen3.5", text_config="qwen3_5_text", towers=(VISION,), tied_by="wrapper",
                  summary="Qwen3_5Config: the qwen3_5_text decoder (the ViT: FLOPs for the images given)"),
         HFReader(name="qwen3_5_moe_text", title="Qwen3.5-MoE", read=qwen3_5_moe_text,
                  summary="Qwen3_5MoeTextConfig: Gated DeltaNet / gated attention per layer_types, MoE with a gated shared expert on every layer"),
-        HFReader(name="qwen3_5_moe", title="Qwen3.5-MoE", text_config="qwen3_5_moe_text", towers=(VISION,),
+        HFReader(name="qwen3_5_moe", title="Qwen3.5-MoE", text_config="qwen3_5_moe_text", towers=(VISION,), tied_by="wrapper",
                  summary="Qwen3_5MoeConfig: the qwen3_5_moe_text decoder (the ViT: FLOPs for the images given)"),
     ]
