@@ -150,7 +150,7 @@ class Registry(PluginLoader):
         language model's work on the pairs its mask adds within each image (Gemma 3)."""
         return plan_images(
             model.name, self.image_towers(model), images, image_tokens, convention,
-            pair=lambda: pair_flops(self._evaluator.select(model, convention).units),
+            pair=lambda slot: pair_flops(self._evaluator.select(model, convention).units, slot),
         )
 
     def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:

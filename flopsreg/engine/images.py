@@ -106,10 +106,10 @@ def bidirectional_pairs(runs: Sequence[int]) -> int:
     return sum(n * (n - 1) // 2 for n in runs)
 
 
-def pair_flops(units: Iterable[Any]) -> int:
-    """The language model's attention-core FLOPs for one more (query, key) pair in every layer:
-    each layer unit's core at a one-token sequence (one pair), times the layers it stands for."""
-    return sum(unit.count * unit.flops(1).get("attention.core", 0) for unit in units)
+def pair_flops(units: Iterable[Any], slot: str) -> int:
+    """The language model's FLOPs for one more (query, key) pair in every layer: each layer unit's
+    *slot* (the one linear in the pairs) at a one-token sequence (one pair), times its layers."""
+    return sum(unit.count * unit.flops(1).get(slot, 0) for unit in units)
 
 
 def plan_images(
@@ -118,12 +118,12 @@ def plan_images(
     images: Sequence[tuple[int, int]] | None,
     image_tokens: Sequence[int] | None,
     convention: str = EXACT,
-    pair: Callable[[], int] = lambda: 0,
+    pair: Callable[[str], int] = lambda slot: 0,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
-    tower counted exactly or as *convention* counts it; *pair* gives the language model's FLOPs
-    for one more attended pair in every layer, for a tower whose image tokens are bidirectional."""
+    tower counted exactly or as *convention* counts it; ``pair(slot)`` gives the language model's
+    FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional."""
     if images is not None and image_tokens is not None:
         raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
     given = "images" if images is not None else "image_tokens"
@@ -159,5 +159,5 @@ def plan_images(
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
     extra = 0
     if rule.bidirectional is not None:
-        extra = pair() * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
+        extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
     return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule, bidirectional=extra)

@@ -89,6 +89,7 @@ GEMMA3_IMAGES = ImageRule(
     flops=gemma3_flops,
     from_tokens=_from_tokens,
     bidirectional=_soft_run,
+    pair_slot="attention.core",  # QK^T and PV: 2 heads (qk + v width) FLOPs per pair
     rules=(
         "patch_embed = 2 x patches x h x channels x patch^2 (Conv2d), patches = (image_size / patch)^2 per image",
         "blocks.qkv_proj = layers x 2 x patches x 4h^2 (q, k, v, o)",

@@ -20,7 +20,7 @@ from flopsreg.engine.images import bidirectional_pairs
 from flopsreg.patterns.hf._gemma3_vit import WRAPPER_TOKENS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma3img.json").read_text())
-MEASURED = RECORD["model"]
+MEASURED = RECORD["models"]["gemma3"]
 HF = Path(__file__).parents[1] / "data" / "hf"
 CASES = sorted(MEASURED["cases"])
 SOFT = MEASURED["config"]["mm_tokens_per_image"]
@@ -172,3 +172,11 @@ def test_the_command_line_takes_gemma3_images(tmp_path, capsys, registry):
     text = capsys.readouterr().out
     assert "image 1: 300x500 -> 84x84, patch grid 1x6x6 (t x h x w), 13 tokens" in text
     assert "language model, bidirectional pairs within each image: " in text
+
+
+def test_a_bidirectional_rule_names_the_slot_that_costs_its_pairs():
+    from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+    from flopsreg.plugin import ImageRule
+
+    with pytest.raises(ValueError, match=r"^ImageRule.bidirectional needs pair_slot"):
+        ImageRule(summary="s", plan=GEMMA3_IMAGES.plan, flops=GEMMA3_IMAGES.flops, bidirectional=GEMMA3_IMAGES.bidirectional)

@@ -148,7 +148,7 @@ def main() -> None:
     record = {
         "transformers": transformers.__version__,
         "torch": torch.__version__.split("+")[0],
-        "model": measure(),
+        "models": {"gemma3": measure()},
         "published_full_image_sequence": _pieces(_full_image_sequence(256)),
     }
     (HERE / "forward_gemma3img.json").write_text(json.dumps(record, indent=1) + "\n")
