@@ -17,7 +17,8 @@ from eager import eager_registry as make_eager_registry
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.engine.images import bidirectional_pairs
-from flopsreg.patterns.hf._gemma3_vit import WRAPPER_TOKENS
+from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES, WRAPPER_TOKENS
+from flopsreg.plugin import ImageRule
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma3img.json").read_text())
 MEASURED = RECORD["models"]["gemma3"]
@@ -175,8 +176,5 @@ def test_the_command_line_takes_gemma3_images(tmp_path, capsys, registry):
 
 
 def test_a_bidirectional_rule_names_the_slot_that_costs_its_pairs():
-    from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
-    from flopsreg.plugin import ImageRule
-
     with pytest.raises(ValueError, match=r"^ImageRule.bidirectional needs pair_slot"):
         ImageRule(summary="s", plan=GEMMA3_IMAGES.plan, flops=GEMMA3_IMAGES.flops, bidirectional=GEMMA3_IMAGES.bidirectional)
