@@ -18,7 +18,7 @@ from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
-from flopsreg.engine.images import Images, plan_images
+from flopsreg.engine.images import Images, pair_flops, plan_images
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.model import Model
@@ -146,8 +146,12 @@ class Registry(PluginLoader):
     ) -> Images:
         """The images of one sequence as *model*'s vision tower takes them: each image's resized
         size, patch grid and tokens, and the tower's forward FLOPs per piece (exact, or as
-        *convention* counts them; a convention with no term for the tower is refused)."""
-        return plan_images(model.name, self.image_towers(model), images, image_tokens, convention)
+        *convention* counts them; a convention with no term for the tower is refused), and the
+        language model's work on the pairs its mask adds within each image (Gemma 3)."""
+        return plan_images(
+            model.name, self.image_towers(model), images, image_tokens, convention,
+            pair=lambda slot: pair_flops(self._evaluator.select(model, convention).units, slot),
+        )
 
     def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:
         """The language model over text and image tokens, plus the vision tower per sequence."""

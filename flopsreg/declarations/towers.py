@@ -111,6 +111,11 @@ class ImageRule:
             image tokens the processor expands it to (wrapper tokens not included), where that
             fixes the tower's FLOPs; None where they depend on the image's shape.
         shape_note: why the shape is needed, where ``from_tokens`` is None.
+        bidirectional: ``bidirectional(dims, plan) -> n``, the run of *plan*'s tokens the language
+            model attends to bidirectionally on top of its causal and sliding masks (Gemma 3's
+            soft tokens); None: the image's tokens are causal like text.
+        pair_slot: with ``bidirectional``, the slot whose FLOPs are those of the attended pairs
+            (linear in them): its cost at a one-token sequence is one more pair's, in each layer.
         conventions: ``{convention: flops}`` for the conventions that count the tower their own
             way (verl's estimator), with the signature of ``flops``; under any other convention
             but the exact one a request with images is refused, naming the convention.
@@ -122,6 +127,12 @@ class ImageRule:
     rules: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     from_tokens: Callable[[Mapping[str, int], int], ImagePlan] | None = None
     shape_note: str = ""
+    bidirectional: Callable[[Mapping[str, int], ImagePlan], int] | None = None
+    pair_slot: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if self.bidirectional is not None and not self.pair_slot:
+            raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
 
 

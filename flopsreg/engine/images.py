@@ -4,7 +4,7 @@ sequence of the language model (placed before the text, as chat templates place 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -13,7 +13,7 @@ from flopsreg.declarations.pattern import EXACT
 from flopsreg.declarations.towers import ImagePlan, ImageRule
 from flopsreg.errors import FlopsregError
 
-__all__ = ["Images", "plan_images"]
+__all__ = ["Images", "bidirectional_pairs", "plan_images"]
 
 
 @attrs.frozen
@@ -25,6 +25,9 @@ class Images:
         plans: each image, as the processor turns it into tokens, in the order given.
         flops: the tower's forward FLOPs per piece for the images of one sequence.
         rule: the tower kind's image rule (for ``explain``).
+        bidirectional: the language model's FLOPs for the pairs its mask adds within each image's
+            tokens beyond causal and sliding (Gemma 3's soft tokens), per sequence; 0 where the
+            image tokens are causal like text.
     """
 
     part: str
@@ -32,6 +35,7 @@ class Images:
     plans: tuple[ImagePlan, ...]
     flops: Mapping[str, int]
     rule: ImageRule = attrs.field(eq=False, repr=False)
+    bidirectional: int = 0
 
     @property
     def tokens(self) -> int:
@@ -39,9 +43,15 @@ class Images:
         return sum(plan.tokens for plan in self.plans)
 
     @property
-    def forward(self) -> int:
+    def tower(self) -> int:
         """The tower's forward FLOPs for the images of one sequence."""
         return sum(self.flops.values())
+
+    @property
+    def forward(self) -> int:
+        """What the images add to one sequence's forward beside the language model over their
+        tokens: the tower, and the language model's bidirectional pairs within each image."""
+        return self.tower + self.bidirectional
 
     def text(self, *, rules: bool = False) -> list[str]:
         """Lines for output: the tower's resizing rule, each image, the FLOPs per piece (and with
@@ -55,7 +65,9 @@ class Images:
                 given = f"given by its image tokens: {_product(plan.grid)} patches"
             lines.append(f"  image {number}: {given}, {plan.tokens} tokens")
         lines += [f"  {piece}: {flops:,} FLOPs per sequence" for piece, flops in self.flops.items()]
-        lines.append(f"  tower: {self.forward:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
+        lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
+        if self.bidirectional:
+            lines.append(f"  language model, bidirectional pairs within each image: {self.bidirectional:,} FLOPs per sequence")
         return lines + [f"  rule: {rule}" for rule in self.rule.rules] if rules else lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -68,6 +80,7 @@ class Images:
             ],
             "tokens_per_sequence": self.tokens,
             "tower_flops_per_sequence": {piece: str(flops) for piece, flops in self.flops.items()},
+            **({"bidirectional_flops_per_sequence": str(self.bidirectional)} if self.bidirectional else {}),
         }
 
 
@@ -85,16 +98,32 @@ def _size(entry: Any, index: int) -> tuple[int, int]:
     return entry[0], entry[1]
 
 
+def bidirectional_pairs(runs: Sequence[int]) -> int:
+    """Pairs a language model's mask adds per layer when each run of *runs* tokens (one image's)
+    attends bidirectionally on top of a causal mask: the n(n-1)/2 above the diagonal of each run.
+    A sliding layer adds the same: transformers ANDs ``kv > q - window`` with the OR of causal
+    and the image block, which every later key of the run satisfies."""
+    return sum(n * (n - 1) // 2 for n in runs)
+
+
+def pair_flops(units: Iterable[Any], slot: str) -> int:
+    """The language model's FLOPs for one more (query, key) pair in every layer: each layer unit's
+    *slot* (the one linear in the pairs) at a one-token sequence (one pair), times its layers."""
+    return sum(unit.count * unit.flops(1).get(slot, 0) for unit in units)
+
+
 def plan_images(
     model_name: str,
     towers: Mapping[str, tuple[str, Mapping[str, int], ImageRule | None]],
     images: Sequence[tuple[int, int]] | None,
     image_tokens: Sequence[int] | None,
     convention: str = EXACT,
+    pair: Callable[[str], int] = lambda slot: 0,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
-    tower counted exactly or as *convention* counts it."""
+    tower counted exactly or as *convention* counts it; ``pair(slot)`` gives the language model's
+    FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional."""
     if images is not None and image_tokens is not None:
         raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
     given = "images" if images is not None else "image_tokens"
@@ -128,4 +157,7 @@ def plan_images(
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
-    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule)
+    extra = 0
+    if rule.bidirectional is not None:
+        extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
+    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule, bidirectional=extra)

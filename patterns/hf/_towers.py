@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sympy
 
+from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import Dim, TowerKind
 
@@ -26,16 +27,19 @@ VIT_BLOCK = 4 * h**2 + 2 * h * i + i + 9 * h
 # SigLIP's attention-pooling head: probe h, in_proj 3h^2 + 3h, out_proj h^2 + h, a LayerNorm, the MLP.
 SIGLIP_POOLING_HEAD = 4 * h**2 + 2 * h * i + i + 8 * h
 
+# Gemma 3's vision tower: the dims its image rule also reads are the text width the projector
+# maps into and the soft tokens per image (Gemma3Config.mm_tokens_per_image, default 256).
 SIGLIP_VISION = TowerKind(
     name="siglip_vision",
     title="SigLIP ViT",
     summary="SiglipVisionModel: Conv2d patches, learned positions (nn.Embedding), pre-norm blocks with biases, "
-    "a final LayerNorm, the attention-pooling head when vision_use_head",
+    "a final LayerNorm, the attention-pooling head when vision_use_head (FLOPs for Gemma 3's images)",
     dims=(
         Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
         Dim("layers", "{tower}.num_hidden_layers", 12), Dim("channels", "{tower}.num_channels", 3),
         Dim("image", "{tower}.image_size", 224), Dim("patch", "{tower}.patch_size", 16),
         Dim("pooling_head", "{tower}.vision_use_head", True, read="bool"),
+        Dim("text", "text_config.hidden_size", 2304), Dim("tokens", "mm_tokens_per_image", 256),
     ),
     parameters=(
         channels * patch**2 * h + h  # patch_embedding (Conv2d with bias)
@@ -46,6 +50,7 @@ SIGLIP_VISION = TowerKind(
     ),
     embeddings=sympy.floor(image / patch) ** 2 * h,
     reference=_SOURCE + "siglip/modeling_siglip.py SiglipVisionModel",
+    images=GEMMA3_IMAGES,
 )
 
 GEMMA3_PROJECTOR = TowerKind(

@@ -166,9 +166,9 @@ def test_a_model_without_a_vision_tower_takes_no_images(registry):
     model = flopsreg.Model.from_hf_config(json.loads((HF / "llama-3-8b.json").read_text()))
     with pytest.raises(flopsreg.FlopsregError, match=r"^images: .* takes no images here: it has no vision tower$"):
         registry.evaluate(model, seq_len=9, images=[(100, 100)])
-    gemma = flopsreg.Model.from_hf_config(json.loads((HF / "gemma-3-4b.json").read_text()))
-    with pytest.raises(flopsreg.FlopsregError, match=r"its towers \(vision \(SigLIP ViT\), projector \(Gemma 3 projector\)\) have no image rule"):
-        registry.evaluate(gemma, seq_len=9, images=[(100, 100)])
+    llama4 = flopsreg.Model.from_hf_config(json.loads((HF / "llama-4-scout.json").read_text()))
+    with pytest.raises(flopsreg.FlopsregError, match=r"its towers \(vision \(Llama 4 vision encoder\), projector \(Llama 4 projector\)\) have no image rule"):
+        registry.evaluate(llama4, seq_len=9, images=[(100, 100)])
 
 
 @pytest.mark.parametrize("convention", ["megatron", "hf_trainer", "vllm", "slime"])
