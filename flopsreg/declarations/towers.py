@@ -5,8 +5,9 @@ A :class:`TowerKind` is one kind of tower (a SigLIP ViT, Pixtral, Qwen3.5's ViT 
 merger...), declared once and used by every wrapper that builds it; an :class:`HFTower` places
 one in a wrapper's config. flopsreg counts the FLOPs of the language model only: a tower's
 parameters are counted so that ``params`` gives transformers' total of the whole model. A kind
-holds its formulas as sympy expressions over its named dimensions, so FLOPs can be declared
-beside the parameters later without changing how a kind is read.
+holds its formulas as sympy expressions over its named dimensions; a kind that encodes images
+declares its forward FLOPs the same way, per piece, over its dims and one image's patch grid
+(:data:`IMAGE_GRID`), evaluated exactly by :meth:`TowerKind.image_flops`.
 
 A kind that turns images into tokens declares an :class:`ImageRule`: the family's resizing and
 token-count rule (an image in pixels -> an :class:`ImagePlan`) and the exact forward FLOPs of
@@ -23,9 +24,12 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind"]
+__all__ = ["IMAGE_GRID", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
+# One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
+# are written in beside its dims; the tower's FLOPs for several images are the sum over them.
+IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -74,7 +78,14 @@ def _dims(value: Any) -> tuple[Dim, ...]:
     names = [dim.name for dim in dims]
     if len(set(names)) != len(names):
         raise ValueError(f"TowerKind dims: names {names!r} repeat one")
+    taken = sorted(set(names) & {str(symbol) for symbol in IMAGE_GRID})
+    if taken:
+        raise ValueError(f"TowerKind dims: {taken} name the image grid's symbols; rename the dim")
     return dims
+
+
+def _formulas(value: Mapping[str, Any]) -> dict[str, sympy.Expr]:
+    return {str(piece): _formula(expr) for piece, expr in dict(value).items()}
 
 
 @attrs.frozen(kw_only=True)
@@ -140,6 +151,9 @@ class TowerKind:
         reference: the transformers module it counts (file and class).
         images: how it encodes images (:class:`ImageRule`); None: its FLOPs are not counted,
             and a request with images is refused for it.
+        flops: the forward FLOPs of one image per piece (``patch_embed``, ``blocks.attention``...),
+            closed forms over the dims and the image's patch grid (:data:`IMAGE_GRID`), equal to
+            ``images.flops`` for every image (tested); empty where the kind has none.
     """
 
     name: str = attrs.field(validator=_text)
@@ -150,6 +164,7 @@ class TowerKind:
     embeddings: sympy.Expr = attrs.field(default=0, converter=_formula)
     reference: str = attrs.field(validator=_text)
     images: ImageRule | None = None
+    flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
 
     def __attrs_post_init__(self) -> None:
         known = {dim.symbol for dim in self.dims}
@@ -157,6 +172,23 @@ class TowerKind:
             extra = getattr(self, name).free_symbols - known
             if extra:
                 raise ValueError(f"TowerKind {self.name!r}: {name} uses {sorted(map(str, extra))}, which no dim declares")
+        for piece, expr in self.flops.items():
+            extra = expr.free_symbols - known - set(IMAGE_GRID)
+            if extra:
+                raise ValueError(f"TowerKind {self.name!r}: flops[{piece!r}] uses {sorted(map(str, extra))}, which no dim declares")
+
+    def image_flops(self, dims: Mapping[str, int], grids: Sequence[tuple[int, ...]]) -> dict[str, int]:
+        """``{piece: FLOPs}`` of the closed forms for images of these patch *grids* (``(t, rows,
+        columns)`` each) and the tower's *dims*, summed over the images: exact integers."""
+        values = {dim.symbol: dims[dim.name] for dim in self.dims}
+        flops = {}
+        for piece, expr in self.flops.items():
+            form = expr.subs(values)
+            total = sum((form.subs(dict(zip(IMAGE_GRID, grid, strict=True))) for grid in grids), sympy.Integer(0))
+            if not (total.is_Integer and total >= 0):
+                raise ValueError(f"{self.title}: {piece} comes to {total} FLOPs, not a whole number >= 0")
+            flops[piece] = int(total)
+        return flops
 
     def dim(self, name: str) -> sympy.Symbol:
         """The symbol of the dim *name*, for writing the formulas."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
-from flopsreg.plugin import Dim, TowerKind
+from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind
 
 _SOURCE = "transformers 5.24.0 models/"
 # The symbols the formulas use: a Dim of the same name is the same symbol.
@@ -69,6 +69,39 @@ _QWEN_VIT_DIMS = (
 _MERGER = (h * merge**2) ** 2 + h * merge**2 + h * merge**2 * out + out
 (deepstack, window, fullatt) = sympy.symbols("deepstack window fullatt", integer=True, nonnegative=True)
 
+
+def _qwen_vit_flops(mlp: sympy.Expr, mergers: sympy.Expr, attention: sympy.Expr) -> dict[str, sympy.Expr]:
+    """A Qwen-VL ViT's forward FLOPs for one image of ``t x rows x columns`` patches (multiply-adds
+    x 2; derived in docs/multimodal.md): the Conv3d patch embedding, per block the fused qkv and
+    proj (4h^2 a patch), attention (*attention*), the MLP (*mlp* multiply-adds a patch), and
+    *mergers* mergers over the ``rows/merge x columns/merge`` merged tokens of each frame."""
+    t, rows, columns = IMAGE_GRID
+    patches = t * rows * columns
+    wide = h * merge**2
+    return {
+        "patch_embed": 2 * patches * h * channels * frames * patch**2,
+        "blocks.qkv_proj": layers * 2 * patches * 4 * h**2,
+        "blocks.attention": attention,
+        "blocks.mlp": layers * 2 * patches * mlp,
+        "merger": mergers * 2 * t * (rows / merge) * (columns / merge) * (wide**2 + wide * out),
+    }
+
+
+def _window_squares(merged: sympy.Expr, side: sympy.Expr) -> sympy.Expr:
+    """sum over windows along one axis of (merged tokens in the window)^2: *merged* tokens cut into
+    windows of *side*, the last one partial (transformers' ``get_vision_window_index``)."""
+    return side**2 * sympy.floor(merged / side) + sympy.Mod(merged, side) ** 2
+
+
+_T, _ROWS, _COLUMNS = IMAGE_GRID
+# Attention over the pairs of each frame of an image: QK^T and AV, 2 x 2h multiply-adds a pair.
+_FULL_PAIRS = _T * (_ROWS * _COLUMNS) ** 2
+# Qwen2.5-VL's windows: window_size // merge // patch merged tokens a side; the pairs of one
+# frame factor into the rows' and the columns' sums of squares, merge^4 patch pairs per merged pair.
+_SIDE = sympy.floor(window / (merge * patch))
+_WINDOW_PAIRS = _T * merge**4 * _window_squares(_ROWS / merge, _SIDE) * _window_squares(_COLUMNS / merge, _SIDE)
+_FULL_LAYERS = sympy.Min(fullatt, layers)
+
 QWEN3_5_VISION = TowerKind(
     name="qwen3_5_vision",
     title="Qwen3.5 ViT",
@@ -84,6 +117,7 @@ QWEN3_5_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel",
     images=QWEN3_VL_IMAGES,
+    flops=_qwen_vit_flops(2 * h * i, 1, 4 * h * layers * _FULL_PAIRS),
 )
 
 QWEN3_VL_VISION = TowerKind(
@@ -101,6 +135,7 @@ QWEN3_VL_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel",
     images=QWEN3_VL_IMAGES,
+    flops=_qwen_vit_flops(2 * h * i, 1 + deepstack, 4 * h * layers * _FULL_PAIRS),
 )
 
 ratio = sympy.Symbol("ratio", integer=True, nonnegative=True)
@@ -123,6 +158,7 @@ QWEN2_VL_VISION = TowerKind(
     ),
     reference=_SOURCE + "qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel",
     images=QWEN2_VL_IMAGES,
+    flops=_qwen_vit_flops(2 * h * h * ratio, 1, 4 * h * layers * _FULL_PAIRS),
 )
 
 QWEN2_5_VL_VISION = TowerKind(
@@ -145,6 +181,9 @@ QWEN2_5_VL_VISION = TowerKind(
     ),
     reference=_SOURCE + "qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VisionTransformerPretrainedModel",
     images=QWEN2_5_VL_IMAGES,
+    flops=_qwen_vit_flops(
+        3 * h * i, 1, 4 * h * (_FULL_LAYERS * _FULL_PAIRS + (layers - _FULL_LAYERS) * _WINDOW_PAIRS)
+    ),
 )
 
 LLAMA4_VISION = TowerKind(
