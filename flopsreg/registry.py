@@ -18,7 +18,7 @@ from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
-from flopsreg.engine.images import Images, plan_images
+from flopsreg.engine.images import Images, plan_images, tower_kinds
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.model import Model
@@ -132,13 +132,8 @@ class Registry(PluginLoader):
     def image_towers(self, model: Model) -> dict[str, tuple[str, Mapping[str, int], Any]]:
         """``{part: (title, dims, image rule or None)}`` of *model*'s towers, the rules found on the
         tower kinds its Hugging Face reader declares."""
-        kinds = {}
-        for flag in sorted(model.flags):
-            if flag.startswith("hf_") and flag[3:] in self.hf_readers:
-                kinds.update({t.kind.name: t.kind for t in self.hf_readers[flag[3:]].towers})
-        return {
-            part: (tower.title, tower.dims, getattr(kinds.get(tower.kind), "images", None)) for part, tower in model.towers.items()
-        }
+        kinds = tower_kinds(model, self.hf_readers)
+        return {part: (tower.title, tower.dims, getattr(kinds.get(part), "images", None)) for part, tower in model.towers.items()}
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
@@ -147,7 +142,7 @@ class Registry(PluginLoader):
         """The images of one sequence as *model*'s vision tower takes them: each image's resized
         size, patch grid and tokens, and the tower's forward FLOPs per piece (exact, or as
         *convention* counts them; a convention with no term for the tower is refused)."""
-        return plan_images(model.name, self.image_towers(model), images, image_tokens, convention)
+        return plan_images(model.name, self.image_towers(model), images, image_tokens, convention, tower_kinds(model, self.hf_readers))
 
     def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:
         """The language model over text and image tokens, plus the vision tower per sequence."""

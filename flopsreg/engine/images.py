@@ -5,15 +5,39 @@ sequence of the language model (placed before the text, as chat templates place 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.declarations.towers import ImagePlan, ImageRule
+from flopsreg.declarations.towers import IMAGE_GRID, ImagePlan, ImageRule, TowerKind
 from flopsreg.errors import FlopsregError
 
-__all__ = ["Images", "plan_images"]
+if TYPE_CHECKING:
+    from flopsreg.declarations.readers import HFReader
+    from flopsreg.model import Model
+
+__all__ = ["Images", "closed_form_lines", "plan_images", "tower_kinds"]
+
+
+def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
+    """``{part: TowerKind}`` of *model*'s towers, the kinds its Hugging Face reader declares."""
+    kinds = {}
+    for flag in sorted(model.flags):
+        if flag.startswith("hf_") and flag[3:] in hf_readers:
+            kinds.update({t.kind.name: t.kind for t in hf_readers[flag[3:]].towers})
+    return {part: kinds[tower.kind] for part, tower in model.towers.items() if tower.kind in kinds}
+
+
+def closed_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> list[str]:
+    """The tower kind's FLOPs in closed form, one line a piece, then their sum with *dims*
+    substituted: one image of ``t x rows x columns`` patches (a request's images sum it)."""
+    grid = ", ".join(map(str, IMAGE_GRID))
+    lines = [f"{part} tower ({kind.title}): forward FLOPs of one image of {' x '.join(map(str, IMAGE_GRID))} patches "
+             "(the images of a sequence sum it)"]
+    lines += [f"  {piece} = {expr}" for piece, expr in kind.flops.items()]
+    total = sum(kind.flops.values()).subs({dim.symbol: dims[dim.name] for dim in kind.dims})
+    return [*lines, f"  F_{part}({grid}) = {total}"]
 
 
 @attrs.frozen
@@ -25,6 +49,8 @@ class Images:
         plans: each image, as the processor turns it into tokens, in the order given.
         flops: the tower's forward FLOPs per piece for the images of one sequence.
         rule: the tower kind's image rule (for ``explain``).
+        kind, dims: the tower kind and the dims it was read with, for the closed forms in
+            ``explain`` (None where the images were counted under a convention).
     """
 
     part: str
@@ -32,6 +58,8 @@ class Images:
     plans: tuple[ImagePlan, ...]
     flops: Mapping[str, int]
     rule: ImageRule = attrs.field(eq=False, repr=False)
+    kind: TowerKind | None = attrs.field(default=None, eq=False, repr=False)
+    dims: Mapping[str, int] = attrs.field(factory=dict, eq=False, repr=False)
 
     @property
     def tokens(self) -> int:
@@ -45,7 +73,7 @@ class Images:
 
     def text(self, *, rules: bool = False) -> list[str]:
         """Lines for output: the tower's resizing rule, each image, the FLOPs per piece (and with
-        *rules*, the closed form of each piece)."""
+        *rules*, what each piece costs and the kind's closed forms)."""
         lines = [f"images through the {self.part} tower ({self.title}): {self.rule.summary}"]
         for number, plan in enumerate(self.plans, 1):
             if plan.height:
@@ -56,7 +84,12 @@ class Images:
             lines.append(f"  image {number}: {given}, {plan.tokens} tokens")
         lines += [f"  {piece}: {flops:,} FLOPs per sequence" for piece, flops in self.flops.items()]
         lines.append(f"  tower: {self.forward:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
-        return lines + [f"  rule: {rule}" for rule in self.rule.rules] if rules else lines
+        if not rules:
+            return lines
+        lines += [f"  rule: {rule}" for rule in self.rule.rules]
+        if self.kind is not None and self.kind.flops:
+            lines += ["  " + line for line in closed_form_lines(self.part, self.kind, self.dims)]
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,10 +124,12 @@ def plan_images(
     images: Sequence[tuple[int, int]] | None,
     image_tokens: Sequence[int] | None,
     convention: str = EXACT,
+    kinds: Mapping[str, TowerKind] | None = None,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
-    tower counted exactly or as *convention* counts it."""
+    tower counted exactly or as *convention* counts it; *kinds* (``{part: TowerKind}``) give
+    ``explain`` the exact count's closed forms."""
     if images is not None and image_tokens is not None:
         raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
     given = "images" if images is not None else "image_tokens"
@@ -128,4 +163,5 @@ def plan_images(
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
-    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule)
+    kind = (kinds or {}).get(part) if convention == EXACT else None
+    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule, kind=kind, dims=dims)
