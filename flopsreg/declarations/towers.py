@@ -24,7 +24,7 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["IMAGE_GRID", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind"]
+__all__ = ["IMAGE_GRID", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
@@ -66,6 +66,11 @@ class Dim:
     @property
     def symbol(self) -> sympy.Symbol:
         return sympy.Symbol(self.name, integer=True, nonnegative=True)
+
+
+def where_symbol(name: str) -> sympy.Symbol:
+    """The symbol of a named part of a tower kind's FLOPs (:attr:`TowerKind.flops_where`)."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
 def _formula(value: Any) -> sympy.Expr:
@@ -154,6 +159,9 @@ class TowerKind:
         flops: the forward FLOPs of one image per piece (``patch_embed``, ``blocks.attention``...),
             closed forms over the dims and the image's patch grid (:data:`IMAGE_GRID`), equal to
             ``images.flops`` for every image (tested); empty where the kind has none.
+        flops_where: named parts of those forms (``{"k": floor(window / (merge patch))}``), each
+            over the dims, the grid and the names before it, so that a form reads as it is
+            derived; the named symbols are integers >= 0.
     """
 
     name: str = attrs.field(validator=_text)
@@ -165,6 +173,7 @@ class TowerKind:
     reference: str = attrs.field(validator=_text)
     images: ImageRule | None = None
     flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
+    flops_where: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
 
     def __attrs_post_init__(self) -> None:
         known = {dim.symbol for dim in self.dims}
@@ -172,17 +181,31 @@ class TowerKind:
             extra = getattr(self, name).free_symbols - known
             if extra:
                 raise ValueError(f"TowerKind {self.name!r}: {name} uses {sorted(map(str, extra))}, which no dim declares")
+        known |= set(IMAGE_GRID)
+        for name, expr in self.flops_where.items():
+            self._check(f"flops_where[{name!r}]", expr, known)
+            known.add(where_symbol(name))
         for piece, expr in self.flops.items():
-            extra = expr.free_symbols - known - set(IMAGE_GRID)
-            if extra:
-                raise ValueError(f"TowerKind {self.name!r}: flops[{piece!r}] uses {sorted(map(str, extra))}, which no dim declares")
+            self._check(f"flops[{piece!r}]", expr, known)
+
+    def _check(self, where: str, expr: sympy.Expr, known: set[sympy.Symbol]) -> None:
+        extra = expr.free_symbols - known
+        if extra:
+            raise ValueError(f"TowerKind {self.name!r}: {where} uses {sorted(map(str, extra))}, which no dim declares")
+
+    def closed_forms(self) -> dict[str, sympy.Expr]:
+        """``flops`` with the named parts of ``flops_where`` written out: over the dims and the grid."""
+        forms = dict(self.flops)
+        for name, expr in reversed(self.flops_where.items()):
+            forms = {piece: form.subs(where_symbol(name), expr) for piece, form in forms.items()}
+        return forms
 
     def image_flops(self, dims: Mapping[str, int], grids: Sequence[tuple[int, ...]]) -> dict[str, int]:
         """``{piece: FLOPs}`` of the closed forms for images of these patch *grids* (``(t, rows,
         columns)`` each) and the tower's *dims*, summed over the images: exact integers."""
         values = {dim.symbol: dims[dim.name] for dim in self.dims}
         flops = {}
-        for piece, expr in self.flops.items():
+        for piece, expr in self.closed_forms().items():
             form = expr.subs(values)
             total = sum((form.subs(dict(zip(IMAGE_GRID, grid, strict=True))) for grid in grids), sympy.Integer(0))
             if not (total.is_Integer and total >= 0):

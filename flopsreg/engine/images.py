@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.declarations.towers import IMAGE_GRID, ImagePlan, ImageRule, TowerKind
+from flopsreg.declarations.towers import IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
 from flopsreg.errors import FlopsregError
 
 if TYPE_CHECKING:
     from flopsreg.declarations.readers import HFReader
     from flopsreg.model import Model
 
-__all__ = ["Images", "closed_form_lines", "plan_images", "tower_kinds"]
+__all__ = ["Images", "closed_form_lines", "closed_form_rows", "plan_images", "tower_kinds"]
 
 
 def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
@@ -29,15 +29,29 @@ def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, T
     return {part: kinds[tower.kind] for part, tower in model.towers.items() if tower.kind in kinds}
 
 
+def closed_form_rows(kind: TowerKind, dims: Mapping[str, int]) -> list[tuple[str, str, Any]]:
+    """``(role, name, expr)`` of the tower kind's FLOPs for one image of ``t x rows x columns``
+    patches: the named parts (role ``where``), each piece (``piece``), their sum with *dims*
+    substituted (``total``) and the named parts with *dims* substituted (``where``)."""
+    values = {dim.symbol: dims[dim.name] for dim in kind.dims}
+    rows = [("where", name, expr) for name, expr in kind.flops_where.items()]
+    rows += [("piece", piece, expr) for piece, expr in kind.flops.items()]
+    rows.append(("total", "", sum(kind.flops.values()).subs(values)))
+    for name, expr in kind.flops_where.items():  # each named part written out in the dims' values
+        values[where_symbol(name)] = expr.subs(values)
+        rows.append(("where", name, values[where_symbol(name)]))
+    return rows
+
+
 def closed_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> list[str]:
     """The tower kind's FLOPs in closed form, one line a piece, then their sum with *dims*
     substituted: one image of ``t x rows x columns`` patches (a request's images sum it)."""
     grid = ", ".join(map(str, IMAGE_GRID))
     lines = [f"{part} tower ({kind.title}): forward FLOPs of one image of {' x '.join(map(str, IMAGE_GRID))} patches "
              "(the images of a sequence sum it)"]
-    lines += [f"  {piece} = {expr}" for piece, expr in kind.flops.items()]
-    total = sum(kind.flops.values()).subs({dim.symbol: dims[dim.name] for dim in kind.dims})
-    return [*lines, f"  F_{part}({grid}) = {total}"]
+    for role, name, expr in closed_form_rows(kind, dims):
+        lines.append(f"  F_{part}({grid}) = {expr}" if role == "total" else f"  {name} = {expr}")
+    return lines
 
 
 @attrs.frozen

@@ -25,8 +25,8 @@ import sympy
 from flopsreg.declarations.pattern import FLOPS, Pattern
 from flopsreg.declarations.readers import HFReader, family_flag
 from flopsreg.declarations.symbols import h, s
-from flopsreg.declarations.towers import IMAGE_GRID
-from flopsreg.engine.images import tower_kinds
+from flopsreg.declarations.towers import IMAGE_GRID, where_symbol
+from flopsreg.engine.images import closed_form_rows, tower_kinds
 from flopsreg.model.examples_index import example_path
 
 if TYPE_CHECKING:
@@ -692,22 +692,26 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
 
 def _towers(selection: ModelSelection) -> str:
     """The closed forms of the towers that encode images, an ``align`` each after the language
-    model's: one image of t x rows x columns patches, each piece, then their sum with the tower's
-    dims substituted (exact counts only)."""
+    model's: one image of t x rows x columns patches, its named parts, each piece, then their sum
+    with the tower's dims substituted (exact counts only)."""
     if selection.convention != "exact":
         return ""
     blocks = []
     for part, kind in tower_kinds(selection.model, selection.hf_readers).items():
         if not kind.flops:
             continue
+        w = _Writer(selection, annotate=False)
         symbols = {dim.symbol for dim in kind.dims} | set(IMAGE_GRID)
-        names = {sym: _subscript(str(sym)) for sym in symbols if len(str(sym)) > 1}
-        grid = ", ".join(names.get(sym, str(sym)) for sym in IMAGE_GRID)
-        rows = [f"F_{{{_subscript(piece)}}} &= {sympy.latex(expr, symbol_names=names)}" for piece, expr in kind.flops.items()]
-        total = sum(kind.flops.values()).subs({dim.symbol: selection.model.towers[part].dims[dim.name] for dim in kind.dims})
-        rows.append(f"F_{{{_subscript(part)}}}({grid}) &= {sympy.latex(total, symbol_names=names)}")
+        w.names = {sym: _subscript(str(sym)) for sym in symbols if len(str(sym)) > 1}
+        grid = ", ".join(w.names.get(sym, str(sym)) for sym in IMAGE_GRID)
+        for role, name, expr in closed_form_rows(kind, selection.model.towers[part].dims):
+            if role == "where":
+                lhs = sympy.latex(where_symbol(name))
+            else:
+                lhs = f"F_{{{_subscript(part)}}}({grid})" if role == "total" else f"F_{{{_subscript(name)}}}"
+            w.rows_of(lhs, expr)
         what = f"{part} tower ({kind.title}): forward FLOPs of one image of t x rows x columns patches; the images of a sequence sum it"
-        blocks.append(f"% {escape(what)}.\n\\begin{{align}}\n" + "\n".join(_lines(rows, -1)) + "\n\\end{align}\n")
+        blocks.append(f"% {escape(what)}.\n\\begin{{align}}\n" + "\n".join(_lines(w.rows, -1)) + "\n\\end{align}\n")
     return "".join(blocks)
 
 

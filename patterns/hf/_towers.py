@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
-from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind
+from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
 
 _SOURCE = "transformers 5.24.0 models/"
 # The symbols the formulas use: a Dim of the same name is the same symbol.
@@ -87,19 +87,23 @@ def _qwen_vit_flops(mlp: sympy.Expr, mergers: sympy.Expr, attention: sympy.Expr)
     }
 
 
-def _window_squares(merged: sympy.Expr, side: sympy.Expr) -> sympy.Expr:
-    """sum over windows along one axis of (merged tokens in the window)^2: *merged* tokens cut into
-    windows of *side*, the last one partial (transformers' ``get_vision_window_index``)."""
-    return side**2 * sympy.floor(merged / side) + sympy.Mod(merged, side) ** 2
-
-
 _T, _ROWS, _COLUMNS = IMAGE_GRID
 # Attention over the pairs of each frame of an image: QK^T and AV, 2 x 2h multiply-adds a pair.
 _FULL_PAIRS = _T * (_ROWS * _COLUMNS) ** 2
-# Qwen2.5-VL's windows: window_size // merge // patch merged tokens a side; the pairs of one
-# frame factor into the rows' and the columns' sums of squares, merge^4 patch pairs per merged pair.
-_SIDE = sympy.floor(window / (merge * patch))
-_WINDOW_PAIRS = _T * merge**4 * _window_squares(_ROWS / merge, _SIDE) * _window_squares(_COLUMNS / merge, _SIDE)
+# Qwen2.5-VL's windows (transformers' get_vision_window_index): k = window_size // merge // patch
+# merged tokens a side, the last window of a row or column partial. The pairs of one frame factor
+# into S_r S_c, the sums of squared window lengths along the merged rows and columns, times merge^4
+# patch pairs per merged pair.
+_SIDE, _SQUARES_ROWS, _SQUARES_COLUMNS = where_symbol("k"), where_symbol("S_r"), where_symbol("S_c")
+
+
+def _squares(merged: sympy.Expr) -> sympy.Expr:
+    """sum over the windows along one axis of (merged tokens in it)^2: k^2 floor(n/k) + (n mod k)^2."""
+    return _SIDE**2 * sympy.floor(merged / _SIDE) + sympy.Mod(merged, _SIDE) ** 2
+
+
+_WINDOWS = {"k": sympy.floor(window / (merge * patch)), "S_r": _squares(_ROWS / merge), "S_c": _squares(_COLUMNS / merge)}
+_WINDOW_PAIRS = _T * merge**4 * _SQUARES_ROWS * _SQUARES_COLUMNS
 _FULL_LAYERS = sympy.Min(fullatt, layers)
 
 QWEN3_5_VISION = TowerKind(
@@ -184,6 +188,7 @@ QWEN2_5_VL_VISION = TowerKind(
     flops=_qwen_vit_flops(
         3 * h * i, 1, 4 * h * (_FULL_LAYERS * _FULL_PAIRS + (layers - _FULL_LAYERS) * _WINDOW_PAIRS)
     ),
+    flops_where=_WINDOWS,
 )
 
 LLAMA4_VISION = TowerKind(
