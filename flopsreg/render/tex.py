@@ -680,7 +680,7 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
         what += f", counted as the {selection.convention} convention does"
     body = (
         f"% {escape(what)}.\n{_NEEDS}\n"
-        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w) + _towers(selection)
+        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w) + (_towers(selection) if result is None else "")
     )
     if not document:
         return body
@@ -693,7 +693,8 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
 def _towers(selection: ModelSelection) -> str:
     """The closed forms of the towers that encode images, an ``align`` each after the language
     model's: one image of t x rows x columns patches, its named parts, each piece, then their sum
-    with the tower's dims substituted (exact counts only)."""
+    with the tower's dims substituted (exact counts only; in the formula, not in a result of text
+    alone, where the tower costs nothing)."""
     if selection.convention != "exact":
         return ""
     blocks = []
@@ -704,7 +705,11 @@ def _towers(selection: ModelSelection) -> str:
         symbols = {dim.symbol for dim in kind.dims} | set(IMAGE_GRID)
         w.names = {sym: _subscript(str(sym)) for sym in symbols if len(str(sym)) > 1}
         grid = ", ".join(w.names.get(sym, str(sym)) for sym in IMAGE_GRID)
-        for role, name, expr in closed_form_rows(kind, selection.model.towers[part].dims):
+        rows = closed_form_rows(kind, selection.model.towers[part].dims)
+        total = next(i for i, (role, _, _) in enumerate(rows) if role == "total")
+        # after the total, of the named parts in the dims' values only the numbers (k = 2): the rest
+        # follow from them and their forms above, and the block stays within a page
+        for role, name, expr in rows[: total + 1] + [row for row in rows[total + 1:] if row[2].is_Number]:
             if role == "where":
                 lhs = sympy.latex(where_symbol(name))
             else:
