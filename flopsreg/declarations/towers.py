@@ -24,12 +24,13 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["IMAGE_GRID", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
+__all__ = ["IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
+IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's short dims
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -56,12 +57,15 @@ class Dim:
         read: ``"int"`` an integer >= 0; ``"bool"`` true/false as 1/0; ``"count"`` an integer as
             1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a
             list of integers as their product (a merge kernel ``[2, 2]``).
+        latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
+            upright where it is longer than a letter.
     """
 
     name: str = attrs.field(validator=_text)
     field: str = attrs.field(validator=_text)
     default: Any
     read: str = attrs.field(default="int", validator=_read)
+    latex: str = ""
 
     @property
     def symbol(self) -> sympy.Symbol:

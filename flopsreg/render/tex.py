@@ -25,7 +25,7 @@ import sympy
 from flopsreg.declarations.pattern import FLOPS, Pattern
 from flopsreg.declarations.readers import HFReader, family_flag
 from flopsreg.declarations.symbols import h, s
-from flopsreg.declarations.towers import IMAGE_GRID, where_symbol
+from flopsreg.declarations.towers import IMAGE_GRID, IMAGE_GRID_LATEX, where_symbol
 from flopsreg.engine.images import closed_form_rows, tower_kinds
 from flopsreg.model.examples_index import example_path
 
@@ -702,9 +702,9 @@ def _towers(selection: ModelSelection) -> str:
         if not kind.flops:
             continue
         w = _Writer(selection, annotate=False)
-        symbols = {dim.symbol for dim in kind.dims} | set(IMAGE_GRID)
-        w.names = {sym: _subscript(str(sym)) for sym in symbols if len(str(sym)) > 1}
-        grid = ", ".join(w.names.get(sym, str(sym)) for sym in IMAGE_GRID)
+        w.names = {dim.symbol: dim.latex or (_subscript(dim.name) if len(dim.name) > 1 else dim.name) for dim in kind.dims}
+        w.names.update(zip(IMAGE_GRID, IMAGE_GRID_LATEX, strict=True))
+        grid = ", ".join(IMAGE_GRID_LATEX)
         rows = closed_form_rows(kind, selection.model.towers[part].dims)
         total = next(i for i, (role, _, _) in enumerate(rows) if role == "total")
         # after the total, of the named parts in the dims' values only the numbers (k = 2): the rest
@@ -715,7 +715,7 @@ def _towers(selection: ModelSelection) -> str:
             else:
                 lhs = f"F_{{{_subscript(part)}}}({grid})" if role == "total" else f"F_{{{_subscript(name)}}}"
             w.rows_of(lhs, expr)
-        what = f"{part} tower ({kind.title}): forward FLOPs of one image of t x rows x columns patches; the images of a sequence sum it"
+        what = f"{part} tower ({kind.title}): forward FLOPs of one image of t x r x c patches (frames, rows, columns); the images of a sequence sum it"
         blocks.append(f"% {escape(what)}.\n\\begin{{align}}\n" + "\n".join(_lines(w.rows, -1)) + "\n\\end{align}\n")
     return "".join(blocks)
 

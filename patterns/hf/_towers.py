@@ -57,12 +57,14 @@ GEMMA3_PROJECTOR = TowerKind(
     reference=_SOURCE + "gemma3/modeling_gemma3.py Gemma3MultiModalProjector",
 )
 
-# The Qwen-VL ViTs' shared dims: Conv3d patches over temporal_patch_size frames, the patch merger.
+# The Qwen-VL ViTs' shared dims: Conv3d patches over temporal_patch_size frames, the patch merger
+# (short LaTeX names, so that their FLOPs fit a column of a two-column paper).
+_CH, _FRAMES, _OUT = r"n_{\mathrm{ch}}", r"n_{\mathrm{f}}", r"d_{\mathrm{out}}"
 _QWEN_VIT_DIMS = (
     Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
-    Dim("layers", "{tower}.depth", 27), Dim("channels", "{tower}.in_channels", 3),
-    Dim("patch", "{tower}.patch_size", 16), Dim("frames", "{tower}.temporal_patch_size", 2),
-    Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
+    Dim("layers", "{tower}.depth", 27, latex="L"), Dim("channels", "{tower}.in_channels", 3, latex=_CH),
+    Dim("patch", "{tower}.patch_size", 16, latex="p"), Dim("frames", "{tower}.temporal_patch_size", 2, latex=_FRAMES),
+    Dim("merge", "{tower}.spatial_merge_size", 2, latex="m"), Dim("out", "{tower}.out_hidden_size", 3584, latex=_OUT),
     Dim("heads", "{tower}.num_heads", 16),
 )
 # A merger: a norm, then (h merge^2)^2 and (h merge^2) x out, both biased (the norm is added apart).
@@ -130,7 +132,7 @@ QWEN3_VL_VISION = TowerKind(
     summary="Qwen3VLVisionModel: Qwen3.5's ViT, plus one deepstack merger (LayerNorm after the shuffle) per deepstack_visual_indexes entry",
     dims=(
         *_QWEN_VIT_DIMS, Dim("positions", "{tower}.num_position_embeddings", 2304),
-        Dim("deepstack", "{tower}.deepstack_visual_indexes", [8, 16, 24], read="count"),
+        Dim("deepstack", "{tower}.deepstack_visual_indexes", [8, 16, 24], read="count", latex=r"n_{\mathrm{ds}}"),
     ),
     parameters=(
         channels * frames * patch**2 * h + h + positions * h + layers * VIT_BLOCK + 2 * h + _MERGER
@@ -149,10 +151,10 @@ QWEN2_VL_VISION = TowerKind(
     summary="Qwen2VisionTransformerPretrainedModel: Conv3d patches without bias, ViT blocks of embed_dim with a fused qkv "
     "and an MLP of embed_dim x mlp_ratio, the patch merger (LayerNorm, two matrices to hidden_size)",
     dims=(
-        Dim("h", "{tower}.embed_dim", 1280), Dim("ratio", "{tower}.mlp_ratio", 4),
-        Dim("layers", "{tower}.depth", 32), Dim("channels", "{tower}.in_channels", 3),
-        Dim("patch", "{tower}.patch_size", 14), Dim("frames", "{tower}.temporal_patch_size", 2),
-        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.hidden_size", 3584),
+        Dim("h", "{tower}.embed_dim", 1280), Dim("ratio", "{tower}.mlp_ratio", 4, latex=r"\rho"),
+        Dim("layers", "{tower}.depth", 32, latex="L"), Dim("channels", "{tower}.in_channels", 3, latex=_CH),
+        Dim("patch", "{tower}.patch_size", 14, latex="p"), Dim("frames", "{tower}.temporal_patch_size", 2, latex=_FRAMES),
+        Dim("merge", "{tower}.spatial_merge_size", 2, latex="m"), Dim("out", "{tower}.hidden_size", 3584, latex=_OUT),
         Dim("heads", "{tower}.num_heads", 16),
     ),
     parameters=(
@@ -172,11 +174,11 @@ QWEN2_5_VL_VISION = TowerKind(
     "gated biased MLPs, windowed attention but on fullatt_block_indexes, the patch merger (RMSNorm, two matrices)",
     dims=(
         Dim("h", "{tower}.hidden_size", 3584), Dim("i", "{tower}.intermediate_size", 3420),
-        Dim("layers", "{tower}.depth", 32), Dim("channels", "{tower}.in_channels", 3),
-        Dim("patch", "{tower}.patch_size", 14), Dim("frames", "{tower}.temporal_patch_size", 2),
-        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
-        Dim("heads", "{tower}.num_heads", 16), Dim("window", "{tower}.window_size", 112),
-        Dim("fullatt", "{tower}.fullatt_block_indexes", [7, 15, 23, 31], read="count"),
+        Dim("layers", "{tower}.depth", 32, latex="L"), Dim("channels", "{tower}.in_channels", 3, latex=_CH),
+        Dim("patch", "{tower}.patch_size", 14, latex="p"), Dim("frames", "{tower}.temporal_patch_size", 2, latex=_FRAMES),
+        Dim("merge", "{tower}.spatial_merge_size", 2, latex="m"), Dim("out", "{tower}.out_hidden_size", 3584, latex=_OUT),
+        Dim("heads", "{tower}.num_heads", 16), Dim("window", "{tower}.window_size", 112, latex=r"w_{\mathrm{px}}"),
+        Dim("fullatt", "{tower}.fullatt_block_indexes", [7, 15, 23, 31], read="count", latex=r"L_{\mathrm{full}}"),
     ),
     parameters=(
         channels * frames * patch**2 * h  # patch_embed (Conv3d, no bias)
