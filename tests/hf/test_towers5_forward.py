@@ -271,3 +271,31 @@ def test_a_kind_refuses_a_closed_form_over_an_undeclared_symbol():
     with pytest.raises(ValueError, match=r"flops\['merger'\] uses \['wide'\], which no dim declares"):
         QWEN3_5_VISION.__class__(**{**{f: getattr(QWEN3_5_VISION, f) for f in ("name", "title", "summary", "dims", "reference")},
                                    "parameters": 0, "flops": {"merger": sympy.Symbol("wide")}})
+
+
+@pytest.mark.parametrize("name", ["qwen2_vl", "qwen3_vl", "qwen3_5"])
+def test_the_formula_shows_the_tower_as_a_term_of_its_own(tmp_path, capsys, name):
+    """``flopsreg formula``: the tower's total with its dims substituted, F_vision(t, rows,
+    columns), summed over a recorded case's grids, is the tower FlopCounterMode recorded."""
+    import sympy
+
+    assert main(["formula", _config_file(tmp_path, name), "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "blocks.attention = 4*columns**2*h*layers*rows**2*t" in text
+    (line,) = [line for line in text.splitlines() if line.startswith("  F_vision(t, rows, columns) = ")]
+    total = sympy.sympify(line.split(" = ", 1)[1])
+    for measured in RECORD["models"][name]["cases"].values():
+        grids = measured["image_grid_thw"]
+        assert sum(total.subs(dict(zip(sympy.symbols("t rows columns"), g, strict=True))) for g in grids) == measured["visual"]
+
+
+def test_explain_and_latex_show_the_window_forms(tmp_path, capsys):
+    path = _config_file(tmp_path, "qwen2_5_vl")
+    assert main(["explain", path, "--image", "308x504", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "  k = floor(window/(merge*patch))" in text and "    F_vision(t, rows, columns) = " in text
+    assert main(["latex", path, "--no-cache"]) == 0
+    tex = capsys.readouterr().out
+    assert r"S_{r} &= k^{2} \left\lfloor{\frac{r}{k m}}\right\rfloor" in tex and r"F_{\mathrm{vision}}(t, r, c) &= " in tex
+    assert main(["formula", path, "--convention", "verl", "--no-cache"]) == 0
+    assert "F_vision" not in capsys.readouterr().out  # verl's count of the tower is not a closed form here
