@@ -299,3 +299,10 @@ def test_explain_and_latex_show_the_window_forms(tmp_path, capsys):
     assert r"S_{r} &= k^{2} \left\lfloor{\frac{r}{k m}}\right\rfloor" in tex and r"F_{\mathrm{vision}}(t, r, c) &= " in tex
     assert main(["formula", path, "--convention", "verl", "--no-cache"]) == 0
     assert "F_vision" not in capsys.readouterr().out  # verl's count of the tower is not a closed form here
+
+
+def test_a_kind_refuses_a_dim_named_as_the_image_grid():
+    from flopsreg.plugin import Dim, TowerKind
+
+    with pytest.raises(ValueError, match=r"TowerKind dims: \['rows'\] name the image grid's symbols"):
+        TowerKind(name="x", title="X", summary="x", dims=(Dim("rows", "{tower}.rows", 1),), parameters=0, reference="x")
