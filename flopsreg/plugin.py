@@ -26,7 +26,7 @@ from flopsreg.declarations.pattern import (
 )
 from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.declarations.symbols import block_flops, block_layers, cached, h, integer_symbol, n_h, s
-from flopsreg.declarations.towers import Dim, HFTower, ImagePlan, ImageRule, TowerKind
+from flopsreg.declarations.towers import IMAGE_GRID, Dim, HFTower, ImagePlan, ImageRule, TowerKind, where_symbol
 from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.plugins.hookspecs import hookimpl
 
@@ -47,6 +47,7 @@ _READER_HELPERS = {
 
 __all__ = [
     "EXACT",
+    "IMAGE_GRID",
     "Block",
     "Constraint",
     "Convention",
@@ -83,6 +84,7 @@ __all__ = [
     "layers_with",
     "n_h",
     "s",
+    "where_symbol",
     "window_keys",
 ]
 

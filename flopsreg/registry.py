@@ -18,7 +18,7 @@ from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
-from flopsreg.engine.images import Images, pair_flops, plan_images
+from flopsreg.engine.images import Images, pair_flops, plan_images, tower_kinds
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.model import Model
@@ -132,13 +132,8 @@ class Registry(PluginLoader):
     def image_towers(self, model: Model) -> dict[str, tuple[str, Mapping[str, int], Any]]:
         """``{part: (title, dims, image rule or None)}`` of *model*'s towers, the rules found on the
         tower kinds its Hugging Face reader declares."""
-        kinds = {}
-        for flag in sorted(model.flags):
-            if flag.startswith("hf_") and flag[3:] in self.hf_readers:
-                kinds.update({t.kind.name: t.kind for t in self.hf_readers[flag[3:]].towers})
-        return {
-            part: (tower.title, tower.dims, getattr(kinds.get(tower.kind), "images", None)) for part, tower in model.towers.items()
-        }
+        kinds = tower_kinds(model, self.hf_readers)
+        return {part: (tower.title, tower.dims, getattr(kinds.get(part), "images", None)) for part, tower in model.towers.items()}
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
@@ -149,7 +144,7 @@ class Registry(PluginLoader):
         *convention* counts them; a convention with no term for the tower is refused), and the
         language model's work on the pairs its mask adds within each image (Gemma 3)."""
         return plan_images(
-            model.name, self.image_towers(model), images, image_tokens, convention,
+            model.name, self.image_towers(model), images, image_tokens, convention, tower_kinds(model, self.hf_readers),
             pair=lambda slot: pair_flops(self._evaluator.select(model, convention).units, slot),
         )
 

@@ -5,8 +5,9 @@ A :class:`TowerKind` is one kind of tower (a SigLIP ViT, Pixtral, Qwen3.5's ViT 
 merger...), declared once and used by every wrapper that builds it; an :class:`HFTower` places
 one in a wrapper's config. flopsreg counts the FLOPs of the language model only: a tower's
 parameters are counted so that ``params`` gives transformers' total of the whole model. A kind
-holds its formulas as sympy expressions over its named dimensions, so FLOPs can be declared
-beside the parameters later without changing how a kind is read.
+holds its formulas as sympy expressions over its named dimensions; a kind that encodes images
+declares its forward FLOPs the same way, per piece, over its dims and one image's patch grid
+(:data:`IMAGE_GRID`), evaluated exactly by :meth:`TowerKind.image_flops`.
 
 A kind that turns images into tokens declares an :class:`ImageRule`: the family's resizing and
 token-count rule (an image in pixels -> an :class:`ImagePlan`) and the exact forward FLOPs of
@@ -23,9 +24,13 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind"]
+__all__ = ["IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
+# One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
+# are written in beside its dims; the tower's FLOPs for several images are the sum over them.
+IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
+IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's short dims
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -52,16 +57,24 @@ class Dim:
         read: ``"int"`` an integer >= 0; ``"bool"`` true/false as 1/0; ``"count"`` an integer as
             1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a
             list of integers as their product (a merge kernel ``[2, 2]``).
+        latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
+            upright where it is longer than a letter.
     """
 
     name: str = attrs.field(validator=_text)
     field: str = attrs.field(validator=_text)
     default: Any
     read: str = attrs.field(default="int", validator=_read)
+    latex: str = ""
 
     @property
     def symbol(self) -> sympy.Symbol:
         return sympy.Symbol(self.name, integer=True, nonnegative=True)
+
+
+def where_symbol(name: str) -> sympy.Symbol:
+    """The symbol of a named part of a tower kind's FLOPs (:attr:`TowerKind.flops_where`)."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
 def _formula(value: Any) -> sympy.Expr:
@@ -74,7 +87,14 @@ def _dims(value: Any) -> tuple[Dim, ...]:
     names = [dim.name for dim in dims]
     if len(set(names)) != len(names):
         raise ValueError(f"TowerKind dims: names {names!r} repeat one")
+    taken = sorted(set(names) & {str(symbol) for symbol in IMAGE_GRID})
+    if taken:
+        raise ValueError(f"TowerKind dims: {taken} name the image grid's symbols; rename the dim")
     return dims
+
+
+def _formulas(value: Mapping[str, Any]) -> dict[str, sympy.Expr]:
+    return {str(piece): _formula(expr) for piece, expr in dict(value).items()}
 
 
 @attrs.frozen(kw_only=True)
@@ -151,6 +171,12 @@ class TowerKind:
         reference: the transformers module it counts (file and class).
         images: how it encodes images (:class:`ImageRule`); None: its FLOPs are not counted,
             and a request with images is refused for it.
+        flops: the forward FLOPs of one image per piece (``patch_embed``, ``blocks.attention``...),
+            closed forms over the dims and the image's patch grid (:data:`IMAGE_GRID`), equal to
+            ``images.flops`` for every image (tested); empty where the kind has none.
+        flops_where: named parts of those forms (``{"k": floor(window / (merge patch))}``), each
+            over the dims, the grid and the names before it, so that a form reads as it is
+            derived; the named symbols are integers >= 0.
     """
 
     name: str = attrs.field(validator=_text)
@@ -161,6 +187,8 @@ class TowerKind:
     embeddings: sympy.Expr = attrs.field(default=0, converter=_formula)
     reference: str = attrs.field(validator=_text)
     images: ImageRule | None = None
+    flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
+    flops_where: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
 
     def __attrs_post_init__(self) -> None:
         known = {dim.symbol for dim in self.dims}
@@ -168,6 +196,37 @@ class TowerKind:
             extra = getattr(self, name).free_symbols - known
             if extra:
                 raise ValueError(f"TowerKind {self.name!r}: {name} uses {sorted(map(str, extra))}, which no dim declares")
+        known |= set(IMAGE_GRID)
+        for name, expr in self.flops_where.items():
+            self._check(f"flops_where[{name!r}]", expr, known)
+            known.add(where_symbol(name))
+        for piece, expr in self.flops.items():
+            self._check(f"flops[{piece!r}]", expr, known)
+
+    def _check(self, where: str, expr: sympy.Expr, known: set[sympy.Symbol]) -> None:
+        extra = expr.free_symbols - known
+        if extra:
+            raise ValueError(f"TowerKind {self.name!r}: {where} uses {sorted(map(str, extra))}, which no dim declares")
+
+    def closed_forms(self) -> dict[str, sympy.Expr]:
+        """``flops`` with the named parts of ``flops_where`` written out: over the dims and the grid."""
+        forms = dict(self.flops)
+        for name, expr in reversed(self.flops_where.items()):
+            forms = {piece: form.subs(where_symbol(name), expr) for piece, form in forms.items()}
+        return forms
+
+    def image_flops(self, dims: Mapping[str, int], grids: Sequence[tuple[int, ...]]) -> dict[str, int]:
+        """``{piece: FLOPs}`` of the closed forms for images of these patch *grids* (``(t, rows,
+        columns)`` each) and the tower's *dims*, summed over the images: exact integers."""
+        values = {dim.symbol: dims[dim.name] for dim in self.dims}
+        flops = {}
+        for piece, expr in self.closed_forms().items():
+            form = expr.subs(values)
+            total = sum((form.subs(dict(zip(IMAGE_GRID, grid, strict=True))) for grid in grids), sympy.Integer(0))
+            if not (total.is_Integer and total >= 0):
+                raise ValueError(f"{self.title}: {piece} comes to {total} FLOPs, not a whole number >= 0")
+            flops[piece] = int(total)
+        return flops
 
     def dim(self, name: str) -> sympy.Symbol:
         """The symbol of the dim *name*, for writing the formulas."""

@@ -5,15 +5,53 @@ sequence of the language model (placed before the text, as chat templates place 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.declarations.towers import ImagePlan, ImageRule
+from flopsreg.declarations.towers import IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
 from flopsreg.errors import FlopsregError
 
-__all__ = ["Images", "bidirectional_pairs", "plan_images"]
+if TYPE_CHECKING:
+    from flopsreg.declarations.readers import HFReader
+    from flopsreg.model import Model
+
+__all__ = ["Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "tower_kinds"]
+
+
+def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
+    """``{part: TowerKind}`` of *model*'s towers, the kinds its Hugging Face reader declares."""
+    kinds = {}
+    for flag in sorted(model.flags):
+        if flag.startswith("hf_") and flag[3:] in hf_readers:
+            kinds.update({t.kind.name: t.kind for t in hf_readers[flag[3:]].towers})
+    return {part: kinds[tower.kind] for part, tower in model.towers.items() if tower.kind in kinds}
+
+
+def closed_form_rows(kind: TowerKind, dims: Mapping[str, int]) -> list[tuple[str, str, Any]]:
+    """``(role, name, expr)`` of the tower kind's FLOPs for one image of ``t x rows x columns``
+    patches: the named parts (role ``where``), each piece (``piece``), their sum with *dims*
+    substituted (``total``) and the named parts with *dims* substituted (``where``)."""
+    values = {dim.symbol: dims[dim.name] for dim in kind.dims}
+    rows = [("where", name, expr) for name, expr in kind.flops_where.items()]
+    rows += [("piece", piece, expr) for piece, expr in kind.flops.items()]
+    rows.append(("total", "", sum(kind.flops.values()).subs(values)))
+    for name, expr in kind.flops_where.items():  # each named part written out in the dims' values
+        values[where_symbol(name)] = expr.subs(values)
+        rows.append(("where", name, values[where_symbol(name)]))
+    return rows
+
+
+def closed_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> list[str]:
+    """The tower kind's FLOPs in closed form, one line a piece, then their sum with *dims*
+    substituted: one image of ``t x rows x columns`` patches (a request's images sum it)."""
+    grid = ", ".join(map(str, IMAGE_GRID))
+    lines = [f"{part} tower ({kind.title}): forward FLOPs of one image of {' x '.join(map(str, IMAGE_GRID))} patches "
+             "(the images of a sequence sum it)"]
+    for role, name, expr in closed_form_rows(kind, dims):
+        lines.append(f"  F_{part}({grid}) = {expr}" if role == "total" else f"  {name} = {expr}")
+    return lines
 
 
 @attrs.frozen
@@ -28,6 +66,8 @@ class Images:
         bidirectional: the language model's FLOPs for the pairs its mask adds within each image's
             tokens beyond causal and sliding (Gemma 3's soft tokens), per sequence; 0 where the
             image tokens are causal like text.
+        kind, dims: the tower kind and the dims it was read with, for the closed forms in
+            ``explain`` (None where the images were counted under a convention).
     """
 
     part: str
@@ -36,6 +76,8 @@ class Images:
     flops: Mapping[str, int]
     rule: ImageRule = attrs.field(eq=False, repr=False)
     bidirectional: int = 0
+    kind: TowerKind | None = attrs.field(default=None, eq=False, repr=False)
+    dims: Mapping[str, int] = attrs.field(factory=dict, eq=False, repr=False)
 
     @property
     def tokens(self) -> int:
@@ -55,7 +97,7 @@ class Images:
 
     def text(self, *, rules: bool = False) -> list[str]:
         """Lines for output: the tower's resizing rule, each image, the FLOPs per piece (and with
-        *rules*, the closed form of each piece)."""
+        *rules*, what each piece costs and the kind's closed forms)."""
         lines = [f"images through the {self.part} tower ({self.title}): {self.rule.summary}"]
         for number, plan in enumerate(self.plans, 1):
             if plan.height:
@@ -68,7 +110,12 @@ class Images:
         lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
         if self.bidirectional:
             lines.append(f"  language model, bidirectional pairs within each image: {self.bidirectional:,} FLOPs per sequence")
-        return lines + [f"  rule: {rule}" for rule in self.rule.rules] if rules else lines
+        if not rules:
+            return lines
+        lines += [f"  rule: {rule}" for rule in self.rule.rules]
+        if self.kind is not None and self.kind.flops:
+            lines += ["  " + line for line in closed_form_lines(self.part, self.kind, self.dims)]
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -118,11 +165,13 @@ def plan_images(
     images: Sequence[tuple[int, int]] | None,
     image_tokens: Sequence[int] | None,
     convention: str = EXACT,
+    kinds: Mapping[str, TowerKind] | None = None,
     pair: Callable[[str], int] = lambda slot: 0,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
-    tower counted exactly or as *convention* counts it; ``pair(slot)`` gives the language model's
+    tower counted exactly or as *convention* counts it; *kinds* (``{part: TowerKind}``) give
+    ``explain`` the exact count's closed forms; ``pair(slot)`` gives the language model's
     FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional."""
     if images is not None and image_tokens is not None:
         raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
@@ -160,4 +209,6 @@ def plan_images(
     extra = 0
     if rule.bidirectional is not None:
         extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
-    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule, bidirectional=extra)
+    kind = (kinds or {}).get(part) if convention == EXACT else None
+    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule, kind=kind, dims=dims,
+                  bidirectional=extra)

@@ -269,7 +269,21 @@ def formula_text(plan: ModelSelection) -> str:
             lines.append(f"  + {expr}    [{slot}: {pattern.name}]")
     lines.append("total, dimensions substituted:")
     lines.append(f"  F(seq_len) = {plan.expression}")
-    return "\n".join(line.replace("__", "_") for line in lines)
+    return "\n".join([*(line.replace("__", "_") for line in lines), *_tower_lines(plan)])
+
+
+def _tower_lines(plan: ModelSelection) -> list[str]:
+    """The closed forms of the towers that encode images, a term of their own beside the language
+    model's (exact counts only: a convention's count of a tower is not a closed form here)."""
+    if plan.convention != "exact":
+        return []
+    from flopsreg.engine.images import closed_form_lines, tower_kinds
+
+    kinds = tower_kinds(plan.model, plan.hf_readers)
+    return [
+        line for part, kind in kinds.items() if kind.flops
+        for line in ("", *closed_form_lines(part, kind, plan.model.towers[part].dims))
+    ]
 
 
 # -- results ----------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ import sympy
 from flopsreg.declarations.pattern import FLOPS, Pattern
 from flopsreg.declarations.readers import HFReader, family_flag
 from flopsreg.declarations.symbols import h, s
+from flopsreg.declarations.towers import IMAGE_GRID, IMAGE_GRID_LATEX, where_symbol
+from flopsreg.engine.images import closed_form_rows, tower_kinds
 from flopsreg.model.examples_index import example_path
 
 if TYPE_CHECKING:
@@ -678,7 +680,7 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
         what += f", counted as the {selection.convention} convention does"
     body = (
         f"% {escape(what)}.\n{_NEEDS}\n"
-        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w)
+        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w) + (_towers(selection) if result is None else "")
     )
     if not document:
         return body
@@ -686,6 +688,36 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
         "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
         f"\\section*{{{escape(title(selection.model, selection.hf_readers))}}}\n" + body + "\\end{document}\n"
     )
+
+
+def _towers(selection: ModelSelection) -> str:
+    """The closed forms of the towers that encode images, an ``align`` each after the language
+    model's: one image of t x rows x columns patches, its named parts, each piece, then their sum
+    with the tower's dims substituted (exact counts only; in the formula, not in a result of text
+    alone, where the tower costs nothing)."""
+    if selection.convention != "exact":
+        return ""
+    blocks = []
+    for part, kind in tower_kinds(selection.model, selection.hf_readers).items():
+        if not kind.flops:
+            continue
+        w = _Writer(selection, annotate=False)
+        w.names = {dim.symbol: dim.latex or (_subscript(dim.name) if len(dim.name) > 1 else dim.name) for dim in kind.dims}
+        w.names.update(zip(IMAGE_GRID, IMAGE_GRID_LATEX, strict=True))
+        grid = ", ".join(IMAGE_GRID_LATEX)
+        rows = closed_form_rows(kind, selection.model.towers[part].dims)
+        total = next(i for i, (role, _, _) in enumerate(rows) if role == "total")
+        # after the total, of the named parts in the dims' values only the numbers (k = 2): the rest
+        # follow from them and their forms above, and the block stays within a page
+        for role, name, expr in rows[: total + 1] + [row for row in rows[total + 1:] if row[2].is_Number]:
+            if role == "where":
+                lhs = sympy.latex(where_symbol(name))
+            else:
+                lhs = f"F_{{{_subscript(part)}}}({grid})" if role == "total" else f"F_{{{_subscript(name)}}}"
+            w.rows_of(lhs, expr)
+        what = f"{part} tower ({kind.title}): forward FLOPs of one image of t x r x c patches (frames, rows, columns); the images of a sequence sum it"
+        blocks.append(f"% {escape(what)}.\n\\begin{{align}}\n" + "\n".join(_lines(w.rows, -1)) + "\n\\end{align}\n")
+    return "".join(blocks)
 
 
 def title(model: Model, readers: Mapping[str, HFReader] | None = None) -> str:

@@ -13,7 +13,7 @@ import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
-from flopsreg.plugin import Dim, TowerKind
+from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
 
 _SOURCE = "transformers 5.24.0 models/"
 # The symbols the formulas use: a Dim of the same name is the same symbol.
@@ -62,17 +62,56 @@ GEMMA3_PROJECTOR = TowerKind(
     reference=_SOURCE + "gemma3/modeling_gemma3.py Gemma3MultiModalProjector",
 )
 
-# The Qwen-VL ViTs' shared dims: Conv3d patches over temporal_patch_size frames, the patch merger.
+# The Qwen-VL ViTs' shared dims: Conv3d patches over temporal_patch_size frames, the patch merger
+# (short LaTeX names, so that their FLOPs fit a column of a two-column paper).
+_CH, _FRAMES, _OUT = r"n_{\mathrm{ch}}", r"n_{\mathrm{f}}", r"d_{\mathrm{out}}"
 _QWEN_VIT_DIMS = (
     Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
-    Dim("layers", "{tower}.depth", 27), Dim("channels", "{tower}.in_channels", 3),
-    Dim("patch", "{tower}.patch_size", 16), Dim("frames", "{tower}.temporal_patch_size", 2),
-    Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
+    Dim("layers", "{tower}.depth", 27, latex="L"), Dim("channels", "{tower}.in_channels", 3, latex=_CH),
+    Dim("patch", "{tower}.patch_size", 16, latex="p"), Dim("frames", "{tower}.temporal_patch_size", 2, latex=_FRAMES),
+    Dim("merge", "{tower}.spatial_merge_size", 2, latex="m"), Dim("out", "{tower}.out_hidden_size", 3584, latex=_OUT),
     Dim("heads", "{tower}.num_heads", 16),
 )
 # A merger: a norm, then (h merge^2)^2 and (h merge^2) x out, both biased (the norm is added apart).
 _MERGER = (h * merge**2) ** 2 + h * merge**2 + h * merge**2 * out + out
 (deepstack, window, fullatt) = sympy.symbols("deepstack window fullatt", integer=True, nonnegative=True)
+
+
+def _qwen_vit_flops(mlp: sympy.Expr, mergers: sympy.Expr, attention: sympy.Expr) -> dict[str, sympy.Expr]:
+    """A Qwen-VL ViT's forward FLOPs for one image of ``t x rows x columns`` patches (multiply-adds
+    x 2; derived in docs/multimodal.md): the Conv3d patch embedding, per block the fused qkv and
+    proj (4h^2 a patch), attention (*attention*), the MLP (*mlp* multiply-adds a patch), and
+    *mergers* mergers over the ``rows/merge x columns/merge`` merged tokens of each frame."""
+    t, rows, columns = IMAGE_GRID
+    patches = t * rows * columns
+    wide = h * merge**2
+    return {
+        "patch_embed": 2 * patches * h * channels * frames * patch**2,
+        "blocks.qkv_proj": layers * 2 * patches * 4 * h**2,
+        "blocks.attention": attention,
+        "blocks.mlp": layers * 2 * patches * mlp,
+        "merger": mergers * 2 * t * (rows / merge) * (columns / merge) * (wide**2 + wide * out),
+    }
+
+
+_T, _ROWS, _COLUMNS = IMAGE_GRID
+# Attention over the pairs of each frame of an image: QK^T and AV, 2 x 2h multiply-adds a pair.
+_FULL_PAIRS = _T * (_ROWS * _COLUMNS) ** 2
+# Qwen2.5-VL's windows (transformers' get_vision_window_index): k = window_size // merge // patch
+# merged tokens a side, the last window of a row or column partial. The pairs of one frame factor
+# into S_r S_c, the sums of squared window lengths along the merged rows and columns, times merge^4
+# patch pairs per merged pair.
+_SIDE, _SQUARES_ROWS, _SQUARES_COLUMNS = where_symbol("k"), where_symbol("S_r"), where_symbol("S_c")
+
+
+def _squares(merged: sympy.Expr) -> sympy.Expr:
+    """sum over the windows along one axis of (merged tokens in it)^2: k^2 floor(n/k) + (n mod k)^2."""
+    return _SIDE**2 * sympy.floor(merged / _SIDE) + sympy.Mod(merged, _SIDE) ** 2
+
+
+_WINDOWS = {"k": sympy.floor(window / (merge * patch)), "S_r": _squares(_ROWS / merge), "S_c": _squares(_COLUMNS / merge)}
+_WINDOW_PAIRS = _T * merge**4 * _SQUARES_ROWS * _SQUARES_COLUMNS
+_FULL_LAYERS = sympy.Min(fullatt, layers)
 
 QWEN3_5_VISION = TowerKind(
     name="qwen3_5_vision",
@@ -89,6 +128,7 @@ QWEN3_5_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel",
     images=QWEN3_VL_IMAGES,
+    flops=_qwen_vit_flops(2 * h * i, 1, 4 * h * layers * _FULL_PAIRS),
 )
 
 QWEN3_VL_VISION = TowerKind(
@@ -97,7 +137,7 @@ QWEN3_VL_VISION = TowerKind(
     summary="Qwen3VLVisionModel: Qwen3.5's ViT, plus one deepstack merger (LayerNorm after the shuffle) per deepstack_visual_indexes entry",
     dims=(
         *_QWEN_VIT_DIMS, Dim("positions", "{tower}.num_position_embeddings", 2304),
-        Dim("deepstack", "{tower}.deepstack_visual_indexes", [8, 16, 24], read="count"),
+        Dim("deepstack", "{tower}.deepstack_visual_indexes", [8, 16, 24], read="count", latex=r"n_{\mathrm{ds}}"),
     ),
     parameters=(
         channels * frames * patch**2 * h + h + positions * h + layers * VIT_BLOCK + 2 * h + _MERGER
@@ -106,6 +146,7 @@ QWEN3_VL_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel",
     images=QWEN3_VL_IMAGES,
+    flops=_qwen_vit_flops(2 * h * i, 1 + deepstack, 4 * h * layers * _FULL_PAIRS),
 )
 
 ratio = sympy.Symbol("ratio", integer=True, nonnegative=True)
@@ -115,10 +156,10 @@ QWEN2_VL_VISION = TowerKind(
     summary="Qwen2VisionTransformerPretrainedModel: Conv3d patches without bias, ViT blocks of embed_dim with a fused qkv "
     "and an MLP of embed_dim x mlp_ratio, the patch merger (LayerNorm, two matrices to hidden_size)",
     dims=(
-        Dim("h", "{tower}.embed_dim", 1280), Dim("ratio", "{tower}.mlp_ratio", 4),
-        Dim("layers", "{tower}.depth", 32), Dim("channels", "{tower}.in_channels", 3),
-        Dim("patch", "{tower}.patch_size", 14), Dim("frames", "{tower}.temporal_patch_size", 2),
-        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.hidden_size", 3584),
+        Dim("h", "{tower}.embed_dim", 1280), Dim("ratio", "{tower}.mlp_ratio", 4, latex=r"\rho"),
+        Dim("layers", "{tower}.depth", 32, latex="L"), Dim("channels", "{tower}.in_channels", 3, latex=_CH),
+        Dim("patch", "{tower}.patch_size", 14, latex="p"), Dim("frames", "{tower}.temporal_patch_size", 2, latex=_FRAMES),
+        Dim("merge", "{tower}.spatial_merge_size", 2, latex="m"), Dim("out", "{tower}.hidden_size", 3584, latex=_OUT),
         Dim("heads", "{tower}.num_heads", 16),
     ),
     parameters=(
@@ -128,6 +169,7 @@ QWEN2_VL_VISION = TowerKind(
     ),
     reference=_SOURCE + "qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel",
     images=QWEN2_VL_IMAGES,
+    flops=_qwen_vit_flops(2 * h * h * ratio, 1, 4 * h * layers * _FULL_PAIRS),
 )
 
 QWEN2_5_VL_VISION = TowerKind(
@@ -137,11 +179,11 @@ QWEN2_5_VL_VISION = TowerKind(
     "gated biased MLPs, windowed attention but on fullatt_block_indexes, the patch merger (RMSNorm, two matrices)",
     dims=(
         Dim("h", "{tower}.hidden_size", 3584), Dim("i", "{tower}.intermediate_size", 3420),
-        Dim("layers", "{tower}.depth", 32), Dim("channels", "{tower}.in_channels", 3),
-        Dim("patch", "{tower}.patch_size", 14), Dim("frames", "{tower}.temporal_patch_size", 2),
-        Dim("merge", "{tower}.spatial_merge_size", 2), Dim("out", "{tower}.out_hidden_size", 3584),
-        Dim("heads", "{tower}.num_heads", 16), Dim("window", "{tower}.window_size", 112),
-        Dim("fullatt", "{tower}.fullatt_block_indexes", [7, 15, 23, 31], read="count"),
+        Dim("layers", "{tower}.depth", 32, latex="L"), Dim("channels", "{tower}.in_channels", 3, latex=_CH),
+        Dim("patch", "{tower}.patch_size", 14, latex="p"), Dim("frames", "{tower}.temporal_patch_size", 2, latex=_FRAMES),
+        Dim("merge", "{tower}.spatial_merge_size", 2, latex="m"), Dim("out", "{tower}.out_hidden_size", 3584, latex=_OUT),
+        Dim("heads", "{tower}.num_heads", 16), Dim("window", "{tower}.window_size", 112, latex=r"w_{\mathrm{px}}"),
+        Dim("fullatt", "{tower}.fullatt_block_indexes", [7, 15, 23, 31], read="count", latex=r"L_{\mathrm{full}}"),
     ),
     parameters=(
         channels * frames * patch**2 * h  # patch_embed (Conv3d, no bias)
@@ -150,6 +192,10 @@ QWEN2_5_VL_VISION = TowerKind(
     ),
     reference=_SOURCE + "qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VisionTransformerPretrainedModel",
     images=QWEN2_5_VL_IMAGES,
+    flops=_qwen_vit_flops(
+        3 * h * i, 1, 4 * h * (_FULL_LAYERS * _FULL_PAIRS + (layers - _FULL_LAYERS) * _WINDOW_PAIRS)
+    ),
+    flops_where=_WINDOWS,
 )
 
 LLAMA4_VISION = TowerKind(

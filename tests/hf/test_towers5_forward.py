@@ -13,15 +13,20 @@ from pathlib import Path
 
 import pytest
 from eager import eager_registry as make_eager_registry
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN3_VL_IMAGES, window_lengths
+from flopsreg.patterns.hf._towers import QWEN2_5_VL_VISION, QWEN2_VL_VISION, QWEN3_5_VISION, QWEN3_VL_VISION
+from flopsreg.plugin import ImagePlan
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_towers5.json").read_text())
 HF = Path(__file__).parents[1] / "data" / "hf"
 CASES = [(name, case) for name, model in sorted(RECORD["models"].items()) for case in sorted(model["cases"])]
 RULES = {"qwen2_5_vl": (QWEN2_5_VL_IMAGES, 14), "qwen3_vl": (QWEN3_VL_IMAGES, 16)}
+KINDS = {"qwen2_vl": QWEN2_VL_VISION, "qwen2_5_vl": QWEN2_5_VL_VISION, "qwen3_vl": QWEN3_VL_VISION, "qwen3_5": QWEN3_5_VISION}
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +217,92 @@ def test_bad_images_on_the_command_line_are_one_line(tmp_path, capsys, argv, mes
     assert main(["eval", _config_file(tmp_path, "qwen3_vl"), "--seq-len", "9", *argv, "--no-cache"]) != 0
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+# -- the closed forms declared on the tower kinds (TowerKind.flops) --------------------------
+
+
+@pytest.mark.parametrize(("name", "case"), CASES)
+def test_the_closed_forms_give_the_recorded_tower(name, case):
+    """Each piece's closed form, summed over the recorded images' patch grids, totals the
+    tower FlopCounterMode recorded."""
+    measured = RECORD["models"][name]["cases"][case]
+    flops = KINDS[name].image_flops(_model(name).towers["vision"].dims, [tuple(g) for g in measured["image_grid_thw"]])
+    assert sum(flops.values()) == measured["visual"]
+
+
+def _plan(grid: tuple[int, int, int]) -> ImagePlan:
+    return ImagePlan(height=0, width=0, resized=(0, 0), grid=grid, tokens=0)
+
+
+@st.composite
+def _towers(draw):
+    """A Qwen-VL kind, small dims of its own and one to three images (grids in merge groups)."""
+    kind = draw(st.sampled_from(sorted(KINDS.values(), key=lambda k: k.name)))
+    dims = {dim.name: draw(st.integers(1, 6)) for dim in kind.dims}
+    dims.update(merge=draw(st.integers(1, 3)), patch=draw(st.integers(1, 4)), fullatt=draw(st.integers(0, 8)))
+    dims["window"] = dims["merge"] * dims["patch"] * draw(st.integers(1, 4)) + draw(st.integers(0, dims["merge"] * dims["patch"] - 1))
+    grid = st.tuples(st.integers(1, 2), st.integers(1, 9), st.integers(1, 9))
+    grids = [(t, rows * dims["merge"], columns * dims["merge"]) for t, rows, columns in draw(st.lists(grid, min_size=1, max_size=3))]
+    return kind, dims, grids
+
+
+@settings(max_examples=120, deadline=None)
+@given(tower=_towers())
+def test_the_closed_forms_equal_the_image_rules_functions(tower):
+    """Piece by piece, for any dims and patch grids, the closed form and the image rule's
+    function (the one the engine evaluates) give the same integer."""
+    kind, dims, grids = tower
+    dims = {name: value for name, value in dims.items() if name in {dim.name for dim in kind.dims}}
+    assert kind.image_flops(dims, grids) == kind.images.flops(dims, [_plan(g) for g in grids])
+
+
+def test_the_window_pairs_in_closed_form_are_the_sum_of_squared_window_lengths():
+    """Qwen2.5-VL's windowed layers: 22 x 36 patches, windows of 2 merged tokens a side (the
+    lengths cut by window_lengths, brute-forced above); 4 blocks, 2 of them full."""
+    dims = _model("qwen2_5_vl").towers["vision"].dims
+    attention = QWEN2_5_VL_VISION.image_flops(dims, [(1, 22, 36)])["blocks.attention"]
+    assert attention == 4 * 36 * (2 * (22 * 36) ** 2 + 2 * sum(n * n for n in window_lengths(22, 36, 2, 2)))
+
+
+def test_a_kind_refuses_a_closed_form_over_an_undeclared_symbol():
+    import sympy
+
+    with pytest.raises(ValueError, match=r"flops\['merger'\] uses \['wide'\], which no dim declares"):
+        QWEN3_5_VISION.__class__(**{**{f: getattr(QWEN3_5_VISION, f) for f in ("name", "title", "summary", "dims", "reference")},
+                                   "parameters": 0, "flops": {"merger": sympy.Symbol("wide")}})
+
+
+@pytest.mark.parametrize("name", ["qwen2_vl", "qwen3_vl", "qwen3_5"])
+def test_the_formula_shows_the_tower_as_a_term_of_its_own(tmp_path, capsys, name):
+    """``flopsreg formula``: the tower's total with its dims substituted, F_vision(t, rows,
+    columns), summed over a recorded case's grids, is the tower FlopCounterMode recorded."""
+    import sympy
+
+    assert main(["formula", _config_file(tmp_path, name), "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "blocks.attention = 4*columns**2*h*layers*rows**2*t" in text
+    (line,) = [line for line in text.splitlines() if line.startswith("  F_vision(t, rows, columns) = ")]
+    total = sympy.sympify(line.split(" = ", 1)[1])
+    for measured in RECORD["models"][name]["cases"].values():
+        grids = measured["image_grid_thw"]
+        assert sum(total.subs(dict(zip(sympy.symbols("t rows columns"), g, strict=True))) for g in grids) == measured["visual"]
+
+
+def test_explain_and_latex_show_the_window_forms(tmp_path, capsys):
+    path = _config_file(tmp_path, "qwen2_5_vl")
+    assert main(["explain", path, "--image", "308x504", "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "  k = floor(window/(merge*patch))" in text and "    F_vision(t, rows, columns) = " in text
+    assert main(["latex", path, "--no-cache"]) == 0
+    tex = capsys.readouterr().out
+    assert r"S_{r} &= k^{2} \left\lfloor{\frac{r}{k m}}\right\rfloor" in tex and r"F_{\mathrm{vision}}(t, r, c) &= " in tex
+    assert main(["formula", path, "--convention", "verl", "--no-cache"]) == 0
+    assert "F_vision" not in capsys.readouterr().out  # verl's count of the tower is not a closed form here
+
+
+def test_a_kind_refuses_a_dim_named_as_the_image_grid():
+    from flopsreg.plugin import Dim, TowerKind
+
+    with pytest.raises(ValueError, match=r"TowerKind dims: \['rows'\] name the image grid's symbols"):
+        TowerKind(name="x", title="X", summary="x", dims=(Dim("rows", "{tower}.rows", 1),), parameters=0, reference="x")
