@@ -44,7 +44,7 @@ BUILTIN_TERMS = frozenset({
     # attention.topk_indexer
     'dsa_indexer', 'dsa_indexer_from_hidden', 'dsa_kpool_indexer', 'csa_indexer',
     # embedding
-    'input_embedding',
+    'input_embedding', 'prompt_embeddings',
     # head
     'tied_logits', 'logits',
     # head.bias (a weight only)
@@ -95,7 +95,7 @@ BUILTIN_TERMS = frozenset({
     # per_layer_embedding
     'per_layer_embedding',
     # position_embedding
-    'learned_positions',
+    'learned_positions', 'segment_position_bias',
     # mlp.shared_gate
     'shared_expert_gate',
     # mlp.shared
@@ -121,6 +121,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'shared_block_mlp_adapter', 'shared_block_qkv_adapters',  # Zamba2's per-use low-rank adapters in its shared blocks
     'rglru_projection', 'rglru_conv', 'rglru_padded_conv', 'rglru_core', 'rglru_output',  # Griffin's recurrent block (RecurrentGemma)
     'mlstm_projection', 'mlstm_core', 'mlstm_output',  # xLSTM's mLSTM layer
+    'prompt_prefix', 'bidirectional',  # CPM-Ant's layers over a prepended prompt, every pair attended: no framework counts them
 })
 
 
