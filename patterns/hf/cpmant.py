@@ -7,7 +7,7 @@ from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import GATED_LM
 from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.norms import DECODER_NORMS
-from flopsreg.patterns.prompt_prefix import PROMPT_LENGTH, PROMPT_PREFIX, PROMPT_TYPES
+from flopsreg.patterns.prompt_prefix import PROMPT_EMBEDDINGS, PROMPT_LENGTH, PROMPT_PREFIX, PROMPT_TYPES
 from flopsreg.patterns.segment_position_bias import POSITION_BUCKETS, SEGMENT_POSITION_BIAS, SEGMENT_TYPES
 from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, hookimpl
 
@@ -31,7 +31,7 @@ def cpmant(c: Fields) -> Decoder:
     layers = c.int("num_hidden_layers")
     return Decoder(
         params=params,
-        flags=GATED_LM | DECODER_NORMS.flags | PROMPT_PREFIX.flags | BIDIRECTIONAL.flags | SEGMENT_POSITION_BIAS.flags,
+        flags=GATED_LM | DECODER_NORMS.flags | PROMPT_PREFIX.flags | PROMPT_EMBEDDINGS.flags | BIDIRECTIONAL.flags | SEGMENT_POSITION_BIAS.flags,
         attention=Layers.uniform(FULL, layers),
         mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("dim_ff"))},
