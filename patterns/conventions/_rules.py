@@ -81,7 +81,7 @@ BUILTIN_TERMS = frozenset({
     'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
     'concat_input_norms',
     # final_norm
-    'final_norm', 'final_layernorm', 'no_final_norm',
+    'final_norm', 'final_layernorm', 'no_final_norm', 'reversible_final_layernorm',
     # embedding_norm (a weight only)
     'embedding_norm', 'embedding_layernorm',
     # head.transform_bias (a weight only)
@@ -95,7 +95,7 @@ BUILTIN_TERMS = frozenset({
     # per_layer_embedding
     'per_layer_embedding',
     # position_embedding
-    'learned_positions', 'segment_position_bias',
+    'learned_positions', 'segment_position_bias', 'axial_positions',
     # mlp.shared_gate
     'shared_expert_gate',
     # mlp.shared
@@ -122,6 +122,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'rglru_projection', 'rglru_conv', 'rglru_padded_conv', 'rglru_core', 'rglru_output',  # Griffin's recurrent block (RecurrentGemma)
     'mlstm_projection', 'mlstm_core', 'mlstm_output',  # xLSTM's mLSTM layer
     'prompt_prefix', 'bidirectional',  # CPM-Ant's layers over a prepended prompt, every pair attended: no framework counts them
+    'local_chunks', 'reversible_logits',  # Reformer's look-back chunks and its head over two streams
 })
 
 

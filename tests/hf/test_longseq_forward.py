@@ -16,17 +16,21 @@ import json
 from pathlib import Path
 
 import pytest
+import sympy
 from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer
 
 import flopsreg
+from flopsreg.declarations.symbols import s
 from flopsreg.engine import cold
 from flopsreg.formula.exact import compile_exact
+from flopsreg.patterns.local_chunks import CHUNKS_BEFORE, LOCAL_CHUNK
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_longseq.json").read_text())
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
+CPMANTS = [name for name in MODELS if RECORD["models"][name]["config"]["model_type"] == "cpmant"]
 LONG = RECORD["seq_lens"][-1]
 
 
@@ -45,19 +49,19 @@ def _positions(name: str, seq_len: int) -> int:
 
 
 def test_every_type_was_recorded_and_ran_and_built_from_its_defaults():
-    assert {entry["config"]["model_type"] for entry in RECORD["models"].values()} == set(DEFAULTS) == {"cpmant"}
+    assert {entry["config"]["model_type"] for entry in RECORD["models"].values()} == set(DEFAULTS) == {"cpmant", "reformer"}
     assert RECORD["transformers"] == "5.24.0" and RECORD["torch"].startswith("2.13")
     assert all("totals" in entry for entry in RECORD["models"].values()), "a model failed to run when recorded"
-    assert all("parameters" in entry for entry in RECORD["defaults"].values()), "a class-default model failed to build"
+    assert "parameters" in RECORD["defaults"]["cpmant"], "a class-default model failed to build"
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", CPMANTS)
 def test_the_whole_forward_equals_flop_counter_mode_at_both_lengths(eager_registry, name):
     totals = RECORD["models"][name]["totals"]
     assert forward_at(eager_registry, _model(name), totals) == totals
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", CPMANTS)
 def test_exact_counts_what_eager_does_every_pair_is_attended(registry, name):
     """CpmAnt's mask lets every (query, key) pair of the s + prompt_length positions through
     (context is all ones): the exact count is the eager one, no masked pair to leave out."""
@@ -65,7 +69,7 @@ def test_exact_counts_what_eager_does_every_pair_is_attended(registry, name):
     assert {length: registry.evaluate(_model(name), seq_len=int(length)).forward for length in totals} == totals
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", CPMANTS)
 def test_every_layers_modules_run_over_the_prompt_and_the_head_over_the_input(eager_registry, name):
     """Each layer's MLP and projections count s + prompt_length positions; the head, s."""
     modules, model = RECORD["models"][name]["modules"], _model(name)
@@ -77,7 +81,7 @@ def test_every_layers_modules_run_over_the_prompt_and_the_head_over_the_input(ea
     assert eager_registry.evaluate(model, seq_len=LONG, convention="eager").slot_flops["head"] == modules["lm_head"] == 2 * LONG * 44 * 97
 
 
-@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("name", CPMANTS)
 def test_the_layers_pairs_are_every_pair_of_the_positions(registry, name):
     """A literal loop over CpmAntModel._prepare_attention_mask with context all ones, no span and no padding."""
     positions = _positions(name, LONG)
@@ -102,7 +106,7 @@ def test_the_prompt_and_segment_weights_are_what_the_modules_hold(registry):
     assert counts["position_embedding"] == held["cpmant.segment_embedding"] + held["cpmant.position_bias"]
 
 
-@pytest.mark.parametrize("model_type", DEFAULTS)
+@pytest.mark.parametrize("model_type", ["cpmant"])
 def test_class_default_parameters_equal_the_meta_device_model(registry, model_type):
     """The saved tests/data/hf/<type>-defaults.json is the recorded class-default config."""
     path = DATA / "hf" / f"{model_type.replace('_', '-')}-defaults.json"
@@ -136,3 +140,90 @@ def test_after_a_cached_prefix_there_is_no_count(registry):
 def test_no_framework_convention_counts_it(registry):
     with pytest.raises(flopsreg.ModelError, match=r"megatron has no term for bidirectional"):
         registry.evaluate(_model("cpmant"), seq_len=LONG, convention="megatron")
+
+
+# -- Reformer (local layers only) ----------------------------------------------------------------
+
+REFORMERS = [name for name in MODELS if RECORD["models"][name]["config"]["model_type"] == "reformer"]
+EAGER_LOCAL = flopsreg.Pattern(
+    name="eager_local_chunks",
+    slot="attention.mask",
+    flags={"eager"},
+    precedence=1001,
+    params=(LOCAL_CHUNK, CHUNKS_BEFORE),
+    produces="pairs",
+    # LocalSelfAttention over a padded length: full scores while it fits one chunk, else every
+    # chunk of C queries against its own and the B chunks before (wrapped round at chunk 0), then masked
+    formula=sympy.Piecewise((s**2, s <= LOCAL_CHUNK.symbol), (s * (CHUNKS_BEFORE.symbol + 1) * LOCAL_CHUNK.symbol, True)),
+    summary="LocalSelfAttention's scores before masking",
+    reference="transformers 5.24 LocalSelfAttention.forward",
+)
+
+
+def _padded(config: dict, seq_len: int) -> int:
+    """ReformerModel.forward's padding: to a multiple of the chunk length once longer than one chunk."""
+    chunk = config["local_attn_chunk_length"]
+    return seq_len if seq_len <= chunk or seq_len % chunk == 0 else seq_len + chunk - seq_len % chunk
+
+
+@pytest.mark.parametrize("name", REFORMERS)
+def test_reformer_counts_the_real_positions_and_flop_counter_mode_adds_the_padding_and_masked_scores(registry, name):
+    """flopsreg counts useful work: the layers over the s real positions, each query's keys in its
+    chunk and the B before, up to itself. FlopCounterMode also counts the padded positions every
+    layer runs over and every score of the chunks before masking; the head reads the s real ones."""
+    entry, model = RECORD["models"][name], _model(name)
+    eager = make_eager_registry(EAGER_LOCAL)
+    for length, recorded in entry["totals"].items():
+        seq_len = int(length)
+        exact = registry.evaluate(model, seq_len=seq_len)
+        assert exact.slot_flops["head"] == 2 * seq_len * (2 * 44) * 97  # two streams of 44 into the logits
+        padded = _padded(entry["config"], seq_len)
+        layers = eager.select(model, convention="eager").kinds[0]
+        assert len(model.layers) * layers.total(padded) + exact.slot_flops["head"] == recorded, length
+        assert exact.forward < recorded
+
+
+@pytest.mark.parametrize("name", REFORMERS)
+def test_reformer_layers_modules_equal_the_recorded_ones_at_an_unpadded_length(registry, name):
+    """24 is a multiple of the chunk (8): no padding, so each projection and FFN is what torch counted."""
+    modules, model = RECORD["models"][name]["modules"], _model(name)
+    flops = registry.select(model).kinds[0].flops(LONG)
+    attention = "reformer.encoder.layers.0.attention"
+    assert flops["attention.query"] == modules[f"{attention}.self_attention.query"]
+    assert flops["attention.projection"] == modules[f"{attention}.self_attention.key"] + modules[f"{attention}.self_attention.value"]
+    assert flops["attention.output"] == modules[f"{attention}.output.dense"]
+    assert flops["mlp"] == modules["reformer.encoder.layers.0.feed_forward"]
+
+
+@pytest.mark.parametrize("name", REFORMERS)
+@pytest.mark.parametrize("seq_len", [1, 5, 8, 9, 13, 16, 24, 31, 40, 57])
+def test_reformer_pairs_are_what_a_literal_loop_over_its_causal_chunks_lets_through(registry, name, seq_len):
+    """LocalSelfAttention's mask, literally: key k is in chunk i - B .. i of query q's chunk i (i - b
+    wraps round at chunk 0 in transformers: those keys are later, so causally masked) and k <= q."""
+    config = RECORD["models"][name]["config"]
+    chunk, before = config["local_attn_chunk_length"], config["local_num_chunks_before"]
+    attended = sum(1 for q in range(seq_len) for k in range(seq_len) if k <= q and q // chunk - before <= k // chunk)
+    unit = registry.select(_model(name)).kinds[0]
+    assert compile_exact(unit.quantities["pairs"])({**unit.params, "seq_len": seq_len}) == attended
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"attn_layers": ["local", "lsh"]}, r"attn_layers = \['local', 'lsh'\]: an 'lsh' layer buckets keys by hashing the data"),
+        ({"is_decoder": False}, r"is_decoder = false: ReformerModelWithLMHead runs only as a causal decoder"),
+        ({"local_num_chunks_after": 1}, r"local_num_chunks_after: a causal Reformer looks at no later chunk"),
+        ({"axial_pos_embds_dim": [20, 20]}, r"axial_pos_embds_dim = \[20, 20\]: expected one width per axis"),
+    ],
+)
+def test_reformer_refuses_what_it_cannot_count_by_name(change, message):
+    with pytest.raises(flopsreg.ModelError, match=message):
+        _model("reformer", **change)
+
+
+def test_reformer_class_defaults_are_refused_as_transformers_refuses_them():
+    """ReformerConfig's defaults have lsh layers (refused here) and is_decoder false (refused by
+    ReformerModelWithLMHead): no class-default total to compare."""
+    assert RECORD["defaults"]["reformer"]["error"].startswith("AssertionError: If you want to use `ReformerModelWithLMHead`")
+    with pytest.raises(flopsreg.ModelError, match=r"an 'lsh' layer"):
+        flopsreg.Model.from_hf_config(RECORD["defaults"]["reformer"]["config"])

@@ -1,5 +1,6 @@
 """Measure tiny forward passes of the model types whose layers run over another length than the
-input (brief longseq: cpmant's prepended prompt), and the parameters of each type's class-default
+input (brief longseq: cpmant's prepended prompt, reformer's
+padding to a multiple of its chunk length), and the parameters of each type's class-default
 config, as measure_families.py does.
 
 Each case is a tiny config with odd widths, run on the CPU with eager attention under torch's
@@ -31,9 +32,24 @@ CPMANT = {
     "num_hidden_layers": 3, "prompt_types": 3, "prompt_length": 5, "segment_types": 4, "position_bias_num_buckets": 16,
     "position_bias_max_distance": 40,
 }
+# ReformerConfig with local attention only (an lsh layer is refused): chunks of 8, so the shorter
+# length (13) is padded to 16 and the longer (24) is not; axial position embeddings of 4 x 8
+# positions whose widths add up to hidden.
+REFORMER = {
+    "model_type": "reformer", "hidden_size": 44, "num_attention_heads": 4, "attention_head_size": 12, "feed_forward_size": 58,
+    "vocab_size": 97, "attn_layers": ["local", "local", "local"], "local_attn_chunk_length": 8, "local_num_chunks_before": 1,
+    "local_num_chunks_after": 0, "is_decoder": True, "axial_pos_shape": [4, 8], "axial_pos_embds_dim": [20, 24],
+    "max_position_embeddings": 32,
+}
 CASES: dict[str, dict] = {
     "cpmant": CPMANT,
     "cpmant_no_prompt": {**CPMANT, "prompt_length": 0, "num_hidden_layers": 2},
+    "reformer": REFORMER,
+    # two chunks back, learned positions, GELU
+    "reformer_wide": {
+        **REFORMER, "attn_layers": ["local", "local"], "local_num_chunks_before": 2,
+        "axial_pos_embds": False, "hidden_act": "gelu",
+    },
 }
 
 
