@@ -17,11 +17,11 @@ PROMPT_TYPES = Param(
 
 PROMPT_PREFIX = Pattern(
     name="prompt_prefix",
-    slot="positions",
+    slot="layer_positions",
     flags={"prompt_prefix"},
     precedence=10,
     params=(PROMPT_LENGTH,),
-    produces="positions",
+    produces="layer_positions",
     formula=s + PROMPT_LENGTH.symbol,
     summary="the layer runs over the s input tokens after prompt_length prepended prompt tokens",
     reference="Hugging Face CpmAntModel.forward (transformers 5.24): prompt ids concatenated ahead of input_ids, dropped after the encoder",

@@ -1,6 +1,6 @@
 """The quantities the built-in patterns pass between slots, declared like any plugin's.
 
-A ``positions`` pattern gives the positions a layer runs over when they are not the s input
+A ``layer_positions`` pattern gives the positions a layer runs over when they are not the s input
 tokens (the engine then counts every slot of that layer over them). Mask patterns produce ``pairs`` for the attention core (and ``kv_tokens``, the keys a layer
 keeps, for the projections' KV cache); projection patterns ``qk_dim`` and
 ``v_dim``; the FFN activation ``ffn_matrices`` for every MLP pattern. Patterns import the
@@ -38,13 +38,13 @@ KV_TOKENS = Quantity(
     cached="difference",
 )
 POSITIONS = Quantity(
-    name="positions",
+    name="layer_positions",
     latex=r"s_{\mathrm{layer}}",
     meaning=(
-        "positions one layer runs over for an input of s tokens, where a pattern of the positions slot says it is not s "
+        "positions one layer runs over for an input of s tokens, where a pattern of the layer_positions slot says it is not s "
         "(a prompt prepended inside the model); every slot of that layer counts over it"
     ),
-    positions=True,
+    replaces_seq_len=True,
 )
 FFN_MATRICES = Quantity(
     name="ffn_matrices",
@@ -53,7 +53,7 @@ FFN_MATRICES = Quantity(
 )
 
 pairs, d_qk, d_v, f, kv_tokens = PAIRS.symbol, QK_DIM.symbol, V_DIM.symbol, FFN_MATRICES.symbol, KV_TOKENS.symbol
-positions = POSITIONS.symbol
+layer_positions = POSITIONS.symbol
 
 
 @hookimpl

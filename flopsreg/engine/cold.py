@@ -147,7 +147,7 @@ class Manifest:
         self.conventions = {name: item["per_weight"] for name, item in get("conventions").items()}
         self.counts = {name: None if item["counts"] is None else frozenset(item["counts"]) for name, item in get("conventions").items()}
         self.quantities = frozenset(get("quantities"))
-        self.positions = frozenset(name for name, item in get("quantities").items() if item.get("positions"))
+        self.replacing_seq_len = frozenset(name for name, item in get("quantities").items() if item.get("replaces_seq_len"))
         self.blocks = dict(get("blocks"))
         self.params = {name: item["minimum"] for name, item in index["params"].items()}
         self.shared = frozenset(index["shared_dimensions"])
@@ -319,7 +319,7 @@ def _unit(
         selections = [_counted_per_weight(sel, convention, per_weight) for sel in selections]
     if any(sel.pattern.refusal is not None for sel in selections):
         raise _Unanswered("a refusal")
-    kept = frozenset(q for sel in selections for q in sel.pattern.quantities if q in manifest.positions)
+    kept = frozenset(q for sel in selections for q in sel.pattern.quantities if q in manifest.replacing_seq_len)
     if manifest.counts.get(convention) is not None and not _has_terms(manifest, convention, chosen if per_weight else _needed(chosen, kept)):
         raise _Unanswered("a pattern the convention has no term for")
     quantities: dict[str, Any] = dict(engine or {})

@@ -498,7 +498,7 @@ def _plan_unit(
     if refusals:  # the highest one speaks, in whichever slot the layer has it
         sel = max(refusals, key=lambda sel: sel.pattern.precedence)
         raise ModelError(f"{where}, slot {sel.slot}: {sel.pattern.refusal} (pattern {sel.pattern.name!r})")
-    kept = frozenset(q for sel in selections for q in sel.pattern.quantities if q != FLOPS and registry.quantities[q].positions)
+    kept = frozenset(q for sel in selections for q in sel.pattern.quantities if q != FLOPS and registry.quantities[q].replaces_seq_len)
     if convention is not None and convention.counts is not None:
         _check_terms(registry, convention, chosen if convention.per_weight else _needed(chosen, kept), where)
     quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})

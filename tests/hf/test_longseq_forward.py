@@ -1,5 +1,5 @@
 """Model types whose layers run over another length than the input (patterns/hf/cpmant.py, the
-``positions`` quantity) against real forward passes and parameter counts, recorded in
+``layer_positions`` quantity) against real forward passes and parameter counts, recorded in
 tests/data/hf_forward/forward_longseq.json.
 
 tests/data/hf_forward/measure_longseq.py ran a tiny config of every type (odd widths: hidden 44,
@@ -133,7 +133,7 @@ def test_the_manifest_trees_compose_it_as_sympy_does(registry):
 
 def test_after_a_cached_prefix_there_is_no_count(registry):
     """With a cache CpmAnt embeds the prompt again and keeps its keys: not new tokens in a longer sequence."""
-    with pytest.raises(flopsreg.ModelError, match=r"run over positions = prompt_length \+ seq_len, not over the seq_len input tokens"):
+    with pytest.raises(flopsreg.ModelError, match=r"run over layer_positions = prompt_length \+ seq_len, not over the seq_len input tokens"):
         registry.evaluate(_model("cpmant"), seq_len=4, cached=8)
 
 
