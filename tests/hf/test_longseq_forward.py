@@ -106,11 +106,12 @@ def test_the_prompt_and_segment_weights_are_what_the_modules_hold(registry):
     assert counts["position_embedding"] == held["cpmant.segment_embedding"] + held["cpmant.position_bias"]
 
 
-@pytest.mark.parametrize("model_type", ["cpmant"])
+@pytest.mark.parametrize("model_type", DEFAULTS)
 def test_class_default_parameters_equal_the_meta_device_model(registry, model_type):
-    """The saved tests/data/hf/<type>-defaults.json is the recorded class-default config."""
+    """The saved tests/data/hf/<type>-defaults.json is the recorded class-default config (for
+    Reformer, whose defaults transformers refuses, with local layers and is_decoder true)."""
     path = DATA / "hf" / f"{model_type.replace('_', '-')}-defaults.json"
-    entry = RECORD["defaults"][model_type]
+    entry = RECORD["built_defaults"].get(model_type, RECORD["defaults"][model_type])
     assert json.loads(path.read_text()) == entry["config"]
     assert registry.parameters(flopsreg.Model.from_hf_config(entry["config"])).total == entry["parameters"]
 
@@ -223,7 +224,10 @@ def test_reformer_refuses_what_it_cannot_count_by_name(change, message):
 
 def test_reformer_class_defaults_are_refused_as_transformers_refuses_them():
     """ReformerConfig's defaults have lsh layers (refused here) and is_decoder false (refused by
-    ReformerModelWithLMHead): no class-default total to compare."""
+    ReformerModelWithLMHead); the built defaults change exactly those two keys."""
+    built = RECORD["built_defaults"]["reformer"]["config"]
+    changed = {key for key, value in RECORD["defaults"]["reformer"]["config"].items() if built.get(key) != value}
+    assert changed == {"attn_layers", "is_decoder"}
     assert RECORD["defaults"]["reformer"]["error"].startswith("AssertionError: If you want to use `ReformerModelWithLMHead`")
     with pytest.raises(flopsreg.ModelError, match=r"an 'lsh' layer"):
         flopsreg.Model.from_hf_config(RECORD["defaults"]["reformer"]["config"])
