@@ -320,6 +320,8 @@ def _unit(
     if any(sel.pattern.refusal is not None for sel in selections):
         raise _Unanswered("a refusal")
     kept = frozenset(q for sel in selections for q in sel.pattern.quantities if q in manifest.replacing_seq_len)
+    if len(kept) > 1:
+        raise _Unanswered("two quantities replacing seq_len")
     if manifest.counts.get(convention) is not None and not _has_terms(manifest, convention, chosen if per_weight else _needed(chosen, kept)):
         raise _Unanswered("a pattern the convention has no term for")
     quantities: dict[str, Any] = dict(engine or {})

@@ -499,6 +499,8 @@ def _plan_unit(
         sel = max(refusals, key=lambda sel: sel.pattern.precedence)
         raise ModelError(f"{where}, slot {sel.slot}: {sel.pattern.refusal} (pattern {sel.pattern.name!r})")
     kept = frozenset(q for sel in selections for q in sel.pattern.quantities if q != FLOPS and registry.quantities[q].replaces_seq_len)
+    if len(kept) > 1:
+        raise SelectionError(f"{where}: quantities {', '.join(map(repr, sorted(kept)))} both replace seq_len: a layer runs over one length")
     if convention is not None and convention.counts is not None:
         _check_terms(registry, convention, chosen if convention.per_weight else _needed(chosen, kept), where)
     quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})
