@@ -12,9 +12,9 @@ import sympy
 
 from flopsreg.plugin import Param, Pattern, hookimpl, s
 
-LOCAL_CHUNK = Param(name="local_chunk", latex=r"C_{\mathrm{loc}}", meaning="positions of one local-attention chunk (local_attn_chunk_length)")
+LOCAL_CHUNK = Param(name="local_chunk", latex=r"C_{\mathrm{l}}", meaning="positions of one local-attention chunk (local_attn_chunk_length)")
 CHUNKS_BEFORE = Param(
-    name="chunks_before", latex=r"B_{\mathrm{loc}}", meaning="earlier chunks each local-attention chunk also sees (local_num_chunks_before)", minimum=0
+    name="chunks_before", latex=r"B_{\mathrm{l}}", meaning="earlier chunks each local-attention chunk also sees (local_num_chunks_before)", minimum=0
 )
 
 _C, _B = LOCAL_CHUNK.symbol, CHUNKS_BEFORE.symbol
@@ -33,6 +33,10 @@ LOCAL_CHUNKS = Pattern(
     + (_LOOKED_BACK * (_LOOKED_BACK - 1) / 2 + _B * (_FULL - _LOOKED_BACK)) * _C**2
     + _REST * (_REST + 1) / 2
     + sympy.Min(_FULL, _B) * _C * _REST,
+    latex=(
+        r"n\frac{C_{\mathrm{l}}(C_{\mathrm{l}}+1)}{2} + \frac{r(r+1)}{2} + (T C_{\mathrm{l}} + \min(n, B_{\mathrm{l}})\,r)\,C_{\mathrm{l}},"
+        r"\ n = \lfloor s/C_{\mathrm{l}} \rfloor,\ r = s - nC_{\mathrm{l}},\ T = \sum_{i<n} \min(i, B_{\mathrm{l}})"
+    ),
     provides={"kv_tokens": sympy.Min(s, (_B + 1) * _C)},  # what a query can see: its chunk and the B before, (B + 1) C keys at most
     summary="causal within chunks of C that also see the B chunks before: a query sees its chunk and B more, up to itself",
     reference="Kitaev et al. 2020, 'Reformer: The Efficient Transformer' (local attention); Hugging Face LocalSelfAttention (transformers 5.24)",
