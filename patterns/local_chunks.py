@@ -34,8 +34,9 @@ LOCAL_CHUNKS = Pattern(
     + _REST * (_REST + 1) / 2
     + sympy.Min(_FULL, _B) * _C * _REST,
     latex=(
-        r"n\frac{C_{\mathrm{l}}(C_{\mathrm{l}}+1)}{2} + \frac{r(r+1)}{2} + (T C_{\mathrm{l}} + \min(n, B_{\mathrm{l}})\,r)\,C_{\mathrm{l}},"
-        r"\ n = \lfloor s/C_{\mathrm{l}} \rfloor,\ r = s - nC_{\mathrm{l}},\ T = \sum_{i<n} \min(i, B_{\mathrm{l}})"
+        r"n\frac{C_{\mathrm{l}}(C_{\mathrm{l}}+1)}{2} + \frac{r(r+1)}{2} + u\,C_{\mathrm{l}},"
+        r"\ n = \lfloor s/C_{\mathrm{l}} \rfloor,\ r = s - nC_{\mathrm{l}},\ u = T C_{\mathrm{l}} + \min(n, B_{\mathrm{l}})\,r,"
+        r"\ T = \sum_{i<n} \min(i, B_{\mathrm{l}})"
     ),
     provides={"kv_tokens": sympy.Min(s, (_B + 1) * _C)},  # what a query can see: its chunk and the B before, (B + 1) C keys at most
     summary="causal within chunks of C that also see the B chunks before: a query sees its chunk and B more, up to itself",
