@@ -1,6 +1,7 @@
 """The quantities the built-in patterns pass between slots, declared like any plugin's.
 
-Mask patterns produce ``pairs`` for the attention core (and ``kv_tokens``, the keys a layer
+A ``layer_positions`` pattern gives the positions a layer runs over when they are not the s input
+tokens (the engine then counts every slot of that layer over them). Mask patterns produce ``pairs`` for the attention core (and ``kv_tokens``, the keys a layer
 keeps, for the projections' KV cache); projection patterns ``qk_dim`` and
 ``v_dim``; the FFN activation ``ffn_matrices`` for every MLP pattern. Patterns import the
 symbols from here.
@@ -36,6 +37,15 @@ KV_TOKENS = Quantity(
     # After c cached tokens, s new ones add the keys kept at c + s less those kept at c.
     cached="difference",
 )
+POSITIONS = Quantity(
+    name="layer_positions",
+    latex=r"s_{\mathrm{layer}}",
+    meaning=(
+        "positions one layer runs over for an input of s tokens, where a pattern of the layer_positions slot says it is not s "
+        "(a prompt prepended inside the model); every slot of that layer counts over it"
+    ),
+    replaces_seq_len=True,
+)
 FFN_MATRICES = Quantity(
     name="ffn_matrices",
     latex="f",
@@ -43,8 +53,9 @@ FFN_MATRICES = Quantity(
 )
 
 pairs, d_qk, d_v, f, kv_tokens = PAIRS.symbol, QK_DIM.symbol, V_DIM.symbol, FFN_MATRICES.symbol, KV_TOKENS.symbol
+layer_positions = POSITIONS.symbol
 
 
 @hookimpl
 def flopsreg_register_quantities():
-    return [PAIRS, QK_DIM, V_DIM, KV_TOKENS, FFN_MATRICES]
+    return [PAIRS, QK_DIM, V_DIM, KV_TOKENS, FFN_MATRICES, POSITIONS]

@@ -37,6 +37,7 @@ SLOTS = [
     Slot(name="initial_state", scope="model", summary="a learned initial state of a recurrent stack (weights only)"),
     Slot(name="per_layer_embedding", scope="model", summary="the projection giving every layer its per-layer input"),
     Slot(name="residual_mixer.head", scope="model", summary="making the widened streams from the embedding and collapsing them to one after the last layer"),
+    Slot(name="layer_positions", scope="layer", summary="the positions a layer runs over when they are not the s input tokens: produces layer_positions"),
     Slot(name="residual_mixer", scope="layer", summary="hyper-connections or AltUp mixing widened residual streams around each sublayer"),
     Slot(name="shared_block.adapters", scope="layer", summary="each use's own low-rank adapters on a shared block's projections (Zamba2)"),
     Slot(name="shared_block.output", scope="layer", summary="each use's own projection of a shared block's output into the layer's input (Zamba's linear)"),

@@ -66,7 +66,7 @@ def test_every_builtin_pattern_module_is_a_plugin_and_nothing_else_is_registered
     declaring |= {m for m in modules if m.startswith("megatron.")}  # Megatron-LM argument readers; no patterns
     declaring |= {m for m in modules if m.startswith("hf.")}  # Hugging Face readers and layer types; no patterns
     assert sorted(owners | declaring) == modules
-    assert set(registry.quantities) == {"pairs", "qk_dim", "v_dim", "kv_tokens", "ffn_matrices", "index_pairs", "compressed_index_pairs", "index_pool_pairs", "context_pairs"}
+    assert set(registry.quantities) == {"pairs", "qk_dim", "v_dim", "kv_tokens", "ffn_matrices", "index_pairs", "compressed_index_pairs", "index_pool_pairs", "context_pairs", "layer_positions"}
 
 
 def test_installed_patterns_register_every_documented_builtin(registry):

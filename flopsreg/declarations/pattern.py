@@ -466,12 +466,17 @@ class Quantity:
             (F is ``seq_len`` rows times the keys of a row, every row as wide as the last one: the
             new rows' share is ``seq_len x G(cached + seq_len)`` with ``G = F / seq_len``, as
             counts that bill each new token against the whole context do, e.g. vLLM's).
+        replaces_seq_len: it is the positions its unit runs over for ``seq_len`` input tokens (a
+            formula of ``seq_len`` and parameters, e.g. ``seq_len + prompt_length`` where a
+            model prepends a prompt): the engine counts every slot of a unit that produces it
+            over it in place of ``seq_len``, and such a unit has no cached-prefix form.
     """
 
     name: str = attrs.field(validator=_check(lambda v: _is_name(v) and v != FLOPS, "a lower_snake_case name other than 'flops'"))
     latex: str = attrs.field(validator=_check(_is_text, "the LaTeX of its symbol, e.g. 'P'"))
     meaning: str = attrs.field(validator=_check(_is_text, "one line saying what it is"))
     cached: str = attrs.field(default="fixed", validator=_check(lambda v: v in CACHED_RULES, "'fixed', 'difference' or 'rectangle'"))
+    replaces_seq_len: bool = attrs.field(default=False, validator=_check(lambda v: isinstance(v, bool), "True or False"))
 
     @property
     def symbol(self) -> Symbol:

@@ -147,6 +147,7 @@ class Manifest:
         self.conventions = {name: item["per_weight"] for name, item in get("conventions").items()}
         self.counts = {name: None if item["counts"] is None else frozenset(item["counts"]) for name, item in get("conventions").items()}
         self.quantities = frozenset(get("quantities"))
+        self.replacing_seq_len = frozenset(name for name, item in get("quantities").items() if item.get("replaces_seq_len"))
         self.blocks = dict(get("blocks"))
         self.params = {name: item["minimum"] for name, item in index["params"].items()}
         self.shared = frozenset(index["shared_dimensions"])
@@ -318,7 +319,10 @@ def _unit(
         selections = [_counted_per_weight(sel, convention, per_weight) for sel in selections]
     if any(sel.pattern.refusal is not None for sel in selections):
         raise _Unanswered("a refusal")
-    if manifest.counts.get(convention) is not None and not _has_terms(manifest, convention, chosen if per_weight else _needed(chosen)):
+    kept = frozenset(q for sel in selections for q in sel.pattern.quantities if q in manifest.replacing_seq_len)
+    if len(kept) > 1:
+        raise _Unanswered("two quantities replacing seq_len")
+    if manifest.counts.get(convention) is not None and not _has_terms(manifest, convention, chosen if per_weight else _needed(chosen, kept)):
         raise _Unanswered("a pattern the convention has no term for")
     quantities: dict[str, Any] = dict(engine or {})
     for sel in selections:
@@ -328,7 +332,8 @@ def _unit(
             if quantity in quantities:
                 raise _Unanswered("a quantity produced twice")
             quantities[quantity] = tree
-    selections = _needed(selections)
+    over = [quantities[name] for name in sorted(kept)]
+    selections = _needed(selections, kept)
     needed = {q for sel in selections for q in sel.pattern.quantities}
     quantities = {k: v for k, v in quantities.items() if k in needed or k not in manifest.quantities}
     terms = {}
@@ -338,7 +343,7 @@ def _unit(
         term = trees.substitute(sel.pattern.formula, quantities)
         if trees.symbols(term) & manifest.quantities:
             raise _Unanswered("a quantity no selected pattern produces")
-        terms[sel.slot] = term
+        terms[sel.slot] = trees.replaced(term, SEQ_LEN, over[0]) if over else term
     unit = _Unit(name, scope, flags, params, layers, tuple(selections), terms, where)
     _check_params(unit)
     return unit
@@ -356,12 +361,13 @@ def _has_terms(manifest: Manifest, convention: str, selections: Sequence[SlotSel
     return True
 
 
-def _needed(selections: Sequence[SlotSelection]) -> list[SlotSelection]:
+def _needed(selections: Sequence[SlotSelection], kept: frozenset[str] = frozenset()) -> list[SlotSelection]:
     """As :func:`flopsreg.engine.compose._needed`."""
     selections = [sel for sel in selections if not sel.pattern.weights_only]
-    needed: set[str] = set()
-    frontier = [sel.pattern.formula for sel in selections if sel.pattern.produces == FLOPS]
     providers = {q: sel for sel in selections for q in sel.pattern.quantities if q != FLOPS}
+    needed: set[str] = set(kept & set(providers))
+    frontier = [sel.pattern.formula for sel in selections if sel.pattern.produces == FLOPS]
+    frontier += [providers[q].pattern.quantities[q] for q in needed]
     while frontier:
         for name in trees.symbols(frontier.pop()) & set(providers) - needed:
             needed.add(name)

@@ -498,8 +498,11 @@ def _plan_unit(
     if refusals:  # the highest one speaks, in whichever slot the layer has it
         sel = max(refusals, key=lambda sel: sel.pattern.precedence)
         raise ModelError(f"{where}, slot {sel.slot}: {sel.pattern.refusal} (pattern {sel.pattern.name!r})")
+    kept = frozenset(q for sel in selections for q in sel.pattern.quantities if q != FLOPS and registry.quantities[q].replaces_seq_len)
+    if len(kept) > 1:
+        raise SelectionError(f"{where}: quantities {', '.join(map(repr, sorted(kept)))} both replace seq_len: a layer runs over one length")
     if convention is not None and convention.counts is not None:
-        _check_terms(registry, convention, chosen if convention.per_weight else _needed(chosen), where)
+        _check_terms(registry, convention, chosen if convention.per_weight else _needed(chosen, kept), where)
     quantities: dict[sympy.Symbol, sympy.Expr] = dict(engine_quantities or {})
     source: dict[str, str] = {}
     for sel in selections:
@@ -512,9 +515,12 @@ def _plan_unit(
                 )
             source[quantity] = sel.pattern.name
             quantities[registry.quantities[quantity].symbol] = expr
-    selections = _needed(selections)
+    lengths = [(name, quantities[registry.quantities[name].symbol]) for name in sorted(kept)]
+    selections = _needed(selections, kept)
     needed = {q for sel in selections for q in sel.pattern.quantities}
     quantities = {k: v for k, v in quantities.items() if k.name in needed or k not in quantity_names}
+    # A unit that runs over other positions than the s input tokens counts every slot over them.
+    over = {s: lengths[0][1]} if lengths else {}
     terms = {}
     for sel in selections:
         if sel.pattern.produces != FLOPS:
@@ -528,12 +534,15 @@ def _plan_unit(
                 f"{where}, slot {sel.slot}: pattern {sel.pattern.name!r} needs {', '.join(map(repr, missing))}, "
                 f"which no selected pattern of this layer produces ({WITHOUT_PLUGINS_HINT})"
             )
-        terms[sel.slot] = expr
+        terms[sel.slot] = expr.xreplace(over)
     produced = {registry.quantities[q].symbol: registry.quantities[q] for q in source}
     formulas = {sel.slot: (sel.pattern.name, sel.pattern.formula) for sel in selections if sel.pattern.produces == FLOPS}
     rules = {sym: (q.name, q.cached, quantities[sym]) for sym, q in produced.items() if sym in quantities}
 
     def prefix() -> PrefixForms:
+        if lengths:
+            return PrefixForms({}, f"{where}: its layers run over {lengths[0][0]} = {lengths[0][1]}, not over the seq_len input tokens, "
+                               "so new tokens after a cached prefix do not cost what they add to a longer sequence")
         engine, fault = engine_prefix() if engine_prefix else ({}, None)
         return PrefixForms({}, fault) if fault else prefix_forms(where, formulas, rules, engine)
     unit = unit_type(
@@ -542,7 +551,7 @@ def _plan_unit(
         params=params,
         selections=tuple(selections),
         terms=terms,
-        quantities={quantity_names[k]: v for k, v in quantities.items() if k in quantity_names},
+        quantities={quantity_names[k]: v if quantity_names[k] in kept else v.xreplace(over) for k, v in quantities.items() if k in quantity_names},
         prefix_source=prefix,
         per_position=frozenset(sel.slot for sel in selections if registry.slots[sel.slot].per_position),
         **({} if layers is None else {"layers": layers}),
@@ -591,17 +600,19 @@ def _counted_per_weight(selection: SlotSelection, convention: Convention) -> Slo
     return SlotSelection(slot=selection.slot, pattern=counted, applicable=(counted, *selection.applicable))
 
 
-def _needed(selections: list[SlotSelection]) -> list[SlotSelection]:
-    """FLOPs-producing selections, and those producing a quantity one of them uses (transitively).
+def _needed(selections: list[SlotSelection], kept: frozenset[str] = frozenset()) -> list[SlotSelection]:
+    """FLOPs-producing selections, and those producing a quantity one of them uses (transitively)
+    or one of *kept* (the positions the unit runs over, which the engine uses).
 
     A layer without an MLP has no use for the MLP's matmul count, so that slot is not reported;
     nor is a pattern that only holds weights (a norm, a bias: FLOPs 0, weights not 0), which
     ``Registry.parameters`` counts and FLOPs do not.
     """
     selections = [sel for sel in selections if not holds_weights_only(sel.pattern)]
-    needed: set[str] = set()
-    frontier = [sel.pattern.formula for sel in selections if sel.pattern.produces == FLOPS]
     providers = {q: sel for sel in selections for q in sel.pattern.quantities if q != FLOPS}
+    needed: set[str] = set(kept & set(providers))
+    frontier = [sel.pattern.formula for sel in selections if sel.pattern.produces == FLOPS]
+    frontier += [providers[q].pattern.quantities[q] for q in needed]
     while frontier:
         for name in _symbol_names(frontier.pop()) & set(providers) - needed:
             needed.add(name)

@@ -15,7 +15,7 @@ from typing import Any
 
 from flopsreg.formula.tree import Formula
 
-__all__ = ["formula", "named", "sum_of", "symbols", "substitute"]
+__all__ = ["formula", "named", "replaced", "sum_of", "symbols", "substitute"]
 
 
 def named(argnames: Sequence[str], tree: Any) -> Any:
@@ -64,6 +64,18 @@ def substitute(tree: Any, values: Mapping[str, Any]) -> Any:
         return [node[0], *(walk(operand, depth) for operand in node[1:])]
 
     return walk(tree, 0)
+
+
+def replaced(tree: Any, name: str, by: Any) -> Any:
+    """*tree* with each ``["sym", name]`` replaced by *by* once (*by* may read *name* itself, as
+    the positions a layer runs over read seq_len: its own symbols are left as they are)."""
+    if type(tree) is int:
+        return tree
+    if tree[0] == "sym":
+        return by if tree[1] == name else tree
+    if tree[0] == "pow":
+        return ["pow", replaced(tree[1], name, by), tree[2]]
+    return [tree[0], *(replaced(operand, name, by) for operand in tree[1:])]
 
 
 def sum_of(trees: Sequence[Any]) -> Any:

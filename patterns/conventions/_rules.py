@@ -46,7 +46,7 @@ BUILTIN_TERMS = frozenset({
     # attention.topk_indexer
     'dsa_indexer', 'dsa_indexer_from_hidden', 'dsa_kpool_indexer', 'csa_indexer',
     # embedding
-    'input_embedding',
+    'input_embedding', 'prompt_embeddings',
     # head
     'tied_logits', 'logits',
     # head.bias (a weight only)
@@ -87,7 +87,7 @@ BUILTIN_TERMS = frozenset({
     'decoder_norms', 'decoder_layernorms', 'moe_output_norms', 'sandwich_norms', 'sandwich_layernorms', 'sandwich_parallel_norms', 'single_norm', 'single_layernorm', 'sub_norms',
     'concat_input_norms', 'ngpt_scales',
     # final_norm
-    'final_norm', 'final_layernorm', 'no_final_norm',
+    'final_norm', 'final_layernorm', 'no_final_norm', 'reversible_final_layernorm',
     # embedding_norm (a weight only)
     'embedding_norm', 'embedding_layernorm',
     # head.transform_bias (a weight only)
@@ -101,7 +101,7 @@ BUILTIN_TERMS = frozenset({
     # per_layer_embedding
     'per_layer_embedding',
     # position_embedding
-    'learned_positions',
+    'learned_positions', 'segment_position_bias', 'axial_positions',
     # mlp.shared_gate
     'shared_expert_gate',
     # mlp.shared
@@ -136,6 +136,8 @@ NO_FRAMEWORK_TERM = frozenset({
     'latent_gate_query', 'latent_output_gate',  # A.X K2's q_gate_proj over [norm(latent), latent]: no framework has it
     'input_norm_gate', 'both_norm_gates',  # A.X K2's gated RMSNorms (low-rank gate MLPs): no framework counts them
     'block_topk', 'block_indexer',  # MiniMax-M3's block-sparse attention and its indexer: no framework counts them
+    'prompt_prefix', 'bidirectional',  # CPM-Ant's layers over a prepended prompt, every pair attended: no framework counts them
+    'local_chunks', 'reversible_logits',  # Reformer's look-back chunks and its head over two streams
 })
 
 

@@ -20,6 +20,7 @@ from oracles import (
 )
 
 import flopsreg
+from flopsreg.plugin import s
 
 GQA = {"hidden": 64, "heads": 4, "kv_heads": 2, "head_dim": 8}
 
@@ -312,3 +313,35 @@ def test_patterns_json_shows_the_refusal():
 
     rows = {row["name"]: row for row in patterns_json(flopsreg.Registry(plugins=[Refuses], load_entry_points=False))}
     assert rows["no_odd_mlp"]["refusal"] == "odd MLPs cannot be counted here" and rows["full_causal"]["refusal"] is None
+
+
+# -- a quantity that replaces seq_len in its layer ----------------------------------------------------
+
+_DOUBLED = flopsreg.Quantity(name="doubled_positions", latex="2s", meaning="a layer over twice the input", replaces_seq_len=True)
+
+
+class _Doubling:
+    @flopsreg.hookimpl
+    def flopsreg_register_quantities(self):
+        return [_DOUBLED]
+
+    @flopsreg.hookimpl
+    def flopsreg_register_slots(self):
+        return [flopsreg.Slot(name="doubling", scope="layer", summary="a layer over twice the input")]
+
+    @flopsreg.hookimpl
+    def flopsreg_register_patterns(self):
+        return [flopsreg.Pattern(name="doubling", slot="doubling", flags={"doubling"}, precedence=10, produces=_DOUBLED.name,
+                                 formula=2 * s, summary="twice the input", reference="a test")]
+
+
+def test_a_plugins_replaces_seq_len_quantity_counts_its_layers_over_it_and_the_head_over_s():
+    reg = flopsreg.Registry(plugins=[_Doubling()], load_entry_points=False)
+    dims = dict(layers=2, hidden=8, heads=2, kv_heads=2, head_dim=4, vocab=11)
+    plain = flopsreg.Model.uniform("plain", flags={"lm_head"}, **dims)
+    doubled = flopsreg.Model.uniform("doubled", flags={"lm_head", "doubling"}, **dims)
+    assert reg.evaluate(doubled, seq_len=5).layers[0].flops == reg.evaluate(plain, seq_len=10).layers[0].flops
+    assert reg.evaluate(doubled, seq_len=5).slot_flops["head"] == reg.evaluate(plain, seq_len=5).slot_flops["head"] == 2 * 5 * 8 * 11
+    both = flopsreg.Model.uniform("both", flags={"lm_head", "doubling", "prompt_prefix"}, prompt_length=3, **dims)
+    with pytest.raises(flopsreg.SelectionError, match=r"'doubled_positions', 'layer_positions' both replace seq_len"):
+        reg.select(both)

@@ -33,6 +33,13 @@ def eager() -> Registry:
     return registry
 
 
+def test_every_built_in_module_is_listed_once():
+    """A module listed twice (a merge of two branches' additions) would be registered twice."""
+    from flopsreg.patterns import BUILTIN
+
+    assert sorted(name for name in set(BUILTIN) if BUILTIN.count(name) > 1) == []
+
+
 def test_the_committed_manifest_is_the_one_the_modules_give():
     committed = manifest.written(manifest_path())
     assert committed == manifest.files(make_manifest.build()), f"flopsreg/patterns/manifest.json is stale: run {REFRESH}"
