@@ -272,6 +272,10 @@ class Pattern:
         refusal: None, or the one line a plan is refused with when this pattern wins its slot:
             how a convention says that the system it reproduces does not count such a model
             (its formula is then never used; write 0).
+        no_prefix_form: None, or why a layer that selects this pattern has no cached-prefix form
+            although its formula is a sum of seq_len-proportional terms: where earlier tokens'
+            work changes with later tokens (bidirectional attention), new tokens after a cached
+            prefix do not cost their share of a longer sequence, and ``cached=`` is refused with this.
 
     ``formula``, ``provides``, ``weights``, ``active_weights``, ``cache``, ``state`` and
     ``routed_weights`` read as sympy builds them with
@@ -307,6 +311,9 @@ class Pattern:
     )
     refusal: str | None = attrs.field(
         default=None, validator=_check(lambda v: v is None or _is_text(v), "None or the one line the plan is refused with")
+    )
+    no_prefix_form: str | None = attrs.field(
+        default=None, validator=_check(lambda v: v is None or _is_text(v), "None or why the work after a cached prefix is not its share")
     )
     _cache: sympy.Expr | None = attrs.field(
         alias="cache", default=None, converter=_expr, validator=_check(lambda v: v is None or _is_expr(v), f"None or {_FORMULA}")

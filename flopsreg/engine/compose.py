@@ -543,6 +543,9 @@ def _plan_unit(
         if lengths:
             return PrefixForms({}, f"{where}: its layers run over {lengths[0][0]} = {lengths[0][1]}, not over the seq_len input tokens, "
                                "so new tokens after a cached prefix do not cost what they add to a longer sequence")
+        blocking = next((sel for sel in selections if sel.pattern.no_prefix_form), None)
+        if blocking is not None:
+            return PrefixForms({}, f"{where}, slot {blocking.slot}: pattern {blocking.pattern.name!r}: {blocking.pattern.no_prefix_form}")
         engine, fault = engine_prefix() if engine_prefix else ({}, None)
         return PrefixForms({}, fault) if fault else prefix_forms(where, formulas, rules, engine)
     unit = unit_type(

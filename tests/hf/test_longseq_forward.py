@@ -138,6 +138,20 @@ def test_after_a_cached_prefix_there_is_no_count(registry):
         registry.evaluate(_model("cpmant"), seq_len=4, cached=8)
 
 
+
+def test_a_bidirectional_layer_has_no_cached_prefix_either(registry):
+    """Without a prompt the mask alone refuses: the cached tokens would attend to the new ones."""
+    model = flopsreg.Model(
+        name="bidirectional-only",
+        params={"hidden": 64, "heads": 4, "kv_heads": 4, "head_dim": 16},
+        kinds={"layer": flopsreg.LayerKind(flags={"bidirectional"})},
+        plan=flopsreg.Plan(layers=2, cycle=["layer"]),
+    )
+    assert registry.evaluate(model, seq_len=12).forward > 0
+    with pytest.raises(flopsreg.ModelError, match=r"pattern 'bidirectional': every query sees every key") as error:
+        registry.evaluate(model, seq_len=4, cached=8)
+    assert "\n" not in str(error.value)
+
 def test_no_framework_convention_counts_it(registry):
     with pytest.raises(flopsreg.ModelError, match=r"megatron has no term for bidirectional"):
         registry.evaluate(_model("cpmant"), seq_len=LONG, convention="megatron")
