@@ -38,7 +38,7 @@ class Registry(PluginLoader):
 
     >>> reg = Registry.default()
     >>> [p.name for p in reg.patterns if p.slot == "attention.mask" and not p.flags & set(reg.conventions)]
-    ['dynamic_mask_in_window', 'dynamic_mask', 'block_topk', 'dsa_kpool_topk_tail', 'dsa_kpool_topk', 'dsa_topk', 'chunked', 'sliding_window', 'hca_mask', 'csa_mask', 'local_chunks', 'bidirectional', 'full_causal']
+    ['dynamic_mask_in_window', 'dynamic_mask', 'block_topk', 'dsa_kpool_topk_tail', 'dsa_kpool_topk', 'dsa_topk', 'chunked', 'sliding_window', 'hca_mask', 'csa_mask', 'local_chunks', 'full_bidirectional', 'full_causal']
 
     Args:
         plugins: extra plugin objects (modules, classes or instances with hookimpls).

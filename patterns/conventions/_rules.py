@@ -136,7 +136,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'latent_gate_query', 'latent_output_gate',  # A.X K2's q_gate_proj over [norm(latent), latent]: no framework has it
     'input_norm_gate', 'both_norm_gates',  # A.X K2's gated RMSNorms (low-rank gate MLPs): no framework counts them
     'block_topk', 'block_indexer',  # MiniMax-M3's block-sparse attention and its indexer: no framework counts them
-    'prompt_prefix', 'bidirectional',  # CPM-Ant's layers over a prepended prompt, every pair attended: no framework counts them
+    'prompt_prefix', 'full_bidirectional',  # CPM-Ant's layers over a prepended prompt, every pair attended: no framework counts them
     'local_chunks', 'reversible_logits',  # Reformer's look-back chunks and its head over two streams
 })
 

@@ -2,8 +2,8 @@
 prepended inside the model, so every layer runs over s + prompt_length positions with
 bidirectional attention, and the head reads the s input positions alone."""
 
-from flopsreg.patterns.bidirectional import BIDIRECTIONAL
 from flopsreg.patterns.dense_mlp import dense_mlp
+from flopsreg.patterns.full_bidirectional import FULL_BIDIRECTIONAL
 from flopsreg.patterns.hf._common import GATED_LM
 from flopsreg.patterns.hf.layer_types import FULL
 from flopsreg.patterns.norms import DECODER_NORMS
@@ -31,7 +31,7 @@ def cpmant(c: Fields) -> Decoder:
     layers = c.int("num_hidden_layers")
     return Decoder(
         params=params,
-        flags=GATED_LM | DECODER_NORMS.flags | PROMPT_PREFIX.flags | PROMPT_EMBEDDINGS.flags | BIDIRECTIONAL.flags | SEGMENT_POSITION_BIAS.flags,
+        flags=GATED_LM | DECODER_NORMS.flags | PROMPT_PREFIX.flags | PROMPT_EMBEDDINGS.flags | FULL_BIDIRECTIONAL.flags | SEGMENT_POSITION_BIAS.flags,
         attention=Layers.uniform(FULL, layers),
         mlps=Layers.uniform("dense", layers),
         mlp_kinds={"dense": dense_mlp(c.int("dim_ff"))},

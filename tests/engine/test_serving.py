@@ -258,7 +258,7 @@ def test_the_identity_models_cover_every_registered_pattern(registry):
     refusals = {p.name for p in registry.patterns if p.refusal}  # never in a plan: tested where they refuse
     # CPM-Ant's layers run over a prepended prompt (a replaces_seq_len quantity): no cached-prefix form,
     # refused by name (tests/hf/test_longseq_forward.py)
-    refusals |= {"prompt_prefix", "bidirectional"}
+    refusals |= {"prompt_prefix", "full_bidirectional"}
     # the chunked scans and padded convs of the linear mixers count one pass: no cached-prefix form;
     # vLLM bills each new token against its whole context, which no difference of forwards gives:
     # its patterns are covered against vLLM's own functions (tests/conventions/test_vllm.py)

@@ -144,16 +144,16 @@ def test_a_bidirectional_layer_has_no_cached_prefix_either(registry):
     model = flopsreg.Model(
         name="bidirectional-only",
         params={"hidden": 64, "heads": 4, "kv_heads": 4, "head_dim": 16},
-        kinds={"layer": flopsreg.LayerKind(flags={"bidirectional"})},
+        kinds={"layer": flopsreg.LayerKind(flags={"full_bidirectional"})},
         plan=flopsreg.Plan(layers=2, cycle=["layer"]),
     )
     assert registry.evaluate(model, seq_len=12).forward > 0
-    with pytest.raises(flopsreg.ModelError, match=r"pattern 'bidirectional': every query sees every key") as error:
+    with pytest.raises(flopsreg.ModelError, match=r"pattern 'full_bidirectional': every query sees every key") as error:
         registry.evaluate(model, seq_len=4, cached=8)
     assert "\n" not in str(error.value)
 
 def test_no_framework_convention_counts_it(registry):
-    with pytest.raises(flopsreg.ModelError, match=r"megatron has no term for bidirectional"):
+    with pytest.raises(flopsreg.ModelError, match=r"megatron has no term for full_bidirectional"):
         registry.evaluate(_model("cpmant"), seq_len=LONG, convention="megatron")
 
 

@@ -7,10 +7,10 @@ cache of them is not one. A layer with this mask has no cached-prefix form (``no
 
 from flopsreg.plugin import Pattern, hookimpl, s
 
-BIDIRECTIONAL = Pattern(
-    name="bidirectional",
+FULL_BIDIRECTIONAL = Pattern(
+    name="full_bidirectional",
     slot="attention.mask",
-    flags={"bidirectional"},
+    flags={"full_bidirectional"},
     precedence=13,
     produces="pairs",
     formula=s**2,
@@ -23,4 +23,4 @@ BIDIRECTIONAL = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [BIDIRECTIONAL]
+    return [FULL_BIDIRECTIONAL]
