@@ -56,9 +56,10 @@ CASES: dict[str, dict] = {
 
 
 def class_defaults(model_type: str) -> dict:
-    """The class-default config as a config.json holds it, and the parameters of its model (meta device)."""
+    """The class-default config as a config.json holds it (its per_layer_config too), and the parameters of its model (meta device)."""
     config = transformers.AutoConfig.for_model(model_type)
-    saved = {k: v for k, v in config.to_dict().items() if isinstance(v, (int, float, str, bool, list, type(None)))}
+    # per_layer_config kept (as to_dict writes it: only what differs from the globals), rope_parameters not
+    saved = {k: v for k, v in config.to_dict().items() if isinstance(v, (int, float, str, bool, list, type(None))) or k == "per_layer_config"}
     try:
         with torch.device("meta"):
             model = transformers.AutoModelForCausalLM.from_config(config)
