@@ -56,7 +56,8 @@ def _swa(c: Fields, params: dict[str, int]) -> dict[str, int]:
 
 def _check_per_layer(c: Fields) -> None:
     """Dots3NoteTextConfig.validate_architecture on each per_layer_config entry: num_key_value_heads
-    equal to num_attention_heads; head_dim (not read otherwise) refused, its sum being MLA's own."""
+    equal to num_attention_heads (the shared reader maps both to the heads; a head_dim there is
+    refused by name by it, as an attribute no pattern reads)."""
     for key, entry in (c.data.get("per_layer_config") or {}).items():
         if not isinstance(entry, dict):
             continue  # the shared reader refuses it by name

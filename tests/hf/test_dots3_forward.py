@@ -81,6 +81,8 @@ def test_class_default_parameters_equal_the_meta_device_model(registry):
         ({"num_key_value_heads": 2}, "num_key_value_heads"),
         ({"swa_num_key_value_heads": 3}, "swa_num_key_value_heads"),
         ({"swa_head_dim": 15, "swa_qk_rope_head_dim": 4}, "swa_head_dim"),
+        ({"per_layer_config": {"2": {"num_attention_heads": 2, "num_key_value_heads": 3}}}, r"per_layer_config\['2'\]\.num_key_value_heads"),
+        ({"per_layer_config": {"2": {"head_dim": 14}}}, r"per_layer_config\['2'\]\.head_dim: not read per layer"),
     ],
 )
 def test_what_transformers_refuses_is_refused_by_name(changes, message):
