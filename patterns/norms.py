@@ -8,7 +8,6 @@ Hugging Face families use RMSNorm (one scale of the normalised width); with the 
 
 from flopsreg.patterns.dense_mlp import FFN_HIDDEN
 from flopsreg.patterns.gqa_projection import KV_HEADS
-from flopsreg.patterns.mla_projection import QK_ROPE_HEAD_DIM
 from flopsreg.patterns.parallel_experts import PARALLEL_EXPERTS
 from flopsreg.patterns.quantities import d_qk
 from flopsreg.plugin import Pattern, h, hookimpl, n_h
@@ -84,17 +83,6 @@ QK_NORM = Pattern(
     weights=2 * d_qk,
     summary="an RMSNorm of the head width on queries and one on keys, shared by all heads (no FLOPs counted)",
     reference="Dehghani et al. 2023, 'Scaling Vision Transformers to 22B' (QK-norm); Hugging Face q_norm, k_norm (Qwen3, Gemma 3)",
-)
-K_ROPE_NORMS = Pattern(
-    name="k_rope_norm",
-    slot="attention.qk_norm",
-    flags={"k_rope_norm"},
-    precedence=40,
-    params=(QK_ROPE_HEAD_DIM,),
-    formula=0,
-    weights=QK_ROPE_HEAD_DIM.symbol,
-    summary="an RMSNorm of the rope width on MLA's shared rope key, before RoPE (no FLOPs counted)",
-    reference="Hugging Face Dots3NoteTextAttention.k_rope_only_layernorm (transformers 5.24)",
 )
 FULL_WIDTH_QK_NORM = Pattern(
     name="full_width_qk_norm",
@@ -209,4 +197,4 @@ EMBEDDING_LAYERNORM = Pattern(
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SUB_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, K_ROPE_NORMS, FINAL_NORM, FINAL_LAYERNORM, NO_FINAL_NORM, EMBEDDING_NORM, EMBEDDING_LAYERNORM]
+    return [DECODER_NORMS, DECODER_LAYERNORMS, MOE_OUTPUT_NORMS, SANDWICH_NORMS, SUB_NORMS, SANDWICH_LAYERNORMS, SANDWICH_PARALLEL_NORMS, SINGLE_NORM, SINGLE_LAYERNORM, QK_NORM, QK_LAYERNORM, FULL_WIDTH_QK_NORM, FINAL_NORM, FINAL_LAYERNORM, NO_FINAL_NORM, EMBEDDING_NORM, EMBEDDING_LAYERNORM]

@@ -11,8 +11,8 @@ from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
 from flopsreg.patterns.hf._linear import type_list
 from flopsreg.patterns.hf.axk1 import mlp_layer_types
 from flopsreg.patterns.hf.layer_types import FULL, INDEXED, SLIDING
+from flopsreg.patterns.mla_projection import K_ROPE_NORM
 from flopsreg.patterns.moe import moe_mlp
-from flopsreg.patterns.norms import K_ROPE_NORMS
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
 
@@ -39,6 +39,10 @@ def layer_types(c: Fields, layers: int) -> Layers[str]:
         return kinds
     old = INDEXED if use_dsa is False else FULL
     return kinds.map(lambda kind: full if kind == old else kind)
+
+
+# The attention kinds are named short (they title the layer kinds: indexed_dense, sliding_moe ...).
+_KIND = {INDEXED: "indexed", SLIDING: "sliding", FULL: "full"}
 
 
 def _swa(c: Fields, params: dict[str, int]) -> dict[str, int]:
@@ -79,16 +83,16 @@ def dots3_note_text(c: Fields) -> Decoder:
         raise c.error("num_key_value_heads", f" = {c.int('num_key_value_heads')}: Dots3NoteTextConfig requires num_attention_heads = {c.int('num_attention_heads')}")
     params, mla_flags = mla(c)
     _check_per_layer(c)
-    attention = layer_types(c, layers)
+    attention = layer_types(c, layers).map(_KIND.__getitem__)
     kinds = {
-        INDEXED: (DSA_TOPK.flags | DSA_INDEXER.flags,
+        "indexed": (DSA_TOPK.flags | DSA_INDEXER.flags,
                   {INDEX_TOPK.name: c.int("index_topk"), INDEX_HEADS.name: c.int("index_n_heads"), INDEX_HEAD_DIM.name: c.int("index_head_dim")}),
-        FULL: (frozenset(), {}),
-        SLIDING: (SLIDING_WINDOW.flags, {WINDOW.name: c.int_or_default("sliding_window", c.int_or_default("sliding_window_size", 512))}),
+        "full": (frozenset(), {}),
+        "sliding": (SLIDING_WINDOW.flags, {WINDOW.name: c.int_or_default("sliding_window", c.int_or_default("sliding_window_size", 512))}),
     }
-    if SLIDING in attention and not c.given("per_layer_config"):
-        flags, own = kinds[SLIDING]
-        kinds[SLIDING] = (flags, _swa(c, own))
+    if "sliding" in attention and not c.given("per_layer_config"):
+        flags, own = kinds["sliding"]
+        kinds["sliding"] = (flags, _swa(c, own))
     mlps = mlp_layer_types(c, layers)
     mlp_kinds = {}
     if "dense" in mlps:
@@ -96,7 +100,7 @@ def dots3_note_text(c: Fields) -> Decoder:
     if "moe" in mlps:
         shared = c.int_or_default("n_shared_experts", 1, minimum=1) * c.int_or_default("shared_experts_intermediate_size", 1536)
         mlp_kinds["moe"] = moe_mlp(c.int("n_routed_experts"), c.int("num_experts_per_tok"), c.int("moe_intermediate_size"), shared)
-    flags = silu_gated(c) | weight_flags(c, tied=False) | mla_flags | ATTENTION_HEAD_GATE.flags | K_ROPE_NORMS.flags
+    flags = silu_gated(c) | weight_flags(c, tied=False) | mla_flags | ATTENTION_HEAD_GATE.flags | K_ROPE_NORM.flags
     return Decoder(params=params, flags=flags, attention=attention, attention_kinds={k: v for k, v in kinds.items() if k in attention},
                    mlps=mlps, mlp_kinds=mlp_kinds)
 
