@@ -50,6 +50,7 @@ BUILTIN: tuple[str, ...] = (
     "grouped_output",
     "head_transform",
     "hf.axk1",
+    "hf.dots3_note",
     "hf.axk2",
     "hf.bailing_hybrid",
     "hf.bamba",

@@ -1,4 +1,5 @@
-"""Key and value projections of multi-head latent attention (DeepSeek-V2/V3), not absorbed."""
+"""Key and value projections of multi-head latent attention (DeepSeek-V2/V3), not absorbed, and
+the RMSNorm some families put on its shared rope key (weights only)."""
 
 from flopsreg.patterns.quantities import kv_tokens
 from flopsreg.plugin import Param, Pattern, h, hookimpl, n_h, s
@@ -32,7 +33,19 @@ MLA_PROJECTION = Pattern(
     cache=(r_kv + d_rope) * kv_tokens,  # the compressed latent and the shared rope key of every kept token
 )
 
+K_ROPE_NORM = Pattern(
+    name="k_rope_norm",
+    slot="attention.qk_norm",
+    flags={"k_rope_norm"},
+    precedence=40,
+    params=(QK_ROPE_HEAD_DIM,),
+    formula=0,
+    weights=d_rope,
+    summary="an RMSNorm of the rope width on MLA's shared rope key, before RoPE (no FLOPs counted)",
+    reference="Hugging Face Dots3NoteTextAttention.k_rope_only_layernorm (transformers 5.24)",
+)
+
 
 @hookimpl
 def flopsreg_register_patterns():
-    return [MLA_PROJECTION]
+    return [MLA_PROJECTION, K_ROPE_NORM]

@@ -70,7 +70,7 @@ BUILTIN_TERMS = frozenset({
     # mixer.output
     'gated_deltanet_output', 'gated_delta_product_output', 'kda_output', 'lightning_output', 'mamba1_output', 'mamba2_output', 'mamba2_output_without_norm', 'short_conv_output',
     # attention.qk_norm
-    'reused_kv_q_norm', 'qk_norm', 'qk_layernorm', 'full_width_qk_norm',
+    'reused_kv_q_norm', 'qk_norm', 'qk_layernorm', 'full_width_qk_norm', 'k_rope_norm',
     # attention.projection
     'gqa_projection', 'k_eq_v_projection', 'kv_reuse_projection', 'mla_absorbed_projection', 'mla_latent_reuse_projection', 'mla_projection', 'shared_kv_projection',
     # attention.output

@@ -53,9 +53,14 @@ TWO_PAGES |= {"hf/lara-mini-defaults (chunked_scan)", "hf/bailing-hybrid-default
 TWO_PAGES |= {"hf/dory-defaults"}
 TWO_PAGES |= {f"hf/hy-v4-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
 TWO_PAGES |= {f"hf/axk2-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
+# dots.3 note: three layer kinds (indexed dense, indexed MoE, sliding MoE) whose MLA widths differ,
+# each symbol written per kind; all but hf_trainer's take a third page in a one-column article.
+_DOTS3 = {f"hf/dots3-note-text-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
+TWO_PAGES |= _DOTS3 | {"hf/dots3-note-text-defaults (hf_trainer)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
+THREE_PAGES |= _DOTS3
 
 
 def _compile(tmp_path: Path, source: str) -> str:
