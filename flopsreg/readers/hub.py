@@ -7,6 +7,7 @@ for transformers. Every way the fetch fails is one line naming the repository an
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -47,6 +48,9 @@ def fetch_config(repo_id: str, revision: str | None = None) -> Path:
             f"{where}: reading a model from the Hugging Face Hub needs huggingface_hub: pip install 'flopsreg[hub]' "
             "(or give a local config.json)"
         ) from None
+    hub_log = logging.getLogger("huggingface_hub")
+    level = hub_log.level
+    hub_log.setLevel(logging.ERROR)  # its retry warnings would print beside the one line flopsreg gives
     try:
         return Path(hf_hub_download(repo_id, "config.json", revision=revision))
     except errors.GatedRepoError:
@@ -81,6 +85,8 @@ def fetch_config(repo_id: str, revision: str | None = None) -> Path:
         raise ModelError(f"{where}: not a valid Hub repository id: {_first_line(exc)}") from None
     except (errors.HfHubHTTPError, OSError) as exc:
         raise ModelError(f"{where}: cannot fetch config.json: {_first_line(exc)}") from None
+    finally:
+        hub_log.setLevel(level)
 
 
 def _first_line(error: Exception) -> str:

@@ -181,6 +181,27 @@ def test_cli_hub_errors_are_one_line(offline_cache, capsys, argv, parts):
         assert part in err, err
 
 
+
+def test_huggingface_hubs_retry_warnings_do_not_print_beside_the_line(offline_cache, capsys, monkeypatch):
+    """Online with the Hub out of reach, huggingface_hub logs a warning per retry before it gives up;
+    the user sees flopsreg's one line (and huggingface_hub's logger is as it was afterwards)."""
+    import logging
+
+    import huggingface_hub
+    from huggingface_hub import errors
+
+    def unreachable(*args, **kwargs):
+        logging.getLogger("huggingface_hub.utils._http").warning("'[Errno -2] Name or service not known' thrown while requesting HEAD")
+        raise errors.LocalEntryNotFoundError("cannot reach the Hub")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", unreachable)
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    before = logging.getLogger("huggingface_hub").level
+    status, out, err = _run(capsys, "params", "Qwen/Qwen3-8B")
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and "the Hub cannot be reached" in err, err
+    assert logging.getLogger("huggingface_hub").level == before
+
 # -- a Hub on the loopback interface: the answers the real one gives --------------------------------
 
 # (status, X-Error-Code) the Hub answers for config.json of each repository; huggingface_hub turns
