@@ -125,7 +125,9 @@ class ImageRule:
         plan: ``plan(dims, height, width) -> ImagePlan``; raises ``ValueError`` with the reason
             for an image the processor refuses.
         flops: ``flops(dims, plans) -> {piece: forward FLOPs}`` of the tower over the images of
-            one sequence (``patch_embed``, ``blocks.attention``, ``merger``...), exact integers.
+            one sequence (``patch_embed``, ``blocks.attention``, ``merger``...), exact integers;
+            None (the way for a new kind): the kind's closed forms (:attr:`TowerKind.flops`)
+            summed over the images' grids (:meth:`TowerKind.image_flops`).
         rules: lines for ``explain``: the tower's pieces and what each costs, in closed form.
         from_tokens: ``from_tokens(dims, n) -> ImagePlan`` of an image known by the number *n* of
             image tokens the processor expands it to (wrapper tokens not included), where that
@@ -143,7 +145,7 @@ class ImageRule:
 
     summary: str = attrs.field(validator=_text)
     plan: Callable[[Mapping[str, int], int, int], ImagePlan]
-    flops: Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]
+    flops: Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]] | None = None
     rules: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     from_tokens: Callable[[Mapping[str, int], int], ImagePlan] | None = None
     shape_note: str = ""

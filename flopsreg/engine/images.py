@@ -193,7 +193,6 @@ def plan_images(
             f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
             "count images with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
         )
-    flops = rule.flops if convention == EXACT else rule.conventions[convention]
     plans = []
     for index, entry in enumerate(entries):
         if images is not None:
@@ -210,5 +209,13 @@ def plan_images(
     if rule.bidirectional is not None:
         extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
     kind = (kinds or {}).get(part) if convention == EXACT else None
-    return Images(part=part, title=title, plans=tuple(plans), flops=flops(dims, plans), rule=rule, kind=kind, dims=dims,
+    if convention != EXACT:
+        flops = rule.conventions[convention](dims, plans)
+    elif rule.flops is not None:
+        flops = rule.flops(dims, plans)
+    elif kind is not None and kind.flops:
+        flops = kind.image_flops(dims, [plan.grid for plan in plans])
+    else:
+        raise FlopsregError(f"{given}: {title} declares no FLOPs for its images (TowerKind.flops)")
+    return Images(part=part, title=title, plans=tuple(plans), flops=flops, rule=rule, kind=kind, dims=dims,
                   bidirectional=extra)

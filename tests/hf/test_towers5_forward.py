@@ -11,6 +11,7 @@ import itertools
 import json
 from pathlib import Path
 
+import attrs
 import pytest
 from eager import eager_registry as make_eager_registry
 from hypothesis import given, settings
@@ -306,3 +307,26 @@ def test_a_kind_refuses_a_dim_named_as_the_image_grid():
 
     with pytest.raises(ValueError, match=r"TowerKind dims: \['rows'\] name the image grid's symbols"):
         TowerKind(name="x", title="X", summary="x", dims=(Dim("rows", "{tower}.rows", 1),), parameters=0, reference="x")
+
+
+def test_a_rule_without_flops_counts_its_kinds_closed_forms():
+    """An image rule that declares no FLOPs function is counted by its kind's closed forms, per
+    image grid: here 2 h t rows columns with h = 3 for grids 1x2x5 and 2x3x3 (30 + 54 patches)."""
+    import sympy
+
+    from flopsreg.engine.images import plan_images
+    from flopsreg.errors import FlopsregError
+    from flopsreg.plugin import IMAGE_GRID, Dim, ImageRule, TowerKind
+
+    def plan(dims, height, width):
+        return ImagePlan(height=height, width=width, resized=(height, width), grid=(1 + height // 10, height % 10, width), tokens=1)
+
+    rule = ImageRule(summary="as given", plan=plan)
+    h = sympy.Symbol("h", integer=True, nonnegative=True)
+    kind = TowerKind(name="x", title="X", summary="x", dims=(Dim("h", "{tower}.h", 3),), parameters=0, reference="x",
+                     images=rule, flops={"blocks": 2 * h * sympy.Mul(*IMAGE_GRID)})
+    images = plan_images("m", {"vision": ("X", {"h": 3}, rule)}, [(2, 5), (13, 3)], None, kinds={"vision": kind})
+    assert images.flops == {"blocks": 2 * 3 * (1 * 2 * 5 + 2 * 3 * 3)}
+    bare = attrs.evolve(kind, flops={})
+    with pytest.raises(FlopsregError, match=r"^images: X declares no FLOPs for its images \(TowerKind.flops\)$"):
+        plan_images("m", {"vision": ("X", {"h": 3}, rule)}, [(2, 5)], None, kinds={"vision": bare})
