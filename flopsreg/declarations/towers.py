@@ -7,11 +7,12 @@ one in a wrapper's config. flopsreg counts the FLOPs of the language model only:
 parameters are counted so that ``params`` gives transformers' total of the whole model. A kind
 holds its formulas as sympy expressions over its named dimensions; a kind that encodes images
 declares its forward FLOPs the same way, per piece, over its dims and one image's patch grid
-(:data:`IMAGE_GRID`), evaluated exactly by :meth:`TowerKind.image_flops`.
+(:data:`IMAGE_GRID`): the one count of the tower (the engine compiles them once and sums them over
+the images: ``flopsreg.engine.images.tower_flops``).
 
 A kind that turns images into tokens declares an :class:`ImageRule`: the family's resizing and
-token-count rule (an image in pixels -> an :class:`ImagePlan`) and the exact forward FLOPs of
-the tower for a list of planned images, both functions of the dims the tower was read with.
+token-count rule (an image in pixels -> an :class:`ImagePlan`), a function of the dims the tower
+was read with, and the frameworks that count the tower their own way.
 """
 
 from __future__ import annotations
@@ -118,16 +119,13 @@ class ImagePlan:
 
 @attrs.frozen(kw_only=True)
 class ImageRule:
-    """How a vision tower kind turns images into tokens and what it costs to encode them.
+    """How a vision tower kind turns images into tokens (what it costs to encode them is the
+    kind's closed forms, :attr:`TowerKind.flops`).
 
     Attributes:
         summary: one line: the processor's resizing rule and where the rule comes from.
         plan: ``plan(dims, height, width) -> ImagePlan``; raises ``ValueError`` with the reason
             for an image the processor refuses.
-        flops: ``flops(dims, plans) -> {piece: forward FLOPs}`` of the tower over the images of
-            one sequence (``patch_embed``, ``blocks.attention``, ``merger``...), exact integers;
-            None (the way for a new kind): the kind's closed forms (:attr:`TowerKind.flops`)
-            summed over the images' grids (:meth:`TowerKind.image_flops`).
         rules: lines for ``explain``: the tower's pieces and what each costs, in closed form.
         from_tokens: ``from_tokens(dims, n) -> ImagePlan`` of an image known by the number *n* of
             image tokens the processor expands it to (wrapper tokens not included), where that
@@ -139,13 +137,13 @@ class ImageRule:
         pair_slot: with ``bidirectional``, the slot whose FLOPs are those of the attended pairs
             (linear in them): its cost at a one-token sequence is one more pair's, in each layer.
         conventions: ``{convention: flops}`` for the conventions that count the tower their own
-            way (verl's estimator), with the signature of ``flops``; under any other convention
-            but the exact one a request with images is refused, naming the convention.
+            way (verl's estimator): ``flops(dims, plans) -> {piece: forward FLOPs}`` over the
+            images of one sequence; under any other convention but the exact one a request with
+            images is refused, naming the convention.
     """
 
     summary: str = attrs.field(validator=_text)
     plan: Callable[[Mapping[str, int], int, int], ImagePlan]
-    flops: Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]] | None = None
     rules: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     from_tokens: Callable[[Mapping[str, int], int], ImagePlan] | None = None
     shape_note: str = ""
@@ -174,8 +172,9 @@ class TowerKind:
         images: how it encodes images (:class:`ImageRule`); None: its FLOPs are not counted,
             and a request with images is refused for it.
         flops: the forward FLOPs of one image per piece (``patch_embed``, ``blocks.attention``...),
-            closed forms over the dims and the image's patch grid (:data:`IMAGE_GRID`), equal to
-            ``images.flops`` for every image (tested); empty where the kind has none.
+            closed forms over the dims and the image's patch grid (:data:`IMAGE_GRID`): the count
+            of the tower for a request's images (their sum over the images); empty where the kind
+            has none.
         flops_where: named parts of those forms (``{"k": floor(window / (merge patch))}``), each
             over the dims, the grid and the names before it, so that a form reads as it is
             derived; the named symbols are integers >= 0.
@@ -216,19 +215,6 @@ class TowerKind:
         for name, expr in reversed(self.flops_where.items()):
             forms = {piece: form.subs(where_symbol(name), expr) for piece, form in forms.items()}
         return forms
-
-    def image_flops(self, dims: Mapping[str, int], grids: Sequence[tuple[int, ...]]) -> dict[str, int]:
-        """``{piece: FLOPs}`` of the closed forms for images of these patch *grids* (``(t, rows,
-        columns)`` each) and the tower's *dims*, summed over the images: exact integers."""
-        values = {dim.symbol: dims[dim.name] for dim in self.dims}
-        flops = {}
-        for piece, expr in self.closed_forms().items():
-            form = expr.subs(values)
-            total = sum((form.subs(dict(zip(IMAGE_GRID, grid, strict=True))) for grid in grids), sympy.Integer(0))
-            if not (total.is_Integer and total >= 0):
-                raise ValueError(f"{self.title}: {piece} comes to {total} FLOPs, not a whole number >= 0")
-            flops[piece] = int(total)
-        return flops
 
     def dim(self, name: str) -> sympy.Symbol:
         """The symbol of the dim *name*, for writing the formulas."""

@@ -1,6 +1,7 @@
 """The images a request carries: each planned by the model's vision tower (its family's resizing
-and token-count rule), the tower's exact forward FLOPs for them, and the tokens they add to each
-sequence of the language model (placed before the text, as chat templates place them)."""
+and token-count rule), the tower's exact forward FLOPs for them (its kind's closed forms, compiled
+once and summed over the images' grids), and the tokens they add to each sequence of the language
+model (placed before the text, as chat templates place them)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,15 @@ import attrs
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.declarations.towers import IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
 from flopsreg.errors import FlopsregError
+from flopsreg.formula.exact import CompiledFormula, compile_exact
 
 if TYPE_CHECKING:
     from flopsreg.declarations.readers import HFReader
     from flopsreg.model import Model
 
-__all__ = ["Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "tower_kinds"]
+__all__ = [
+    "Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "tower_flops", "tower_kinds",
+]
 
 
 def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
@@ -27,6 +31,37 @@ def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, T
         if flag.startswith("hf_") and flag[3:] in hf_readers:
             kinds.update({t.kind.name: t.kind for t in hf_readers[flag[3:]].towers})
     return {part: kinds[tower.kind] for part, tower in model.towers.items() if tower.kind in kinds}
+
+
+# Each kind's closed forms compiled to exact code, keyed by its forms (a kind holds mappings: it has
+# no hash of its own); the handful of kinds a process meets each compile once.
+_COMPILED: dict[tuple[tuple[tuple[str, Any], ...], ...], tuple[tuple[str, CompiledFormula], ...]] = {}
+
+
+def _compiled(kind: TowerKind) -> tuple[tuple[str, CompiledFormula], ...]:
+    """``(piece, compiled closed form)`` of *kind*, its named parts written out: compiled on first use."""
+    key = (tuple(kind.flops.items()), tuple(kind.flops_where.items()))
+    if key not in _COMPILED:
+        _COMPILED[key] = tuple((piece, compile_exact(form)) for piece, form in kind.closed_forms().items())
+    return _COMPILED[key]
+
+
+def tower_flops(kind: TowerKind, dims: Mapping[str, int], grids: Sequence[tuple[int, ...]]) -> dict[str, int]:
+    """``{piece: FLOPs}`` of *kind*'s closed forms (:attr:`TowerKind.flops`) for images of these
+    patch *grids* (``(t, rows, columns)`` each) and the tower's *dims*, summed over the images:
+    exact integers, from code compiled once per kind (floor, Mod and Min in integer arithmetic)."""
+    names = tuple(map(str, IMAGE_GRID))
+    values = [{**dims, **dict(zip(names, grid, strict=True))} for grid in grids]
+    flops = {}
+    for piece, form in _compiled(kind):
+        try:
+            total = sum(form(at) for at in values)
+        except ArithmeticError as exc:  # a dim that makes a divisor 0 (a window narrower than a merged token)
+            raise FlopsregError(f"{kind.title}: {piece} cannot be evaluated for the dims {dict(dims)}: {exc}") from None
+        if total < 0:
+            raise FlopsregError(f"{kind.title}: {piece} comes to {total} FLOPs, expected a whole number >= 0")
+        flops[piece] = total
+    return flops
 
 
 def closed_form_rows(kind: TowerKind, dims: Mapping[str, int]) -> list[tuple[str, str, Any]]:
@@ -170,8 +205,8 @@ def plan_images(
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
-    tower counted exactly or as *convention* counts it; *kinds* (``{part: TowerKind}``) give
-    ``explain`` the exact count's closed forms; ``pair(slot)`` gives the language model's
+    tower counted exactly (its kind's closed forms, *kinds* ``{part: TowerKind}``, which ``explain``
+    shows too) or as *convention* counts it; ``pair(slot)`` gives the language model's
     FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional."""
     if images is not None and image_tokens is not None:
         raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
@@ -211,10 +246,8 @@ def plan_images(
     kind = (kinds or {}).get(part) if convention == EXACT else None
     if convention != EXACT:
         flops = rule.conventions[convention](dims, plans)
-    elif rule.flops is not None:
-        flops = rule.flops(dims, plans)
     elif kind is not None and kind.flops:
-        flops = kind.image_flops(dims, [plan.grid for plan in plans])
+        flops = tower_flops(kind, dims, [plan.grid for plan in plans])
     else:
         raise FlopsregError(f"{given}: {title} declares no FLOPs for its images (TowerKind.flops)")
     return Images(part=part, title=title, plans=tuple(plans), flops=flops, rule=rule, kind=kind, dims=dims,

@@ -1,6 +1,8 @@
 """Gemma 3's image rule: every image resized to the SigLIP tower's ``image_size`` square, the
-SigLIP ViT over all its patches, the projector's average pooling to ``mm_tokens_per_image`` soft
-tokens and one matrix into the text width, and the processor's wrapper tokens.
+projector's average pooling to ``mm_tokens_per_image`` soft tokens, the processor's wrapper
+tokens and the language model's bidirectional runs (the tower's FLOPs, the SigLIP ViT over all
+its patches and the projector's one matrix, are the SIGLIP_VISION kind's closed forms,
+patterns/hf/_towers.py).
 
 Gemma3ImageProcessor resizes each image to ``image_size x image_size`` (896 for the published
 checkpoints), whatever its shape: no pan-and-scan by default (``do_pan_and_scan=False``; with it
@@ -21,11 +23,11 @@ checked against tests/data/hf_forward/forward_gemma3img.json.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["GEMMA3_IMAGES", "WRAPPER_TOKENS", "gemma3_flops", "soft_tokens"]
+__all__ = ["GEMMA3_IMAGES", "WRAPPER_TOKENS", "soft_tokens"]
 
 WRAPPER_TOKENS = 4  # "\n\n", <start_of_image> before the soft tokens; <end_of_image>, "\n\n" after
 
@@ -66,27 +68,11 @@ def _soft_run(d: Mapping[str, int], plan: ImagePlan) -> int:
     return soft_tokens(d)
 
 
-def gemma3_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
-    """SiglipVisionModel over each image's patches (Conv2d patches, q/k/v/o, attention over the
-    whole image, two-matrix MLPs) and Gemma3MultiModalProjector's matrix on the pooled tokens."""
-    h, layers = d["h"], d["layers"]
-    patches = sum(t * rows * columns for t, rows, columns in (p.grid for p in plans))
-    pairs = sum(t * (rows * columns) ** 2 for t, rows, columns in (p.grid for p in plans))
-    return {
-        "patch_embed": 2 * patches * h * d["channels"] * d["patch"] ** 2,
-        "blocks.qkv_proj": layers * 2 * patches * 4 * h * h,
-        "blocks.attention": 4 * h * layers * pairs,
-        "blocks.mlp": layers * 2 * patches * 2 * h * d["i"],
-        "projector": 2 * len(plans) * soft_tokens(d) * h * d["text"],
-    }
-
-
 GEMMA3_IMAGES = ImageRule(
     summary="every image resized to image_size x image_size (Gemma3ImageProcessor, no pan-and-scan); "
     "tokens = mm_tokens_per_image + 4 (\\n\\n, start_of_image, end_of_image, \\n\\n); "
     "the language model attends bidirectionally within each image's soft tokens",
     plan=_plan,
-    flops=gemma3_flops,
     from_tokens=_from_tokens,
     bidirectional=_soft_run,
     pair_slot="attention.core",  # QK^T and PV: 2 heads (qk + v width) FLOPs per pair

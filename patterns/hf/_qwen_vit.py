@@ -1,5 +1,6 @@
 """The Qwen-VL vision towers' image rules (Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Qwen3.5): the processor's
-``smart_resize`` and the ViT's exact forward FLOPs for the images of one sequence.
+``smart_resize`` and the tokens of each image, and verl's count of the tower (the exact count is
+the tower kinds' closed forms, patterns/hf/_towers.py).
 
 Each image is resized to multiples of ``patch * merge`` pixels with its area kept within
 ``[min_pixels, max_pixels]``, repeated to ``temporal_patch_size`` frames and cut into
@@ -20,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["QWEN2_5_VL_IMAGES", "QWEN2_VL_IMAGES", "QWEN3_VL_IMAGES", "smart_resize", "verl_vit_flops", "window_lengths"]
+__all__ = ["QWEN2_5_VL_IMAGES", "QWEN2_VL_IMAGES", "QWEN3_VL_IMAGES", "smart_resize", "verl_vit_flops"]
 
 WRAPPER_TOKENS = 2  # <|vision_start|> and <|vision_end|> around each image's <|image_pad|> run
 MAX_RATIO = 200  # smart_resize refuses an aspect ratio above this
@@ -70,64 +71,6 @@ def _from_tokens(dims: Mapping[str, int], tokens: int) -> ImagePlan:
     return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, merge, tokens * merge), tokens=tokens + WRAPPER_TOKENS)
 
 
-def window_lengths(rows: int, columns: int, merge: int, window: int) -> list[int]:
-    """Patches in each attention window of a ``rows x columns`` patch grid, as transformers'
-    ``get_vision_window_index`` cuts it: windows of ``window`` merged tokens a side, the last row
-    and column of windows partial."""
-    merged_rows, merged_columns = rows // merge, columns // merge
-    return [
-        min(window, merged_rows - top) * min(window, merged_columns - left) * merge**2
-        for top in range(0, merged_rows, window)
-        for left in range(0, merged_columns, window)
-    ]
-
-
-def _common(d: Mapping[str, int], plans: Sequence[ImagePlan], mlp_matrices: int, mergers: int) -> dict[str, int]:
-    """Patch embedding, the blocks' projections and MLPs, and the mergers over all patches."""
-    h, merge = d["h"], d["merge"]
-    patches = sum(t * rows * columns for t, rows, columns in (p.grid for p in plans))
-    merged = patches // merge**2
-    wide = h * merge**2
-    return {
-        "patch_embed": 2 * patches * h * d["channels"] * d["frames"] * d["patch"] ** 2,
-        "blocks.qkv_proj": d["layers"] * 2 * patches * 4 * h * h,
-        "blocks.mlp": d["layers"] * 2 * patches * mlp_matrices * h * d["i"],
-        "merger": mergers * 2 * merged * (wide * wide + wide * d["out"]),
-    }
-
-
-def _full_pairs(plans: Sequence[ImagePlan]) -> int:
-    """Query-key pairs of attention within each frame of each image (bidirectional)."""
-    return sum(t * (rows * columns) ** 2 for t, rows, columns in (p.grid for p in plans))
-
-
-def qwen2_5_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
-    """Qwen2_5_VisionTransformerPretrainedModel: gated MLPs; ``fullatt`` layers attend over each
-    image, the others within each window (``window_size // merge // patch`` merged tokens a side)."""
-    flops = _common(d, plans, 3, 1)
-    window = d["window"] // d["merge"] // d["patch"]
-    windowed = sum(
-        t * sum(n * n for n in window_lengths(rows, columns, d["merge"], window)) for t, rows, columns in (p.grid for p in plans)
-    )
-    full = min(d["fullatt"], d["layers"])
-    flops["blocks.attention"] = 4 * d["h"] * (full * _full_pairs(plans) + (d["layers"] - full) * windowed)
-    return _ordered(flops)
-
-
-def qwen3_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
-    """Qwen3VLVisionModel (and Qwen3.5's): plain two-matrix MLPs, attention over each image, the
-    merger and one more per deepstack layer (``deepstack`` is 0 for Qwen3.5)."""
-    flops = _common(d, plans, 2, 1 + d.get("deepstack", 0))
-    flops["blocks.attention"] = 4 * d["h"] * d["layers"] * _full_pairs(plans)
-    return _ordered(flops)
-
-
-def qwen2_vl_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
-    """Qwen2VisionTransformerPretrainedModel: Qwen3-VL's pieces with an MLP of embed_dim x mlp_ratio
-    and no deepstack."""
-    return qwen3_vl_flops({**d, "i": d["h"] * d["ratio"]}, plans)
-
-
 def verl_vit_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
     """verl's ``_estimate_qwen3_vit_flop`` (verl-project/verl 1dda039b), forward (a third of its
     6N + 12 s^2 training count), for every Qwen-VL type verl maps to it: each image's patches
@@ -136,19 +79,15 @@ def verl_vit_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str
     weights (one per deepstack entry too) applied to every patch, not to the merged tokens."""
     h, merge = d["h"], d["merge"]
     patches = sum(t * rows * columns for t, rows, columns in (p.grid for p in plans))
+    pairs = sum(t * (rows * columns) ** 2 for t, rows, columns in (p.grid for p in plans))  # within each image
     wide = h * merge**2
     return {
         "patch_embed": 2 * patches * h * d["channels"] * d["frames"] * d["patch"] ** 2,
         "blocks.qkv_proj": d["layers"] * 2 * patches * 4 * h * h,
-        "blocks.attention": 4 * (h // d["heads"]) * d["heads"] * d["layers"] * _full_pairs(plans),
+        "blocks.attention": 4 * (h // d["heads"]) * d["heads"] * d["layers"] * pairs,
         "blocks.mlp": d["layers"] * 2 * patches * 2 * h * d["i"],
         "merger": (1 + d.get("deepstack", 0)) * 2 * patches * (d["out"] + wide) * wide,
     }
-
-
-def _ordered(flops: dict[str, int]) -> dict[str, int]:
-    order = ("patch_embed", "blocks.qkv_proj", "blocks.attention", "blocks.mlp", "merger")
-    return {name: flops[name] for name in order}
 
 
 _EMBED = "patch_embed = 2 x patches x h x channels x frames x patch^2 (Conv3d over temporal_patch_size frames)"
@@ -159,7 +98,6 @@ QWEN2_5_VL_IMAGES = ImageRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
     "(Qwen2.5-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
     plan=_planner(QWEN2_5_PIXELS),
-    flops=qwen2_5_vl_flops,
     shape_note="its windowed attention layers cut each image into windows by its patch grid",
     conventions={"verl": verl_vit_flops},
     rules=(
@@ -174,7 +112,6 @@ QWEN2_VL_IMAGES = ImageRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
     "(Qwen2-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
     plan=_planner(QWEN2_5_PIXELS),
-    flops=qwen2_vl_flops,
     rules=(
         _EMBED, _PROJ, "blocks.attention = 4h x layers x sum(patches_per_image^2) (bidirectional within each image)",
         "blocks.mlp = layers x 2 x patches x 2 h (h mlp_ratio)", _MERGER,
@@ -186,7 +123,6 @@ QWEN3_VL_IMAGES = ImageRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN3_PIXELS[0]} <= area <= {QWEN3_PIXELS[1]} "
     "(Qwen3-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
     plan=_planner(QWEN3_PIXELS),
-    flops=qwen3_vl_flops,
     from_tokens=_from_tokens,
     conventions={"verl": verl_vit_flops},
     rules=(

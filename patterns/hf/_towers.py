@@ -27,6 +27,26 @@ VIT_BLOCK = 4 * h**2 + 2 * h * i + i + 9 * h
 # SigLIP's attention-pooling head: probe h, in_proj 3h^2 + 3h, out_proj h^2 + h, a LayerNorm, the MLP.
 SIGLIP_POOLING_HEAD = 4 * h**2 + 2 * h * i + i + 8 * h
 
+tokens = sympy.Symbol("tokens", integer=True, nonnegative=True)
+
+
+def _siglip_flops() -> dict[str, sympy.Expr]:
+    """Gemma 3's SigLIP ViT and projector for one image of ``t x rows x columns`` patches (t = 1;
+    multiply-adds x 2; derived in docs/multimodal.md): the Conv2d patch embedding, per block q, k,
+    v and o (4h^2 a patch), attention over every pair of the image's patches (QK^T and AV, 2 x 2h
+    a pair), the two-matrix MLP, and the projector's one matrix on the ``tokens`` pooled soft
+    tokens (the average pooling and the norms are elementwise)."""
+    t, rows, columns = IMAGE_GRID
+    patches = t * rows * columns
+    return {
+        "patch_embed": 2 * patches * h * channels * patch**2,
+        "blocks.qkv_proj": layers * 2 * patches * 4 * h**2,
+        "blocks.attention": 4 * h * layers * t * (rows * columns) ** 2,
+        "blocks.mlp": layers * 2 * patches * 2 * h * i,
+        "projector": 2 * tokens * h * text,
+    }
+
+
 # Gemma 3's vision tower: the dims its image rule also reads are the text width the projector
 # maps into and the soft tokens per image (Gemma3Config.mm_tokens_per_image, default 256).
 SIGLIP_VISION = TowerKind(
@@ -51,6 +71,7 @@ SIGLIP_VISION = TowerKind(
     embeddings=sympy.floor(image / patch) ** 2 * h,
     reference=_SOURCE + "siglip/modeling_siglip.py SiglipVisionModel",
     images=GEMMA3_IMAGES,
+    flops=_siglip_flops(),
 )
 
 GEMMA3_PROJECTOR = TowerKind(

@@ -177,4 +177,4 @@ def test_the_command_line_takes_gemma3_images(tmp_path, capsys, registry):
 
 def test_a_bidirectional_rule_names_the_slot_that_costs_its_pairs():
     with pytest.raises(ValueError, match=r"^ImageRule.bidirectional needs pair_slot"):
-        ImageRule(summary="s", plan=GEMMA3_IMAGES.plan, flops=GEMMA3_IMAGES.flops, bidirectional=GEMMA3_IMAGES.bidirectional)
+        ImageRule(summary="s", plan=GEMMA3_IMAGES.plan, bidirectional=GEMMA3_IMAGES.bidirectional)

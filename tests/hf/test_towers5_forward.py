@@ -19,9 +19,10 @@ from hypothesis import strategies as st
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN3_VL_IMAGES, window_lengths
-from flopsreg.patterns.hf._towers import QWEN2_5_VL_VISION, QWEN2_VL_VISION, QWEN3_5_VISION, QWEN3_VL_VISION
-from flopsreg.plugin import ImagePlan
+from flopsreg.engine.images import tower_flops
+from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN3_VL_IMAGES
+from flopsreg.patterns.hf._towers import QWEN2_5_VL_VISION, QWEN2_VL_VISION, QWEN3_5_VISION, QWEN3_VL_VISION, SIGLIP_VISION
+from flopsreg.plugin import IMAGE_GRID, ImagePlan
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_towers5.json").read_text())
 HF = Path(__file__).parents[1] / "data" / "hf"
@@ -130,25 +131,53 @@ def test_every_sequence_of_a_batch_or_a_packed_row_holds_the_images(registry):
     assert sum(packed.per_request) == packed.forward
 
 
-@pytest.mark.parametrize(("rows", "columns", "window"), [(4, 4, 2), (6, 10, 2), (22, 36, 2), (8, 8, 4), (2, 14, 3), (10, 6, 1)])
-def test_the_windows_allow_the_pairs_of_the_boolean_mask(rows, columns, window):
-    """Brute force: patch p attends to q iff both fall in one window of ``window`` merged tokens
-    (2 x 2 patches each) a side; the pairs equal the sum of squared window lengths."""
+def _window_dims(merge: int, window: int, layers: int = 1, fullatt: int = 0) -> dict[str, int]:
+    """Qwen2.5-VL's dims with h = 1 and patch = 1: windows of *window* merged tokens a side, so that
+    the attention's closed form is 4 x (the pairs it allows, summed over the layers)."""
+    dims = {dim.name: 1 for dim in QWEN2_5_VL_VISION.dims}
+    return {**dims, "merge": merge, "window": window * merge, "layers": layers, "fullatt": fullatt}
+
+
+def _mask_pairs(t: int, rows: int, columns: int, merge: int, window: int) -> int:
+    """Brute force over transformers' windows: patch p attends to q iff both fall in one window of
+    *window* merged tokens (merge x merge patches each) a side, within each of the t frames."""
     def cell(p):
-        return (p[0] // 2 // window, p[1] // 2 // window)
+        return (p[0] // merge // window, p[1] // merge // window)
 
     patches = list(itertools.product(range(rows), range(columns)))
-    allowed = sum(cell(p) == cell(q) for p in patches for q in patches)
-    assert sum(n * n for n in window_lengths(rows, columns, 2, window)) == allowed
-    assert sum(window_lengths(rows, columns, 2, window)) == rows * columns
+    return t * sum(cell(p) == cell(q) for p in patches for q in patches)
+
+
+@pytest.mark.parametrize(("grid", "merge", "window"), [
+    ((1, 4, 4), 2, 2), ((1, 6, 10), 2, 2), ((1, 22, 36), 2, 2), ((1, 8, 8), 2, 4), ((1, 2, 14), 2, 3), ((1, 10, 6), 2, 1),
+    ((2, 6, 9), 3, 1), ((1, 5, 7), 1, 3), ((3, 12, 8), 2, 3),
+])
+def test_the_windows_closed_form_allows_the_pairs_of_the_boolean_mask(grid, merge, window):
+    """Qwen2.5-VL's windowed layers (t merge^4 S_r S_c pairs in closed form) against the pairs of
+    the boolean mask, one windowed layer and no full one; with two full layers of four, those
+    attend over every pair of each frame."""
+    pairs = tower_flops(QWEN2_5_VL_VISION, _window_dims(merge, window), [grid])["blocks.attention"]
+    assert pairs == 4 * _mask_pairs(*grid, merge, window)
+    t, rows, columns = grid
+    mixed = tower_flops(QWEN2_5_VL_VISION, _window_dims(merge, window, layers=4, fullatt=2), [grid])["blocks.attention"]
+    assert mixed == 4 * (2 * t * (rows * columns) ** 2 + 2 * _mask_pairs(*grid, merge, window))
 
 
 def test_qwen2_5_vl_counts_windowed_and_full_layers_apart(registry):
-    """4 blocks, 2 full: the attention is 4h x (2 x N^2 + 2 x sum of window^2), N = 22 x 36."""
+    """4 blocks, 2 full: the attention is 4h x (2 x N^2 + 2 x sum of window^2), N = 22 x 36. By
+    hand: 11 x 18 merged tokens cut into windows of 2 a side, rows 2,2,2,2,2,1 and columns 9 x 2;
+    a window of a x b merged tokens holds 4ab patches, so sum of window^2 = 16 (5 x 4 + 1)(9 x 4)."""
     model = _model("qwen2_5_vl")
     flops = registry.evaluate(model, seq_len=9, images=_images("qwen2_5_vl", "one")).images.flops
-    windows = sum(n * n for n in window_lengths(22, 36, 2, 2))
-    assert flops["blocks.attention"] == 4 * 36 * (2 * (22 * 36) ** 2 + 2 * windows)
+    assert flops["blocks.attention"] == 4 * 36 * (2 * (22 * 36) ** 2 + 2 * 16 * 21 * 36)
+
+
+def test_a_window_narrower_than_a_merged_token_is_one_line(registry):
+    """window_size below patch x merge: transformers' window index divides by 0 too."""
+    config = RECORD["models"]["qwen2_5_vl"]["config"]
+    model = flopsreg.Model.from_hf_config({**config, "vision_config": {**config["vision_config"], "window_size": 20}})
+    with pytest.raises(flopsreg.FlopsregError, match=r"^Qwen2.5-VL ViT: blocks.attention cannot be evaluated for the dims .*by zero$"):
+        registry.evaluate(model, seq_len=9, images=_images("qwen2_5_vl", "one"))
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
@@ -228,42 +257,35 @@ def test_the_closed_forms_give_the_recorded_tower(name, case):
     """Each piece's closed form, summed over the recorded images' patch grids, totals the
     tower FlopCounterMode recorded."""
     measured = RECORD["models"][name]["cases"][case]
-    flops = KINDS[name].image_flops(_model(name).towers["vision"].dims, [tuple(g) for g in measured["image_grid_thw"]])
+    flops = tower_flops(KINDS[name], _model(name).towers["vision"].dims, [tuple(g) for g in measured["image_grid_thw"]])
     assert sum(flops.values()) == measured["visual"]
-
-
-def _plan(grid: tuple[int, int, int]) -> ImagePlan:
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=grid, tokens=0)
 
 
 @st.composite
 def _towers(draw):
-    """A Qwen-VL kind, small dims of its own and one to three images (grids in merge groups)."""
-    kind = draw(st.sampled_from(sorted(KINDS.values(), key=lambda k: k.name)))
+    """A kind with closed forms (the Qwen-VL ViTs, SigLIP), small dims of its own and one to three
+    images (grids in merge groups)."""
+    kind = draw(st.sampled_from(sorted([*KINDS.values(), SIGLIP_VISION], key=lambda k: k.name)))
     dims = {dim.name: draw(st.integers(1, 6)) for dim in kind.dims}
     dims.update(merge=draw(st.integers(1, 3)), patch=draw(st.integers(1, 4)), fullatt=draw(st.integers(0, 8)))
-    dims["window"] = dims["merge"] * dims["patch"] * draw(st.integers(1, 4)) + draw(st.integers(0, dims["merge"] * dims["patch"] - 1))
+    dims["window"] = draw(st.integers(dims["merge"] * dims["patch"], 5 * dims["merge"] * dims["patch"]))  # k >= 1
     grid = st.tuples(st.integers(1, 2), st.integers(1, 9), st.integers(1, 9))
     grids = [(t, rows * dims["merge"], columns * dims["merge"]) for t, rows, columns in draw(st.lists(grid, min_size=1, max_size=3))]
-    return kind, dims, grids
+    return kind, {name: value for name, value in dims.items() if name in {dim.name for dim in kind.dims}}, grids
 
 
 @settings(max_examples=120, deadline=None)
 @given(tower=_towers())
-def test_the_closed_forms_equal_the_image_rules_functions(tower):
-    """Piece by piece, for any dims and patch grids, the closed form and the image rule's
-    function (the one the engine evaluates) give the same integer."""
+def test_the_compiled_forms_equal_sympy_s_value_of_the_forms(tower):
+    """The engine's compiled code (integer floor, Mod and Min) and sympy substituting the values
+    into the same closed forms give the same integer, piece by piece, for any dims and grids."""
     kind, dims, grids = tower
-    dims = {name: value for name, value in dims.items() if name in {dim.name for dim in kind.dims}}
-    assert kind.image_flops(dims, grids) == kind.images.flops(dims, [_plan(g) for g in grids])
-
-
-def test_the_window_pairs_in_closed_form_are_the_sum_of_squared_window_lengths():
-    """Qwen2.5-VL's windowed layers: 22 x 36 patches, windows of 2 merged tokens a side (the
-    lengths cut by window_lengths, brute-forced above); 4 blocks, 2 of them full."""
-    dims = _model("qwen2_5_vl").towers["vision"].dims
-    attention = QWEN2_5_VL_VISION.image_flops(dims, [(1, 22, 36)])["blocks.attention"]
-    assert attention == 4 * 36 * (2 * (22 * 36) ** 2 + 2 * sum(n * n for n in window_lengths(22, 36, 2, 2)))
+    values = {dim.symbol: dims[dim.name] for dim in kind.dims}
+    by_sympy = {
+        piece: sum(form.subs(values).subs(dict(zip(IMAGE_GRID, grid, strict=True))) for grid in grids)
+        for piece, form in kind.closed_forms().items()
+    }
+    assert tower_flops(kind, dims, grids) == by_sympy
 
 
 def test_a_kind_refuses_a_closed_form_over_an_undeclared_symbol():
@@ -309,14 +331,14 @@ def test_a_kind_refuses_a_dim_named_as_the_image_grid():
         TowerKind(name="x", title="X", summary="x", dims=(Dim("rows", "{tower}.rows", 1),), parameters=0, reference="x")
 
 
-def test_a_rule_without_flops_counts_its_kinds_closed_forms():
-    """An image rule that declares no FLOPs function is counted by its kind's closed forms, per
-    image grid: here 2 h t rows columns with h = 3 for grids 1x2x5 and 2x3x3 (30 + 54 patches)."""
+def test_a_rules_images_are_counted_by_its_kinds_closed_forms():
+    """A tower's images are counted by its kind's closed forms, per image grid: here 2 h t rows
+    columns with h = 3 for grids 1x2x5 and 2x3x3 (30 + 54 patches); a kind without forms is refused."""
     import sympy
 
     from flopsreg.engine.images import plan_images
     from flopsreg.errors import FlopsregError
-    from flopsreg.plugin import IMAGE_GRID, Dim, ImageRule, TowerKind
+    from flopsreg.plugin import Dim, ImageRule, TowerKind
 
     def plan(dims, height, width):
         return ImagePlan(height=height, width=width, resized=(height, width), grid=(1 + height // 10, height % 10, width), tokens=1)
