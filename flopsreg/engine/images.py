@@ -35,6 +35,7 @@ def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, T
 
 # Each kind's closed forms compiled to exact code, keyed by its forms (a kind holds mappings: it has
 # no hash of its own); the handful of kinds a process meets each compile once.
+_GRID_NAMES = tuple(symbol.name for symbol in IMAGE_GRID)
 _COMPILED: dict[tuple[tuple[tuple[str, Any], ...], ...], tuple[tuple[str, CompiledFormula], ...]] = {}
 
 
@@ -50,8 +51,7 @@ def tower_flops(kind: TowerKind, dims: Mapping[str, int], grids: Sequence[tuple[
     """``{piece: FLOPs}`` of *kind*'s closed forms (:attr:`TowerKind.flops`) for images of these
     patch *grids* (``(t, rows, columns)`` each) and the tower's *dims*, summed over the images:
     exact integers, from code compiled once per kind (floor, Mod and Min in integer arithmetic)."""
-    names = tuple(map(str, IMAGE_GRID))
-    values = [{**dims, **dict(zip(names, grid, strict=True))} for grid in grids]
+    values = [{**dims, **dict(zip(_GRID_NAMES, grid, strict=True))} for grid in grids]
     flops = {}
     for piece, form in _compiled(kind):
         try:
