@@ -24,13 +24,17 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
+__all__ = ["CROSS_ATTENTION", "IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
 IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's short dims
+# A cross-attention tower's work over one sequence (TowerKind.sequence_flops): the language model's
+# positions in it (sequence), the vision tokens its images give as keys, and the (position, vision token)
+# pairs its cross-attention mask allows.
+CROSS_ATTENTION = sympy.symbols("sequence keys pairs", integer=True, nonnegative=True)
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -87,7 +91,7 @@ def _dims(value: Any) -> tuple[Dim, ...]:
     names = [dim.name for dim in dims]
     if len(set(names)) != len(names):
         raise ValueError(f"TowerKind dims: names {names!r} repeat one")
-    taken = sorted(set(names) & {str(symbol) for symbol in IMAGE_GRID})
+    taken = sorted(set(names) & {str(symbol) for symbol in (*IMAGE_GRID, *CROSS_ATTENTION)})
     if taken:
         raise ValueError(f"TowerKind dims: {taken} name the image grid's symbols; rename the dim")
     return dims
@@ -141,6 +145,11 @@ class ImageRule:
         conventions: ``{convention: flops}`` for the conventions that count the tower their own
             way (verl's estimator), with the signature of ``flops``; under any other convention
             but the exact one a request with images is refused, naming the convention.
+        cross_part: the tower whose cross-attention layers inside the language model attend to
+            the images' vision tokens (Mllama's ``cross_attention``), counted by its kind's
+            :attr:`TowerKind.sequence_flops`; empty: the language model takes image tokens only.
+        cross_keys: with ``cross_part``, ``cross_keys(dims, plan) -> n``, the vision tokens of
+            *plan* the cross-attention layers take as keys (its real tiles' patches).
     """
 
     summary: str = attrs.field(validator=_text)
@@ -155,7 +164,11 @@ class ImageRule:
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:
             raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
+        if bool(self.cross_part) != (self.cross_keys is not None):
+            raise ValueError("ImageRule.cross_part and cross_keys go together: the cross-attention tower and the keys of each image")
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
+    cross_part: str = ""
+    cross_keys: Callable[[Mapping[str, int], ImagePlan], int] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -179,6 +192,9 @@ class TowerKind:
         flops_where: named parts of those forms (``{"k": floor(window / (merge patch))}``), each
             over the dims, the grid and the names before it, so that a form reads as it is
             derived; the named symbols are integers >= 0.
+        sequence_flops: a cross-attention tower's forward FLOPs for one sequence per piece, closed
+            forms over the dims and :data:`CROSS_ATTENTION` (sequence, keys, pairs); empty
+            where the kind has none.
     """
 
     name: str = attrs.field(validator=_text)
@@ -191,6 +207,7 @@ class TowerKind:
     images: ImageRule | None = None
     flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
     flops_where: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
+    sequence_flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
 
     def __attrs_post_init__(self) -> None:
         known = {dim.symbol for dim in self.dims}
@@ -198,6 +215,8 @@ class TowerKind:
             extra = getattr(self, name).free_symbols - known
             if extra:
                 raise ValueError(f"TowerKind {self.name!r}: {name} uses {sorted(map(str, extra))}, which no dim declares")
+        for piece, expr in self.sequence_flops.items():
+            self._check(f"sequence_flops[{piece!r}]", expr, known | set(CROSS_ATTENTION))
         known |= set(IMAGE_GRID)
         for name, expr in self.flops_where.items():
             self._check(f"flops_where[{name!r}]", expr, known)
@@ -225,6 +244,18 @@ class TowerKind:
         for piece, expr in self.closed_forms().items():
             form = expr.subs(values)
             total = sum((form.subs(dict(zip(IMAGE_GRID, grid, strict=True))) for grid in grids), sympy.Integer(0))
+            if not (total.is_Integer and total >= 0):
+                raise ValueError(f"{self.title}: {piece} comes to {total} FLOPs, not a whole number >= 0")
+            flops[piece] = int(total)
+        return flops
+
+    def cross_flops(self, dims: Mapping[str, int], positions: int, keys: int, pairs: int) -> dict[str, int]:
+        """``{piece: FLOPs}`` of :attr:`sequence_flops` for one sequence of *positions* language-model
+        positions, *keys* vision tokens and *pairs* allowed (position, vision token) pairs."""
+        values = {dim.symbol: dims[dim.name] for dim in self.dims} | dict(zip(CROSS_ATTENTION, (positions, keys, pairs), strict=True))
+        flops = {}
+        for piece, expr in self.sequence_flops.items():
+            total = expr.subs(values)
             if not (total.is_Integer and total >= 0):
                 raise ValueError(f"{self.title}: {piece} comes to {total} FLOPs, not a whole number >= 0")
             flops[piece] = int(total)

@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.declarations.towers import IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
+from flopsreg.declarations.towers import CROSS_ATTENTION, IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
 from flopsreg.errors import FlopsregError
 
 if TYPE_CHECKING:
     from flopsreg.declarations.readers import HFReader
     from flopsreg.model import Model
 
-__all__ = ["Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "tower_kinds"]
+__all__ = ["Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "sequence_form_lines", "tower_kinds"]
 
 
 def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
@@ -54,6 +54,16 @@ def closed_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> li
     return lines
 
 
+def sequence_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> list[str]:
+    """A cross-attention tower's FLOPs for one sequence in closed form, one line a piece, then their
+    sum with *dims* substituted, over its positions, keys and allowed pairs."""
+    values = {dim.symbol: dims[dim.name] for dim in kind.dims}
+    over = ", ".join(map(str, CROSS_ATTENTION))
+    lines = [f"{part} tower ({kind.title}): forward FLOPs of one sequence of {over} (positions, vision tokens, allowed pairs)"]
+    lines += [f"  {piece} = {expr}" for piece, expr in kind.sequence_flops.items()]
+    return [*lines, f"  F_{part}({over}) = {sum(kind.sequence_flops.values()).subs(values)}"]
+
+
 @attrs.frozen
 class Images:
     """The images of every sequence of a batch, and what the vision tower spends on them.
@@ -68,6 +78,11 @@ class Images:
             image tokens are causal like text.
         kind, dims: the tower kind and the dims it was read with, for the closed forms in
             ``explain`` (None where the images were counted under a convention).
+        cross: where the language model cross-attends to the images (Mllama), the tower holding
+            those layers: ``(part, kind, dims)``; None where it takes image tokens only.
+        keys: with ``cross``, the vision tokens of each image the cross-attention layers attend to.
+        cross_flops: the cross-attention layers' FLOPs per piece for the sequences of one batch
+            row, once the language model's lengths are known (:meth:`attend`); empty before.
     """
 
     part: str
@@ -78,6 +93,24 @@ class Images:
     bidirectional: int = 0
     kind: TowerKind | None = attrs.field(default=None, eq=False, repr=False)
     dims: Mapping[str, int] = attrs.field(factory=dict, eq=False, repr=False)
+    cross: tuple[str, TowerKind, Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
+    keys: tuple[int, ...] = ()
+    cross_flops: Mapping[str, int] = attrs.field(factory=dict)
+
+    def attend(self, seqlens: Sequence[int]) -> Images:
+        """These images with the cross-attention layers' FLOPs for sequences of *seqlens*
+        language-model positions each (image tokens included). The k-th image's ``<|image|>``
+        token sits at position k (the images come first, one token each, consecutive):
+        processing_mllama's mask lets the positions from k to the end attend to its keys."""
+        if self.cross is None:
+            return self
+        _, kind, dims = self.cross
+        flops: dict[str, int] = {}
+        for positions in seqlens:
+            pairs = sum((positions - k) * keys for k, keys in enumerate(self.keys))
+            for piece, value in kind.cross_flops(dims, positions, sum(self.keys), pairs).items():
+                flops[piece] = flops.get(piece, 0) + value
+        return attrs.evolve(self, cross_flops=flops)
 
     @property
     def tokens(self) -> int:
@@ -110,11 +143,16 @@ class Images:
         lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
         if self.bidirectional:
             lines.append(f"  language model, bidirectional pairs within each image: {self.bidirectional:,} FLOPs per sequence")
+        if self.cross is not None:
+            lines.append(f"  {self.cross[1].title} ({self.cross[0]}): keys {', '.join(map(str, self.keys))} vision tokens per image")
+            lines += [f"  {self.cross[0]}.{piece}: {flops:,} FLOPs per batch row" for piece, flops in self.cross_flops.items()]
         if not rules:
             return lines
         lines += [f"  rule: {rule}" for rule in self.rule.rules]
         if self.kind is not None and self.kind.flops:
             lines += ["  " + line for line in closed_form_lines(self.part, self.kind, self.dims)]
+        if self.cross is not None:
+            lines += ["  " + line for line in sequence_form_lines(*self.cross)]
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -128,6 +166,9 @@ class Images:
             "tokens_per_sequence": self.tokens,
             "tower_flops_per_sequence": {piece: str(flops) for piece, flops in self.flops.items()},
             **({"bidirectional_flops_per_sequence": str(self.bidirectional)} if self.bidirectional else {}),
+            **({"cross_attention": {"tower": self.cross[0], "keys": list(self.keys),
+                                    "flops_per_batch_row": {piece: str(flops) for piece, flops in self.cross_flops.items()}}}
+               if self.cross is not None else {}),
         }
 
 
@@ -180,6 +221,7 @@ def plan_images(
     if not entries:
         raise FlopsregError(f"{given} = {entries!r}: expected at least one image")
     encoders = {part: tower for part, tower in towers.items() if tower[2] is not None}
+    kinds = kinds or {}
     if not encoders:
         held = ", ".join(f"{part} ({title})" for part, (title, _, _) in towers.items())
         what = f"its towers ({held}) have no image rule in flopsreg" if towers else "it has no vision tower"
@@ -208,7 +250,7 @@ def plan_images(
     extra = 0
     if rule.bidirectional is not None:
         extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
-    kind = (kinds or {}).get(part) if convention == EXACT else None
+    kind = kinds.get(part) if convention == EXACT else None
     if convention != EXACT:
         flops = rule.conventions[convention](dims, plans)
     elif rule.flops is not None:
@@ -217,5 +259,11 @@ def plan_images(
         flops = kind.image_flops(dims, [plan.grid for plan in plans])
     else:
         raise FlopsregError(f"{given}: {title} declares no FLOPs for its images (TowerKind.flops)")
+    cross, keys = None, ()
+    if rule.cross_part:
+        if rule.cross_part not in kinds or rule.cross_part not in towers:
+            raise FlopsregError(f"{given}: {model_name} has no {rule.cross_part} tower, which {title}'s images are attended through")
+        cross = (rule.cross_part, kinds[rule.cross_part], towers[rule.cross_part][1])
+        keys = tuple(rule.cross_keys(dims, plan) for plan in plans)  # type: ignore[misc]
     return Images(part=part, title=title, plans=tuple(plans), flops=flops, rule=rule, kind=kind, dims=dims,
-                  bidirectional=extra)
+                  bidirectional=extra, cross=cross, keys=keys)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
-from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
+from flopsreg.plugin import CROSS_ATTENTION, IMAGE_GRID, Dim, TowerKind, where_symbol
 
 _SOURCE = "transformers 5.24.0 models/"
 # The symbols the formulas use: a Dim of the same name is the same symbol.
@@ -479,6 +480,19 @@ GIT_PROJECTOR = TowerKind(
 cross_layers = sympy.Symbol("cross_layers", integer=True, nonnegative=True)
 
 
+_CROSS_POSITIONS, _CROSS_KEYS, _CROSS_PAIRS = CROSS_ATTENTION
+_CROSS_HEAD = sympy.floor(h / heads)  # MllamaTextCrossAttention: heads of hidden / heads, whatever head_dim says
+# Run with images, each cross-attention layer: q and o over every position of the sequence, k and v
+# over the images' vision tokens, QK^T and PV over the (position, vision token) pairs the mask allows,
+# the gated MLP over every position (the tanh gates and the q/k RMSNorms are elementwise).
+_MLLAMA_CROSS_FLOPS = {
+    "q_o_proj": cross_layers * 2 * _CROSS_POSITIONS * 2 * h * heads * _CROSS_HEAD,
+    "k_v_proj": cross_layers * 2 * _CROSS_KEYS * 2 * h * kv_heads * _CROSS_HEAD,
+    "attention": cross_layers * 4 * heads * _CROSS_HEAD * _CROSS_PAIRS,
+    "mlp": cross_layers * 2 * _CROSS_POSITIONS * 3 * h * i,
+}
+
+
 def mllama_cross_attention(text: str) -> TowerKind:
     """Mllama's image path inside its language model, whose text config is at *text* (``""``: the
     config itself, ``"text_config."``: a wrapper's): the cross-attention decoder layers at
@@ -503,6 +517,7 @@ def mllama_cross_attention(text: str) -> TowerKind:
         ),
         embeddings=8 * h,
         reference=_SOURCE + "mllama/modeling_mllama.py MllamaCrossAttentionDecoderLayer, MllamaTextModel.embed_tokens",
+        sequence_flops=_MLLAMA_CROSS_FLOPS,
     )
 
 (local_layers, global_layers, tiles, ratios) = sympy.symbols("local_layers global_layers tiles ratios", integer=True, nonnegative=True)
@@ -510,6 +525,9 @@ _MLLAMA_PATCHES = sympy.floor(image / patch) ** 2 + 1  # the tile's patches and 
 # A pre-norm block without attention biases: q, k, v, o to heads x hidden // heads, a biased MLP, two LayerNorms.
 _MLLAMA_BLOCK = 4 * h * heads * sympy.floor(h / heads) + 2 * h * i + i + 5 * h
 _MLLAMA_EMBEDDINGS = (ratios + 1) * tiles * _MLLAMA_PATCHES * h + 2 * (ratios + 1) * tiles * h  # the three aspect-ratio tables
+
+t_grid, rows_grid, columns_grid = IMAGE_GRID
+_N, _D = where_symbol("n"), where_symbol("d")
 
 MLLAMA_VISION = TowerKind(
     name="mllama_vision",
@@ -524,6 +542,8 @@ MLLAMA_VISION = TowerKind(
         Dim("tiles", "{tower}.max_num_tiles", 4),
         # max_aspect_ratio_id = len(supported_aspect_ratios); MllamaVisionConfig's default lists 8.
         Dim("ratios", "{tower}.supported_aspect_ratios", [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]], read="count"),
+        # for the projector's FLOPs (its weights are MLLAMA_PROJECTOR's)
+        Dim("vision_out", "{tower}.vision_output_dim", 7680), Dim("text", "text_config.hidden_size", 4096),
     ),
     parameters=(
         channels * patch**2 * h + h  # patch_embedding, class_embedding
@@ -534,6 +554,20 @@ MLLAMA_VISION = TowerKind(
     ),
     embeddings=_MLLAMA_EMBEDDINGS,
     reference=_SOURCE + "mllama/modeling_mllama.py MllamaVisionModel",
+    images=MLLAMA_IMAGES,
+    # One image's real tiles (t) of rows x columns patches and a class position each: n positions, all
+    # attending to each other across the image's tiles in both encoders (d: the attention width).
+    flops_where={"n": t_grid * (rows_grid * columns_grid + 1), "d": heads * sympy.floor(h / heads)},
+    flops={
+        "patch_embed": 2 * t_grid * rows_grid * columns_grid * h * channels * patch**2,
+        "transformer.qkv_proj": local_layers * 2 * _N * 4 * h * _D,
+        "transformer.attention": local_layers * 4 * _D * _N**2,
+        "transformer.mlp": local_layers * 2 * _N * 2 * h * i,
+        "global_transformer.qkv_proj": global_layers * 2 * _N * 4 * h * _D,
+        "global_transformer.attention": global_layers * 4 * _D * _N**2,
+        "global_transformer.mlp": global_layers * 2 * _N * 2 * h * i,
+        "projector": 2 * _N * vision_out * text,
+    },
 )
 
 MLLAMA_PROJECTOR = TowerKind(
