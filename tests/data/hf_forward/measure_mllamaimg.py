@@ -30,7 +30,10 @@ import transformers
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import AutoConfig, MllamaForConditionalGeneration, MllamaImageProcessorPil
 from transformers.models.mllama.modeling_mllama import _prepare_aspect_ratio_attention_mask, _prepare_cross_attention_mask
-from transformers.models.mllama.processing_mllama import convert_sparse_cross_attention_mask_to_dense, get_cross_attention_token_mask
+from transformers.models.mllama.processing_mllama import (
+    convert_sparse_cross_attention_mask_to_dense,
+    get_cross_attention_token_mask,
+)
 
 HERE = Path(__file__).parent
 TEXT_TOKENS = 7
