@@ -32,9 +32,9 @@ READS = ("int", "bool", "count", "product")  # how a Dim turns its config value 
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
 IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's short dims
 # A cross-attention tower's work over one sequence (TowerKind.sequence_flops): the language model's
-# positions in it (sequence), the vision tokens its images give as keys, and the (position, vision token)
+# positions in it (length), the vision tokens its images give as keys, and the (position, vision token)
 # pairs its cross-attention mask allows.
-CROSS_ATTENTION = sympy.symbols("sequence keys pairs", integer=True, nonnegative=True)
+CROSS_ATTENTION = sympy.symbols("length keys pairs", integer=True, nonnegative=True)
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -91,9 +91,10 @@ def _dims(value: Any) -> tuple[Dim, ...]:
     names = [dim.name for dim in dims]
     if len(set(names)) != len(names):
         raise ValueError(f"TowerKind dims: names {names!r} repeat one")
-    taken = sorted(set(names) & {str(symbol) for symbol in (*IMAGE_GRID, *CROSS_ATTENTION)})
-    if taken:
-        raise ValueError(f"TowerKind dims: {taken} name the image grid's symbols; rename the dim")
+    for symbols, what in ((IMAGE_GRID, "the image grid's symbols"), (CROSS_ATTENTION, "the cross-attention's symbols")):
+        taken = sorted(set(names) & {str(symbol) for symbol in symbols})
+        if taken:
+            raise ValueError(f"TowerKind dims: {taken} name {what}; rename the dim")
     return dims
 
 
@@ -193,7 +194,7 @@ class TowerKind:
             over the dims, the grid and the names before it, so that a form reads as it is
             derived; the named symbols are integers >= 0.
         sequence_flops: a cross-attention tower's forward FLOPs for one sequence per piece, closed
-            forms over the dims and :data:`CROSS_ATTENTION` (sequence, keys, pairs); empty
+            forms over the dims and :data:`CROSS_ATTENTION` (length, keys, pairs); empty
             where the kind has none.
     """
 

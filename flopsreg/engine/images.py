@@ -59,7 +59,8 @@ def sequence_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> 
     sum with *dims* substituted, over its positions, keys and allowed pairs."""
     values = {dim.symbol: dims[dim.name] for dim in kind.dims}
     over = ", ".join(map(str, CROSS_ATTENTION))
-    lines = [f"{part} tower ({kind.title}): forward FLOPs of one sequence of {over} (positions, vision tokens, allowed pairs)"]
+    lines = [f"{part} tower ({kind.title}): forward FLOPs of one sequence with images, run only then: length = its positions, "
+             "keys = the images' vision tokens, pairs = the (position, vision token) pairs the mask allows"]
     lines += [f"  {piece} = {expr}" for piece, expr in kind.sequence_flops.items()]
     return [*lines, f"  F_{part}({over}) = {sum(kind.sequence_flops.values()).subs(values)}"]
 
@@ -144,7 +145,7 @@ class Images:
         if self.bidirectional:
             lines.append(f"  language model, bidirectional pairs within each image: {self.bidirectional:,} FLOPs per sequence")
         if self.cross is not None:
-            lines.append(f"  {self.cross[1].title} ({self.cross[0]}): keys {', '.join(map(str, self.keys))} vision tokens per image")
+            lines.append(f"  {self.cross[1].title} ({self.cross[0]}): vision tokens each image gives as keys: {', '.join(map(str, self.keys))}")
             lines += [f"  {self.cross[0]}.{piece}: {flops:,} FLOPs per batch row" for piece, flops in self.cross_flops.items()]
         if not rules:
             return lines

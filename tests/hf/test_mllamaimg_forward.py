@@ -187,8 +187,46 @@ def test_the_command_line_and_explain_show_the_cross_attention(tmp_path, capsys,
     assert main(["explain", str(path), "--image", "60x200", "--no-cache"]) == 0
     text = capsys.readouterr().out
     assert "image 1: 60x200 -> 56x186, patch grid 4x4x4 (t x h x w), 1 tokens" in text
-    assert "cross_attention tower (Mllama cross-attention layers): forward FLOPs of one sequence of sequence, keys, pairs" in text
+    assert "Mllama cross-attention layers (cross_attention): vision tokens each image gives as keys: 68" in text
+    assert "cross_attention tower (Mllama cross-attention layers): forward FLOPs of one sequence with images" in text
     assert "  attention = 4*cross_layers*heads*pairs*floor(h/heads)" in text
+
+
+def test_the_formula_shows_the_cross_attention_layers_as_a_term_of_their_own(tmp_path, capsys):
+    """``flopsreg formula``: F_cross_attention(length, keys, pairs), dims substituted, at each
+    recorded case's length, real vision tokens and allowed pairs, is what FlopCounterMode recorded
+    for the cross-attention layers less their k and v over the padding tiles and their scores
+    against them."""
+    import sympy
+
+    path = tmp_path / "mllama.json"
+    path.write_text(json.dumps(CONFIG))
+    assert main(["formula", str(path), "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "  transformer.attention = 4*d*local_layers*n**2" in text
+    (line,) = [line for line in text.splitlines() if line.startswith("  F_cross_attention(length, keys, pairs) = ")]
+    total = sympy.sympify(line.split(" = ", 1)[1])
+    text_width = TEXT["hidden_size"]
+    kv = TEXT["num_key_value_heads"] * text_width // TEXT["num_attention_heads"]
+    for measured in MEASURED["cases"].values():
+        sequence, real = measured["sequence_length"], sum(measured["num_tiles"]) * TILE
+        keys = measured["cross_mask_keys"]
+        padding = len(TEXT["cross_attention_layers"]) * (
+            2 * (keys - real) * 2 * text_width * kv + 4 * text_width * (sequence * keys - measured["cross_mask_pairs"]))
+        values = dict(zip(sympy.symbols("length keys pairs"), (sequence, real, measured["cross_mask_pairs"]), strict=True))
+        assert total.subs(values) + padding == sum(measured["layers"][n] for n in TEXT["cross_attention_layers"])
+
+
+def test_a_kind_refuses_a_sequence_form_over_an_undeclared_symbol_and_a_dim_named_like_its_symbols():
+    import sympy
+
+    from flopsreg.plugin import CROSS_ATTENTION, Dim, TowerKind
+
+    base = {"name": "k", "title": "K", "summary": "s", "reference": "r", "parameters": 0}
+    with pytest.raises(ValueError, match=r"sequence_flops\['mlp'\] uses \['rows'\], which no dim declares"):
+        TowerKind(**base, dims=(Dim("h", "hidden_size", 1),), sequence_flops={"mlp": sympy.Symbol("rows") * CROSS_ATTENTION[0]})
+    with pytest.raises(ValueError, match=r"^TowerKind dims: \['pairs'\] name the cross-attention's symbols; rename the dim$"):
+        TowerKind(**base, dims=(Dim("pairs", "hidden_size", 1),))
 
 
 def test_a_cross_attention_rule_names_its_keys():
