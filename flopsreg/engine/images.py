@@ -84,6 +84,7 @@ class Images:
         keys: with ``cross``, the vision tokens of each image the cross-attention layers attend to.
         cross_flops: the cross-attention layers' FLOPs per piece for the sequences of one batch
             row, once the language model's lengths are known (:meth:`attend`); empty before.
+        cross_per_sequence: their total for each sequence of the row, in order; empty before.
     """
 
     part: str
@@ -97,6 +98,7 @@ class Images:
     cross: tuple[str, TowerKind, Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
     keys: tuple[int, ...] = ()
     cross_flops: Mapping[str, int] = attrs.field(factory=dict)
+    cross_per_sequence: tuple[int, ...] = ()
 
     def attend(self, seqlens: Sequence[int]) -> Images:
         """These images with the cross-attention layers' FLOPs for sequences of *seqlens*
@@ -107,11 +109,13 @@ class Images:
             return self
         _, kind, dims = self.cross
         flops: dict[str, int] = {}
+        totals = []
         for positions in seqlens:
             pairs = sum((positions - k) * keys for k, keys in enumerate(self.keys))
-            for piece, value in kind.cross_flops(dims, positions, sum(self.keys), pairs).items():
-                flops[piece] = flops.get(piece, 0) + value
-        return attrs.evolve(self, cross_flops=flops)
+            sequence = kind.cross_flops(dims, positions, sum(self.keys), pairs)
+            flops = {piece: flops.get(piece, 0) + value for piece, value in sequence.items()}
+            totals.append(sum(sequence.values()))
+        return attrs.evolve(self, cross_flops=flops, cross_per_sequence=tuple(totals))
 
     @property
     def tokens(self) -> int:

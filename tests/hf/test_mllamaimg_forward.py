@@ -17,7 +17,7 @@ from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES, tiled_canvas
+from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES, arrangements, tiled_canvas
 from flopsreg.plugin import ImageRule
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_mllamaimg.json").read_text())
@@ -63,11 +63,12 @@ def test_the_whole_model_and_its_vision_encoder_hold_transformers_parameters(reg
 
 @pytest.mark.parametrize("tiling", RECORD["tiling"], ids=lambda t: "x".join(map(str, t["image"])))
 def test_the_tiling_is_the_processors_at_the_published_tile_size(registry, tiling):
-    """Tile 560, 4 tiles (Llama 3.2 Vision's preprocessor): the canvas, the resized size, the real
-    tiles (aspect_ratio_mask) and one <|image|> token per image."""
+    """Tile 560, 4 tiles (Llama 3.2 Vision's preprocessor): the canvas, its aspect_ratio_id, the
+    resized size, the real tiles (aspect_ratio_mask) and one <|image|> token per image."""
     model = flopsreg.Model.from_hf_config({**CONFIG, "vision_config": {**VISION, "image_size": 560}})
     (plan,) = registry.images(model, images=[tuple(tiling["image"])]).plans
     assert tiled_canvas(*tiling["image"], 4, 560) == tuple(tiling["tiles"])
+    assert arrangements(4).index(tuple(tiling["tiles"])) + 1 == tiling["aspect_ratio_id"]  # the processor's id, 0 padding
     assert plan.resized == tuple(tiling["resized"]) and plan.tokens == 1
     assert plan.grid == (tiling["num_tiles"], 40, 40) and sum(tiling["aspect_ratio_mask"]) == tiling["num_tiles"]
     assert tiling["pixel_values"] == [1, 1, 4, 3, 560, 560]  # always padded to 4 tiles
@@ -160,8 +161,10 @@ def test_every_sequence_of_a_batch_or_a_packed_row_holds_the_images(registry):
     model, images = _model(), _images("two")
     one = registry.evaluate(model, seq_len=7, images=images)
     assert registry.evaluate(model, seq_len=7, images=images, batch=3).forward == 3 * one.forward
-    packed = registry.evaluate(model, seqlens=[7, 20], images=images)
-    assert packed.forward == one.forward + registry.evaluate(model, seq_len=20, images=images).forward
+    packed = registry.evaluate(model, seqlens=[7, 20], images=images, batch=2)
+    twenty = registry.evaluate(model, seq_len=20, images=images)
+    assert packed.forward == 2 * (one.forward + twenty.forward)
+    assert packed.per_request == (2 * one.forward, 2 * twenty.forward)
 
 
 @pytest.mark.parametrize("convention", ["megatron", "megatron_bridge", "hf_trainer", "vllm", "slime", "nanogpt"])
