@@ -24,7 +24,7 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["CROSS_ATTENTION", "IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
+__all__ = ["CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
@@ -35,6 +35,7 @@ IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's sho
 # positions in it (length), the vision tokens its images give as keys, and the (position, vision token)
 # pairs its cross-attention mask allows.
 CROSS_ATTENTION = sympy.symbols("length keys pairs", integer=True, nonnegative=True)
+CROSS_ATTENTION_LATEX = (r"\ell", "v", "p")  # how LaTeX writes them: length, vision tokens, pairs
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from flopsreg.declarations.readers import HFReader
     from flopsreg.model import Model
 
-__all__ = ["Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "sequence_form_lines", "tower_kinds"]
+__all__ = ["Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "sequence_form_lines",
+           "sequence_form_rows", "tower_kinds"]
 
 
 def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
@@ -54,15 +55,25 @@ def closed_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> li
     return lines
 
 
+SEQUENCE_FORMS = ("forward FLOPs of one sequence with images, run only then: length = its positions, "
+                  "keys = the images' vision tokens, pairs = the (position, vision token) pairs the mask allows")
+
+
+def sequence_form_rows(kind: TowerKind, dims: Mapping[str, int]) -> list[tuple[str, str, Any]]:
+    """``(role, name, expr)`` of a cross-attention tower's FLOPs for one sequence: each piece
+    (``piece``), then their sum with *dims* substituted (``total``)."""
+    values = {dim.symbol: dims[dim.name] for dim in kind.dims}
+    rows = [("piece", piece, expr) for piece, expr in kind.sequence_flops.items()]
+    return [*rows, ("total", "", sum(kind.sequence_flops.values()).subs(values))]
+
+
 def sequence_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> list[str]:
     """A cross-attention tower's FLOPs for one sequence in closed form, one line a piece, then their
-    sum with *dims* substituted, over its positions, keys and allowed pairs."""
-    values = {dim.symbol: dims[dim.name] for dim in kind.dims}
+    sum with *dims* substituted, over its length, keys and allowed pairs."""
     over = ", ".join(map(str, CROSS_ATTENTION))
-    lines = [f"{part} tower ({kind.title}): forward FLOPs of one sequence with images, run only then: length = its positions, "
-             "keys = the images' vision tokens, pairs = the (position, vision token) pairs the mask allows"]
-    lines += [f"  {piece} = {expr}" for piece, expr in kind.sequence_flops.items()]
-    return [*lines, f"  F_{part}({over}) = {sum(kind.sequence_flops.values()).subs(values)}"]
+    return [f"{part} tower ({kind.title}): {SEQUENCE_FORMS}"] + [
+        f"  F_{part}({over}) = {expr}" if role == "total" else f"  {name} = {expr}" for role, name, expr in sequence_form_rows(kind, dims)
+    ]
 
 
 @attrs.frozen

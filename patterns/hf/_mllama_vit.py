@@ -80,7 +80,7 @@ MLLAMA_IMAGES = ImageRule(
         "grid = (real tiles, image_size / patch, image_size / patch); n = tiles x (patches per tile + 1 class position), "
         "the padding tiles and the padding to a multiple of 8 positions not counted",
         "patch_embed = 2 x tiles x patches x h x channels x patch^2 (Conv2d)",
-        "transformer, global_transformer: per layer 2n x 4 h d (q, k, v, o; d = heads x (h / heads)), "
+        "blocks (the local transformer's and the global transformer's): per layer 2n x 4 h d (q, k, v, o; d = heads x (h / heads)), "
         "4 d n^2 (every real position of the image with every other, across its tiles), 2n x 2 h i (MLP)",
         "projector = 2 n x vision_output_dim x text_hidden",
         "cross-attention layers (language model): q, o and the gated MLP over every position, k and v over the images' "

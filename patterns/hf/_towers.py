@@ -505,8 +505,9 @@ def mllama_cross_attention(text: str) -> TowerKind:
         "hidden / heads, two tanh gates, a gated MLP, two RMSNorms) and the 8 token embeddings past vocab_size",
         dims=(
             Dim("h", text + "hidden_size", 4096), Dim("i", text + "intermediate_size", 14336),
-            Dim("heads", text + "num_attention_heads", 32), Dim("kv_heads", text + "num_key_value_heads", 8),
-            Dim("cross_layers", text + "cross_attention_layers", [3, 8, 13, 18, 23, 28, 33, 38], read="count"),
+            Dim("heads", text + "num_attention_heads", 32, latex=r"n_{\mathrm{h}}"),
+            Dim("kv_heads", text + "num_key_value_heads", 8, latex=r"n_{\mathrm{kv}}"),
+            Dim("cross_layers", text + "cross_attention_layers", [3, 8, 13, 18, 23, 28, 33, 38], read="count", latex=r"L_{\mathrm{x}}"),
         ),
         parameters=(
             cross_layers * (
@@ -528,6 +529,7 @@ _MLLAMA_EMBEDDINGS = (ratios + 1) * tiles * _MLLAMA_PATCHES * h + 2 * (ratios + 
 
 t_grid, rows_grid, columns_grid = IMAGE_GRID
 _N, _D = where_symbol("n"), where_symbol("d")
+_DEPTH = local_layers + global_layers
 
 MLLAMA_VISION = TowerKind(
     name="mllama_vision",
@@ -536,14 +538,14 @@ MLLAMA_VISION = TowerKind(
     "table and two gated aspect-ratio embeddings (nn.Embedding), pre and post LayerNorms, local blocks and gated global blocks",
     dims=(
         Dim("h", "{tower}.hidden_size", 1280), Dim("i", "{tower}.intermediate_size", 5120),
-        Dim("local_layers", "{tower}.num_hidden_layers", 32), Dim("global_layers", "{tower}.num_global_layers", 8),
-        Dim("heads", "{tower}.attention_heads", 16), Dim("channels", "{tower}.num_channels", 3),
-        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14),
+        Dim("local_layers", "{tower}.num_hidden_layers", 32, latex="L"), Dim("global_layers", "{tower}.num_global_layers", 8, latex="G"),
+        Dim("heads", "{tower}.attention_heads", 16, latex=r"n_{\mathrm{h}}"), Dim("channels", "{tower}.num_channels", 3, latex=_CH),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14, latex="p"),
         Dim("tiles", "{tower}.max_num_tiles", 4),
         # max_aspect_ratio_id = len(supported_aspect_ratios); MllamaVisionConfig's default lists 8.
         Dim("ratios", "{tower}.supported_aspect_ratios", [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]], read="count"),
         # for the projector's FLOPs (its weights are MLLAMA_PROJECTOR's)
-        Dim("vision_out", "{tower}.vision_output_dim", 7680), Dim("text", "text_config.hidden_size", 4096),
+        Dim("vision_out", "{tower}.vision_output_dim", 7680, latex=_OUT), Dim("text", "text_config.hidden_size", 4096, latex="D"),
     ),
     parameters=(
         channels * patch**2 * h + h  # patch_embedding, class_embedding
@@ -560,12 +562,10 @@ MLLAMA_VISION = TowerKind(
     flops_where={"n": t_grid * (rows_grid * columns_grid + 1), "d": heads * sympy.floor(h / heads)},
     flops={
         "patch_embed": 2 * t_grid * rows_grid * columns_grid * h * channels * patch**2,
-        "transformer.qkv_proj": local_layers * 2 * _N * 4 * h * _D,
-        "transformer.attention": local_layers * 4 * _D * _N**2,
-        "transformer.mlp": local_layers * 2 * _N * 2 * h * i,
-        "global_transformer.qkv_proj": global_layers * 2 * _N * 4 * h * _D,
-        "global_transformer.attention": global_layers * 4 * _D * _N**2,
-        "global_transformer.mlp": global_layers * 2 * _N * 2 * h * i,
+        # the local and the gated global blocks alike (the gates are elementwise)
+        "blocks.qkv_proj": _DEPTH * 2 * _N * 4 * h * _D,
+        "blocks.attention": _DEPTH * 4 * _D * _N**2,
+        "blocks.mlp": _DEPTH * 2 * _N * 2 * h * i,
         "projector": 2 * _N * vision_out * text,
     },
 )

@@ -43,7 +43,7 @@ def _images(case: str) -> list[tuple[int, int]]:
     return [tuple(size) for size in MEASURED["cases"][case]["images"]]
 
 
-def _encoder(tiles: int, positions: int, pairs: int, layers: int) -> int:
+def _encoder(positions: int, pairs: int, layers: int) -> int:
     """FLOPs of one of the vision encoders, from the config by hand: q, k, v, o and the MLP over
     *positions*, the attention over *pairs*."""
     h, i = VISION["hidden_size"], VISION["intermediate_size"]
@@ -103,10 +103,8 @@ def test_the_encoders_projector_and_cross_attention_are_the_real_work(registry, 
     flops = dict(result.images.flops)
     assert flops.pop("patch_embed") == 2 * sum(measured["num_tiles"]) * SIDE**2 * h * 3 * 14**2
     assert flops.pop("projector") == 2 * sum(real) * VISION["vision_output_dim"] * text
-    local = sum(_encoder(t, n, n * n, VISION["num_hidden_layers"]) for t, n in zip(measured["num_tiles"], real, strict=True))
-    glob = sum(_encoder(t, n, n * n, VISION["num_global_layers"]) for t, n in zip(measured["num_tiles"], real, strict=True))
-    assert sum(v for k, v in flops.items() if k.startswith("transformer.")) == local
-    assert sum(v for k, v in flops.items() if k.startswith("global_transformer.")) == glob
+    layers = VISION["num_hidden_layers"] + VISION["num_global_layers"]  # the local and the global blocks alike
+    assert sum(flops.values()) == sum(_encoder(n, n * n, layers) for n in real)
     sequence, kv = measured["sequence_length"], TEXT["num_key_value_heads"] * text // TEXT["num_attention_heads"]
     layer = (2 * sequence * 2 * text * text + 2 * sum(real) * 2 * text * kv
              + 4 * text * measured["cross_mask_pairs"] + 2 * sequence * 3 * text * TEXT["intermediate_size"])
@@ -130,9 +128,13 @@ def test_the_whole_forward_equals_flop_counter_mode_less_the_padding(eager_regis
     real = [t * TILE for t in measured["num_tiles"]]
     patch_padding = 2 * (images * tiles - sum(measured["num_tiles"])) * SIDE**2 * h * 3 * 14**2
     assert flops["patch_embed"] + patch_padding == measured["patch_embedding"]
-    for piece, layers in (("transformer", VISION["num_hidden_layers"]), ("global_transformer", VISION["num_global_layers"])):
-        padding = images * _encoder(tiles, padded, padded**2, layers) - sum(_encoder(0, n, n * n, layers) for n in real)
-        assert sum(v for k, v in flops.items() if k.startswith(piece + ".")) + padding == measured[piece]
+    # both encoders over every padded position of every tile, every pair
+    assert measured["transformer"] == images * _encoder(padded, padded**2, VISION["num_hidden_layers"])
+    assert measured["global_transformer"] == images * _encoder(padded, padded**2, VISION["num_global_layers"])
+    blocks = sum(v for k, v in flops.items() if k.startswith("blocks."))
+    depth = VISION["num_hidden_layers"] + VISION["num_global_layers"]
+    blocks_padding = images * _encoder(padded, padded**2, depth) - sum(_encoder(n, n * n, depth) for n in real)
+    assert blocks + blocks_padding == measured["transformer"] + measured["global_transformer"]
     mask = images * 2 * padded**2  # _prepare_aspect_ratio_attention_mask's outer product
     assert measured["vision_model"] == measured["patch_embedding"] + measured["transformer"] + measured["global_transformer"] + mask
     assert flops["projector"] + 2 * (images * all_tiles - sum(real)) * VISION["vision_output_dim"] * text == measured["projector"]
@@ -144,8 +146,7 @@ def test_the_whole_forward_equals_flop_counter_mode_less_the_padding(eager_regis
     language_model = eager_registry.evaluate(model, seq_len=sequence, convention="eager").forward
     self_layers = [n for n in range(TEXT["num_hidden_layers"]) if n not in TEXT["cross_attention_layers"]]
     assert language_model == sum(measured["layers"][n] for n in self_layers) + measured["lm_head"]
-    padding = (patch_padding + mask + measured["transformer"] + measured["global_transformer"]
-               - sum(v for k, v in flops.items() if "transformer" in k)
+    padding = (patch_padding + mask + blocks_padding
                + measured["projector"] - flops["projector"] + cross_padding)
     exact_language_model = eager_registry.evaluate(model, seq_len=sequence).forward  # causal pairs, where eager has s x s
     assert result.forward == exact_language_model + result.images.tower + sum(cross.values())
@@ -199,14 +200,14 @@ def test_the_formula_shows_the_cross_attention_layers_as_a_term_of_their_own(tmp
     """``flopsreg formula``: F_cross_attention(length, keys, pairs), dims substituted, at each
     recorded case's length, real vision tokens and allowed pairs, is what FlopCounterMode recorded
     for the cross-attention layers less their k and v over the padding tiles and their scores
-    against them."""
+    against them; ``flopsreg latex`` writes both towers' forms."""
     import sympy
 
     path = tmp_path / "mllama.json"
     path.write_text(json.dumps(CONFIG))
     assert main(["formula", str(path), "--no-cache"]) == 0
     text = capsys.readouterr().out
-    assert "  transformer.attention = 4*d*local_layers*n**2" in text
+    assert "  blocks.attention = d*n**2*(4*global_layers + 4*local_layers)" in text
     (line,) = [line for line in text.splitlines() if line.startswith("  F_cross_attention(length, keys, pairs) = ")]
     total = sympy.sympify(line.split(" = ", 1)[1])
     text_width = TEXT["hidden_size"]
@@ -218,6 +219,10 @@ def test_the_formula_shows_the_cross_attention_layers_as_a_term_of_their_own(tmp
             2 * (keys - real) * 2 * text_width * kv + 4 * text_width * (sequence * keys - measured["cross_mask_pairs"]))
         values = dict(zip(sympy.symbols("length keys pairs"), (sequence, real, measured["cross_mask_pairs"]), strict=True))
         assert total.subs(values) + padding == sum(measured["layers"][n] for n in TEXT["cross_attention_layers"])
+    assert main(["latex", str(path), "--no-cache"]) == 0
+    tex = capsys.readouterr().out
+    assert r"F_{\mathrm{blocks.attention}} &= d n^{2} \left(4 G + 4 L\right)" in tex
+    assert r"F_{\mathrm{cross\_attention}}(\ell, v, p) &= " in tex
 
 
 def test_a_kind_refuses_a_sequence_form_over_an_undeclared_symbol_and_a_dim_named_like_its_symbols():
