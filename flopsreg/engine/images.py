@@ -141,7 +141,8 @@ class Images:
     @property
     def forward(self) -> int:
         """What the images add to one sequence's forward beside the language model over their
-        tokens: the tower, and the language model's bidirectional pairs within each image."""
+        tokens: the tower, and the language model's bidirectional pairs within each image (the
+        cross-attention layers, which depend on each sequence's length, are ``cross_flops``)."""
         return self.tower + self.bidirectional
 
     def text(self, *, rules: bool = False) -> list[str]:
