@@ -74,6 +74,7 @@ MLLAMA_IMAGES = ImageRule(
     "(MllamaImageProcessor); one <|image|> token per image; the language model's cross-attention layers "
     "attend to the real tiles' patches and class positions",
     plan=_plan,
+    shape_note="every image is one <|image|> token; its tiles, and so the encoder's work, depend on its size",
     cross_part="cross_attention",
     cross_keys=_keys,
     rules=(

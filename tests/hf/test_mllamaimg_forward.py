@@ -176,7 +176,8 @@ def test_every_other_convention_refuses_mllama_images_by_name(registry, conventi
 
 
 def test_image_tokens_are_refused_the_tiles_need_the_size(registry):
-    with pytest.raises(flopsreg.FlopsregError, match=r"^image_tokens: Mllama vision encoder needs each image's height and width"):
+    with pytest.raises(flopsreg.FlopsregError, match=r"^image_tokens: Mllama vision encoder needs each image's height and width \(give images=\): "
+                       r"every image is one <\|image\|> token; its tiles, and so the encoder's work, depend on its size$"):
         registry.evaluate(_model(), seq_len=7, image_tokens=[1])
 
 
