@@ -26,7 +26,7 @@ from flopsreg.declarations.pattern import (
 )
 from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.declarations.symbols import block_flops, block_layers, cached, h, integer_symbol, n_h, s
-from flopsreg.declarations.towers import IMAGE_GRID, Dim, HFTower, ImagePlan, ImageRule, TowerKind, where_symbol
+from flopsreg.declarations.towers import CROSS_ATTENTION, IMAGE_GRID, Dim, HFTower, ImagePlan, ImageRule, TowerKind, where_symbol
 from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.plugins.hookspecs import hookimpl
 
@@ -47,6 +47,7 @@ _READER_HELPERS = {
 
 __all__ = [
     "EXACT",
+    "CROSS_ATTENTION",
     "IMAGE_GRID",
     "Block",
     "Constraint",

@@ -159,7 +159,9 @@ class Registry(PluginLoader):
             seqlens = [n + planned.tokens if type(n) is int and n >= 1 else n for n in seqlens]
         result = evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
         sequences = result.batch * len(result.seqlens)
-        return attrs.evolve(result, forward=result.forward + sequences * planned.forward, images=planned)
+        planned = planned.attend(result.seqlens)  # cross-attention layers (Mllama) over each sequence's positions
+        extra = sequences * planned.forward + result.batch * sum(planned.cross_flops.values())
+        return attrs.evolve(result, forward=result.forward + extra, images=planned)
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,

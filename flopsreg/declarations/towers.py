@@ -25,13 +25,18 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
+__all__ = ["CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
 IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's short dims
+# A cross-attention tower's work over one sequence (TowerKind.sequence_flops): the language model's
+# positions in it (length), the vision tokens its images give as keys, and the (position, vision token)
+# pairs its cross-attention mask allows.
+CROSS_ATTENTION = sympy.symbols("length keys pairs", integer=True, nonnegative=True)
+CROSS_ATTENTION_LATEX = (r"\ell", "v", "p")  # how LaTeX writes them: length, vision tokens, pairs
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -88,9 +93,10 @@ def _dims(value: Any) -> tuple[Dim, ...]:
     names = [dim.name for dim in dims]
     if len(set(names)) != len(names):
         raise ValueError(f"TowerKind dims: names {names!r} repeat one")
-    taken = sorted(set(names) & {str(symbol) for symbol in IMAGE_GRID})
-    if taken:
-        raise ValueError(f"TowerKind dims: {taken} name the image grid's symbols; rename the dim")
+    for symbols, what in ((IMAGE_GRID, "the image grid's symbols"), (CROSS_ATTENTION, "the cross-attention's symbols")):
+        taken = sorted(set(names) & {str(symbol) for symbol in symbols})
+        if taken:
+            raise ValueError(f"TowerKind dims: {taken} name {what}; rename the dim")
     return dims
 
 
@@ -140,6 +146,11 @@ class ImageRule:
             way (verl's estimator): ``flops(dims, plans) -> {piece: forward FLOPs}`` over the
             images of one sequence; under any other convention but the exact one a request with
             images is refused, naming the convention.
+        cross_part: the tower whose cross-attention layers inside the language model attend to
+            the images' vision tokens (Mllama's ``cross_attention``), counted by its kind's
+            :attr:`TowerKind.sequence_flops`; empty: the language model takes image tokens only.
+        cross_keys: with ``cross_part``, ``cross_keys(dims, plan) -> n``, the vision tokens of
+            *plan* the cross-attention layers take as keys (its real tiles' patches).
     """
 
     summary: str = attrs.field(validator=_text)
@@ -153,7 +164,11 @@ class ImageRule:
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:
             raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
+        if bool(self.cross_part) != (self.cross_keys is not None):
+            raise ValueError("ImageRule.cross_part and cross_keys go together: the cross-attention tower and the keys of each image")
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
+    cross_part: str = ""
+    cross_keys: Callable[[Mapping[str, int], ImagePlan], int] | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -178,6 +193,9 @@ class TowerKind:
         flops_where: named parts of those forms (``{"k": floor(window / (merge patch))}``), each
             over the dims, the grid and the names before it, so that a form reads as it is
             derived; the named symbols are integers >= 0.
+        sequence_flops: a cross-attention tower's forward FLOPs for one sequence per piece, closed
+            forms over the dims and :data:`CROSS_ATTENTION` (length, keys, pairs); empty
+            where the kind has none.
     """
 
     name: str = attrs.field(validator=_text)
@@ -190,6 +208,7 @@ class TowerKind:
     images: ImageRule | None = None
     flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
     flops_where: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
+    sequence_flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
 
     def __attrs_post_init__(self) -> None:
         known = {dim.symbol for dim in self.dims}
@@ -197,6 +216,8 @@ class TowerKind:
             extra = getattr(self, name).free_symbols - known
             if extra:
                 raise ValueError(f"TowerKind {self.name!r}: {name} uses {sorted(map(str, extra))}, which no dim declares")
+        for piece, expr in self.sequence_flops.items():
+            self._check(f"sequence_flops[{piece!r}]", expr, known | set(CROSS_ATTENTION))
         known |= set(IMAGE_GRID)
         for name, expr in self.flops_where.items():
             self._check(f"flops_where[{name!r}]", expr, known)

@@ -113,7 +113,8 @@ class Result:
         over: they add up to :attr:`forward`."""
         exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
         tower = self.images.forward if self.images is not None else 0
-        return tuple(self.batch * (exact[pair] + tower) for pair in self.requests)
+        cross = (self.images.cross_per_sequence if self.images is not None else ()) or (0,) * len(self.requests)
+        return tuple(self.batch * (exact[pair] + tower + extra) for pair, extra in zip(self.requests, cross, strict=True))
 
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:

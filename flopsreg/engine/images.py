@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.declarations.towers import IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
+from flopsreg.declarations.towers import CROSS_ATTENTION, IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
 from flopsreg.errors import FlopsregError
 from flopsreg.formula.exact import CompiledFormula, compile_exact
 
@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from flopsreg.model import Model
 
 __all__ = [
-    "Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "tower_flops", "tower_kinds",
+    "Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "sequence_flops",
+    "sequence_form_lines", "sequence_form_rows", "tower_flops", "tower_kinds",
 ]
 
 
@@ -36,6 +37,7 @@ def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, T
 # Each kind's closed forms compiled to exact code, keyed by its forms (a kind holds mappings: it has
 # no hash of its own); the handful of kinds a process meets each compile once.
 _GRID_NAMES = tuple(symbol.name for symbol in IMAGE_GRID)
+_CROSS_NAMES = tuple(symbol.name for symbol in CROSS_ATTENTION)
 _COMPILED: dict[tuple[tuple[tuple[str, Any], ...], ...], tuple[tuple[str, CompiledFormula], ...]] = {}
 
 
@@ -45,6 +47,22 @@ def _compiled(kind: TowerKind) -> tuple[tuple[str, CompiledFormula], ...]:
     if key not in _COMPILED:
         _COMPILED[key] = tuple((piece, compile_exact(form)) for piece, form in kind.closed_forms().items())
     return _COMPILED[key]
+
+
+def _compiled_sequence(kind: TowerKind) -> tuple[tuple[str, CompiledFormula], ...]:
+    """``(piece, compiled form)`` of *kind*'s :attr:`TowerKind.sequence_flops`: compiled on first use."""
+    key = (tuple(kind.sequence_flops.items()),)
+    if key not in _COMPILED:
+        _COMPILED[key] = tuple((piece, compile_exact(form)) for piece, form in kind.sequence_flops.items())
+    return _COMPILED[key]
+
+
+def sequence_flops(kind: TowerKind, dims: Mapping[str, int], positions: int, keys: int, pairs: int) -> dict[str, int]:
+    """``{piece: FLOPs}`` of *kind*'s :attr:`TowerKind.sequence_flops` (Mllama's cross-attention
+    layers) for one sequence of *positions* language-model positions, *keys* vision tokens and
+    *pairs* allowed (position, vision token) pairs: exact integers from code compiled once."""
+    values = {**dims, **dict(zip(_CROSS_NAMES, (positions, keys, pairs), strict=True))}
+    return {piece: form(values) for piece, form in _compiled_sequence(kind)}
 
 
 def tower_flops(kind: TowerKind, dims: Mapping[str, int], grids: Sequence[tuple[int, ...]]) -> dict[str, int]:
@@ -89,6 +107,27 @@ def closed_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> li
     return lines
 
 
+SEQUENCE_FORMS = ("forward FLOPs of one sequence with images, run only then: length = its positions, "
+                  "keys = the images' vision tokens, pairs = the (position, vision token) pairs the mask allows")
+
+
+def sequence_form_rows(kind: TowerKind, dims: Mapping[str, int]) -> list[tuple[str, str, Any]]:
+    """``(role, name, expr)`` of a cross-attention tower's FLOPs for one sequence: each piece
+    (``piece``), then their sum with *dims* substituted (``total``)."""
+    values = {dim.symbol: dims[dim.name] for dim in kind.dims}
+    rows = [("piece", piece, expr) for piece, expr in kind.sequence_flops.items()]
+    return [*rows, ("total", "", sum(kind.sequence_flops.values()).subs(values))]
+
+
+def sequence_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> list[str]:
+    """A cross-attention tower's FLOPs for one sequence in closed form, one line a piece, then their
+    sum with *dims* substituted, over its length, keys and allowed pairs."""
+    over = ", ".join(map(str, CROSS_ATTENTION))
+    return [f"{part} tower ({kind.title}): {SEQUENCE_FORMS}"] + [
+        f"  F_{part}({over}) = {expr}" if role == "total" else f"  {name} = {expr}" for role, name, expr in sequence_form_rows(kind, dims)
+    ]
+
+
 @attrs.frozen
 class Images:
     """The images of every sequence of a batch, and what the vision tower spends on them.
@@ -103,6 +142,12 @@ class Images:
             image tokens are causal like text.
         kind, dims: the tower kind and the dims it was read with, for the closed forms in
             ``explain`` (None where the images were counted under a convention).
+        cross: where the language model cross-attends to the images (Mllama), the tower holding
+            those layers: ``(part, kind, dims)``; None where it takes image tokens only.
+        keys: with ``cross``, the vision tokens of each image the cross-attention layers attend to.
+        cross_flops: the cross-attention layers' FLOPs per piece for the sequences of one batch
+            row, once the language model's lengths are known (:meth:`attend`); empty before.
+        cross_per_sequence: their total for each sequence of the row, in order; empty before.
     """
 
     part: str
@@ -113,6 +158,27 @@ class Images:
     bidirectional: int = 0
     kind: TowerKind | None = attrs.field(default=None, eq=False, repr=False)
     dims: Mapping[str, int] = attrs.field(factory=dict, eq=False, repr=False)
+    cross: tuple[str, TowerKind, Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
+    keys: tuple[int, ...] = ()
+    cross_flops: Mapping[str, int] = attrs.field(factory=dict)
+    cross_per_sequence: tuple[int, ...] = ()
+
+    def attend(self, seqlens: Sequence[int]) -> Images:
+        """These images with the cross-attention layers' FLOPs for sequences of *seqlens*
+        language-model positions each (image tokens included). The k-th image's ``<|image|>``
+        token sits at position k (the images come first, one token each, consecutive):
+        processing_mllama's mask lets the positions from k to the end attend to its keys."""
+        if self.cross is None:
+            return self
+        _, kind, dims = self.cross
+        flops: dict[str, int] = {}
+        totals = []
+        for positions in seqlens:
+            pairs = sum((positions - k) * keys for k, keys in enumerate(self.keys))
+            sequence = sequence_flops(kind, dims, positions, sum(self.keys), pairs)
+            flops = {piece: flops.get(piece, 0) + value for piece, value in sequence.items()}
+            totals.append(sum(sequence.values()))
+        return attrs.evolve(self, cross_flops=flops, cross_per_sequence=tuple(totals))
 
     @property
     def tokens(self) -> int:
@@ -127,7 +193,8 @@ class Images:
     @property
     def forward(self) -> int:
         """What the images add to one sequence's forward beside the language model over their
-        tokens: the tower, and the language model's bidirectional pairs within each image."""
+        tokens: the tower, and the language model's bidirectional pairs within each image (the
+        cross-attention layers, which depend on each sequence's length, are ``cross_flops``)."""
         return self.tower + self.bidirectional
 
     def text(self, *, rules: bool = False) -> list[str]:
@@ -145,11 +212,16 @@ class Images:
         lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
         if self.bidirectional:
             lines.append(f"  language model, bidirectional pairs within each image: {self.bidirectional:,} FLOPs per sequence")
+        if self.cross is not None:
+            lines.append(f"  {self.cross[1].title} ({self.cross[0]}): vision tokens each image gives as keys: {', '.join(map(str, self.keys))}")
+            lines += [f"  {self.cross[0]}.{piece}: {flops:,} FLOPs per batch row" for piece, flops in self.cross_flops.items()]
         if not rules:
             return lines
         lines += [f"  rule: {rule}" for rule in self.rule.rules]
         if self.kind is not None and self.kind.flops:
             lines += ["  " + line for line in closed_form_lines(self.part, self.kind, self.dims)]
+        if self.cross is not None:
+            lines += ["  " + line for line in sequence_form_lines(*self.cross)]
         return lines
 
     def to_dict(self) -> dict[str, Any]:
@@ -163,6 +235,9 @@ class Images:
             "tokens_per_sequence": self.tokens,
             "tower_flops_per_sequence": {piece: str(flops) for piece, flops in self.flops.items()},
             **({"bidirectional_flops_per_sequence": str(self.bidirectional)} if self.bidirectional else {}),
+            **({"cross_attention": {"tower": self.cross[0], "keys": list(self.keys),
+                                    "flops_per_batch_row": {piece: str(flops) for piece, flops in self.cross_flops.items()}}}
+               if self.cross is not None else {}),
         }
 
 
@@ -215,6 +290,7 @@ def plan_images(
     if not entries:
         raise FlopsregError(f"{given} = {entries!r}: expected at least one image")
     encoders = {part: tower for part, tower in towers.items() if tower[2] is not None}
+    kinds = kinds or {}
     if not encoders:
         held = ", ".join(f"{part} ({title})" for part, (title, _, _) in towers.items())
         what = f"its towers ({held}) have no image rule in flopsreg" if towers else "it has no vision tower"
@@ -243,12 +319,18 @@ def plan_images(
     extra = 0
     if rule.bidirectional is not None:
         extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
-    kind = (kinds or {}).get(part) if convention == EXACT else None
+    kind = kinds.get(part) if convention == EXACT else None
     if convention != EXACT:
         flops = rule.conventions[convention](dims, plans)
     elif kind is not None and kind.flops:
         flops = tower_flops(kind, dims, [plan.grid for plan in plans])
     else:
         raise FlopsregError(f"{given}: {title} declares no FLOPs for its images (TowerKind.flops)")
+    cross, keys = None, ()
+    if rule.cross_part:
+        if rule.cross_part not in kinds or rule.cross_part not in towers:
+            raise FlopsregError(f"{given}: {model_name} has no {rule.cross_part} tower, which {title}'s images are attended through")
+        cross = (rule.cross_part, kinds[rule.cross_part], towers[rule.cross_part][1])
+        keys = tuple(rule.cross_keys(dims, plan) for plan in plans)  # type: ignore[misc]
     return Images(part=part, title=title, plans=tuple(plans), flops=flops, rule=rule, kind=kind, dims=dims,
-                  bidirectional=extra)
+                  bidirectional=extra, cross=cross, keys=keys)

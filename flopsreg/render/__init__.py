@@ -277,12 +277,16 @@ def _tower_lines(plan: ModelSelection) -> list[str]:
     model's (exact counts only: a convention's count of a tower is not a closed form here)."""
     if plan.convention != "exact":
         return []
-    from flopsreg.engine.images import closed_form_lines, tower_kinds
+    from flopsreg.engine.images import closed_form_lines, sequence_form_lines, tower_kinds
 
     kinds = tower_kinds(plan.model, plan.hf_readers)
-    return [
+    lines = [
         line for part, kind in kinds.items() if kind.flops
         for line in ("", *closed_form_lines(part, kind, plan.model.towers[part].dims))
+    ]
+    return lines + [  # cross-attention layers that run only with images (Mllama's), over one sequence
+        line for part, kind in kinds.items() if kind.sequence_flops
+        for line in ("", *sequence_form_lines(part, kind, plan.model.towers[part].dims))
     ]
 
 

@@ -25,8 +25,8 @@ import sympy
 from flopsreg.declarations.pattern import FLOPS, Pattern
 from flopsreg.declarations.readers import HFReader, family_flag
 from flopsreg.declarations.symbols import h, s
-from flopsreg.declarations.towers import IMAGE_GRID, IMAGE_GRID_LATEX, where_symbol
-from flopsreg.engine.images import closed_form_rows, tower_kinds
+from flopsreg.declarations.towers import CROSS_ATTENTION, CROSS_ATTENTION_LATEX, IMAGE_GRID, IMAGE_GRID_LATEX, where_symbol
+from flopsreg.engine.images import SEQUENCE_FORMS, closed_form_rows, sequence_form_rows, tower_kinds
 from flopsreg.model.examples_index import example_path
 
 if TYPE_CHECKING:
@@ -716,6 +716,17 @@ def _towers(selection: ModelSelection) -> str:
                 lhs = f"F_{{{_subscript(part)}}}({grid})" if role == "total" else f"F_{{{_subscript(name)}}}"
             w.rows_of(lhs, expr)
         what = f"{part} tower ({kind.title}): forward FLOPs of one image of t x r x c patches (frames, rows, columns); the images of a sequence sum it"
+        blocks.append(f"% {escape(what)}.\n\\begin{{align}}\n" + "\n".join(_lines(w.rows, -1)) + "\n\\end{align}\n")
+    for part, kind in tower_kinds(selection.model, selection.hf_readers).items():
+        if not kind.sequence_flops:  # cross-attention layers that run only with images (Mllama's)
+            continue
+        w = _Writer(selection, annotate=False)
+        w.names = {dim.symbol: dim.latex or (_subscript(dim.name) if len(dim.name) > 1 else dim.name) for dim in kind.dims}
+        w.names.update(zip(CROSS_ATTENTION, CROSS_ATTENTION_LATEX, strict=True))
+        over = ", ".join(CROSS_ATTENTION_LATEX)
+        for role, name, expr in sequence_form_rows(kind, selection.model.towers[part].dims):
+            w.rows_of(f"F_{{{_subscript(part)}}}({over})" if role == "total" else f"F_{{{_subscript(name)}}}", expr)
+        what = f"{part} tower ({kind.title}): {SEQUENCE_FORMS} (l, v, p)"
         blocks.append(f"% {escape(what)}.\n\\begin{{align}}\n" + "\n".join(_lines(w.rows, -1)) + "\n\\end{align}\n")
     return "".join(blocks)
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
-from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
+from flopsreg.plugin import CROSS_ATTENTION, IMAGE_GRID, Dim, TowerKind, where_symbol
 
 _SOURCE = "transformers 5.24.0 models/"
 # The symbols the formulas use: a Dim of the same name is the same symbol.
@@ -500,6 +501,19 @@ GIT_PROJECTOR = TowerKind(
 cross_layers = sympy.Symbol("cross_layers", integer=True, nonnegative=True)
 
 
+_CROSS_POSITIONS, _CROSS_KEYS, _CROSS_PAIRS = CROSS_ATTENTION
+_CROSS_HEAD = sympy.floor(h / heads)  # MllamaTextCrossAttention: heads of hidden / heads, whatever head_dim says
+# Run with images, each cross-attention layer: q and o over every position of the sequence, k and v
+# over the images' vision tokens, QK^T and PV over the (position, vision token) pairs the mask allows,
+# the gated MLP over every position (the tanh gates and the q/k RMSNorms are elementwise).
+_MLLAMA_CROSS_FLOPS = {
+    "q_o_proj": cross_layers * 2 * _CROSS_POSITIONS * 2 * h * heads * _CROSS_HEAD,
+    "k_v_proj": cross_layers * 2 * _CROSS_KEYS * 2 * h * kv_heads * _CROSS_HEAD,
+    "attention": cross_layers * 4 * heads * _CROSS_HEAD * _CROSS_PAIRS,
+    "mlp": cross_layers * 2 * _CROSS_POSITIONS * 3 * h * i,
+}
+
+
 def mllama_cross_attention(text: str) -> TowerKind:
     """Mllama's image path inside its language model, whose text config is at *text* (``""``: the
     config itself, ``"text_config."``: a wrapper's): the cross-attention decoder layers at
@@ -512,8 +526,9 @@ def mllama_cross_attention(text: str) -> TowerKind:
         "hidden / heads, two tanh gates, a gated MLP, two RMSNorms) and the 8 token embeddings past vocab_size",
         dims=(
             Dim("h", text + "hidden_size", 4096), Dim("i", text + "intermediate_size", 14336),
-            Dim("heads", text + "num_attention_heads", 32), Dim("kv_heads", text + "num_key_value_heads", 8),
-            Dim("cross_layers", text + "cross_attention_layers", [3, 8, 13, 18, 23, 28, 33, 38], read="count"),
+            Dim("heads", text + "num_attention_heads", 32, latex=r"n_{\mathrm{h}}"),
+            Dim("kv_heads", text + "num_key_value_heads", 8, latex=r"n_{\mathrm{kv}}"),
+            Dim("cross_layers", text + "cross_attention_layers", [3, 8, 13, 18, 23, 28, 33, 38], read="count", latex=r"L_{\mathrm{x}}"),
         ),
         parameters=(
             cross_layers * (
@@ -524,6 +539,7 @@ def mllama_cross_attention(text: str) -> TowerKind:
         ),
         embeddings=8 * h,
         reference=_SOURCE + "mllama/modeling_mllama.py MllamaCrossAttentionDecoderLayer, MllamaTextModel.embed_tokens",
+        sequence_flops=_MLLAMA_CROSS_FLOPS,
     )
 
 (local_layers, global_layers, tiles, ratios) = sympy.symbols("local_layers global_layers tiles ratios", integer=True, nonnegative=True)
@@ -532,6 +548,10 @@ _MLLAMA_PATCHES = sympy.floor(image / patch) ** 2 + 1  # the tile's patches and 
 _MLLAMA_BLOCK = 4 * h * heads * sympy.floor(h / heads) + 2 * h * i + i + 5 * h
 _MLLAMA_EMBEDDINGS = (ratios + 1) * tiles * _MLLAMA_PATCHES * h + 2 * (ratios + 1) * tiles * h  # the three aspect-ratio tables
 
+t_grid, rows_grid, columns_grid = IMAGE_GRID
+_N, _D = where_symbol("n"), where_symbol("d")
+_DEPTH = local_layers + global_layers
+
 MLLAMA_VISION = TowerKind(
     name="mllama_vision",
     title="Mllama vision encoder",
@@ -539,12 +559,14 @@ MLLAMA_VISION = TowerKind(
     "table and two gated aspect-ratio embeddings (nn.Embedding), pre and post LayerNorms, local blocks and gated global blocks",
     dims=(
         Dim("h", "{tower}.hidden_size", 1280), Dim("i", "{tower}.intermediate_size", 5120),
-        Dim("local_layers", "{tower}.num_hidden_layers", 32), Dim("global_layers", "{tower}.num_global_layers", 8),
-        Dim("heads", "{tower}.attention_heads", 16), Dim("channels", "{tower}.num_channels", 3),
-        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14),
+        Dim("local_layers", "{tower}.num_hidden_layers", 32, latex="L"), Dim("global_layers", "{tower}.num_global_layers", 8, latex="G"),
+        Dim("heads", "{tower}.attention_heads", 16, latex=r"n_{\mathrm{h}}"), Dim("channels", "{tower}.num_channels", 3, latex=_CH),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14, latex="p"),
         Dim("tiles", "{tower}.max_num_tiles", 4),
         # max_aspect_ratio_id = len(supported_aspect_ratios); MllamaVisionConfig's default lists 8.
         Dim("ratios", "{tower}.supported_aspect_ratios", [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], [4, 1]], read="count"),
+        # for the projector's FLOPs (its weights are MLLAMA_PROJECTOR's)
+        Dim("vision_out", "{tower}.vision_output_dim", 7680, latex=_OUT), Dim("text", "text_config.hidden_size", 4096, latex="D"),
     ),
     parameters=(
         channels * patch**2 * h + h  # patch_embedding, class_embedding
@@ -555,6 +577,18 @@ MLLAMA_VISION = TowerKind(
     ),
     embeddings=_MLLAMA_EMBEDDINGS,
     reference=_SOURCE + "mllama/modeling_mllama.py MllamaVisionModel",
+    images=MLLAMA_IMAGES,
+    # One image's real tiles (t) of rows x columns patches and a class position each: n positions, all
+    # attending to each other across the image's tiles in both encoders (d: the attention width).
+    flops_where={"n": t_grid * (rows_grid * columns_grid + 1), "d": heads * sympy.floor(h / heads)},
+    flops={
+        "patch_embed": 2 * t_grid * rows_grid * columns_grid * h * channels * patch**2,
+        # the local and the gated global blocks alike (the gates are elementwise)
+        "blocks.qkv_proj": _DEPTH * 2 * _N * 4 * h * _D,
+        "blocks.attention": _DEPTH * 4 * _D * _N**2,
+        "blocks.mlp": _DEPTH * 2 * _N * 2 * h * i,
+        "projector": 2 * _N * vision_out * text,
+    },
 )
 
 MLLAMA_PROJECTOR = TowerKind(

@@ -22,7 +22,9 @@ MllamaForCausalLM from its text config alone, the path text runs. MllamaTextMode
 ``cross_attention_layers`` when no image (and no cached cross-attention state) is given, so on
 text-only input the decoder that runs is its self-attention layers alone, Llama's: those are the
 counted layers, and the skipped cross-attention layers (with the embedding rows past
-``vocab_size``) are the ``cross_attention`` part, counted in parameters only.
+``vocab_size``) are the ``cross_attention`` part, counted in parameters on text alone; with
+images (``images=``), the vision tower's image rule (_mllama_vit.py) adds their FLOPs over each
+sequence (the ``cross_attention`` kind's ``sequence_flops``).
 """
 
 import attrs
