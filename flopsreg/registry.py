@@ -17,8 +17,9 @@ from flopsreg import render
 from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
-from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
+from flopsreg.engine.evaluate import CompositionCache, Result, cached_list, evaluate, lengths_of, request_list
 from flopsreg.engine.images import Images, pair_flops, plan_images, tower_kinds
+from flopsreg.engine.placement import Placed, place, with_positions
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.model import Model
@@ -98,6 +99,8 @@ class Registry(PluginLoader):
         requests: Sequence[tuple[int, int]] | None = None,
         images: Sequence[tuple[int, int]] | None = None,
         image_tokens: Sequence[int] | None = None,
+        image_positions: Sequence[int] | None = None,
+        request_images: Sequence[Sequence[tuple[int, int]] | None] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -123,11 +126,17 @@ class Registry(PluginLoader):
         model runs over the text and image tokens; ``image_tokens=[n, ...]`` gives each image by
         the image tokens its processor expands it to instead (see docs/multimodal.md).
         :attr:`Result.images` says what each image became and what the tower spent.
+        ``image_positions=[k, ...]`` places each image after k text tokens instead (one per
+        image, in order). With ``cached=P`` the P cached tokens include the image tokens before
+        them: an image whose first token is cached is not encoded again. ``request_images=[[(height,
+        width), ...] or None, ...]`` gives each request of ``requests`` its own images, before
+        its text; :attr:`Result.placed` says what each sequence's images add to the step.
         """
         selection = self._evaluator.select(model, convention)
-        if images is None and image_tokens is None:
+        if images is None and image_tokens is None and image_positions is None and request_images is None:
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens)
+        media = (images, image_tokens, image_positions, request_images)
+        return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
     def image_towers(self, model: Model) -> dict[str, tuple[str, Mapping[str, int], Any]]:
         """``{part: (title, dims, image rule or None)}`` of *model*'s towers, the rules found on the
@@ -148,18 +157,47 @@ class Registry(PluginLoader):
             pair=lambda slot: pair_flops(self._evaluator.select(model, convention).units, slot),
         )
 
-    def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:
-        """The language model over text and image tokens, plus the vision tower per sequence."""
-        planned = self.images(selection.model, images=images, image_tokens=image_tokens, convention=selection.convention)
-        if requests is not None or cached not in (0, (), [0]):
-            raise FlopsregError("images: a serving step with images (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
-        if seq_len is not None and seqlens is None:
-            seq_len = seq_len + planned.tokens if type(seq_len) is int and seq_len >= 1 else seq_len
-        elif seqlens is not None:
-            seqlens = [n + planned.tokens if type(n) is int and n >= 1 else n for n in seqlens]
-        result = evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        sequences = result.batch * len(result.seqlens)
-        return attrs.evolve(result, forward=result.forward + sequences * planned.forward, images=planned)
+    def _evaluate_images(
+        self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images
+    ) -> Result:
+        """The language model over each sequence's text and new image tokens, plus the tower for
+        the images each sequence's step encodes (those not in its cached prefix)."""
+        model, convention = selection.model, selection.convention
+        shared = None
+        if images is not None or image_tokens is not None:
+            shared = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention), image_positions)
+        elif image_positions is not None:
+            raise FlopsregError("image_positions: no images to place: give images= or image_tokens= beside it")
+        if requests is not None:
+            if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
+                raise FlopsregError("requests: give the (new_tokens, cached) pairs alone, without seq_len, seqlens or cached")
+            lengths, prefixes = request_list(requests)
+            held = self._request_images(model, convention, request_images, len(lengths), shared)
+        else:
+            if request_images is not None:
+                raise FlopsregError("request_images: one list of images per request of requests=; give requests, or images= for every sequence")
+            lengths = lengths_of(seq_len, seqlens)
+            prefixes = cached_list(cached, lengths) or (0,) * len(lengths)
+            held = [shared] * len(lengths)
+        placed = tuple(Placed(0, None) if each is None else place(each, n, p) for each, n, p in zip(held, lengths, prefixes))
+        new = [n + p.tokens for n, p in zip(lengths, placed)]
+        if requests is not None:
+            result = evaluate(selection, batch=batch, recompute=recompute, logits=logits, requests=list(zip(new, prefixes)))
+        else:
+            one = seqlens is None
+            result = evaluate(selection, new[0] if one else None, None if one else new, batch, recompute, cached, logits)
+        extra = result.batch * sum(p.forward for p in placed)
+        return attrs.evolve(result, forward=result.forward + extra, images=shared, placed=placed)
+
+    def _request_images(self, model: Model, convention: str, request_images: Any, requests: int, shared: Images | None) -> list[Images | None]:
+        """The images each request holds: *shared* (``images=``) for every one, or each its own."""
+        if request_images is None:
+            return [shared] * requests
+        if shared is not None:
+            raise FlopsregError("request_images: give each request its images, or images= for every request, not both")
+        if isinstance(request_images, (str, bytes)) or not isinstance(request_images, Sequence) or len(request_images) != requests:
+            raise FlopsregError(f"request_images = {request_images!r:.60}: expected one list of (height, width) images per request ({requests})")
+        return [None if not each else self.images(model, images=each, convention=convention) for each in request_images]
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,

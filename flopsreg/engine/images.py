@@ -78,6 +78,21 @@ class Images:
     bidirectional: int = 0
     kind: TowerKind | None = attrs.field(default=None, eq=False, repr=False)
     dims: Mapping[str, int] = attrs.field(factory=dict, eq=False, repr=False)
+    # where each image lies: the text tokens before it (empty: every image before the text)
+    positions: tuple[int, ...] = ()
+    # the tower's FLOPs per piece for some of the plans, and the language model's FLOPs for one
+    # more attended pair (a bidirectional rule's): what :meth:`subset` counts again
+    encode: Callable[[Sequence[ImagePlan]], Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
+    pair_cost: int = attrs.field(default=0, eq=False, repr=False)
+
+    def subset(self, indices: Sequence[int]) -> Images:
+        """These images' *indices* alone (those a step encodes after a cached prefix), with the
+        tower and the bidirectional pairs counted for them."""
+        plans = [self.plans[i] for i in indices]
+        assert self.encode is not None, "a planned Images knows how to count a subset"
+        runs = [self.rule.bidirectional(self.dims, plan) for plan in plans] if self.rule.bidirectional is not None else []
+        return attrs.evolve(self, plans=tuple(plans), flops=self.encode(plans), bidirectional=self.pair_cost * bidirectional_pairs(runs),
+                            positions=tuple(self.positions[i] for i in indices) if self.positions else ())
 
     @property
     def tokens(self) -> int:
@@ -205,17 +220,21 @@ def plan_images(
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
-    extra = 0
+    extra = pair_cost = 0
     if rule.bidirectional is not None:
-        extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
+        pair_cost = pair(rule.pair_slot)
+        extra = pair_cost * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
     kind = (kinds or {}).get(part) if convention == EXACT else None
-    if convention != EXACT:
-        flops = rule.conventions[convention](dims, plans)
-    elif rule.flops is not None:
-        flops = rule.flops(dims, plans)
-    elif kind is not None and kind.flops:
-        flops = kind.image_flops(dims, [plan.grid for plan in plans])
-    else:
+
+    def encode(plans: Sequence[ImagePlan]) -> Mapping[str, int]:
+        """The tower's FLOPs per piece for *plans*, exact or as the convention counts them."""
+        if convention != EXACT:
+            return rule.conventions[convention](dims, plans)
+        if rule.flops is not None:
+            return rule.flops(dims, plans)
+        if kind is not None and kind.flops:
+            return kind.image_flops(dims, [plan.grid for plan in plans])
         raise FlopsregError(f"{given}: {title} declares no FLOPs for its images (TowerKind.flops)")
-    return Images(part=part, title=title, plans=tuple(plans), flops=flops, rule=rule, kind=kind, dims=dims,
-                  bidirectional=extra)
+
+    return Images(part=part, title=title, plans=tuple(plans), flops=encode(plans), rule=rule, kind=kind, dims=dims,
+                  bidirectional=extra, encode=encode, pair_cost=pair_cost)
