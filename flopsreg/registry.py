@@ -228,13 +228,29 @@ class Registry(PluginLoader):
         return measure(self._evaluator.holdings(model), seq_len, batch, weights_dtype, kv_dtype, state_dtype, experts_dtype)
 
     def generate(
-        self, model: Model, *, prompt: int, new_tokens: int, batch: int = 1, convention: str = EXACT
+        self,
+        model: Model,
+        *,
+        prompt: int,
+        new_tokens: int,
+        batch: int = 1,
+        convention: str = EXACT,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
+        image_positions: Sequence[int] | None = None,
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
-        (logits at the last position) and the decode steps, per phase and per token."""
+        (logits at the last position) and the decode steps, per phase and per token. With
+        ``images`` (or ``image_tokens``, placed as :meth:`evaluate` places them) the prompt holds
+        them: the prefill encodes them and runs over the prompt's text and image tokens, and each
+        decode step attends to them in the cache."""
         from flopsreg.engine.serving import generate
 
-        return generate(self._evaluator.select(model, convention), prompt, new_tokens, batch)
+        selection = self._evaluator.select(model, convention)
+        if images is None and image_tokens is None and image_positions is None:
+            return generate(selection, prompt, new_tokens, batch)
+        media = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions}
+        return generate(selection, prompt, new_tokens, batch, step=lambda **phase: self.evaluate(model, convention=convention, **media, **phase))
 
     def sweep(
         self,
@@ -245,6 +261,8 @@ class Registry(PluginLoader):
         convention: str = EXACT,
         dtype: type | None = None,
         params: Mapping[str, Iterable[int] | int] | None = None,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
     ) -> Any:
         """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
 
@@ -263,10 +281,15 @@ class Registry(PluginLoader):
         lengths when *seq_len* is a list or range. Models of one structure are composed once and
         each point calls code compiled with the values as arguments; every point's values are
         checked as :meth:`evaluate` checks them. At most MAX_SWEEP points.
+
+        ``images`` / ``image_tokens`` (as :meth:`evaluate` takes them, planned once): each length
+        is a sequence's text tokens, and every sequence holds the images before it.
         """
         if params is not None:
+            self._no_grid_images(images, image_tokens)
             return grid_sweep(self._evaluator, model, convention, params, seq_len, batch=batch, dtype=dtype)
-        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype)  # type: ignore[arg-type]
+        planned = self._sweep_images(model, convention, images, image_tokens)
+        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype, images=planned)  # type: ignore[arg-type]
 
     def iter_sweep(
         self,
@@ -276,16 +299,33 @@ class Registry(PluginLoader):
         batch: int = 1,
         convention: str = EXACT,
         params: Mapping[str, Iterable[int] | int] | None = None,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
     ) -> Iterator[tuple[int, ...]]:
         """``(seq_len, forward FLOPs)`` rows of *model*, exact ints, computed a chunk of lengths at a
         time: memory stays flat whatever the number of lengths (a range of 10**12, an endless
         generator), and the first rows come at once. What ``flopsreg sweep`` streams.
 
         With ``params`` (see :meth:`sweep`): rows ``(value1, ..., valuek, seq_len, forward FLOPs)``
-        over the grid, in :meth:`sweep`'s order, one parameter point at a time (no bound)."""
+        over the grid, in :meth:`sweep`'s order, one parameter point at a time (no bound).
+        ``images`` / ``image_tokens``: as :meth:`sweep`'s, planned once (memory stays flat)."""
         if params is not None:
+            self._no_grid_images(images, image_tokens)
             return iter_grid(self._evaluator, model, convention, params, seq_len, batch)
-        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch)  # type: ignore[arg-type]
+        planned = self._sweep_images(model, convention, images, image_tokens)
+        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch, images=planned)  # type: ignore[arg-type]
+
+    def _sweep_images(self, model: Model, convention: str, images: Any, image_tokens: Any) -> Images | None:
+        """The images every sequence of a sweep holds, planned once (None: text alone)."""
+        if images is None and image_tokens is None:
+            return None
+        return self.images(model, images=images, image_tokens=image_tokens, convention=convention)
+
+    @staticmethod
+    def _no_grid_images(images: Any, image_tokens: Any) -> None:
+        """A grid over parameters changes the tower's dims too: its images are not swept yet."""
+        if images is not None or image_tokens is not None:
+            raise FlopsregError("images: a sweep over params= takes no images (the tower's work depends on them); sweep lengths alone")
 
     def compare(
         self,
@@ -297,16 +337,25 @@ class Registry(PluginLoader):
         conventions: Sequence[str] | None = None,
         requests: Sequence[tuple[int, int]] | None = None,
         all_experts: bool = False,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
+        image_positions: Sequence[int] | None = None,
+        request_images: Sequence[Sequence[tuple[int, int]] | None] | None = None,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them; ``requests``
         (see :meth:`evaluate`) compares one serving step, and its bytes where a convention
         declares its framework's estimate (vLLM's) beside exact's least traffic (every routed
-        expert read with ``all_experts``, see :meth:`~flopsreg.engine.evaluate.Result.traffic`)."""
+        expert read with ``all_experts``, see :meth:`~flopsreg.engine.evaluate.Result.traffic`).
+        ``images`` and the other image keywords (see :meth:`evaluate`) ride every evaluation: a
+        convention with no term for the tower shows its refusal line in the table."""
         from flopsreg.engine.compare import compare
 
+        given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images}
+        media = {key: value for key, value in given.items() if value is not None}
         return compare(
-            self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts
+            self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts,
+            media=media,
         )
 
 

@@ -10,7 +10,7 @@ new queries to its cached keys is causal (every key precedes the query).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
