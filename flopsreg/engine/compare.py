@@ -9,7 +9,7 @@ e.g. vLLM's) shows it beside exact's least traffic, with what it assumes that ex
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
