@@ -120,7 +120,8 @@ class Images:
                 given = f"{plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, patch grid {grid} (t x h x w)"
             else:
                 given = f"given by its image tokens: {_product(plan.grid)} patches"
-            lines.append(f"  image {number}: {given}, {plan.tokens} tokens")
+            where = f", after {self.positions[number - 1]} text tokens" if self.positions else ""
+            lines.append(f"  image {number}: {given}, {plan.tokens} tokens{where}")
         lines += [f"  {piece}: {flops:,} FLOPs per sequence" for piece, flops in self.flops.items()]
         lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
         if self.bidirectional:
@@ -137,8 +138,9 @@ class Images:
             "tower": self.part,
             "title": self.title,
             "images": [
-                {"height": p.height, "width": p.width, "resized": list(p.resized), "grid": list(p.grid), "tokens": p.tokens}
-                for p in self.plans
+                {"height": p.height, "width": p.width, "resized": list(p.resized), "grid": list(p.grid), "tokens": p.tokens,
+                 **({"text_tokens_before": self.positions[i]} if self.positions else {})}
+                for i, p in enumerate(self.plans)
             ],
             "tokens_per_sequence": self.tokens,
             "tower_flops_per_sequence": {piece: str(flops) for piece, flops in self.flops.items()},

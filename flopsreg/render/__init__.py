@@ -615,11 +615,14 @@ def generation_bounds_json(bounds: GenerationBounds) -> dict[str, Any]:
 # -- sweeps ------------------------------------------------------------------------------------
 
 
-def sweep_lines(rows: Iterable[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
+def sweep_lines(rows: Iterable[tuple[int, int]], form: str, batch: int, image_tokens: int = 0) -> Iterator[str]:
     """``(seq_len, forward FLOPs)`` rows as the lines ``flopsreg sweep`` writes, 4096 joined by
     newlines at a time: ``form`` ``"csv"`` (no header) or ``"json"`` (one object per line), with
     training FLOPs and FLOPs per token (exact: an integer or a reduced fraction ``n/d``, as
     ``str(Fraction)`` writes it) beside the totals.
+
+    With *image_tokens* (a sweep with images) the seq_len is a sequence's text and the FLOPs per
+    token are per token of the language model, its image tokens included (as :class:`Result`'s).
 
     Each line is one format string filled with ints and ``math.gcd`` reductions, not a Fraction
     and a ``json.dumps`` per row: the values are digits and ``/``, which JSON needs no escaping for.
@@ -633,7 +636,7 @@ def sweep_lines(rows: Iterable[tuple[int, int]], form: str, batch: int) -> Itera
         ).format
 
     def text(n: int, f: int) -> str:
-        tokens = batch * n
+        tokens = batch * (n + image_tokens)
         g = gcd(f, tokens)
         num, den = f // g, tokens // g
         t_num, t_den = (num, den // 3) if den % 3 == 0 else (3 * num, den)  # 3 num / den, reduced
