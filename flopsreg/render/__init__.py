@@ -449,6 +449,8 @@ def compare_text(comparison: Comparison) -> str:
             ]
         )
     lines = [f"{exact.model.name}, {_lengths_text(exact)}", _table(rows)]
+    if exact.images is not None:  # the lengths are the language model's, image tokens included
+        lines += ["", *exact.images.text()]
     if comparison.differences:
         lines += ["", "differences from exact:"] + [f"- {d}" for d in comparison.differences]
     lines += [f"- {note}" for note in notes]
@@ -521,6 +523,7 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
         "batch": exact.batch,
         "cached": list(exact.cached) or [0] * len(exact.seqlens),
         "logits": exact.logits,
+        **({"images": exact.images.to_dict()} if exact.images is not None else {}),
         "conventions": totals,
         "bytes": _compare_bytes_json(comparison),
         "differences": [
