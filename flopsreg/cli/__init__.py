@@ -103,7 +103,8 @@ def _image(text: str) -> tuple[tuple[int, int], int | None]:
     size, at, position = text.lower().partition("@")
     height, sep, width = size.partition("x")
     if not sep or not height.isdigit() or not width.isdigit() or at and not position.isdigit():
-        raise argparse.ArgumentTypeError(f"expected HEIGHTxWIDTH in pixels, optionally @K text tokens before it (e.g. 720x1280 or 720x1280@50), got {text!r}")
+        after = ", then @K: the text tokens before the image (e.g. 720x1280@50)" if at else ""
+        raise argparse.ArgumentTypeError(f"expected HEIGHTxWIDTH in pixels (e.g. 720x1280), got {text!r}{after}")
     return (int(height), int(width)), int(position) if at else None
 
 
