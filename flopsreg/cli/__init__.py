@@ -593,13 +593,13 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.request and cached != 0:
         raise FlopsregError("--cached: each --request N:P gives its own cached tokens P; drop --cached")
     if args.image or args.image_tokens:
-        if args.format == "latex":
-            raise FlopsregError("--format latex: the closed form covers the language model; give --format text or json with --image")
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
             cached=cached, logits=args.logits, requests=args.request, **_media(args),
         )
         _warn(result.warnings)
+        if args.format == "latex":
+            return result.latex(document=args.document)
         return json.dumps(render.result_json(result), indent=2) if args.format == "json" else render.result_text(result)
     serving = cached != 0 or args.logits not in (None, "all") or bool(args.request)  # serving forms are built symbolically, never cached
     plan = session.select(model, args.convention, symbolic=args.format == "latex" or serving)

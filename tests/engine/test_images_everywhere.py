@@ -276,3 +276,16 @@ def test_plots_carry_the_images(registry, tmp_path):
     skipped = plot.conventions(model, "8:64:8", registry=registry, images=[(64, 96)]).skipped
     assert any(item.startswith("megatron: images: convention 'megatron' has no term") for item in skipped)
     assert not any(item.startswith("verl:") for item in skipped)
+
+
+def test_the_latex_of_a_result_with_images_adds_their_work_to_the_language_models(tmp_path, capsys, registry):
+    path = tmp_path / "qwen3_vl.json"
+    path.write_text(json.dumps(QWEN["qwen3_vl"]["config"]))
+    assert main(["eval", str(path), "--seq-len", "5", "--image", "64x96", "--format", "latex"]) == 0
+    latex = capsys.readouterr().out
+    model = _qwen3_vl()
+    planned = registry.images(model, images=[(64, 96)])
+    result = registry.evaluate(model, seq_len=5, images=[(64, 96)])
+    assert f"I &= {planned.tower:,}".replace(",", "{,}") in latex
+    assert f"F({5 + planned.tokens}) + I &" in latex and f"= {result.forward:,}".replace(",", "{,}") in latex
+    assert "% vision tower (Qwen3-VL ViT): forward FLOPs of one image" in latex
