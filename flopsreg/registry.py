@@ -17,8 +17,9 @@ from flopsreg import render
 from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
-from flopsreg.engine.evaluate import CompositionCache, Result, evaluate
+from flopsreg.engine.evaluate import CompositionCache, Result, cached_list, evaluate, lengths_of, request_list
 from flopsreg.engine.images import Images, pair_flops, plan_images, tower_kinds
+from flopsreg.engine.placement import Placed, place, with_positions
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 from flopsreg.errors import FlopsregError, PluginError
 from flopsreg.model import Model
@@ -98,6 +99,8 @@ class Registry(PluginLoader):
         requests: Sequence[tuple[int, int]] | None = None,
         images: Sequence[tuple[int, int]] | None = None,
         image_tokens: Sequence[int] | None = None,
+        image_positions: Sequence[int] | None = None,
+        request_images: Sequence[Sequence[tuple[int, int]] | None] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -123,11 +126,17 @@ class Registry(PluginLoader):
         model runs over the text and image tokens; ``image_tokens=[n, ...]`` gives each image by
         the image tokens its processor expands it to instead (see docs/multimodal.md).
         :attr:`Result.images` says what each image became and what the tower spent.
+        ``image_positions=[k, ...]`` places each image after k text tokens instead (one per
+        image, in order). With ``cached=P`` the P cached tokens include the image tokens before
+        them: an image whose first token is cached is not encoded again. ``request_images=[[(height,
+        width), ...] or None, ...]`` gives each request of ``requests`` its own images, before
+        its text; :attr:`Result.placed` says what each sequence's images add to the step.
         """
         selection = self._evaluator.select(model, convention)
-        if images is None and image_tokens is None:
+        if images is None and image_tokens is None and image_positions is None and request_images is None:
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens)
+        media = (images, image_tokens, image_positions, request_images)
+        return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
     def image_towers(self, model: Model) -> dict[str, tuple[str, Mapping[str, int], Any]]:
         """``{part: (title, dims, image rule or None)}`` of *model*'s towers, the rules found on the
@@ -148,20 +157,49 @@ class Registry(PluginLoader):
             pair=lambda slot: pair_flops(self._evaluator.select(model, convention).units, slot),
         )
 
-    def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:
-        """The language model over text and image tokens, plus the vision tower per sequence."""
-        planned = self.images(selection.model, images=images, image_tokens=image_tokens, convention=selection.convention)
-        if requests is not None or cached not in (0, (), [0]):
-            raise FlopsregError("images: a serving step with images (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
-        if seq_len is not None and seqlens is None:
-            seq_len = seq_len + planned.tokens if type(seq_len) is int and seq_len >= 1 else seq_len
-        elif seqlens is not None:
-            seqlens = [n + planned.tokens if type(n) is int and n >= 1 else n for n in seqlens]
-        result = evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        sequences = result.batch * len(result.seqlens)
-        planned = planned.attend(result.seqlens)  # cross-attention layers (Mllama) over each sequence's positions
-        extra = sequences * planned.forward + result.batch * sum(planned.cross_flops.values())
-        return attrs.evolve(result, forward=result.forward + extra, images=planned)
+    def _evaluate_images(
+        self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images
+    ) -> Result:
+        """The language model over each sequence's text and new image tokens, plus the tower for
+        the images each sequence's step encodes (those not in its cached prefix)."""
+        model, convention = selection.model, selection.convention
+        shared = None
+        if images is not None or image_tokens is not None:
+            shared = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention), image_positions)
+        elif image_positions is not None:
+            raise FlopsregError("image_positions: no images to place: give images= or image_tokens= beside it")
+        if requests is not None:
+            if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
+                raise FlopsregError("requests: give the (new_tokens, cached) pairs alone, without seq_len, seqlens or cached")
+            lengths, prefixes = request_list(requests)
+            held = self._request_images(model, convention, request_images, len(lengths), shared)
+        else:
+            if request_images is not None:
+                raise FlopsregError("request_images: one list of images per request of requests=; give requests, or images= for every sequence")
+            lengths = lengths_of(seq_len, seqlens)
+            prefixes = cached_list(cached, lengths) or (0,) * len(lengths)
+            held = [shared] * len(lengths)
+        placed = tuple(Placed(0, None) if each is None else place(each, n, p) for each, n, p in zip(held, lengths, prefixes))
+        new = [n + p.tokens for n, p in zip(lengths, placed)]
+        if requests is not None:
+            result = evaluate(selection, batch=batch, recompute=recompute, logits=logits, requests=list(zip(new, prefixes)))
+        else:
+            one = seqlens is None
+            result = evaluate(selection, new[0] if one else None, None if one else new, batch, recompute, cached, logits)
+        extra = result.batch * sum(p.forward for p in placed)
+        if shared is not None and shared.cross is not None:  # the cross-attention layers over the row's sequences
+            shared = attrs.evolve(shared, cross_flops={piece: sum(p.cross.get(piece, 0) for p in placed) for piece in placed[0].cross})
+        return attrs.evolve(result, forward=result.forward + extra, images=shared, placed=placed)
+
+    def _request_images(self, model: Model, convention: str, request_images: Any, requests: int, shared: Images | None) -> list[Images | None]:
+        """The images each request holds: *shared* (``images=``) for every one, or each its own."""
+        if request_images is None:
+            return [shared] * requests
+        if shared is not None:
+            raise FlopsregError("request_images: give each request its images, or images= for every request, not both")
+        if isinstance(request_images, (str, bytes)) or not isinstance(request_images, Sequence) or len(request_images) != requests:
+            raise FlopsregError(f"request_images = {request_images!r:.60}: expected one list of (height, width) images per request ({requests})")
+        return [None if not each else self.images(model, images=each, convention=convention) for each in request_images]
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
@@ -192,13 +230,29 @@ class Registry(PluginLoader):
         return measure(self._evaluator.holdings(model), seq_len, batch, weights_dtype, kv_dtype, state_dtype, experts_dtype)
 
     def generate(
-        self, model: Model, *, prompt: int, new_tokens: int, batch: int = 1, convention: str = EXACT
+        self,
+        model: Model,
+        *,
+        prompt: int,
+        new_tokens: int,
+        batch: int = 1,
+        convention: str = EXACT,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
+        image_positions: Sequence[int] | None = None,
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
-        (logits at the last position) and the decode steps, per phase and per token."""
+        (logits at the last position) and the decode steps, per phase and per token. With
+        ``images`` (or ``image_tokens``, placed as :meth:`evaluate` places them) the prompt holds
+        them: the prefill encodes them and runs over the prompt's text and image tokens, and each
+        decode step attends to them in the cache."""
         from flopsreg.engine.serving import generate
 
-        return generate(self._evaluator.select(model, convention), prompt, new_tokens, batch)
+        selection = self._evaluator.select(model, convention)
+        if images is None and image_tokens is None and image_positions is None:
+            return generate(selection, prompt, new_tokens, batch)
+        media = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions}
+        return generate(selection, prompt, new_tokens, batch, step=lambda **phase: self.evaluate(model, convention=convention, **media, **phase))
 
     def sweep(
         self,
@@ -209,6 +263,8 @@ class Registry(PluginLoader):
         convention: str = EXACT,
         dtype: type | None = None,
         params: Mapping[str, Iterable[int] | int] | None = None,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
     ) -> Any:
         """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
 
@@ -227,10 +283,15 @@ class Registry(PluginLoader):
         lengths when *seq_len* is a list or range. Models of one structure are composed once and
         each point calls code compiled with the values as arguments; every point's values are
         checked as :meth:`evaluate` checks them. At most MAX_SWEEP points.
+
+        ``images`` / ``image_tokens`` (as :meth:`evaluate` takes them, planned once): each length
+        is a sequence's text tokens, and every sequence holds the images before it.
         """
         if params is not None:
+            self._no_grid_images(images, image_tokens)
             return grid_sweep(self._evaluator, model, convention, params, seq_len, batch=batch, dtype=dtype)
-        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype)  # type: ignore[arg-type]
+        planned = self._sweep_images(model, convention, images, image_tokens)
+        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype, images=planned)  # type: ignore[arg-type]
 
     def iter_sweep(
         self,
@@ -240,16 +301,33 @@ class Registry(PluginLoader):
         batch: int = 1,
         convention: str = EXACT,
         params: Mapping[str, Iterable[int] | int] | None = None,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
     ) -> Iterator[tuple[int, ...]]:
         """``(seq_len, forward FLOPs)`` rows of *model*, exact ints, computed a chunk of lengths at a
         time: memory stays flat whatever the number of lengths (a range of 10**12, an endless
         generator), and the first rows come at once. What ``flopsreg sweep`` streams.
 
         With ``params`` (see :meth:`sweep`): rows ``(value1, ..., valuek, seq_len, forward FLOPs)``
-        over the grid, in :meth:`sweep`'s order, one parameter point at a time (no bound)."""
+        over the grid, in :meth:`sweep`'s order, one parameter point at a time (no bound).
+        ``images`` / ``image_tokens``: as :meth:`sweep`'s, planned once (memory stays flat)."""
         if params is not None:
+            self._no_grid_images(images, image_tokens)
             return iter_grid(self._evaluator, model, convention, params, seq_len, batch)
-        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch)  # type: ignore[arg-type]
+        planned = self._sweep_images(model, convention, images, image_tokens)
+        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch, images=planned)  # type: ignore[arg-type]
+
+    def _sweep_images(self, model: Model, convention: str, images: Any, image_tokens: Any) -> Images | None:
+        """The images every sequence of a sweep holds, planned once (None: text alone)."""
+        if images is None and image_tokens is None:
+            return None
+        return self.images(model, images=images, image_tokens=image_tokens, convention=convention)
+
+    @staticmethod
+    def _no_grid_images(images: Any, image_tokens: Any) -> None:
+        """A grid over parameters changes the tower's dims too: its images are not swept yet."""
+        if images is not None or image_tokens is not None:
+            raise FlopsregError("images: a sweep over params= takes no images (the tower's work depends on them); sweep lengths alone")
 
     def compare(
         self,
@@ -261,16 +339,25 @@ class Registry(PluginLoader):
         conventions: Sequence[str] | None = None,
         requests: Sequence[tuple[int, int]] | None = None,
         all_experts: bool = False,
+        images: Sequence[tuple[int, int]] | None = None,
+        image_tokens: Sequence[int] | None = None,
+        image_positions: Sequence[int] | None = None,
+        request_images: Sequence[Sequence[tuple[int, int]] | None] | None = None,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them; ``requests``
         (see :meth:`evaluate`) compares one serving step, and its bytes where a convention
         declares its framework's estimate (vLLM's) beside exact's least traffic (every routed
-        expert read with ``all_experts``, see :meth:`~flopsreg.engine.evaluate.Result.traffic`)."""
+        expert read with ``all_experts``, see :meth:`~flopsreg.engine.evaluate.Result.traffic`).
+        ``images`` and the other image keywords (see :meth:`evaluate`) ride every evaluation: a
+        convention with no term for the tower shows its refusal line in the table."""
         from flopsreg.engine.compare import compare
 
+        given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images}
+        media = {key: value for key, value in given.items() if value is not None}
         return compare(
-            self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts
+            self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts,
+            media=media,
         )
 
 

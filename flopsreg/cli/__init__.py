@@ -98,21 +98,47 @@ def _seqlens(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
 
 
-def _image(text: str) -> tuple[int, int]:
-    """``HxW``: an image's height and width in pixels."""
-    height, sep, width = text.lower().partition("x")
-    if not sep or not height.isdigit() or not width.isdigit():
-        raise argparse.ArgumentTypeError(f"expected HEIGHTxWIDTH in pixels (e.g. 720x1280), got {text!r}")
-    return int(height), int(width)
+def _image(text: str) -> tuple[tuple[int, int], int | None]:
+    """``HxW`` or ``HxW@K``: an image's height and width in pixels, and the text tokens before it."""
+    size, at, position = text.lower().partition("@")
+    height, sep, width = size.partition("x")
+    if not sep or not height.isdigit() or not width.isdigit() or at and not position.isdigit():
+        after = ", then @K: the text tokens before the image (e.g. 720x1280@50)" if at else ""
+        raise argparse.ArgumentTypeError(f"expected HEIGHTxWIDTH in pixels (e.g. 720x1280), got {text!r}{after}")
+    return (int(height), int(width)), int(position) if at else None
+
+
+def _image_count(text: str) -> tuple[int, int | None]:
+    """``N`` or ``N@K``: an image by its image tokens, and the text tokens before it."""
+    count, at, position = text.partition("@")
+    if not count.isdigit() or at and not position.isdigit():
+        raise argparse.ArgumentTypeError(f"expected the image's tokens N, optionally @K text tokens before it (e.g. 882 or 882@50), got {text!r}")
+    return int(count), int(position) if at else None
 
 
 def _image_options(p: argparse.ArgumentParser) -> None:
-    """The images every sequence holds, before its text: in pixels, or by their image tokens."""
+    """The images every sequence holds, before its text or after K text tokens: in pixels, or by their image tokens."""
     given = p.add_mutually_exclusive_group()
-    given.add_argument("--image", type=_image, action="append", metavar="HxW",
-                       help="an image every sequence holds, before its text (height x width in pixels; repeatable)")
-    given.add_argument("--image-tokens", type=int, action="append", metavar="N",
+    given.add_argument("--image", type=_image, action="append", metavar="HxW[@K]",
+                       help="an image every sequence holds, before its text or after K text tokens (height x width in pixels; repeatable)")
+    given.add_argument("--image-tokens", type=_image_count, action="append", metavar="N[@K]",
                        help="an image by the image tokens its processor expands it to (repeatable)")
+
+
+def _media(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``images`` / ``image_tokens`` / ``image_positions`` keywords of the ``--image`` options
+    (none without them): each ``@K`` gives its image's place, all or none of them."""
+    given = getattr(args, "image", None) or getattr(args, "image_tokens", None)
+    if not given:
+        return {}
+    option = "--image" if args.image else "--image-tokens"
+    positions = [position for _, position in given]
+    if None in positions and any(position is not None for position in positions):
+        raise FlopsregError(f"{option}: @K on some images and not others: give each image's place (@K text tokens before it), or none")
+    media: dict[str, Any] = {"images" if args.image else "image_tokens": [image for image, _ in given]}
+    if positions[0] is not None:
+        media["image_positions"] = positions
+    return media
 
 
 def _request(text: str) -> tuple[int, int]:
@@ -293,6 +319,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--prompt", type=int, required=True, metavar="P", help="prompt tokens (the prefill)")
     p.add_argument("--new-tokens", type=int, required=True, metavar="T", help="tokens generated (prefill + T-1 decode steps)")
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences generated together")
+    _image_options(p)
     p.add_argument("--peak", metavar="NAME|FLOPS", help="FLOP/s per device, or a name from flopsreg peaks: each phase's bytes and roofline bound")
     p.add_argument("--bandwidth", metavar="NAME|BYTES_PER_S", help="memory bytes/s per device, or a name from flopsreg peaks (default: the device --peak names)")
     p.add_argument("--devices", type=int, default=1, metavar="N", help="devices the generation runs on (with --peak)")
@@ -306,6 +333,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     _length_options(p)
     _convention_option(p)
     p.add_argument("--recompute", choices=tuple(RECOMPUTE), default="none", help="activation recomputation (counted by HFU)")
+    _image_options(p)
     speed = p.add_mutually_exclusive_group(required=True)
     speed.add_argument("--step-time", metavar="SECONDS", help="seconds per step on all devices")
     speed.add_argument("--tokens-per-second", metavar="R", help="throughput per device")
@@ -341,6 +369,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     )
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
     _convention_option(p)
+    _image_options(p)
     p.add_argument(
         "--format", choices=("csv", "json", "jsonl"), default="csv", help="rows stream as they are computed"
     )
@@ -349,6 +378,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     _model_options(p, blocks)
     _length_options(p)
     _all_experts_option(p)
+    _image_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
@@ -380,6 +410,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--per-token", action="store_true", help="FLOPs per token instead of per sequence")
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png, FILE.svg or FILE.pdf")
+    _image_options(p)
 
     p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
     _model_options(p, blocks)
@@ -484,11 +515,20 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             raise FlopsregError(f"-o {args.output}: cannot write: {exc.strerror or exc}") from None
         return f"wrote {args.output}"
     if args.command == "sweep":
+        media = _media(args)
+        if media:  # the images planned once; the rows stream as without them
+            if "image_positions" in media:
+                raise FlopsregError("--image ...@K: a sweep places every image before the text (each length is the text); drop @K")
+            planned = session.registry.images(model, convention=args.convention, **media)
+            plan = session.registry.select(model, convention=args.convention)
+            rows = iter_sweep(plan, parse_lengths(args.seq_len), batch=args.batch, images=planned)
+            return _sweep_output(rows, args.format, args.batch, planned.tokens)
         rows = iter_sweep(session.select(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
         return _sweep_output(rows, args.format, args.batch)
     if args.command == "compare":
         comparison = session.registry.compare(
-            model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, requests=args.request, all_experts=args.all_experts
+            model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, requests=args.request, all_experts=args.all_experts,
+            **_media(args),
         )
         _warn(comparison.exact.warnings)
         return json.dumps(comparison.to_dict(), indent=2) if args.format == "json" else comparison.to_text()
@@ -508,7 +548,9 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "explain":
         text = session.registry.select(model, convention=args.convention).explain()
         if args.image or args.image_tokens:
-            images = session.registry.images(model, images=args.image, image_tokens=args.image_tokens)
+            media = _media(args)
+            media.pop("image_positions", None)  # where an image lies changes no rule
+            images = session.registry.images(model, convention=args.convention, **media)
             text = "\n".join([text, "", *images.text(rules=True)])
         return text
     if args.command in ("formula", "latex"):
@@ -519,7 +561,9 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             _check_document(args)
         return render.latex(plan, document=args.document) if latex else render.formula_text(plan)
     if args.command == "generate":
-        gen = session.registry.generate(model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention)
+        gen = session.registry.generate(
+            model, prompt=args.prompt, new_tokens=args.new_tokens, batch=args.batch, convention=args.convention, **_media(args)
+        )
         _warn(gen.prefill.warnings)
         if args.peak is None and (args.bandwidth is not None or _formats(args) or args.devices != 1 or args.all_experts):
             raise FlopsregError("--peak: the bytes and roofline bound of a generation need the devices' peak FLOP/s (a name from flopsreg peaks)")
@@ -530,7 +574,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "mfu":
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
-            requests=args.request,
+            requests=args.request, **_media(args),
         )
         _warn(result.warnings)
         from flopsreg.engine.peaks import STEP_TIME, TOKENS_PER_SECOND
@@ -549,13 +593,13 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.request and cached != 0:
         raise FlopsregError("--cached: each --request N:P gives its own cached tokens P; drop --cached")
     if args.image or args.image_tokens:
-        if args.format == "latex":
-            raise FlopsregError("--format latex: the closed form covers the language model; give --format text or json with --image")
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
-            cached=cached, logits=args.logits, requests=args.request, images=args.image, image_tokens=args.image_tokens,
+            cached=cached, logits=args.logits, requests=args.request, **_media(args),
         )
         _warn(result.warnings)
+        if args.format == "latex":
+            return result.latex(document=args.document)
         return json.dumps(render.result_json(result), indent=2) if args.format == "json" else render.result_text(result)
     serving = cached != 0 or args.logits not in (None, "all") or bool(args.request)  # serving forms are built symbolically, never cached
     plan = session.select(model, args.convention, symbolic=args.format == "latex" or serving)
@@ -616,20 +660,25 @@ def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> 
     from flopsreg.render import plot  # matplotlib loads for this command only
 
     plot.output_format(args.output)  # refused before any work
+    media = _media(args)
+    if "image_positions" in media:
+        raise FlopsregError("--image ...@K: a plot places every image before the text (each length is the text); drop @K")
     if len(models) > 1:
         if len(args.convention) > 1:
             raise FlopsregError(f"--convention: with several models give at most one (got {', '.join(args.convention)})")
         convention = args.convention[0] if args.convention else "exact"
-        figure = plot.models(models, args.seq_len, registry=registry, convention=convention, per_token=args.per_token, batch=args.batch)
+        figure = plot.models(
+            models, args.seq_len, registry=registry, convention=convention, per_token=args.per_token, batch=args.batch, **media
+        )
     elif args.convention:
         if args.per_token or args.batch != 1:
             option = "--per-token" if args.per_token else f"--batch {args.batch}"
             raise FlopsregError(f"{option}: the ratios of conventions to exact do not depend on it; drop it or --convention")
-        figure = plot.conventions(models[0], args.seq_len, names=args.convention, registry=registry, skip=True)
+        figure = plot.conventions(models[0], args.seq_len, names=args.convention, registry=registry, skip=True, **media)
         for skipped in figure.skipped:  # named in the figure too
             _warn([f"--convention {skipped} (not drawn)"])
     else:
-        figure = plot.by_slot(models[0], args.seq_len, registry=registry, per_token=args.per_token, batch=args.batch)
+        figure = plot.by_slot(models[0], args.seq_len, registry=registry, per_token=args.per_token, batch=args.batch, **media)
     return f"wrote {plot.save(figure, args.output)}"
 
 
@@ -645,10 +694,10 @@ def _check_document(args: argparse.Namespace) -> None:
         raise FlopsregError(f"--document: makes a LaTeX document; add --format latex (got --format {args.format})")
 
 
-def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
+def _sweep_output(rows: Iterator[tuple[int, int]], form: str, batch: int, image_tokens: int = 0) -> Iterator[str]:
     """Sweep rows as CSV, a JSON array or JSON lines, 4096 lines at a time (one write each); the
     rows are :func:`flopsreg.render.sweep_lines`'s."""
-    chunks = render.sweep_lines(rows, "csv" if form == "csv" else "json", batch)
+    chunks = render.sweep_lines(rows, "csv" if form == "csv" else "json", batch, image_tokens)
     if form == "csv":
         yield "seq_len,forward_flops,training_flops,forward_per_token,training_per_token"
         yield from chunks

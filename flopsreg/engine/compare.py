@@ -9,7 +9,7 @@ e.g. vLLM's) shows it beside exact's least traffic, with what it assumes that ex
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -130,13 +130,15 @@ def compare(
     conventions: Sequence[str] | None = None,
     requests: Sequence[tuple[int, int]] | None = None,
     all_experts: bool = False,
+    media: Mapping[str, Any] | None = None,
 ) -> Comparison:
     """Evaluate *model* under exact and every other convention, and explain each difference;
     *requests* (``(new_tokens, cached)`` pairs) compares one serving step instead of a forward,
     with its bytes where a convention declares its framework's estimate of them (exact's traffic
-    reading every expert with *all_experts*)."""
+    reading every expert with *all_experts*). *media*: the images every evaluation carries
+    (:meth:`Registry.evaluate`'s keywords); a convention that has no term for them shows its refusal."""
     names = list(registry.conventions) if conventions is None else _conventions(registry, conventions)
-    batch_of = {"seq_len": seq_len, "seqlens": seqlens, "batch": batch, "requests": requests}
+    batch_of = {"seq_len": seq_len, "seqlens": seqlens, "batch": batch, "requests": requests, **(media or {})}
     exact = registry.evaluate(model, **batch_of)
     totals = [ConventionTotal(EXACT, exact)]
     differences: list[Difference] = []

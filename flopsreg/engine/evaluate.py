@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
     from flopsreg.engine.compose import ModelSelection, UnitSelection
     from flopsreg.engine.images import Images
     from flopsreg.engine.memory import Holdings
+    from flopsreg.engine.placement import Placed
     from flopsreg.engine.structure import Structure
     from flopsreg.engine.traffic import MemoryUtilisation, Roofline, StepBytes, Traffic
     from flopsreg.engine.utilisation import StepUtilisation, Utilisation
@@ -36,8 +37,10 @@ __all__ = [
     "LayerResult",
     "RECOMPUTE",
     "Result",
+    "cached_list",
     "evaluate",
     "length_list",
+    "lengths_of",
     "positive_int",
     "request_list",
     "sequence_lengths",
@@ -81,6 +84,9 @@ class Result:
     # The images every sequence holds and the vision tower's FLOPs for them (counted in forward;
     # the seqlens are the language model's, image tokens included). None: text alone.
     images: Images | None = None
+    # what each sequence's images add to this step (its new image tokens, the images it encodes),
+    # in the order of seqlens; empty for text alone
+    placed: tuple[Placed, ...] = ()
 
     @property
     def serving(self) -> bool:
@@ -112,9 +118,8 @@ class Result:
         """Exact forward FLOPs of each sequence (each request of a serving step), ``batch`` times
         over: they add up to :attr:`forward`."""
         exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
-        tower = self.images.forward if self.images is not None else 0
-        cross = (self.images.cross_per_sequence if self.images is not None else ()) or (0,) * len(self.requests)
-        return tuple(self.batch * (exact[pair] + tower + extra) for pair, extra in zip(self.requests, cross, strict=True))
+        media = [placed.forward for placed in self.placed] or [0] * len(self.seqlens)
+        return tuple(self.batch * (exact[pair] + extra) for pair, extra in zip(self.requests, media))
 
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:
@@ -372,7 +377,8 @@ class Result:
         return self.selection.render.mathjax(self.selection, result=self)
 
 
-def _lengths(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, ...]:
+def lengths_of(seq_len: int | None, seqlens: Sequence[int] | None) -> tuple[int, ...]:
+    """The sequence lengths of one of *seq_len* (every sequence alike) or *seqlens* (a packed row), checked."""
     if (seq_len is None) == (seqlens is None):
         raise ModelError("give exactly one of seq_len (every sequence alike) or seqlens (one packed row)")
     if seqlens is None:
@@ -406,7 +412,7 @@ def request_list(requests: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(lengths), tuple(prefixes)
 
 
-def _cached(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int, ...]:
+def cached_list(cached: int | Sequence[int], lengths: tuple[int, ...]) -> tuple[int, ...]:
     """The cached prefix of each sequence (empty when none has one); the error names ``cached``."""
     if isinstance(cached, (str, bytes)) or not isinstance(cached, Iterable) or getattr(cached, "shape", None) == ():
         values = (cached,) * len(lengths)  # one count for every sequence (a 0-d array too)
@@ -468,7 +474,7 @@ def evaluate(
     if seqlens is None and type(seq_len) is int and seq_len >= 1:  # the common case, checked fast
         lengths: tuple[int, ...] = (seq_len,)
     else:
-        lengths = _lengths(seq_len, seqlens)
+        lengths = lengths_of(seq_len, seqlens)
     if type(batch) is not int or batch < 1:
         batch = positive_int("batch", batch, "a batch size")
     if recompute not in RECOMPUTE if isinstance(recompute, str) else True:
@@ -484,7 +490,7 @@ def evaluate(
         return Result(plan, lengths, batch, recompute, forward)  # positional: measurably cheaper
     if logits not in LOGITS_MODES:
         raise ModelError(f"logits: {logits!r}: expected one of {', '.join(map(repr, LOGITS_MODES))} (every position, or the last)")
-    prefix = _cached(cached, lengths)
+    prefix = cached_list(cached, lengths)
     pairs = Counter(zip(lengths, prefix or (0,) * len(lengths)))
     forward = batch * sum(count * plan.serving(length, c, logits) for (length, c), count in pairs.items())
     return Result(plan, lengths, batch, recompute, forward, prefix, logits)

@@ -145,9 +145,8 @@ class Images:
         cross: where the language model cross-attends to the images (Mllama), the tower holding
             those layers: ``(part, kind, dims)``; None where it takes image tokens only.
         keys: with ``cross``, the vision tokens of each image the cross-attention layers attend to.
-        cross_flops: the cross-attention layers' FLOPs per piece for the sequences of one batch
-            row, once the language model's lengths are known (:meth:`attend`); empty before.
-        cross_per_sequence: their total for each sequence of the row, in order; empty before.
+        cross_flops: the cross-attention layers' FLOPs per piece over the sequences of one batch
+            row, once each sequence's step is placed (:func:`flopsreg.engine.placement.place`).
     """
 
     part: str
@@ -160,25 +159,23 @@ class Images:
     dims: Mapping[str, int] = attrs.field(factory=dict, eq=False, repr=False)
     cross: tuple[str, TowerKind, Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
     keys: tuple[int, ...] = ()
+    # the cross-attention layers' FLOPs per piece over the sequences of one batch row (set by the registry)
     cross_flops: Mapping[str, int] = attrs.field(factory=dict)
-    cross_per_sequence: tuple[int, ...] = ()
+    # where each image lies: the text tokens before it (empty: every image before the text)
+    positions: tuple[int, ...] = ()
+    # the tower's FLOPs per piece for some of the plans, and the language model's FLOPs for one
+    # more attended pair (a bidirectional rule's): what :meth:`subset` counts again
+    encode: Callable[[Sequence[ImagePlan]], Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
+    pair_cost: int = attrs.field(default=0, eq=False, repr=False)
 
-    def attend(self, seqlens: Sequence[int]) -> Images:
-        """These images with the cross-attention layers' FLOPs for sequences of *seqlens*
-        language-model positions each (image tokens included). The k-th image's ``<|image|>``
-        token sits at position k (the images come first, one token each, consecutive):
-        processing_mllama's mask lets the positions from k to the end attend to its keys."""
-        if self.cross is None:
-            return self
-        _, kind, dims = self.cross
-        flops: dict[str, int] = {}
-        totals = []
-        for positions in seqlens:
-            pairs = sum((positions - k) * keys for k, keys in enumerate(self.keys))
-            sequence = sequence_flops(kind, dims, positions, sum(self.keys), pairs)
-            flops = {piece: flops.get(piece, 0) + value for piece, value in sequence.items()}
-            totals.append(sum(sequence.values()))
-        return attrs.evolve(self, cross_flops=flops, cross_per_sequence=tuple(totals))
+    def subset(self, indices: Sequence[int]) -> Images:
+        """These images' *indices* alone (those a step encodes after a cached prefix), with the
+        tower and the bidirectional pairs counted for them."""
+        plans = [self.plans[i] for i in indices]
+        assert self.encode is not None, "a planned Images knows how to count a subset"
+        runs = [self.rule.bidirectional(self.dims, plan) for plan in plans] if self.rule.bidirectional is not None else []
+        return attrs.evolve(self, plans=tuple(plans), flops=self.encode(plans), bidirectional=self.pair_cost * bidirectional_pairs(runs),
+                            positions=tuple(self.positions[i] for i in indices) if self.positions else ())
 
     @property
     def tokens(self) -> int:
@@ -207,7 +204,8 @@ class Images:
                 given = f"{plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, patch grid {grid} (t x h x w)"
             else:
                 given = f"given by its image tokens: {_product(plan.grid)} patches"
-            lines.append(f"  image {number}: {given}, {plan.tokens} tokens")
+            where = f", after {self.positions[number - 1]} text tokens" if self.positions else ""
+            lines.append(f"  image {number}: {given}, {plan.tokens} tokens{where}")
         lines += [f"  {piece}: {flops:,} FLOPs per sequence" for piece, flops in self.flops.items()]
         lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
         if self.bidirectional:
@@ -229,8 +227,9 @@ class Images:
             "tower": self.part,
             "title": self.title,
             "images": [
-                {"height": p.height, "width": p.width, "resized": list(p.resized), "grid": list(p.grid), "tokens": p.tokens}
-                for p in self.plans
+                {"height": p.height, "width": p.width, "resized": list(p.resized), "grid": list(p.grid), "tokens": p.tokens,
+                 **({"text_tokens_before": self.positions[i]} if self.positions else {})}
+                for i, p in enumerate(self.plans)
             ],
             "tokens_per_sequence": self.tokens,
             "tower_flops_per_sequence": {piece: str(flops) for piece, flops in self.flops.items()},
@@ -316,21 +315,25 @@ def plan_images(
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
-    extra = 0
+    extra = pair_cost = 0
     if rule.bidirectional is not None:
-        extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
+        pair_cost = pair(rule.pair_slot)
+        extra = pair_cost * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
     kind = kinds.get(part) if convention == EXACT else None
-    if convention != EXACT:
-        flops = rule.conventions[convention](dims, plans)
-    elif kind is not None and kind.flops:
-        flops = tower_flops(kind, dims, [plan.grid for plan in plans])
-    else:
+
+    def encode(plans: Sequence[ImagePlan]) -> Mapping[str, int]:
+        """The tower's FLOPs per piece for *plans*, exact or as the convention counts them."""
+        if convention != EXACT:
+            return rule.conventions[convention](dims, plans)
+        if kind is not None and kind.flops:
+            return tower_flops(kind, dims, [plan.grid for plan in plans])
         raise FlopsregError(f"{given}: {title} declares no FLOPs for its images (TowerKind.flops)")
+
     cross, keys = None, ()
     if rule.cross_part:
         if rule.cross_part not in kinds or rule.cross_part not in towers:
             raise FlopsregError(f"{given}: {model_name} has no {rule.cross_part} tower, which {title}'s images are attended through")
         cross = (rule.cross_part, kinds[rule.cross_part], towers[rule.cross_part][1])
         keys = tuple(rule.cross_keys(dims, plan) for plan in plans)  # type: ignore[misc]
-    return Images(part=part, title=title, plans=tuple(plans), flops=flops, rule=rule, kind=kind, dims=dims,
-                  bidirectional=extra, cross=cross, keys=keys)
+    return Images(part=part, title=title, plans=tuple(plans), flops=encode(plans), rule=rule, kind=kind, dims=dims,
+                  bidirectional=extra, cross=cross, keys=keys, encode=encode, pair_cost=pair_cost)

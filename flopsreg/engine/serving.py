@@ -9,8 +9,9 @@ tokens after the prompt (each step's logits are its only position's).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import attrs
@@ -64,9 +65,9 @@ class Generation:
     def steps(self) -> Iterator[Result]:
         """Each decode step as the serving step it is: ``batch`` requests of one new token after
         the prompt and the tokens generated before it."""
-        plan = self.prefill.selection
+        plan, prompt = self.prefill.selection, self.prefill.seqlens[0]  # the prompt's positions, image tokens included
         for generated in range(1, self.new_tokens):
-            yield evaluate(plan, requests=[(1, self.prompt + generated - 1)], batch=self.batch)
+            yield evaluate(plan, requests=[(1, prompt + generated - 1)], batch=self.batch)
 
     def bounds(
         self,
@@ -146,11 +147,14 @@ class GenerationBounds:
         return f"GenerationBounds(model={self.generation.prefill.model.name!r}, prompt={self.generation.prompt}, new_tokens={self.generation.new_tokens})"
 
 
-def generate(plan: ModelSelection, prompt: int, new_tokens: int, batch: int = 1) -> Generation:
-    """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt (see module)."""
+def generate(plan: ModelSelection, prompt: int, new_tokens: int, batch: int = 1, step: Callable[..., Result] | None = None) -> Generation:
+    """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt (see module);
+    *step* evaluates each phase in place of :func:`evaluate` on *plan* (the registry's, with the
+    prompt's images: the prefill encodes them, the decode steps find them in the cache)."""
     prompt = positive_int("prompt", prompt, "a prompt length in tokens")
     new_tokens = positive_int("new_tokens", new_tokens, "a number of tokens to generate")
     batch = positive_int("batch", batch, "a batch size")
-    prefill = evaluate(plan, seq_len=prompt, batch=batch, logits="last")
-    decode = None if new_tokens == 1 else evaluate(plan, seq_len=new_tokens - 1, cached=prompt, batch=batch)
+    run = step or partial(evaluate, plan)
+    prefill = run(seq_len=prompt, batch=batch, logits="last")
+    decode = None if new_tokens == 1 else run(seq_len=new_tokens - 1, cached=prefill.seqlens[0], batch=batch)
     return Generation(prompt=prompt, new_tokens=new_tokens, batch=batch, prefill=prefill, decode=decode)

@@ -20,6 +20,7 @@ from flopsreg.model import Model, check_int
 
 if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection
+    from flopsreg.engine.images import Images
     from flopsreg.engine.structure import Structure
 
 __all__ = ["MAX_SWEEP", "grid_sweep", "iter_grid", "iter_sweep", "parse_lengths", "sweep"]
@@ -75,11 +76,16 @@ def _numpy() -> Any:
     return numpy
 
 
-def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None) -> Any:
-    """Forward FLOPs of *plan* at each length (see :meth:`flopsreg.Registry.sweep`)."""
+def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None, images: Images | None = None) -> Any:
+    """Forward FLOPs of *plan* at each length (see :meth:`flopsreg.Registry.sweep`); with
+    *images*, each length is a sequence's text and every sequence holds the images."""
     batch = positive_int("batch", batch, "a batch size")
     _dtype(dtype)
     lengths = _bounded(seq_len)
+    if images is not None:
+        values = sweep(plan, _shifted(lengths, images.tokens), batch=batch, dtype=dtype)
+        extra = batch * images.forward
+        return [v + extra for v in values] if dtype is None or dtype is int else values + float(extra)
     if dtype is None or dtype is int:
         values = plan.compiled.sweep("seq_len", lengths, {})
         return values if batch == 1 else [batch * v for v in values]
@@ -97,32 +103,45 @@ def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype
     return result if batch == 1 else result * float(batch)
 
 
-def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1) -> Iterator[tuple[int, int]]:
+def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, images: Images | None = None) -> Iterator[tuple[int, int]]:
     """``(length, exact forward FLOPs)`` for each length, computed a chunk at a time.
 
     Memory stays flat however long the range, and the first rows come at once: what the
     command line streams. A range, list or array is checked here, before the first row; an
-    iterator (a generator) is read and checked a chunk at a time, so it may be endless.
+    iterator (a generator) is read and checked a chunk at a time, so it may be endless. With
+    *images* (planned once), each length is a sequence's text and every sequence holds them.
     """
     batch = positive_int("batch", batch, "a batch size")
     if isinstance(seq_len, (range, Sized)) or not isinstance(seq_len, Iterable):
-        return _chunked(plan, _checked(seq_len), batch)
-    return _streamed(plan, iter(seq_len), batch)
+        return _chunked(plan, _checked(seq_len), batch, images)
+    return _streamed(plan, iter(seq_len), batch, images)
 
 
-def _chunked(plan: ModelSelection, lengths: range | list[int], batch: int) -> Iterator[tuple[int, int]]:
+def _chunked(plan: ModelSelection, lengths: range | list[int], batch: int, images: Images | None = None) -> Iterator[tuple[int, int]]:
     for start in range(0, len(lengths), CHUNK):
         chunk = lengths[start : start + CHUNK]
+        if images is not None:  # the language model over text and image tokens, and the images' own work
+            extra = batch * images.forward
+            values = plan.compiled.sweep("seq_len", _shifted(chunk, images.tokens), {})
+            yield from zip(chunk, (batch * v + extra for v in values))
+            continue
         values = plan.compiled.sweep("seq_len", chunk, {})
         yield from zip(chunk, values if batch == 1 else (batch * v for v in values))
 
 
-def _streamed(plan: ModelSelection, lengths: Iterator[Any], batch: int) -> Iterator[tuple[int, int]]:
+def _streamed(plan: ModelSelection, lengths: Iterator[Any], batch: int, images: Images | None = None) -> Iterator[tuple[int, int]]:
     """:func:`_chunked` over an iterator, taking and checking CHUNK lengths at a time."""
     chunk = _checked(list(islice(lengths, CHUNK)))  # an empty iterator is refused at the first row
     while chunk:
-        yield from _chunked(plan, chunk, batch)
+        yield from _chunked(plan, chunk, batch, images)
         chunk = list(sequence_lengths("seq_len", islice(lengths, CHUNK)))
+
+
+def _shifted(lengths: range | list[int], tokens: int) -> range | list[int]:
+    """Each text length plus the image tokens every sequence holds (a range stays a range)."""
+    if isinstance(lengths, range):
+        return range(lengths.start + tokens, lengths.stop + tokens, lengths.step)
+    return [length + tokens for length in lengths]
 
 
 def _grid_axes(model: Model, params: Any) -> dict[str, list[int]]:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from flopsreg.engine.evaluate import Result
     from flopsreg.engine.parameters import Parameters
     from flopsreg.engine.peaks import Bandwidth, Peak
+    from flopsreg.engine.placement import Placed
     from flopsreg.engine.serving import Generation, GenerationBounds
     from flopsreg.engine.utilisation import StepUtilisation, Utilisation
     from flopsreg.plugins.loader import PluginLoader
@@ -316,6 +317,25 @@ def exact_json(value: Fraction) -> str:
     return str(value)
 
 
+def _placed_apart(result: Result) -> bool:
+    """Whether some sequence's step encodes other images than every sequence holds."""
+    return any(placed.encoded is not result.images for placed in result.placed)
+
+
+def _placed_text(number: int, placed: Placed) -> str:
+    """One sequence's images in this step: its new image tokens, and what the tower encodes."""
+    encoded = placed.encoded
+    what = "no image encoded (none, or each already in the cache)" if encoded is None else (
+        f"{len(encoded.plans)} image(s) encoded, tower {_group(encoded.tower)} FLOPs"
+        + (f", bidirectional pairs {_group(encoded.bidirectional)} FLOPs" if encoded.bidirectional else "")
+    )
+    return f"sequence {number}: {placed.tokens} new image tokens; {what}"
+
+
+def _placed_json(placed: Placed) -> dict[str, Any]:
+    return {"new_image_tokens": placed.tokens, "encoded": None if placed.encoded is None else placed.encoded.to_dict()}
+
+
 def result_text(result: Result) -> str:
     """A table of FLOPs per layer kind, then forward and training totals."""
     rows = [["kind", "layers", "patterns", "FLOPs per layer"]]
@@ -325,6 +345,8 @@ def result_text(result: Result) -> str:
     lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
     if result.images is not None:  # the lengths above are the language model's, image tokens included
         lines += [*result.images.text(), ""]
+    if _placed_apart(result):  # a cached prefix or each request's own images: what each step encodes
+        lines += [*(_placed_text(number, placed) for number, placed in enumerate(result.placed, 1)), ""]
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
     how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
     lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; {how})")
@@ -383,6 +405,7 @@ def result_json(result: Result) -> dict[str, Any]:
         "logits": result.logits,
         "per_request_flops": [str(flops) for flops in result.per_request],
         **({"images": result.images.to_dict()} if result.images is not None else {}),
+        **({"images_per_sequence": [_placed_json(placed) for placed in result.placed]} if _placed_apart(result) else {}),
         "tokens": result.tokens,
         "forward_flops_per_token": exact_json(result.forward_per_token),
         "training_flops_per_token": exact_json(result.training_per_token),
@@ -430,6 +453,8 @@ def compare_text(comparison: Comparison) -> str:
             ]
         )
     lines = [f"{exact.model.name}, {_lengths_text(exact)}", _table(rows)]
+    if exact.images is not None:  # the lengths are the language model's, image tokens included
+        lines += ["", *exact.images.text()]
     if comparison.differences:
         lines += ["", "differences from exact:"] + [f"- {d}" for d in comparison.differences]
     lines += [f"- {note}" for note in notes]
@@ -502,6 +527,7 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
         "batch": exact.batch,
         "cached": list(exact.cached) or [0] * len(exact.seqlens),
         "logits": exact.logits,
+        **({"images": exact.images.to_dict()} if exact.images is not None else {}),
         "conventions": totals,
         "bytes": _compare_bytes_json(comparison),
         "differences": [
@@ -528,8 +554,12 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
 def generation_text(gen: Generation) -> str:
     """Prefill and decode totals, and FLOPs per generated token."""
     model = gen.prefill.model.name
-    lines = [f"{model}, batch {gen.batch}: prompt {gen.prompt} tokens, {gen.new_tokens} new tokens", ""]
-    lines.append(f"prefill  {_group(gen.prefill_flops)} FLOPs ({gen.prefill_flops:.4g}; {gen.prompt} tokens, logits at the last)")
+    images = gen.prefill.images
+    prompt = f"{gen.prompt} tokens" if images is None else f"{gen.prompt} text tokens + {images.tokens} image tokens"
+    lines = [f"{model}, batch {gen.batch}: prompt {prompt}, {gen.new_tokens} new tokens", ""]
+    if images is not None:  # the prefill encodes them; the decode steps attend to them in the cache
+        lines += [*images.text(), ""]
+    lines.append(f"prefill  {_group(gen.prefill_flops)} FLOPs ({gen.prefill_flops:.4g}; {prompt}, logits at the last)")
     lines.append(f"decode   {_group(gen.decode_flops)} FLOPs ({gen.decode_flops:.4g}; {gen.decode_steps} steps of 1 token)")
     lines.append(f"total    {_group(gen.total)} FLOPs ({gen.total:.4g})")
     lines.append(f"per generated token: {per_token_text(gen.per_token)}")
@@ -554,6 +584,7 @@ def generation_json(gen: Generation) -> dict[str, Any]:
         "flops_per_generated_token": exact_json(gen.per_token),
         "flops_per_generated_token_float": float(gen.per_token),
         "decode_flops_per_step": None if decode is None else exact_json(decode),
+        **({"images": gen.prefill.images.to_dict()} if gen.prefill.images is not None else {}),
         "warnings": list(gen.prefill.warnings),
     }
 
@@ -591,11 +622,14 @@ def generation_bounds_json(bounds: GenerationBounds) -> dict[str, Any]:
 # -- sweeps ------------------------------------------------------------------------------------
 
 
-def sweep_lines(rows: Iterable[tuple[int, int]], form: str, batch: int) -> Iterator[str]:
+def sweep_lines(rows: Iterable[tuple[int, int]], form: str, batch: int, image_tokens: int = 0) -> Iterator[str]:
     """``(seq_len, forward FLOPs)`` rows as the lines ``flopsreg sweep`` writes, 4096 joined by
     newlines at a time: ``form`` ``"csv"`` (no header) or ``"json"`` (one object per line), with
     training FLOPs and FLOPs per token (exact: an integer or a reduced fraction ``n/d``, as
     ``str(Fraction)`` writes it) beside the totals.
+
+    With *image_tokens* (a sweep with images) the seq_len is a sequence's text and the FLOPs per
+    token are per token of the language model, its image tokens included (as :class:`Result`'s).
 
     Each line is one format string filled with ints and ``math.gcd`` reductions, not a Fraction
     and a ``json.dumps`` per row: the values are digits and ``/``, which JSON needs no escaping for.
@@ -609,7 +643,7 @@ def sweep_lines(rows: Iterable[tuple[int, int]], form: str, batch: int) -> Itera
         ).format
 
     def text(n: int, f: int) -> str:
-        tokens = batch * n
+        tokens = batch * (n + image_tokens)
         g = gcd(f, tokens)
         num, den = f // g, tokens // g
         t_num, t_den = (num, den // 3) if den % 3 == 0 else (3 * num, den)  # 3 num / den, reduced

@@ -241,3 +241,38 @@ def test_a_kind_refuses_a_sequence_form_over_an_undeclared_symbol_and_a_dim_name
 def test_a_cross_attention_rule_names_its_keys():
     with pytest.raises(ValueError, match=r"^ImageRule.cross_part and cross_keys go together"):
         ImageRule(summary="s", plan=MLLAMA_IMAGES.plan, cross_part="cross_attention")
+
+
+def _cross_layer(queries: int, keys: int, pairs: int) -> int:
+    """One cross-attention layer by hand: q and o over the queries, k and v over the vision tokens
+    the step encodes, attention over the allowed pairs, the MLP over the queries."""
+    text, i = TEXT["hidden_size"], TEXT["intermediate_size"]
+    kv = TEXT["num_key_value_heads"] * text // TEXT["num_attention_heads"]
+    return 2 * queries * 2 * text * text + 2 * keys * 2 * text * kv + 4 * text * pairs + 2 * queries * 3 * text * i
+
+
+def test_a_step_after_cached_images_cross_attends_without_encoding_them(registry):
+    """A decode step with both images of case "two" in the cache: the tower runs no more, k and v of
+    the vision tokens come from the cache, and the one new position attends to every image's
+    real positions; its self-attention layers are the language model's at that cache."""
+    measured = MEASURED["cases"]["two"]
+    keys = [tiles * TILE for tiles in measured["num_tiles"]]
+    model, sequence = _model(), measured["sequence_length"]
+    step = registry.evaluate(model, seq_len=1, cached=sequence, images=_images("two"))
+    layers = len(TEXT["cross_attention_layers"])
+    assert sum(step.images.cross_flops.values()) == layers * _cross_layer(1, 0, sum(keys))
+    text_only = registry.evaluate(model, seq_len=1, cached=sequence).forward
+    assert step.forward == text_only + layers * _cross_layer(1, 0, sum(keys))
+
+
+def test_positions_before_the_first_image_do_no_cross_attention_work(registry):
+    """Two images after 3 and 5 text tokens (one ``<|image|>`` token each, at positions 3 and 6):
+    positions 0 to 2 attend to no image (transformers multiplies their rows by 0), position 3 on
+    attends to the first image and 6 on to both."""
+    measured = MEASURED["cases"]["two"]
+    keys = [tiles * TILE for tiles in measured["num_tiles"]]
+    text = MEASURED["text_tokens"]
+    result = registry.evaluate(_model(), seq_len=text, images=_images("two"), image_positions=[3, 5])
+    end = text + 2
+    pairs = keys[0] * (end - 3) + keys[1] * (end - 6)
+    assert sum(result.images.cross_flops.values()) == len(TEXT["cross_attention_layers"]) * _cross_layer(end - 3, sum(keys), pairs)

@@ -213,9 +213,12 @@ def test_a_convention_without_a_tower_term_refuses_images_by_name(registry, conv
         registry.evaluate(_model("qwen3_vl"), seq_len=9, images=[(100, 100)], convention=convention)
 
 
-def test_a_serving_step_with_images_is_refused(registry):
-    with pytest.raises(flopsreg.FlopsregError, match=r"^images: a serving step with images"):
-        registry.evaluate(_model("qwen3_vl"), seq_len=1, cached=50, images=[(100, 100)])
+def test_a_decode_step_after_cached_images_is_the_language_model_alone(registry):
+    """The images are in the cached prefix (tests/engine/test_images_everywhere.py: the cache rule)."""
+    model = _model("qwen3_vl")
+    assert registry.images(model, images=[(100, 100)]).tokens == 66  # scaled up to min_pixels: 16 x 16 patches / 4 + 2
+    result = registry.evaluate(model, seq_len=1, cached=100, images=[(100, 100)])
+    assert result.forward == registry.evaluate(model, seq_len=1, cached=100).forward
 
 
 def _config_file(tmp_path: Path, name: str) -> str:
