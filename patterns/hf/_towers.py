@@ -234,13 +234,14 @@ LLAMA4_VISION = TowerKind(
     "(nn.Parameter), pre and post LayerNorms, ViT blocks, the pixel-shuffle MLP adapter",
     dims=(
         Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 5632),
-        Dim("layers", "{tower}.num_hidden_layers", 34), Dim("channels", "{tower}.num_channels", 3),
-        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14),
-        Dim("shuffle_in", "{tower}.projector_input_dim", 4096), Dim("shuffle_out", "{tower}.projector_output_dim", 4096),
+        Dim("layers", "{tower}.num_hidden_layers", 34, latex="L"), Dim("channels", "{tower}.num_channels", 3, latex=_CH),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14, latex="p"),
+        Dim("shuffle_in", "{tower}.projector_input_dim", 4096, latex=r"d_{\mathrm{in}}"),
+        Dim("shuffle_out", "{tower}.projector_output_dim", 4096, latex=r"d_{\mathrm{ad}}"),
         # What its images also read: the pixel shuffle (patches per token), and the projector's
         # matrix (LLAMA4_PROJECTOR's weights), counted with the tower that feeds it.
         Dim("ds", "{tower}.pixel_shuffle_ratio", 0.5, read="inverse_square", latex=r"d_{\mathrm{s}}"),
-        Dim("vision_out", "{tower}.vision_output_dim", 7680), Dim("text", "text_config.hidden_size", 5120),
+        Dim("vision_out", "{tower}.vision_output_dim", 7680, latex=_OUT), Dim("text", "text_config.hidden_size", 5120, latex="D"),
     ),
     parameters=(
         channels * patch**2 * h  # patch_embedding (no bias)

@@ -172,9 +172,9 @@ def test_a_model_without_a_vision_tower_takes_no_images(registry):
     model = flopsreg.Model.from_hf_config(json.loads((HF / "llama-3-8b.json").read_text()))
     with pytest.raises(flopsreg.FlopsregError, match=r"^images: .* takes no images here: it has no vision tower$"):
         registry.evaluate(model, seq_len=9, images=[(100, 100)])
-    llama4 = flopsreg.Model.from_hf_config(json.loads((HF / "llama-4-scout.json").read_text()))
-    with pytest.raises(flopsreg.FlopsregError, match=r"its towers \(vision \(Llama 4 vision encoder\), projector \(Llama 4 projector\)\) have no image rule"):
-        registry.evaluate(llama4, seq_len=9, images=[(100, 100)])
+    mllama = flopsreg.Model.from_hf_config(json.loads((HF / "mllama-defaults.json").read_text()))
+    with pytest.raises(flopsreg.FlopsregError, match=r"its towers \(cross_attention \(Mllama cross-attention layers\), vision \(Mllama vision encoder\), projector \(Mllama projector\)\) have no image rule"):
+        registry.evaluate(mllama, seq_len=9, images=[(100, 100)])
 
 
 @pytest.mark.parametrize("convention", ["megatron", "hf_trainer", "vllm", "slime"])
