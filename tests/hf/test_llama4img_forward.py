@@ -196,6 +196,14 @@ def test_a_tower_transformers_cannot_run_is_refused(registry, vision, message):
         registry.evaluate(_model(**vision), seq_len=7, images=[(200, 300)])
 
 
+def test_a_config_without_its_vision_config_is_refused_as_transformers_fails(registry):
+    """llama-4-scout.json is stored without its vision_config: Llama4VisionConfig's class defaults
+    (768 wide, intermediate_size 5632) cannot feed the adapter (transformers fails on it too)."""
+    scout = flopsreg.Model.from_hf_config(json.loads((Path(__file__).parents[1] / "data" / "hf" / "llama-4-scout.json").read_text()))
+    with pytest.raises(flopsreg.FlopsregError, match=r"intermediate_size = 5632: the vision adapter's first matrix takes the shuffled width hidden_size x 4 = 3072"):
+        registry.evaluate(scout, seq_len=9, images=[(100, 100)])
+
+
 def test_a_pixel_shuffle_ratio_that_is_no_ratio_is_one_line():
     with pytest.raises(flopsreg.ModelError, match=r"vision_config.pixel_shuffle_ratio = 2: expected a ratio in \(0, 1\]$"):
         _model(pixel_shuffle_ratio=2)
