@@ -124,7 +124,8 @@ LLAMA4_IMAGES = ImageRule(
         "patch_embed = 2 t patches x channels patch^2 x h (unfold, one matrix)",
         "blocks: bidirectional attention over each tile's N tokens (no mask); the class token's last-layer "
         "query, output and MLP are dropped with it and not counted",
-        "vision_adapter = 2 t n (i x projector_input_dim + projector_output_dim^2), n = patches / 4 after the pixel shuffle",
+        "vision_adapter = 2 t n (i x projector_input_dim + projector_output_dim^2), n = patches / ds after the pixel shuffle "
+        "(ds = round(1 / pixel_shuffle_ratio^2) = 4)",
         "projector = 2 t n x vision_output_dim x text_hidden",
         "language model: image and separator tokens causal like text (chunked layers chunk them too)",
     ),
