@@ -19,6 +19,8 @@ tests/hf/test_llama4img_forward.py compares flopsreg with it.
 Needs torch, transformers, torchvision (Llama4ImageProcessor has only a torchvision backend) and
 Pillow (not flopsreg dependencies):
     pip install torch==2.13.0 transformers==5.24.0 torchvision pillow && python tests/data/hf_forward/measure_llama4img.py
+(Recorded with torch 2.13.0+cpu and the torchvision 0.28.0 wheel without its compiled ops, which
+the processor does not use: it resizes and pads with torch.)
 """
 
 from __future__ import annotations
