@@ -27,7 +27,7 @@ from flopsreg.declarations.pattern import canonical
 
 __all__ = ["CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
-READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
+READS = ("int", "bool", "count", "product", "inverse_square")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
@@ -62,7 +62,9 @@ class Dim:
         default: the config class default, used when the field is absent (as transformers does).
         read: ``"int"`` an integer >= 0; ``"bool"`` true/false as 1/0; ``"count"`` an integer as
             1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a
-            list of integers as their product (a merge kernel ``[2, 2]``).
+            list of integers as their product (a merge kernel ``[2, 2]``); ``"inverse_square"`` a
+            ratio r in (0, 1] as ``round(1 / r^2)`` (Llama 4's ``pixel_shuffle_ratio`` 0.5 as the
+            4 patches each token takes, as Llama4Processor reads it).
         latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
             upright where it is longer than a letter.
     """

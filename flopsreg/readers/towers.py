@@ -63,6 +63,10 @@ def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int
         for number in value:
             product *= number
         return product
+    if dim.read == "inverse_square":
+        if type(value) not in (int, float) or not 0 < value <= 1:
+            raise ModelError(f"{shown} = {value!r:.60}: expected a ratio in (0, 1]")
+        return int(round(1.0 / value**2))  # Llama4Processor's downsample_ratio, as it computes it
     if type(value) is not int or value < 0:
         raise ModelError(f"{shown} = {value!r:.60}: expected an integer >= 0 (read for the {tower.part} tower, {tower.kind.title})")
     return value

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import CROSS_ATTENTION, IMAGE_GRID, Dim, TowerKind, where_symbol
@@ -220,6 +221,34 @@ QWEN2_5_VL_VISION = TowerKind(
     flops_where=_WINDOWS,
 )
 
+# Llama 4's tiles (patterns/hf/_llama4_vit.py): N tokens a tile (its patches and the class
+# token), Q the tokens whose block output is kept (all but the class token in the last layer,
+# whose output the model drops), n tokens a tile after the pixel shuffle (ds patches each).
+_TILE_TOKENS, _KEPT, _SHUFFLED = where_symbol("N"), where_symbol("Q"), where_symbol("n")
+ds = sympy.Symbol("ds", integer=True, nonnegative=True)
+_LLAMA4_TILE = {
+    "N": _ROWS * _COLUMNS + 1,
+    "Q": layers * _TILE_TOKENS - sympy.Min(layers, 1),
+    "n": sympy.floor(_ROWS * _COLUMNS / ds),
+}
+
+
+def _llama4_vit_flops() -> dict[str, sympy.Expr]:
+    """Llama4VisionModel and the projector for one image of ``t`` tiles of ``rows x columns``
+    patches (multiply-adds x 2; derived in docs/multimodal.md): the unfolded patches through one
+    matrix, per block k and v over every token, q, o, attention rows and MLP over the kept ones
+    (attention bidirectional within a tile), the adapter's two matrices and the projector on the
+    shuffled tokens."""
+    return {
+        "patch_embed": 2 * _T * _ROWS * _COLUMNS * channels * patch**2 * h,
+        "blocks.qkv_proj": 2 * _T * h**2 * (2 * layers * _TILE_TOKENS + 2 * _KEPT),
+        "blocks.attention": 4 * h * _T * _KEPT * _TILE_TOKENS,
+        "blocks.mlp": 2 * _T * _KEPT * 2 * h * i,
+        "vision_adapter": 2 * _T * _SHUFFLED * (i * shuffle_in + shuffle_out**2),
+        "projector": 2 * _T * _SHUFFLED * vision_out * text,
+    }
+
+
 LLAMA4_VISION = TowerKind(
     name="llama4_vision",
     title="Llama 4 vision encoder",
@@ -227,9 +256,14 @@ LLAMA4_VISION = TowerKind(
     "(nn.Parameter), pre and post LayerNorms, ViT blocks, the pixel-shuffle MLP adapter",
     dims=(
         Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 5632),
-        Dim("layers", "{tower}.num_hidden_layers", 34), Dim("channels", "{tower}.num_channels", 3),
-        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14),
-        Dim("shuffle_in", "{tower}.projector_input_dim", 4096), Dim("shuffle_out", "{tower}.projector_output_dim", 4096),
+        Dim("layers", "{tower}.num_hidden_layers", 34, latex="L"), Dim("channels", "{tower}.num_channels", 3, latex=_CH),
+        Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14, latex="p"),
+        Dim("shuffle_in", "{tower}.projector_input_dim", 4096, latex=r"d_{\mathrm{in}}"),
+        Dim("shuffle_out", "{tower}.projector_output_dim", 4096, latex=r"d_{\mathrm{ad}}"),
+        # What its images also read: the pixel shuffle (patches per token), and the projector's
+        # matrix (LLAMA4_PROJECTOR's weights), counted with the tower that feeds it.
+        Dim("ds", "{tower}.pixel_shuffle_ratio", 0.5, read="inverse_square", latex=r"d_{\mathrm{s}}"),
+        Dim("vision_out", "{tower}.vision_output_dim", 7680, latex=_OUT), Dim("text", "text_config.hidden_size", 5120, latex="D"),
     ),
     parameters=(
         channels * patch**2 * h  # patch_embedding (no bias)
@@ -239,6 +273,9 @@ LLAMA4_VISION = TowerKind(
         + i * shuffle_in + shuffle_out**2  # vision_adapter fc1, fc2 (no biases)
     ),
     reference=_SOURCE + "llama4/modeling_llama4.py Llama4VisionModel",
+    images=LLAMA4_IMAGES,
+    flops=_llama4_vit_flops(),
+    flops_where=_LLAMA4_TILE,
 )
 
 LLAMA4_PROJECTOR = TowerKind(
