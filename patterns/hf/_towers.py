@@ -234,6 +234,7 @@ LLAMA4_PROJECTOR = TowerKind(
 # within the image, then the projector over merge x merge groups (derived in docs/multimodal.md).
 _PATCHES = _T * _ROWS * _COLUMNS
 (merge_h, merge_w) = sympy.symbols("merge_h merge_w", integer=True, nonnegative=True)
+_MERGED = where_symbol("M")  # the image's merged tokens: what the projector runs over
 
 PIXTRAL_VISION = TowerKind(
     name="pixtral_vision",
@@ -242,10 +243,10 @@ PIXTRAL_VISION = TowerKind(
     "FLOPs for Mistral Large 4's images with its projector (patch merger, two matrices)",
     dims=(
         Dim("h", "{tower}.hidden_size", 1024), Dim("i", "{tower}.intermediate_size", 4096),
-        Dim("layers", "{tower}.num_hidden_layers", 24), Dim("channels", "{tower}.num_channels", 3),
-        Dim("patch", "{tower}.patch_size", 16), Dim("image", "{tower}.image_size", 1024),
-        Dim("merge", "spatial_merge_size", 2), Dim("text", "text_config.hidden_size", 6144),
-        Dim("features", "vision_feature_layer", -1, read="count"),
+        Dim("layers", "{tower}.num_hidden_layers", 24, latex="L"), Dim("channels", "{tower}.num_channels", 3, latex=_CH),
+        Dim("patch", "{tower}.patch_size", 16, latex="p"), Dim("image", "{tower}.image_size", 1024, latex=r"w_{\mathrm{px}}"),
+        Dim("merge", "spatial_merge_size", 2, latex="m"), Dim("text", "text_config.hidden_size", 6144, latex="D"),
+        Dim("features", "vision_feature_layer", -1, read="count", latex=r"n_{\mathrm{feat}}"),
     ),
     parameters=channels * patch**2 * h + h + layers * (4 * h**2 + 3 * h * i + 2 * h),
     reference=_SOURCE + "pixtral/modeling_pixtral.py PixtralVisionModel",
@@ -255,9 +256,10 @@ PIXTRAL_VISION = TowerKind(
         "blocks.qkv_proj": layers * 2 * _PATCHES * 4 * h**2,
         "blocks.attention": 4 * h * layers * _T * (_ROWS * _COLUMNS) ** 2,  # within the image only
         "blocks.mlp": layers * 2 * _PATCHES * 3 * h * i,
-        "projector.merge": 2 * _T * (_ROWS / merge) * (_COLUMNS / merge) * h * merge**2 * h,
-        "projector.mlp": 2 * _T * (_ROWS / merge) * (_COLUMNS / merge) * (h * features * text + text**2),
+        "projector.merge": 2 * _MERGED * h * merge**2 * h,
+        "projector.mlp": 2 * _MERGED * (h * features * text + text**2),
     },
+    flops_where={"M": _T * (_ROWS / merge) * (_COLUMNS / merge)},
 )
 
 MISTRAL_LARGE4_PROJECTOR = TowerKind(
@@ -280,10 +282,10 @@ KIMI_K25_VISION = TowerKind(
     "ViT blocks, a final LayerNorm (temporal pooling holds no weights); FLOPs for its images with the projector",
     dims=(
         Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
-        Dim("layers", "{tower}.num_hidden_layers", 27), Dim("patch", "{tower}.patch_size", 14),
+        Dim("layers", "{tower}.num_hidden_layers", 27, latex="L"), Dim("patch", "{tower}.patch_size", 14, latex="p"),
         Dim("grid_h", "{tower}.pos_emb_height", 64), Dim("grid_w", "{tower}.pos_emb_width", 64),
-        Dim("merge_h", "{tower}.merge_kernel_size[0]", [2, 2]), Dim("merge_w", "{tower}.merge_kernel_size[1]", [2, 2]),
-        Dim("text", "text_config.hidden_size", 7168),
+        Dim("merge_h", "{tower}.merge_kernel_size[0]", [2, 2], latex="m_{h}"),
+        Dim("merge_w", "{tower}.merge_kernel_size[1]", [2, 2], latex="m_{w}"), Dim("text", "text_config.hidden_size", 7168, latex="D"),
     ),
     parameters=3 * patch**2 * h + h + grid_h * grid_w * h + layers * VIT_BLOCK + 2 * h,
     reference=_SOURCE + "kimi_k25/modeling_kimi_k25.py Kimi_K25VisionModel",
@@ -293,8 +295,9 @@ KIMI_K25_VISION = TowerKind(
         "blocks.qkv_proj": layers * 2 * _PATCHES * 4 * h**2,
         "blocks.attention": 4 * h * layers * _T * (_ROWS * _COLUMNS) ** 2,  # within the image only
         "blocks.mlp": layers * 2 * _PATCHES * 2 * h * i,
-        "projector": 2 * _T * (_ROWS / merge_h) * (_COLUMNS / merge_w) * ((h * merge_h * merge_w) ** 2 + h * merge_h * merge_w * text),
+        "projector": 2 * _MERGED * ((h * merge_h * merge_w) ** 2 + h * merge_h * merge_w * text),
     },
+    flops_where={"M": _T * (_ROWS / merge_h) * (_COLUMNS / merge_w)},
 )
 
 KIMI_K25_PROJECTOR = TowerKind(

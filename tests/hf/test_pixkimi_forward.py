@@ -25,7 +25,6 @@ from flopsreg.patterns.hf._towers import KIMI_K25_VISION, PIXTRAL_VISION
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_pixkimi.json").read_text())
 MODELS = RECORD["models"]
 CASES = [(name, case) for name in sorted(MODELS) for case in sorted(MODELS[name]["cases"])]
-DOCS = Path(__file__).parents[2] / "docs" / "multimodal.md"
 
 
 @pytest.fixture(scope="module")
@@ -200,34 +199,24 @@ def test_the_command_line_takes_pixtral_images(tmp_path, capsys, registry):
     assert "image 1: 100x30 -> 64x24, patch grid 1x16x6 (t x h x w), 32 tokens" in capsys.readouterr().out
 
 
-def _worked(section: str) -> dict[str, int]:
-    """The numbers of a worked example in docs/multimodal.md: lines ``name = 1,234`` in its block."""
-    text = DOCS.read_text()
-    block = text[text.index(section):]
-    block = block[block.index("```"):][3:]
-    block = block[: block.index("```")]
-    return {
-        line.split("=")[0].strip(): int(line.split("=")[-1].replace(",", "").split()[0])
-        for line in block.splitlines() if "=" in line
-    }
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_formula_and_latex_show_the_tower_as_a_term_of_its_own(tmp_path, capsys, name):
+    """``flopsreg formula``: F_vision(t, rows, columns) with the merged tokens M written out, summed
+    over a recorded case's grids, is the recorded useful work; ``flopsreg latex`` writes it too."""
+    import sympy
 
-
-def test_the_pixtral_worked_example_in_the_docs(registry):
-    """Mistral Large 4's published tower (class defaults: 2048 wide, 30 layers, patch 14, 1540 px)
-    with a 1280x720 image and a 640x480 one."""
-    model = flopsreg.Model.from_hf_config(json.loads((Path(__file__).parents[1] / "data" / "hf" / "mistral-large-4.json").read_text()))
-    images = registry.evaluate(model, seq_len=100, images=[(720, 1280), (480, 640)]).images
-    numbers = _worked("### Worked example: Mistral Large 4")
-    assert [plan.tokens for plan in images.plans] == [numbers["tokens image 1"], numbers["tokens image 2"]]
-    assert {piece: numbers[piece] for piece in images.flops} == dict(images.flops)
-    assert numbers["tower"] == images.tower
-
-
-def test_the_kimi_worked_example_in_the_docs(registry):
-    """Kimi K2.5's published tower (class defaults) with a 1280x720 image and a 3000x2000 one."""
-    model = flopsreg.Model.from_hf_config(json.loads((Path(__file__).parents[1] / "data" / "hf" / "kimi-k2.6.json").read_text()))
-    images = registry.evaluate(model, seq_len=100, images=[(720, 1280), (2000, 3000)]).images
-    numbers = _worked("### Worked example: Kimi K2.5")
-    assert [plan.tokens for plan in images.plans] == [numbers["tokens image 1"], numbers["tokens image 2"]]
-    assert {piece: numbers[piece] for piece in images.flops} == dict(images.flops)
-    assert numbers["tower"] == images.tower
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(MODELS[name]["config"]))
+    assert main(["formula", str(path), "--no-cache"]) == 0
+    text = capsys.readouterr().out
+    assert "blocks.attention = 4*columns**2*h*layers*rows**2*t" in text
+    (total,) = [line.split(" = ", 1)[1] for line in text.splitlines() if line.startswith("  F_vision(t, rows, columns) = ")]
+    merged = [line.split(" = ", 1)[1] for line in text.splitlines() if line.startswith("  M = ")][-1]  # with the dims' values
+    form = sympy.sympify(total).subs(sympy.Symbol("M"), sympy.sympify(merged))
+    grid = sympy.symbols("t rows columns")
+    for case, measured in MODELS[name]["cases"].items():
+        plans = [tuple(p.grid) for p in flopsreg.Registry().evaluate(_model(name), seq_len=7, images=_images(name, case)).images.plans]
+        wasted = sum(_padded_and_cross_image(name, case)) if name == "mistral_large4" else 0
+        assert sum(form.subs(dict(zip(grid, g, strict=True))) for g in plans) == measured["vision_tower"] + measured["projector"] - wasted
+    assert main(["latex", str(path), "--no-cache"]) == 0
+    assert r"F_{\mathrm{vision}}(t, r, c) &= " in capsys.readouterr().out
