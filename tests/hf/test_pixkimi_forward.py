@@ -128,6 +128,25 @@ def test_pixtral_and_its_projector_equal_the_recorded_forward_less_padding_and_c
     assert (padding > 0 and cross > 0) == (len(measured["images"]) > 1)
 
 
+def _block_diagonal_pairs(lengths: list[int]) -> int:
+    """generate_block_attention_mask's rule, pair by pair: a query and a key of the packed sequence
+    attend when they fall in the same image's run of patches."""
+    image = [number for number, n in enumerate(lengths) for _ in range(n)]
+    return sum(q == k for q in image for k in image)
+
+
+@pytest.mark.parametrize("case", sorted(MODELS["mistral_large4"]["cases"]))
+def test_pixtrals_mask_allows_the_pairs_flopsreg_counts(registry, case):
+    """The mask transformers built (recorded) allows sum(n^2) pairs, as a brute force over its rule
+    does; flopsreg's attention is 4h x layers times that."""
+    measured, vision = MODELS["mistral_large4"]["cases"][case], MODELS["mistral_large4"]["config"]["vision_config"]
+    patch = vision["patch_size"]
+    lengths = [(height // patch) * (width // patch) for height, width in measured["image_sizes"]]
+    assert measured["mask_pairs"] == [_block_diagonal_pairs(lengths)]
+    flops = registry.evaluate(_model("mistral_large4"), seq_len=7, images=_images("mistral_large4", case)).images.flops
+    assert flops["blocks.attention"] == 4 * vision["hidden_size"] * vision["num_hidden_layers"] * measured["mask_pairs"][0]
+
+
 @pytest.mark.parametrize(("name", "case"), CASES)
 def test_the_whole_forward_equals_flop_counter_mode(registry, eager_registry, name, case):
     """The language model under the eager convention over text and image tokens (the image tokens are

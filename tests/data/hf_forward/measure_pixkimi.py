@@ -43,7 +43,7 @@ import transformers
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import AutoConfig, AutoModelForImageTextToText, PixtralImageProcessorPil
 from transformers.models.kimi_k25.processing_kimi_k25 import Kimi_K25Processor
-from transformers.models.pixtral import image_processing_pil_pixtral
+from transformers.models.pixtral import image_processing_pil_pixtral, modeling_pixtral
 from transformers.processing_utils import ProcessorMixin
 
 # processing_pixtral imports the torchvision image processor's module for one function, which the
@@ -159,8 +159,22 @@ def _module(counts: dict, root: str, name: str) -> int:
     return int(sum(counts.get(f"{root}.{name}", {}).values()))
 
 
+def _mask_recorder(masks: list[int]):
+    """generate_block_attention_mask, recording the (query, key) pairs each mask it builds allows (0 where allowed)."""
+    original = modeling_pixtral.generate_block_attention_mask
+
+    def recording(patch_embeds_list, tensor):
+        mask = original(patch_embeds_list, tensor)
+        masks.append(int((mask[0, 0] == 0).sum()))
+        return mask
+
+    return recording
+
+
 def measure_mistral_large4() -> dict:
     model = _build(MISTRAL_LARGE4)
+    masks: list[int] = []
+    modeling_pixtral.generate_block_attention_mask = _mask_recorder(masks)
     vision = MISTRAL_LARGE4["vision_config"]
     patch, merge = vision["patch_size"], MISTRAL_LARGE4["spatial_merge_size"]
     processor = _pixtral_processor(patch, merge, vision["image_size"])
@@ -172,6 +186,7 @@ def measure_mistral_large4() -> dict:
         image_sizes = [tuple(map(int, s)) for s in inputs["image_sizes"].tolist()]
         pieces = [p for h, w in image_sizes for p in _pixtral_tokens(h, w, patch, merge)]
         ids = torch.tensor([PIXTRAL_PIECES[p] for p in pieces] + torch.randint(0, 80, (TEXT_TOKENS,)).tolist()).unsqueeze(0)
+        masks.clear()
         total, counts = _count(model, input_ids=ids, pixel_values=inputs["pixel_values"], image_sizes=inputs["image_sizes"])
         vision_flops = _module(counts, root, "model.vision_tower")
         projector = _module(counts, root, "model.multi_modal_projector")
@@ -189,6 +204,7 @@ def measure_mistral_large4() -> dict:
             "vision_tower": vision_flops,
             "patch_conv": _module(counts, root, "model.vision_tower.patch_conv"),
             "attention_scores": attention_matmuls,
+            "mask_pairs": list(masks),
             "projector": projector,
             "rest": total - vision_flops - projector,
         }
