@@ -57,6 +57,9 @@ TWO_PAGES |= {f"hf/axk2-defaults{suffix}" for suffix in ("", " (exact)", " (chun
 # each symbol written per kind; all but hf_trainer's take a third page in a one-column article.
 _DOTS3 = {f"hf/dots3-note-text-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
 TWO_PAGES |= _DOTS3 | {"hf/dots3-note-text-defaults (hf_trainer)"}
+# Mistral Large 4's formula: its MLA + DSA layer kinds, then its
+# Pixtral tower's closed forms (six pieces and the merged tokens M) run on to a second page.
+TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
