@@ -7,7 +7,7 @@ from __future__ import annotations
 import flopsreg
 from flopsreg.declarations.symbols import s
 from flopsreg.patterns.block_sparse import BLOCK_INDEXER
-from flopsreg.patterns.dsa_indexer import DSA_INDEXER, p_idx
+from flopsreg.patterns.dsa_indexer import DSA_INDEXER, DSA_INDEXER_FROM_HIDDEN, p_idx
 
 EAGER = flopsreg.Convention(name="eager", summary="full s x s scores", reference="transformers eager attention")
 RECTANGLE = flopsreg.Pattern(
@@ -26,6 +26,13 @@ DSA_INDEXER_RECTANGLE = flopsreg.Pattern(
     name="eager_indexer", slot="attention.topk_indexer", flags={EAGER.name, *DSA_INDEXER.flags}, precedence=1000,
     params=DSA_INDEXER.params, formula=DSA_INDEXER.formula.xreplace({p_idx: s**2}),
     summary="the indexer scores every (query, key) pair, then masks", reference="DeepseekV32Indexer.forward",
+)
+
+# MistralLarge4TextIndexer.forward: the same, its queries from the hidden state.
+DSA_INDEXER_FROM_HIDDEN_RECTANGLE = flopsreg.Pattern(
+    name="eager_indexer_from_hidden", slot="attention.topk_indexer", flags={EAGER.name, *DSA_INDEXER_FROM_HIDDEN.flags},
+    precedence=1001, params=DSA_INDEXER_FROM_HIDDEN.params, formula=DSA_INDEXER_FROM_HIDDEN.formula.xreplace({p_idx: s**2}),
+    summary="the same with its queries from the hidden state", reference="MistralLarge4TextIndexer.forward",
 )
 
 # MiniMaxM3VLIndexer.forward scores every (query, key) pair, masks the future, then max-pools blocks.

@@ -12,8 +12,10 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
+from flopsreg.patterns.hf._pixtral_vit import PIXTRAL_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import CROSS_ATTENTION, IMAGE_GRID, Dim, TowerKind, where_symbol
 
@@ -287,17 +289,36 @@ LLAMA4_PROJECTOR = TowerKind(
     reference=_SOURCE + "llama4/modeling_llama4.py Llama4MultiModalProjector",
 )
 
+# Pixtral (Mistral Large 4) and MoonViT (Kimi K2.5): each image's patches through the ViT, attention
+# within the image, then the projector over merge x merge groups (derived in docs/multimodal.md).
+_PATCHES = _T * _ROWS * _COLUMNS
+(merge_h, merge_w) = sympy.symbols("merge_h merge_w", integer=True, nonnegative=True)
+_MERGED = where_symbol("M")  # the image's merged tokens: what the projector runs over
+
 PIXTRAL_VISION = TowerKind(
     name="pixtral_vision",
     title="Pixtral ViT",
-    summary="PixtralVisionModel: Conv2d patches without bias, RMSNorms, unbiased q, k, v, o and a gated MLP (rotary positions hold no weights)",
+    summary="PixtralVisionModel: Conv2d patches without bias, RMSNorms, unbiased q, k, v, o and a gated MLP (rotary positions hold no weights); "
+    "FLOPs for Mistral Large 4's images with its projector (patch merger, two matrices)",
     dims=(
         Dim("h", "{tower}.hidden_size", 1024), Dim("i", "{tower}.intermediate_size", 4096),
-        Dim("layers", "{tower}.num_hidden_layers", 24), Dim("channels", "{tower}.num_channels", 3),
-        Dim("patch", "{tower}.patch_size", 16),
+        Dim("layers", "{tower}.num_hidden_layers", 24, latex="L"), Dim("channels", "{tower}.num_channels", 3, latex=_CH),
+        Dim("patch", "{tower}.patch_size", 16, latex="p"), Dim("image", "{tower}.image_size", 1024, latex=r"w_{\mathrm{px}}"),
+        Dim("merge", "spatial_merge_size", 2, latex="m"), Dim("text", "text_config.hidden_size", 6144, latex="D"),
+        Dim("features", "vision_feature_layer", -1, read="count", latex=r"n_{\mathrm{feat}}"),
     ),
     parameters=channels * patch**2 * h + h + layers * (4 * h**2 + 3 * h * i + 2 * h),
     reference=_SOURCE + "pixtral/modeling_pixtral.py PixtralVisionModel",
+    images=PIXTRAL_IMAGES,
+    flops={
+        "patch_embed": 2 * _PATCHES * h * channels * patch**2,
+        "blocks.qkv_proj": layers * 2 * _PATCHES * 4 * h**2,
+        "blocks.attention": 4 * h * layers * _T * (_ROWS * _COLUMNS) ** 2,  # within the image only
+        "blocks.mlp": layers * 2 * _PATCHES * 3 * h * i,
+        "projector.merge": 2 * _MERGED * h * merge**2 * h,
+        "projector.mlp": 2 * _MERGED * (h * features * text + text**2),
+    },
+    flops_where={"M": _T * (_ROWS / merge) * (_COLUMNS / merge)},
 )
 
 MISTRAL_LARGE4_PROJECTOR = TowerKind(
@@ -317,14 +338,25 @@ KIMI_K25_VISION = TowerKind(
     name="kimi_k25_vision",
     title="MoonViT (Kimi K2.5)",
     summary="Kimi_K25VisionModel: Conv2d patches from 3 channels, a learned height x width position grid (nn.Parameter), "
-    "ViT blocks, a final LayerNorm (temporal pooling holds no weights)",
+    "ViT blocks, a final LayerNorm (temporal pooling holds no weights); FLOPs for its images with the projector",
     dims=(
         Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
-        Dim("layers", "{tower}.num_hidden_layers", 27), Dim("patch", "{tower}.patch_size", 14),
+        Dim("layers", "{tower}.num_hidden_layers", 27, latex="L"), Dim("patch", "{tower}.patch_size", 14, latex="p"),
         Dim("grid_h", "{tower}.pos_emb_height", 64), Dim("grid_w", "{tower}.pos_emb_width", 64),
+        Dim("merge_h", "{tower}.merge_kernel_size[0]", [2, 2], latex="m_{h}"),
+        Dim("merge_w", "{tower}.merge_kernel_size[1]", [2, 2], latex="m_{w}"), Dim("text", "text_config.hidden_size", 7168, latex="D"),
     ),
     parameters=3 * patch**2 * h + h + grid_h * grid_w * h + layers * VIT_BLOCK + 2 * h,
     reference=_SOURCE + "kimi_k25/modeling_kimi_k25.py Kimi_K25VisionModel",
+    images=KIMI_IMAGES,
+    flops={
+        "patch_embed": 2 * _PATCHES * h * 3 * patch**2,
+        "blocks.qkv_proj": layers * 2 * _PATCHES * 4 * h**2,
+        "blocks.attention": 4 * h * layers * _T * (_ROWS * _COLUMNS) ** 2,  # within the image only
+        "blocks.mlp": layers * 2 * _PATCHES * 2 * h * i,
+        "projector": 2 * _MERGED * ((h * merge_h * merge_w) ** 2 + h * merge_h * merge_w * text),
+    },
+    flops_where={"M": _T * (_ROWS / merge_h) * (_COLUMNS / merge_w)},
 )
 
 KIMI_K25_PROJECTOR = TowerKind(

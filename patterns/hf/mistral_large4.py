@@ -111,7 +111,7 @@ def mistral_large4_text(c: Fields) -> Decoder:
     return Decoder(params=params, flags=silu_gated(c) | flags | {"mla"}, attention=attention, attention_kinds=kinds, mlps=mlps, mlp_kinds=mlp_kinds)
 
 # MistralLarge4Config's vision_config when absent (SubConfigSpec init_kwargs): Mistral Small 3.1's tower.
-PIXTRAL_DEFAULTS = {"hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 30, "patch_size": 14}
+PIXTRAL_DEFAULTS = {"hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 30, "patch_size": 14, "image_size": 1540}
 
 
 @hookimpl

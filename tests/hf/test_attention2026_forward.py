@@ -18,13 +18,11 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import DSA_INDEXER_RECTANGLE
+from eager import DSA_INDEXER_FROM_HIDDEN_RECTANGLE, DSA_INDEXER_RECTANGLE
 from eager import eager_registry as make_eager_registry
 
 import flopsreg
-from flopsreg.declarations.symbols import s
 from flopsreg.formula.exact import compile_exact
-from flopsreg.patterns.dsa_indexer import DSA_INDEXER_FROM_HIDDEN, p_idx
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_attention2026.json").read_text())
 SEQ_LEN = RECORD["seq_len"]
@@ -40,14 +38,7 @@ OWN_PROJECTIONS = (
 
 @pytest.fixture(scope="module")
 def eager_registry():
-    return make_eager_registry(
-        DSA_INDEXER_RECTANGLE,
-        flopsreg.Pattern(
-            name="eager_indexer_from_hidden", slot="attention.topk_indexer", flags={"eager", *DSA_INDEXER_FROM_HIDDEN.flags},
-            precedence=1001, params=DSA_INDEXER_FROM_HIDDEN.params, formula=DSA_INDEXER_FROM_HIDDEN.formula.xreplace({p_idx: s**2}),
-            summary="the same with its queries from the hidden state", reference="MistralLarge4TextIndexer.forward",
-        ),
-    )
+    return make_eager_registry(DSA_INDEXER_RECTANGLE, DSA_INDEXER_FROM_HIDDEN_RECTANGLE)
 
 
 

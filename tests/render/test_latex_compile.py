@@ -60,6 +60,9 @@ TWO_PAGES |= _DOTS3 | {"hf/dots3-note-text-defaults (hf_trainer)"}
 # Llama 4 Scout with its vision tower's align (six pieces over three named parts) beside 36 chunked
 # and 12 full MoE layers, in a one-column article.
 TWO_PAGES |= {"hf/llama-4-scout (exact)"}
+# Mistral Large 4's formula: its MLA + DSA layer kinds, then its
+# Pixtral tower's closed forms (six pieces and the merged tokens M) run on to a second page.
+TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}

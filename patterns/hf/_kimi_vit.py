@@ -1,0 +1,63 @@
+"""Kimi K2.5's image rule (MoonViT and its projector): the processor's resize within a patch
+budget, the padding to whole merge groups, and the tokens the chat template and processor place.
+
+Kimi_K25ImageProcessor's ``navit_resize`` scales an image down (never up) so that it holds at most
+``max_patches`` patches and ``max_side`` patches a side, then pads it with zeros to a multiple of
+``patch x merge`` pixels a side: the padded patches are part of the image (the ViT runs over them
+and they become tokens). MoonViT attends within each image (transformers splits the packed
+patches by image), the projector takes each ``merge x merge`` group of patches to one token, and
+Kimi_K25Processor writes ``patches / merge^2`` ``<|media_pad|>`` tokens where the chat template
+placed ``<|media_begin|>image<|media_content|><|media_pad|><|media_end|>`` (vLLM's
+KimiK25ForConditionalGeneration.get_placeholder_str): 4 wrapper tokens an image.
+FLOPs are the kind's closed forms (patterns/hf/_towers.py KIMI_K25_VISION); derived in
+docs/multimodal.md, checked against tests/data/hf_forward/forward_pixkimi.json.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from flopsreg.plugin import ImagePlan, ImageRule
+
+__all__ = ["KIMI_IMAGES", "MAX_PATCHES", "MAX_SIDE", "WRAPPER_TOKENS", "navit_resize"]
+
+WRAPPER_TOKENS = 4  # <|media_begin|>, "image", <|media_content|> before the pads; <|media_end|> after
+MAX_PATCHES, MAX_SIDE = 16384, 512  # Kimi_K25ImageProcessor's max_patches and size["max_height"] (patches a side)
+
+
+def navit_resize(height: int, width: int, patch: int, merge: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Kimi_K25ImageProcessor's ``navit_resize``, step for step (floats as there): the resized
+    ``(height, width)`` and the size it is padded to, a multiple of ``patch x merge`` a side."""
+    if height < 1 or width < 1:
+        raise ValueError(f"{height}x{width}: expected a height and width of at least 1 pixel")
+    current = max(1.0, height // patch) * max(1.0, width // patch)
+    scale = min(1.0, math.sqrt(MAX_PATCHES / current), MAX_SIDE * patch / height, MAX_SIDE * patch / width)
+    new_height = min(max(1, int(height * scale)), MAX_SIDE * patch)
+    new_width = min(max(1, int(width * scale)), MAX_SIDE * patch)
+    factor = merge * patch
+    return (new_height, new_width), (-(-new_height // factor) * factor, -(-new_width // factor) * factor)
+
+
+def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+    patch, merge = d["patch"], d["merge_h"]
+    if d["merge_w"] != merge:
+        raise ValueError(f"merge_kernel_size = [{merge}, {d['merge_w']}]: Kimi_K25ImageProcessor merges square groups (merge_size)")
+    resized, padded = navit_resize(height, width, patch, merge)
+    rows, columns = padded[0] // patch, padded[1] // patch
+    return ImagePlan(height=height, width=width, resized=padded, grid=(1, rows, columns), tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
+
+
+KIMI_IMAGES = ImageRule(
+    summary=f"Kimi_K25ImageProcessor: scaled down to at most {MAX_PATCHES} patches and {MAX_SIDE} a side, zero-padded to "
+    "patch x merge pixels a side; tokens = patches / merge^2 + 4 (<|media_begin|>image<|media_content|> ... <|media_end|>)",
+    plan=_plan,
+    shape_note="attention within each image and the padding to whole merge groups depend on its rows and columns",
+    rules=(
+        "patch_embed = 2 x patches x h x 3 x patch^2 (Conv2d over the padded image's patches)",
+        "blocks.qkv_proj = layers x 2 x patches x 4h^2 (q, k, v, proj)",
+        "blocks.attention = 4h x layers x sum(patches_per_image^2) (within each image)",
+        "blocks.mlp = layers x 2 x patches x 2 h i",
+        "projector = 2 x (patches / merge^2) x ((h merge^2)^2 + h merge^2 x text) (in_proj, out_proj)",
+    ),
+)
