@@ -26,7 +26,7 @@ from flopsreg.declarations.pattern import canonical
 
 __all__ = ["IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
-READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
+READS = ("int", "bool", "count", "product", "choice")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
@@ -56,7 +56,8 @@ class Dim:
         default: the config class default, used when the field is absent (as transformers does).
         read: ``"int"`` an integer >= 0; ``"bool"`` true/false as 1/0; ``"count"`` an integer as
             1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a
-            list of integers as their product (a merge kernel ``[2, 2]``).
+            list of integers as their product (a merge kernel ``[2, 2]``); ``"choice"`` the
+            value's index in ``choices`` (Gemma 4's ``use_bidirectional_attention``: null, "vision").
         latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
             upright where it is longer than a letter.
     """
@@ -66,6 +67,7 @@ class Dim:
     default: Any
     read: str = attrs.field(default="int", validator=_read)
     latex: str = ""
+    choices: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
 
     @property
     def symbol(self) -> sympy.Symbol:
@@ -138,6 +140,9 @@ class ImageRule:
             soft tokens); None: the image's tokens are causal like text.
         pair_slot: with ``bidirectional``, the slot whose FLOPs are those of the attended pairs
             (linear in them): its cost at a one-token sequence is one more pair's, in each layer.
+        layer_pairs: with ``bidirectional``, ``layer_pairs(dims, runs, flags, params) -> pairs``
+            the mask adds to one layer of a layer kind (its pattern flags and params, e.g. its
+            window) for the images' runs; None: ``n(n-1)/2`` per run on every layer (Gemma 3).
         conventions: ``{convention: flops}`` for the conventions that count the tower their own
             way (verl's estimator), with the signature of ``flops``; under any other convention
             but the exact one a request with images is refused, naming the convention.
@@ -151,6 +156,7 @@ class ImageRule:
     shape_note: str = ""
     bidirectional: Callable[[Mapping[str, int], ImagePlan], int] | None = None
     pair_slot: str = ""
+    layer_pairs: Callable[[Mapping[str, int], Sequence[int], frozenset[str], Mapping[str, int]], int] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:

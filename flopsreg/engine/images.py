@@ -153,10 +153,11 @@ def bidirectional_pairs(runs: Sequence[int]) -> int:
     return sum(n * (n - 1) // 2 for n in runs)
 
 
-def pair_flops(units: Iterable[Any], slot: str) -> int:
-    """The language model's FLOPs for one more (query, key) pair in every layer: each layer unit's
-    *slot* (the one linear in the pairs) at a one-token sequence (one pair), times its layers."""
-    return sum(unit.count * unit.flops(1).get(slot, 0) for unit in units)
+def pair_flops(units: Iterable[Any], slot: str, pairs: Callable[[frozenset[str], Mapping[str, int]], int]) -> int:
+    """The language model's FLOPs for the pairs its mask adds: each layer unit's *slot* (the one
+    linear in the pairs) at a one-token sequence (one pair), times ``pairs(flags, params)``, the
+    pairs added to one of its layers, times its layers."""
+    return sum(unit.count * unit.flops(1).get(slot, 0) * pairs(unit.flags, unit.params) for unit in units)
 
 
 def plan_images(
@@ -166,13 +167,14 @@ def plan_images(
     image_tokens: Sequence[int] | None,
     convention: str = EXACT,
     kinds: Mapping[str, TowerKind] | None = None,
-    pair: Callable[[str], int] = lambda slot: 0,
+    pair: Callable[[str, Callable[[frozenset[str], Mapping[str, int]], int]], int] = lambda slot, pairs: 0,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
     tower counted exactly or as *convention* counts it; *kinds* (``{part: TowerKind}``) give
     ``explain`` the exact count's closed forms; ``pair(slot)`` gives the language model's
-    FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional."""
+    FLOPs for the pairs ``pairs(flags, params)`` adds to each layer of each layer kind, for a tower
+    whose image tokens are bidirectional."""
     if images is not None and image_tokens is not None:
         raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
     given = "images" if images is not None else "image_tokens"
@@ -207,7 +209,10 @@ def plan_images(
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
     extra = 0
     if rule.bidirectional is not None:
-        extra = pair(rule.pair_slot) * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
+        runs = [rule.bidirectional(dims, plan) for plan in plans]
+        layer_pairs = rule.layer_pairs
+        extra = pair(rule.pair_slot, lambda flags, params: (
+            bidirectional_pairs(runs) if layer_pairs is None else layer_pairs(dims, runs, flags, params)))
     kind = (kinds or {}).get(part) if convention == EXACT else None
     if convention != EXACT:
         flops = rule.conventions[convention](dims, plans)
