@@ -37,19 +37,15 @@ def resized_size(height: int, width: int, patch: int, pooling: int, budget: int)
     patches fill ``budget x pooling^2``, each side rounded down to a multiple of ``patch x
     pooling``; a side that rounds to 0 becomes one multiple and the other ``floor(long / short)``
     multiples, at most ``budget`` of them. Floating point as the processor computes it, so that
-    the sizes are its own. Raises ``ValueError`` for a size the processor refuses."""
+    the sizes are its own. (The processor's refusals, of a 0 x 0 size or of more patches than
+    the budget, cannot happen: the scaled area is the budget's, at least one merged patch.)"""
     side = patch * pooling
-    pixels = budget * pooling**2 * patch**2
-    scale = math.sqrt(pixels / (height * width))
+    scale = math.sqrt(budget * pooling**2 * patch**2 / (height * width))
     rows, columns = math.floor(scale * height / side) * side, math.floor(scale * width / side) * side
-    if not rows and not columns:
-        raise ValueError(f"the processor resizes it to 0 x 0 pixels (sides in multiples of {side})")
     if not rows:
         rows, columns = side, min(math.floor(width / height) * side, budget * side)
     elif not columns:
         rows, columns = min(math.floor(height / width) * side, budget * side), side
-    if rows * columns > pixels:
-        raise ValueError(f"the processor's resize to {rows} x {columns} exceeds {budget * pooling**2} patches")
     return rows, columns
 
 
@@ -64,6 +60,14 @@ def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
     grid = (1, rows // d["patch"], columns // d["patch"])
     return ImagePlan(height=height, width=width, resized=(rows, columns), grid=grid,
                      tokens=grid[1] * grid[2] // d["pooling"] ** 2 + WRAPPER_TOKENS)
+
+
+def _unified_plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+    """As :func:`_plan`; the unified embedder feeds its mm_embed_dim output to a projection from
+    output_proj_dims, so the two must agree (transformers fails on its first image otherwise)."""
+    if d["out"] != d["h"]:
+        raise ValueError(f"output_proj_dims = {d['out']}: the projection takes the embedder's mm_embed_dim = {d['h']} (transformers fails on it)")
+    return _plan(d, height, width)
 
 
 def _from_tokens(d: Mapping[str, int], soft: int) -> ImagePlan:
@@ -100,7 +104,6 @@ def _every_layer(d: Mapping[str, int], runs: Sequence[int], flags: frozenset[str
 
 
 _RULE = {
-    "plan": _plan,
     "from_tokens": _from_tokens,
     "bidirectional": _soft_run,
     "pair_slot": "attention.core",  # QK^T and PV: 2 heads (qk + v width) FLOPs per pair
@@ -110,6 +113,7 @@ _RESIZE = ("aspect-preserving resize to sides in multiples of patch x pooling, a
 
 GEMMA4_IMAGES = ImageRule(
     summary=_RESIZE + "; with use_bidirectional_attention = vision the sliding layers attend both ways within each image's soft tokens",
+    plan=_plan,
     layer_pairs=_sliding_only,
     rules=(
         "patch_embed = 2 x patches x 3 patch^2 x h (one matrix over each patch's pixels); real patches only, "
@@ -126,6 +130,7 @@ GEMMA4_IMAGES = ImageRule(
 GEMMA4_UNIFIED_IMAGES = ImageRule(
     summary=_RESIZE + "; with use_bidirectional_attention = vision (the default) every layer attends both ways "
     "within each image's soft tokens, past the sliding window",
+    plan=_unified_plan,
     layer_pairs=_every_layer,
     rules=(
         "patch_dense = 2 x tokens x 3 (patch pooling)^2 x mm_embed_dim (each token one merged patch; real tokens only)",
