@@ -268,8 +268,9 @@ def test_a_budget_or_embedder_transformers_refuses_is_refused(registry, family, 
 
 
 def test_an_unknown_bidirectional_setting_is_one_line():
-    with pytest.raises(flopsreg.FlopsregError, match=r"text_config.use_bidirectional_attention = 'images': expected one of null, 'vision', 'all'"):
-        flopsreg.Model.from_hf_config(_config("gemma4_unified", use_bidirectional_attention="images"))
+    message = "text_config.use_bidirectional_attention = 'visoin': expected one of null, 'vision', 'all'; did you mean 'vision'?"
+    with pytest.raises(flopsreg.FlopsregError, match=re.escape(message) + "$"):
+        flopsreg.Model.from_hf_config(_config("gemma4_unified", use_bidirectional_attention="visoin"))
 
 
 @pytest.mark.parametrize("convention", ["megatron", "megatron_bridge", "hf_trainer", "vllm", "slime", "nanogpt"])
