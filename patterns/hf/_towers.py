@@ -307,10 +307,11 @@ GEMMA4_VISION = TowerKind(
     "blocks with q/k RMSNorms, GQA, a gated MLP and four RMSNorms, no biases (FLOPs: with its embedder's projection)",
     dims=(
         Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
-        Dim("layers", "{tower}.num_hidden_layers", 16), Dim("heads", "{tower}.num_attention_heads", 12),
-        Dim("kv_heads", "{tower}.num_key_value_heads", 12), Dim("head_dim", "{tower}.head_dim", 64),
-        Dim("patch", "{tower}.patch_size", 16), Dim("table", "{tower}.position_embedding_size", 10240),
-        Dim("pooling", "{tower}.pooling_kernel_size", 3), Dim("text", "text_config.hidden_size", 2304), _BUDGET,
+        Dim("layers", "{tower}.num_hidden_layers", 16, latex="L"), Dim("heads", "{tower}.num_attention_heads", 12, latex="n_h"),
+        Dim("kv_heads", "{tower}.num_key_value_heads", 12, latex=r"n_{\mathrm{kv}}"),
+        Dim("head_dim", "{tower}.head_dim", 64, latex="d"), Dim("patch", "{tower}.patch_size", 16, latex="p"),
+        Dim("table", "{tower}.position_embedding_size", 10240),
+        Dim("pooling", "{tower}.pooling_kernel_size", 3, latex="k"), Dim("text", "text_config.hidden_size", 2304, latex="D"), _BUDGET,
         _bidirectional(None),
     ),
     parameters=(
@@ -379,9 +380,9 @@ GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
     "values through LayerNorm, a biased matrix and LayerNorm, a two-axis position table (nn.Parameter) and LayerNorm, "
     "then one matrix from output_proj_dims to the text width (its RMSNorm has no scale)",
     dims=(
-        Dim("patch", "{tower}.patch_size", 16), Dim("pooling", "{tower}.pooling_kernel_size", 3),
-        Dim("h", "{tower}.mm_embed_dim", 3840), Dim("posemb", "{tower}.mm_posemb_size", 1120),
-        Dim("out", "{tower}.output_proj_dims", 3840), Dim("text", "text_config.hidden_size", 2304),
+        Dim("patch", "{tower}.patch_size", 16, latex="p"), Dim("pooling", "{tower}.pooling_kernel_size", 3, latex="k"),
+        Dim("h", "{tower}.mm_embed_dim", 3840, latex="m"), Dim("posemb", "{tower}.mm_posemb_size", 1120),
+        Dim("out", "{tower}.output_proj_dims", 3840, latex=r"d_{\mathrm{out}}"), Dim("text", "text_config.hidden_size", 2304, latex="D"),
         _BUDGET, _bidirectional("vision"),
     ),
     parameters=(
