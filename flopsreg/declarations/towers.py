@@ -161,6 +161,8 @@ class ImageRule:
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:
             raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
+        if self.layer_pairs is not None and self.bidirectional is None:
+            raise ValueError("ImageRule.layer_pairs needs bidirectional: the runs of tokens whose pairs it counts")
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
 
 

@@ -19,7 +19,8 @@ from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.patterns.hf._gemma4_vit import BUDGETS, WRAPPER_TOKENS, resized_size
+from flopsreg.patterns.hf._gemma4_vit import BUDGETS, GEMMA4_IMAGES, WRAPPER_TOKENS, resized_size
+from flopsreg.plugin import ImageRule
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma4img.json").read_text())
 MODELS = RECORD["models"]
@@ -301,3 +302,8 @@ def test_the_command_line_takes_gemma4_images(tmp_path, capsys, registry):
     text = capsys.readouterr().out
     assert "image 1: 300x500 -> 144x240, patch grid 1x18x30 (t x h x w), 62 tokens" in text
     assert "embedder = 2*columns*h*rows*t*text/pooling**2" in text
+
+
+def test_per_layer_pairs_need_the_runs_they_count():
+    with pytest.raises(ValueError, match=r"^ImageRule.layer_pairs needs bidirectional"):
+        ImageRule(summary="s", plan=GEMMA4_IMAGES.plan, layer_pairs=GEMMA4_IMAGES.layer_pairs)
