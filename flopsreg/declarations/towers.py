@@ -69,6 +69,10 @@ class Dim:
     latex: str = ""
     choices: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
 
+    def __attrs_post_init__(self) -> None:
+        if bool(self.choices) != (self.read == "choice"):
+            raise ValueError(f"Dim {self.name!r}: choices go with read='choice', and it needs them")
+
     @property
     def symbol(self) -> sympy.Symbol:
         return sympy.Symbol(self.name, integer=True, nonnegative=True)

@@ -172,7 +172,7 @@ def plan_images(
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
     tower counted exactly or as *convention* counts it; *kinds* (``{part: TowerKind}``) give
-    ``explain`` the exact count's closed forms; ``pair(slot)`` gives the language model's
+    ``explain`` the exact count's closed forms; ``pair(slot, pairs)`` gives the language model's
     FLOPs for the pairs ``pairs(flags, params)`` adds to each layer of each layer kind, for a tower
     whose image tokens are bidirectional."""
     if images is not None and image_tokens is not None:

@@ -20,7 +20,7 @@ from eager import eager_registry as make_eager_registry
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.patterns.hf._gemma4_vit import BUDGETS, GEMMA4_IMAGES, WRAPPER_TOKENS, resized_size
-from flopsreg.plugin import ImageRule
+from flopsreg.plugin import Dim, ImageRule
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma4img.json").read_text())
 MODELS = RECORD["models"]
@@ -307,3 +307,10 @@ def test_the_command_line_takes_gemma4_images(tmp_path, capsys, registry):
 def test_per_layer_pairs_need_the_runs_they_count():
     with pytest.raises(ValueError, match=r"^ImageRule.layer_pairs needs bidirectional"):
         ImageRule(summary="s", plan=GEMMA4_IMAGES.plan, layer_pairs=GEMMA4_IMAGES.layer_pairs)
+
+
+def test_a_choice_dim_declares_its_choices():
+    assert Dim("b", "text_config.use_bidirectional_attention", None, read="choice", choices=(None, "vision")).choices == (None, "vision")
+    for bad in ({"read": "choice"}, {"choices": (None, "vision")}):
+        with pytest.raises(ValueError, match=r"^Dim 'b': choices go with read='choice'"):
+            Dim("b", "text_config.use_bidirectional_attention", None, **bad)
