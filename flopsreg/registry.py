@@ -154,7 +154,7 @@ class Registry(PluginLoader):
         language model's work on the pairs its mask adds within each image (Gemma 3)."""
         return plan_images(
             model.name, self.image_towers(model), images, image_tokens, convention, tower_kinds(model, self.hf_readers),
-            pair=lambda slot: pair_flops(self._evaluator.select(model, convention).units, slot),
+            pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs),
         )
 
     def _evaluate_images(

@@ -27,7 +27,7 @@ from flopsreg.declarations.pattern import canonical
 
 __all__ = ["CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
-READS = ("int", "bool", "count", "product", "inverse_square")  # how a Dim turns its config value into an int
+READS = ("int", "bool", "count", "product", "inverse_square", "choice")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
@@ -64,7 +64,8 @@ class Dim:
             1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a
             list of integers as their product (a merge kernel ``[2, 2]``); ``"inverse_square"`` a
             ratio r in (0, 1] as ``round(1 / r^2)`` (Llama 4's ``pixel_shuffle_ratio`` 0.5 as the
-            4 patches each token takes, as Llama4Processor reads it).
+            4 patches each token takes, as Llama4Processor reads it); ``"choice"`` the
+            value's index in ``choices`` (Gemma 4's ``use_bidirectional_attention``: null, "vision").
         latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
             upright where it is longer than a letter.
     """
@@ -74,6 +75,11 @@ class Dim:
     default: Any
     read: str = attrs.field(default="int", validator=_read)
     latex: str = ""
+    choices: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+
+    def __attrs_post_init__(self) -> None:
+        if bool(self.choices) != (self.read == "choice"):
+            raise ValueError(f"Dim {self.name!r}: choices go with read='choice', and it needs them")
 
     @property
     def symbol(self) -> sympy.Symbol:
@@ -144,6 +150,9 @@ class ImageRule:
             soft tokens); None: the image's tokens are causal like text.
         pair_slot: with ``bidirectional``, the slot whose FLOPs are those of the attended pairs
             (linear in them): its cost at a one-token sequence is one more pair's, in each layer.
+        layer_pairs: with ``bidirectional``, ``layer_pairs(dims, runs, flags, params) -> pairs``
+            the mask adds to one layer of a layer kind (its pattern flags and params, e.g. its
+            window) for the images' runs; None: ``n(n-1)/2`` per run on every layer (Gemma 3).
         conventions: ``{convention: flops}`` for the conventions that count the tower their own
             way (verl's estimator): ``flops(dims, plans) -> {piece: forward FLOPs}`` over the
             images of one sequence; under any other convention but the exact one a request with
@@ -162,15 +171,19 @@ class ImageRule:
     shape_note: str = ""
     bidirectional: Callable[[Mapping[str, int], ImagePlan], int] | None = None
     pair_slot: str = ""
+    layer_pairs: Callable[[Mapping[str, int], Sequence[int], frozenset[str], Mapping[str, int]], int] | None = None
+
+    conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
+    cross_part: str = ""
+    cross_keys: Callable[[Mapping[str, int], ImagePlan], int] | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:
             raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
         if bool(self.cross_part) != (self.cross_keys is not None):
             raise ValueError("ImageRule.cross_part and cross_keys go together: the cross-attention tower and the keys of each image")
-    conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
-    cross_part: str = ""
-    cross_keys: Callable[[Mapping[str, int], ImagePlan], int] | None = None
+        if self.layer_pairs is not None and self.bidirectional is None:
+            raise ValueError("ImageRule.layer_pairs needs bidirectional: the runs of tokens whose pairs it counts")
 
 
 @attrs.frozen(kw_only=True)

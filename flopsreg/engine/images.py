@@ -163,18 +163,17 @@ class Images:
     cross_flops: Mapping[str, int] = attrs.field(factory=dict)
     # where each image lies: the text tokens before it (empty: every image before the text)
     positions: tuple[int, ...] = ()
-    # the tower's FLOPs per piece for some of the plans, and the language model's FLOPs for one
-    # more attended pair (a bidirectional rule's): what :meth:`subset` counts again
+    # the tower's FLOPs per piece for some of the plans, and the language model's FLOPs for the
+    # pairs its mask adds within their tokens (a bidirectional rule's): what :meth:`subset` counts again
     encode: Callable[[Sequence[ImagePlan]], Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
-    pair_cost: int = attrs.field(default=0, eq=False, repr=False)
+    lm_pairs: Callable[[Sequence[ImagePlan]], int] = attrs.field(default=lambda plans: 0, eq=False, repr=False)
 
     def subset(self, indices: Sequence[int]) -> Images:
         """These images' *indices* alone (those a step encodes after a cached prefix), with the
         tower and the bidirectional pairs counted for them."""
         plans = [self.plans[i] for i in indices]
         assert self.encode is not None, "a planned Images knows how to count a subset"
-        runs = [self.rule.bidirectional(self.dims, plan) for plan in plans] if self.rule.bidirectional is not None else []
-        return attrs.evolve(self, plans=tuple(plans), flops=self.encode(plans), bidirectional=self.pair_cost * bidirectional_pairs(runs),
+        return attrs.evolve(self, plans=tuple(plans), flops=self.encode(plans), bidirectional=self.lm_pairs(plans),
                             positions=tuple(self.positions[i] for i in indices) if self.positions else ())
 
     @property
@@ -262,10 +261,11 @@ def bidirectional_pairs(runs: Sequence[int]) -> int:
     return sum(n * (n - 1) // 2 for n in runs)
 
 
-def pair_flops(units: Iterable[Any], slot: str) -> int:
-    """The language model's FLOPs for one more (query, key) pair in every layer: each layer unit's
-    *slot* (the one linear in the pairs) at a one-token sequence (one pair), times its layers."""
-    return sum(unit.count * unit.flops(1).get(slot, 0) for unit in units)
+def pair_flops(units: Iterable[Any], slot: str, pairs: Callable[[frozenset[str], Mapping[str, int]], int]) -> int:
+    """The language model's FLOPs for the pairs its mask adds: each layer unit's *slot* (the one
+    linear in the pairs) at a one-token sequence (one pair), times ``pairs(flags, params)``, the
+    pairs added to one of its layers, times its layers."""
+    return sum(unit.count * unit.flops(1).get(slot, 0) * pairs(unit.flags, unit.params) for unit in units)
 
 
 def plan_images(
@@ -275,13 +275,14 @@ def plan_images(
     image_tokens: Sequence[int] | None,
     convention: str = EXACT,
     kinds: Mapping[str, TowerKind] | None = None,
-    pair: Callable[[str], int] = lambda slot: 0,
+    pair: Callable[[str, Callable[[frozenset[str], Mapping[str, int]], int]], int] = lambda slot, pairs: 0,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
     tower counted exactly (its kind's closed forms, *kinds* ``{part: TowerKind}``, which ``explain``
-    shows too) or as *convention* counts it; ``pair(slot)`` gives the language model's
-    FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional."""
+    shows too) or as *convention* counts it; ``pair(slot, pairs)`` gives the language model's
+    FLOPs for the pairs ``pairs(flags, params)`` adds to each layer of each layer kind, for a tower
+    whose image tokens are bidirectional."""
     if images is not None and image_tokens is not None:
         raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
     given = "images" if images is not None else "image_tokens"
@@ -315,10 +316,15 @@ def plan_images(
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
-    extra = pair_cost = 0
-    if rule.bidirectional is not None:
-        pair_cost = pair(rule.pair_slot)
-        extra = pair_cost * bidirectional_pairs([rule.bidirectional(dims, plan) for plan in plans])
+    def lm_pairs(plans: Sequence[ImagePlan]) -> int:
+        """The language model's FLOPs for the pairs its mask adds within *plans*' tokens."""
+        if rule.bidirectional is None:
+            return 0
+        runs = [rule.bidirectional(dims, plan) for plan in plans]
+        layer_pairs = rule.layer_pairs
+        return pair(rule.pair_slot, lambda flags, params: (
+            bidirectional_pairs(runs) if layer_pairs is None else layer_pairs(dims, runs, flags, params)))
+
     kind = kinds.get(part) if convention == EXACT else None
 
     def encode(plans: Sequence[ImagePlan]) -> Mapping[str, int]:
@@ -336,4 +342,4 @@ def plan_images(
         cross = (rule.cross_part, kinds[rule.cross_part], towers[rule.cross_part][1])
         keys = tuple(rule.cross_keys(dims, plan) for plan in plans)  # type: ignore[misc]
     return Images(part=part, title=title, plans=tuple(plans), flops=encode(plans), rule=rule, kind=kind, dims=dims,
-                  bidirectional=extra, cross=cross, keys=keys, encode=encode, pair_cost=pair_cost)
+                  bidirectional=lm_pairs(plans), cross=cross, keys=keys, encode=encode, lm_pairs=lm_pairs)

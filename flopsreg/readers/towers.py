@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from flopsreg.errors import ModelError
+from flopsreg.errors import ModelError, did_you_mean
 from flopsreg.model import Tower
 
 if TYPE_CHECKING:
@@ -39,13 +39,20 @@ def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int
         raise ModelError(f"{where}: {head} = {holder!r:.60}: expected an object")
     field, _, index = field.partition("[")  # "subsampling_conv_channels[1]": one entry of a list
     value = holder.get(field)
-    if value is None:
+    if value is None and not (dim.read == "choice" and field in holder):  # a choice may be an explicit null
         value = dim.default
     if index:
         position = int(index.rstrip("]"))
         if not isinstance(value, list) or len(value) <= position:
             raise ModelError(f"{where}: {path.partition('[')[0]} = {value!r:.60}: expected a list of more than {position} integers")
         value = value[position]
+    if dim.read == "choice":
+        if value not in dim.choices:
+            expected = ", ".join("null" if choice is None else repr(choice) for choice in dim.choices)
+            names = [choice for choice in dim.choices if isinstance(choice, str)]
+            hint = did_you_mean(value, names) if isinstance(value, str) else ""
+            raise ModelError(f"{shown} = {value!r:.60}: expected one of {expected}{hint}")
+        return dim.choices.index(value)
     if dim.read == "bool":
         if not isinstance(value, bool):
             raise ModelError(f"{shown} = {value!r}: expected true or false")

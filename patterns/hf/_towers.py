@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._gemma4_vit import BIDIRECTIONAL, GEMMA4_IMAGES, GEMMA4_UNIFIED_IMAGES
 from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
@@ -375,22 +376,51 @@ KIMI_K25_PROJECTOR = TowerKind(
     "heads kv_heads head_dim table kernel conv0 conv1", integer=True, nonnegative=True
 )
 
+# What Gemma 4's image rule reads beside a vision tower's own dims: the pooling to soft tokens,
+# the processor's soft-token budget (max_soft_tokens: processor_config.json's, 280, not a field of
+# transformers' config; flopsreg reads it beside the config), the text width and the language
+# model's use_bidirectional_attention (Gemma4TextConfig: null; Gemma4UnifiedTextConfig: "vision").
+_BUDGET = Dim("budget", "max_soft_tokens", 280)
+
+
+def _bidirectional(default: str | None) -> Dim:
+    return Dim("bidirectional", "text_config.use_bidirectional_attention", default, read="choice", choices=BIDIRECTIONAL)
+
+
+_G4_T, _G4_ROWS, _G4_COLUMNS = IMAGE_GRID
+_G4_PATCHES = _G4_T * _G4_ROWS * _G4_COLUMNS  # the image's real patches (the processor's padding not counted)
+_G4_POOLING = sympy.Symbol("pooling", integer=True, nonnegative=True)
+
 GEMMA4_VISION = TowerKind(
     name="gemma4_vision",
     title="Gemma 4 ViT",
     summary="Gemma4VisionModel: patches through one matrix, a two-axis learned position table (nn.Parameter), "
-    "blocks with q/k RMSNorms, GQA, a gated MLP and four RMSNorms, no biases",
+    "blocks with q/k RMSNorms, GQA, a gated MLP and four RMSNorms, no biases (FLOPs: with its embedder's projection)",
     dims=(
         Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
-        Dim("layers", "{tower}.num_hidden_layers", 16), Dim("heads", "{tower}.num_attention_heads", 12),
-        Dim("kv_heads", "{tower}.num_key_value_heads", 12), Dim("head_dim", "{tower}.head_dim", 64),
-        Dim("patch", "{tower}.patch_size", 16), Dim("table", "{tower}.position_embedding_size", 10240),
+        Dim("layers", "{tower}.num_hidden_layers", 16, latex="L"), Dim("heads", "{tower}.num_attention_heads", 12, latex="n_h"),
+        Dim("kv_heads", "{tower}.num_key_value_heads", 12, latex=r"n_{\mathrm{kv}}"),
+        Dim("head_dim", "{tower}.head_dim", 64, latex="d"), Dim("patch", "{tower}.patch_size", 16, latex="p"),
+        Dim("table", "{tower}.position_embedding_size", 10240),
+        Dim("pooling", "{tower}.pooling_kernel_size", 3, latex="k"), Dim("text", "text_config.hidden_size", 2304, latex="D"), _BUDGET,
+        _bidirectional(None),
     ),
     parameters=(
         2 * table * h + 3 * patch**2 * h  # patch_embedder: position_embedding_table, input_proj
         + layers * (2 * h * heads * head_dim + 2 * h * kv_heads * head_dim + 2 * head_dim + 3 * h * i + 4 * h)
     ),
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4VisionModel",
+    images=GEMMA4_IMAGES,
+    # One image of t x rows x columns real patches: the input projection, q/k/v/o, attention over
+    # the image both ways, the gated MLP, and the embedder's matrix on the rows x columns / pooling^2
+    # soft tokens the average pooling leaves (the pooling and the norms are elementwise).
+    flops={
+        "patch_embed": 2 * _G4_PATCHES * 3 * patch**2 * h,
+        "blocks.qkv_proj": layers * 2 * _G4_PATCHES * (2 * h * heads * head_dim + 2 * h * kv_heads * head_dim),
+        "blocks.attention": layers * 4 * heads * head_dim * _G4_T * (_G4_ROWS * _G4_COLUMNS) ** 2,
+        "blocks.mlp": layers * 2 * _G4_PATCHES * 3 * h * i,
+        "embedder": 2 * _G4_PATCHES / _G4_POOLING**2 * h * text,
+    },
 )
 
 GEMMA4_AUDIO = TowerKind(
@@ -441,9 +471,10 @@ GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
     "values through LayerNorm, a biased matrix and LayerNorm, a two-axis position table (nn.Parameter) and LayerNorm, "
     "then one matrix from output_proj_dims to the text width (its RMSNorm has no scale)",
     dims=(
-        Dim("patch", "{tower}.patch_size", 16), Dim("pooling", "{tower}.pooling_kernel_size", 3),
-        Dim("h", "{tower}.mm_embed_dim", 3840), Dim("posemb", "{tower}.mm_posemb_size", 1120),
-        Dim("out", "{tower}.output_proj_dims", 3840), Dim("text", "text_config.hidden_size", 2304),
+        Dim("patch", "{tower}.patch_size", 16, latex="p"), Dim("pooling", "{tower}.pooling_kernel_size", 3, latex="k"),
+        Dim("h", "{tower}.mm_embed_dim", 3840, latex="m"), Dim("posemb", "{tower}.mm_posemb_size", 1120),
+        Dim("out", "{tower}.output_proj_dims", 3840, latex=r"d_{\mathrm{out}}"), Dim("text", "text_config.hidden_size", 2304, latex="D"),
+        _BUDGET, _bidirectional("vision"),
     ),
     parameters=(
         2 * 3 * (patch * pooling) ** 2  # patch_ln1 over the merged patch's values
@@ -452,6 +483,14 @@ GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
         + out * text  # multimodal_embedder.embedding_projection
     ),
     reference=_SOURCE + "gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedVisionEmbedder",
+    images=GEMMA4_UNIFIED_IMAGES,
+    # One image of t x rows x columns patches of patch pixels: each pooling x pooling of them one
+    # merged patch and one token, through patch_dense and the projection (the norms and the
+    # position embedding elementwise).
+    flops={
+        "patch_dense": 2 * _G4_PATCHES / pooling**2 * 3 * (patch * pooling) ** 2 * h,
+        "embedder": 2 * _G4_PATCHES / pooling**2 * out * text,
+    },
 )
 
 GEMMA4_UNIFIED_AUDIO_EMBEDDER = TowerKind(

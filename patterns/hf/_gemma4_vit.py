@@ -1,0 +1,142 @@
+"""Gemma 4's image rule (and Gemma 4 unified's): the processor's aspect-preserving resize to a
+soft-token budget, the tokens each image becomes, and the language model's bidirectional image
+blocks; the towers' FLOPs are the closed forms of their kinds (patterns/hf/_towers.py).
+
+Gemma4ImageProcessor (transformers 5.24, image_processing_gemma4.py; Gemma4UnifiedImageProcessor
+resizes alike) scales each image, keeping its aspect ratio, to the largest size whose sides are
+multiples of ``patch x pooling`` pixels (48) and whose patches fit ``max_soft_tokens x pooling^2``
+(``max_soft_tokens`` 280 by default, one of 70, 140, 280, 560, 1120). Every ``pooling x pooling``
+patches become one soft token; Gemma4Processor.replace_image_token wraps them in ``<boi>`` and
+``<eoi>``: tokens = rows x columns / pooling^2 + 2. The processor pads the patches to the budget
+and the tower computes on the padding too: flopsreg counts the real patches (the test reconciles
+the padding). With ``text_config.use_bidirectional_attention = "vision"`` the language model
+attends both ways within each image's soft tokens: Gemma 4 on its sliding layers only
+(``create_masks_for_vision_model``: AND(window, OR(causal, block))), Gemma 4 unified on every layer
+(``create_masks_for_generate`` ORs the block after the window). Derived in docs/multimodal.md;
+checked against tests/data/hf_forward/forward_gemma4img.json.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
+from flopsreg.plugin import ImagePlan, ImageRule
+
+__all__ = ["BIDIRECTIONAL", "BUDGETS", "GEMMA4_IMAGES", "GEMMA4_UNIFIED_IMAGES", "WRAPPER_TOKENS", "resized_size"]
+
+BUDGETS = (70, 140, 280, 560, 1120)  # the max_soft_tokens the processor accepts (its _SUPPORTED_SOFT_TOKENS)
+WRAPPER_TOKENS = 2  # <boi> before the soft tokens, <eoi> after
+BIDIRECTIONAL = (None, "vision", "all")  # text_config.use_bidirectional_attention, read as its index here
+_SLIDING = frozenset(SLIDING_WINDOW.flags)
+
+
+def resized_size(height: int, width: int, patch: int, pooling: int, budget: int) -> tuple[int, int]:
+    """The processor's resize of a *height* x *width* image: scaled (aspect kept) so that its
+    patches fill ``budget x pooling^2``, each side rounded down to a multiple of ``patch x
+    pooling``; a side that rounds to 0 becomes one multiple and the other ``floor(long / short)``
+    multiples, at most ``budget`` of them. Floating point as the processor computes it, so that
+    the sizes are its own. (The processor's refusals, of a 0 x 0 size or of more patches than
+    the budget, cannot happen: the scaled area is the budget's, at least one merged patch.)"""
+    side = patch * pooling
+    scale = math.sqrt(budget * pooling**2 * patch**2 / (height * width))
+    rows, columns = math.floor(scale * height / side) * side, math.floor(scale * width / side) * side
+    if not rows:
+        rows, columns = side, min(math.floor(width / height) * side, budget * side)
+    elif not columns:
+        rows, columns = min(math.floor(height / width) * side, budget * side), side
+    return rows, columns
+
+
+def _budget(d: Mapping[str, int]) -> int:
+    if d["budget"] not in BUDGETS:
+        raise ValueError(f"max_soft_tokens = {d['budget']}: the processor takes one of {', '.join(map(str, BUDGETS))}")
+    return d["budget"]
+
+
+def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+    rows, columns = resized_size(height, width, d["patch"], d["pooling"], _budget(d))
+    grid = (1, rows // d["patch"], columns // d["patch"])
+    return ImagePlan(height=height, width=width, resized=(rows, columns), grid=grid,
+                     tokens=grid[1] * grid[2] // d["pooling"] ** 2 + WRAPPER_TOKENS)
+
+
+def _unified_plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+    """As :func:`_plan`; the unified embedder feeds its mm_embed_dim output to a projection from
+    output_proj_dims, so the two must agree (transformers fails on its first image otherwise)."""
+    if d["out"] != d["h"]:
+        raise ValueError(f"output_proj_dims = {d['out']}: the projection takes the embedder's mm_embed_dim = {d['h']} (transformers fails on it)")
+    return _plan(d, height, width)
+
+
+def _from_tokens(d: Mapping[str, int], soft: int) -> ImagePlan:
+    """An image of *soft* soft tokens: ``soft x pooling^2`` patches fix the tower's work (its
+    attention spans the whole image), whatever their shape; at most the budget."""
+    if soft > _budget(d):
+        raise ValueError(f"an image is at most max_soft_tokens = {d['budget']} soft tokens")
+    k = d["pooling"]
+    return ImagePlan(height=0, width=0, resized=(k * d["patch"], soft * k * d["patch"]), grid=(1, k, soft * k),
+                     tokens=soft + WRAPPER_TOKENS)
+
+
+def _soft_run(d: Mapping[str, int], plan: ImagePlan) -> int:
+    """The image's soft tokens where the language model attends both ways within them
+    (mm_token_type_ids 1; use_bidirectional_attention = "vision"), else 0: causal like text."""
+    return (plan.tokens - WRAPPER_TOKENS) if BIDIRECTIONAL[d["bidirectional"]] == "vision" else 0
+
+
+def _triangle(n: int) -> int:
+    return n * (n - 1) // 2 if n > 0 else 0
+
+
+def _sliding_only(d: Mapping[str, int], runs: Sequence[int], flags: frozenset[str], params: Mapping[str, int]) -> int:
+    """Gemma 4: a sliding layer adds the n(n-1)/2 pairs above each run's diagonal (later keys of
+    the run always pass ``kv > q - window``); a full layer stays causal."""
+    return sum(_triangle(n) for n in runs) if _SLIDING <= flags else 0
+
+
+def _every_layer(d: Mapping[str, int], runs: Sequence[int], flags: frozenset[str], params: Mapping[str, int]) -> int:
+    """Gemma 4 unified: every layer adds the n(n-1)/2 pairs above each run's diagonal; a sliding
+    layer also the (n-w)(n-w+1)/2 below it that its window of w had left out."""
+    window = params[WINDOW.name] if _SLIDING <= flags else None
+    return sum(_triangle(n) + (_triangle(n - window + 1) if window is not None else 0) for n in runs)
+
+
+_RULE = {
+    "from_tokens": _from_tokens,
+    "bidirectional": _soft_run,
+    "pair_slot": "attention.core",  # QK^T and PV: 2 heads (qk + v width) FLOPs per pair
+}
+_RESIZE = ("aspect-preserving resize to sides in multiples of patch x pooling, at most max_soft_tokens (280) x pooling^2 "
+           "patches (Gemma4ImageProcessor); tokens = rows x columns / pooling^2 + 2 (<boi>, <eoi>)")
+
+GEMMA4_IMAGES = ImageRule(
+    summary=_RESIZE + "; with use_bidirectional_attention = vision the sliding layers attend both ways within each image's soft tokens",
+    plan=_plan,
+    layer_pairs=_sliding_only,
+    rules=(
+        "patch_embed = 2 x patches x 3 patch^2 x h (one matrix over each patch's pixels); real patches only, "
+        "not the processor's padding to max_soft_tokens x pooling^2",
+        "blocks.qkv_proj = layers x 2 x patches x (2 h heads head_dim + 2 h kv_heads head_dim)",
+        "blocks.attention = layers x 4 heads head_dim x patches^2 (bidirectional over each image)",
+        "blocks.mlp = layers x 2 x patches x 3 h i (gated)",
+        "embedder = 2 x patches / pooling^2 x h x text (average pooling and norms elementwise)",
+        "language model (use_bidirectional_attention = vision): + n(n-1)/2 pairs per image on each sliding layer",
+    ),
+    **_RULE,
+)
+
+GEMMA4_UNIFIED_IMAGES = ImageRule(
+    summary=_RESIZE + "; with use_bidirectional_attention = vision (the default) every layer attends both ways "
+    "within each image's soft tokens, past the sliding window",
+    plan=_unified_plan,
+    layer_pairs=_every_layer,
+    rules=(
+        "patch_dense = 2 x tokens x 3 (patch pooling)^2 x mm_embed_dim (each token one merged patch; real tokens only)",
+        "embedder = 2 x tokens x output_proj_dims x text (the norms elementwise)",
+        "language model (use_bidirectional_attention = vision): + n(n-1)/2 pairs per image on every layer, "
+        "+ (n-w)(n-w+1)/2 more on a sliding layer of window w < n",
+    ),
+    **_RULE,
+)
