@@ -141,6 +141,8 @@ class ImageRule:
         conventions: ``{convention: flops}`` for the conventions that count the tower their own
             way (verl's estimator), with the signature of ``flops``; under any other convention
             but the exact one a request with images is refused, naming the convention.
+        most: the most images one sequence can carry (GIT's one image, its tokens a single
+            bidirectional block); a request with more is refused. 0: any number.
     """
 
     summary: str = attrs.field(validator=_text)
@@ -156,6 +158,7 @@ class ImageRule:
         if self.bidirectional is not None and not self.pair_slot:
             raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
+    most: int = 0
 
 
 @attrs.frozen(kw_only=True)

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import sympy
 
+from flopsreg.patterns.hf._fuyu_vit import FUYU_IMAGES
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._git_vit import GIT_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
 
@@ -380,6 +382,8 @@ FUYU_PROJECTOR = TowerKind(
     dims=(Dim("patch", "patch_size", 30), Dim("channels", "num_channels", 3), Dim("text", "{tower}.hidden_size", 4096)),
     parameters=channels * patch**2 * text + text,
     reference=_SOURCE + "fuyu/modeling_fuyu.py FuyuModel",
+    images=FUYU_IMAGES,
+    flops={"projection": 2 * IMAGE_GRID[0] * IMAGE_GRID[1] * IMAGE_GRID[2] * channels * patch**2 * text},
 )
 
 PHI4_MULTIMODAL_VISION = TowerKind(
@@ -442,6 +446,23 @@ PHI4_MULTIMODAL_AUDIO = TowerKind(
     reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalAudioEmbedding",
 )
 
+
+
+def _clip_flops() -> dict[str, sympy.Expr]:
+    """GIT's CLIP ViT and projection over one image of ``t x rows x columns`` patches (t = 1; derived
+    in docs/multimodal.md): Conv2d patches, then per block q, k, v, o, full attention and the MLP over
+    the patches and the class token, and GitProjection's matrix on every one of those tokens."""
+    t, rows, columns = IMAGE_GRID
+    tokens = t * (rows * columns + 1)
+    return {
+        "patch_embed": 2 * t * rows * columns * h * channels * patch**2,
+        "blocks.qkv_proj": layers * 2 * tokens * 4 * h**2,
+        "blocks.attention": 4 * h * layers * t * (rows * columns + 1) ** 2,
+        "blocks.mlp": layers * 2 * tokens * 2 * h * i,
+        "projector": 2 * tokens * h * text,
+    }
+
+
 GIT_VISION = TowerKind(
     name="git_vision",
     title="GIT CLIP ViT",
@@ -451,6 +472,7 @@ GIT_VISION = TowerKind(
         Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
         Dim("layers", "{tower}.num_hidden_layers", 12), Dim("channels", "{tower}.num_channels", 3),
         Dim("image", "{tower}.image_size", 224), Dim("patch", "{tower}.patch_size", 16),
+        Dim("text", "hidden_size", 768),  # GitProjection's output width: its FLOPs are counted with the tower's
     ),
     parameters=(
         channels * patch**2 * h + h  # patch_embedding (no bias), class_embedding
@@ -459,6 +481,8 @@ GIT_VISION = TowerKind(
     ),
     embeddings=(sympy.floor(image / patch) ** 2 + 1) * h,
     reference=_SOURCE + "git/modeling_git.py GitVisionModel",
+    images=GIT_IMAGES,
+    flops=_clip_flops(),
 )
 
 frame_embeddings = sympy.Symbol("frame_embeddings", integer=True, nonnegative=True)
