@@ -26,7 +26,7 @@ from flopsreg.declarations.pattern import canonical
 
 __all__ = ["IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
-READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
+READS = ("int", "bool", "count", "product", "from_end")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
@@ -56,7 +56,8 @@ class Dim:
         default: the config class default, used when the field is absent (as transformers does).
         read: ``"int"`` an integer >= 0; ``"bool"`` true/false as 1/0; ``"count"`` an integer as
             1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a
-            list of integers as their product (a merge kernel ``[2, 2]``).
+            list of integers as their product (a merge kernel ``[2, 2]``); ``"from_end"`` a
+            negative index counted from the end as its distance (``feature_layer = -2`` -> 2).
         latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
             upright where it is longer than a letter.
     """

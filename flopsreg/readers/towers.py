@@ -63,6 +63,11 @@ def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int
         for number in value:
             product *= number
         return product
+    if dim.read == "from_end":
+        if type(value) is not int or value > -1:
+            raise ModelError(f"{shown} = {value!r:.60}: expected a negative integer, an index counted from the end "
+                             f"(read for the {tower.part} tower, {tower.kind.title})")
+        return -value
     if type(value) is not int or value < 0:
         raise ModelError(f"{shown} = {value!r:.60}: expected an integer >= 0 (read for the {tower.part} tower, {tower.kind.title})")
     return value

@@ -14,6 +14,7 @@ import sympy
 from flopsreg.patterns.hf._fuyu_vit import FUYU_IMAGES
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._git_vit import GIT_IMAGES
+from flopsreg.patterns.hf._phi4mm_vit import PHI4_MULTIMODAL_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
 
@@ -386,6 +387,40 @@ FUYU_PROJECTOR = TowerKind(
     flops={"projection": 2 * IMAGE_GRID[0] * IMAGE_GRID[1] * IMAGE_GRID[2] * channels * patch**2 * text},
 )
 
+# Phi-4-multimodal's image (patterns/hf/_phi4mm_vit.py): the grid's rows x columns are the real
+# patches of its crops, n x n patches a crop and the global image. The useful work: the U layers
+# whose output is used, over the real patches (P), attention within each crop over its real
+# patches (the sums of squared real lengths along each axis factor, as Qwen2.5-VL's windows), and
+# the two projections over the image's T tokens.
+(crop, back) = sympy.symbols("crop back", integer=True, nonnegative=True)
+_N, _U, _P, _S_R, _S_C, _U_R, _U_C, _TOKENS, _G = (
+    where_symbol(name) for name in ("n", "U", "P", "S_r", "S_c", "u_r", "u_c", "T", "g")
+)
+
+
+def _real_squares(real: sympy.Expr) -> sympy.Expr:
+    """sum over the crops along one axis of (real patches in it)^2, the crops filled from the start."""
+    return _N**2 * sympy.floor(real / _N) + sympy.Mod(real, _N) ** 2
+
+
+def _pooled(real: sympy.Expr) -> sympy.Expr:
+    """Pooled tokens along one axis: every second real patch of each crop."""
+    return _G * sympy.floor(real / _N) + sympy.ceiling(sympy.Mod(real, _N) / 2)
+
+
+_PHI4_WHERE = {
+    "n": sympy.floor(image / patch), "g": sympy.ceiling(_N / 2), "U": layers + 1 - back,
+    "P": _T * (_N**2 + _ROWS * _COLUMNS), "S_r": _real_squares(_ROWS), "S_c": _real_squares(_COLUMNS),
+    "u_r": _pooled(_ROWS), "u_c": _pooled(_COLUMNS), "T": _T * (_G * (_G + 1) + 1 + _U_R * (_U_C + 1)),
+}
+_PHI4_FLOPS = {
+    "patch_embed": 2 * _P * h * channels * patch**2,
+    "blocks.qkv_proj": _U * 2 * _P * 4 * h**2,
+    "blocks.attention": 4 * h * _U * _T * (_N**4 + _S_R * _S_C),
+    "blocks.mlp": _U * 2 * _P * 2 * h * i,
+    "projector": 2 * _TOKENS * (h * text + text**2),
+}
+
 PHI4_MULTIMODAL_VISION = TowerKind(
     name="phi4_multimodal_vision",
     title="Phi-4-multimodal image embedding",
@@ -395,6 +430,7 @@ PHI4_MULTIMODAL_VISION = TowerKind(
         Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
         Dim("layers", "{tower}.num_hidden_layers", 27), Dim("channels", "{tower}.num_channels", 3),
         Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14), Dim("text", "hidden_size", 3072),
+        Dim("crop", "{tower}.crop_size", 448), Dim("back", "{tower}.feature_layer", -2, read="from_end"),
     ),
     parameters=(
         channels * patch**2 * h + h + sympy.floor(image / patch) ** 2 * h + layers * VIT_BLOCK + 2 * h  # img_processor
@@ -404,6 +440,9 @@ PHI4_MULTIMODAL_VISION = TowerKind(
     ),
     embeddings=sympy.floor(image / patch) ** 2 * h,
     reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalImageEmbedding",
+    images=PHI4_MULTIMODAL_IMAGES,
+    flops=_PHI4_FLOPS,
+    flops_where=_PHI4_WHERE,
 )
 
 (ext, sep, mult, mel, reduction, nemo, distance, symmetric, downsample) = sympy.symbols(

@@ -39,6 +39,7 @@ def test_the_record_names_its_versions_and_classes():
     assert RECORD["transformers"] == "5.24.0" and RECORD["torch"].startswith("2.13")
     assert (GIT["class"], FUYU["class"]) == ("GitForCausalLM", "FuyuForCausalLM")
     assert sorted(GIT["cases"]) == ["landscape", "portrait", "small"] and sorted(FUYU["cases"]) == ["large", "small", "tall", "two"]
+    assert RECORD["models"]["phi4_multimodal"]["class"] == "Phi4MultimodalForCausalLM"
 
 
 @pytest.mark.parametrize("measured", [GIT, FUYU], ids=["git", "fuyu"])
@@ -178,3 +179,92 @@ def test_the_command_line_takes_fuyu_and_git_images(tmp_path, capsys, registry):
         assert output["forward_flops"] == str(expected.forward) and output["seqlens"] == [7 + tokens]
     assert main(["explain", str(tmp_path / "fuyu.json"), "--image", "300x500", "--no-cache"]) == 0
     assert "image 1: 300x500 -> 300x500, patch grid 1x10x17 (t x h x w), 181 tokens" in capsys.readouterr().out
+
+
+# Phi-4-multimodal ---------------------------------------------------------------------------------
+
+PHI4 = RECORD["models"]["phi4_multimodal"]
+SIDE = 32  # patches a side of a 448-pixel crop, patch 14
+
+
+def _crop_patches(plan) -> list[int]:
+    """Real patches of the global image and of each crop, row by row, from the plan's grid."""
+    rows, columns = plan.grid[1:]
+    down, across = plan.resized[0] // 448, plan.resized[1] // 448
+    return [SIDE * SIDE] + [max(0, min(SIDE, rows - SIDE * a)) * max(0, min(SIDE, columns - SIDE * b))
+                            for a in range(down) for b in range(across)]
+
+
+def test_phi4_the_record_holds_the_processors_defaults_and_the_whole_models_parameters(registry):
+    assert PHI4["class"] == "Phi4MultimodalForCausalLM"
+    assert PHI4["processor"] == {"size": {"height": 448, "width": 448}, "patch_size": 14, "dynamic_hd": 36}
+    model = _model(PHI4)
+    assert model.towers["vision"].parameters == PHI4["vision_parameters"]
+    assert registry.parameters(model).total == PHI4["parameters"]
+
+
+@pytest.mark.parametrize("size", sorted(PHI4["sizes"]))
+def test_phi4_crops_masks_and_tokens_equal_the_processors(registry, size):
+    """Phi4MultimodalImageProcessor on 15 sizes: the crops' canvas (image_sizes), the real patches
+    its mask leaves in each crop and num_img_tokens."""
+    measured = PHI4["sizes"][size]
+    height, width = map(int, size.split("x"))
+    (plan,) = registry.evaluate(_model(PHI4), seq_len=1, images=[(height, width)]).images.plans
+    assert list(plan.resized) == measured["image_size"]
+    assert _crop_patches(plan) == measured["real_patches"] and len(measured["real_patches"]) == measured["crops"] + 1
+    assert plan.tokens == measured["tokens"]
+
+
+@pytest.mark.parametrize("case", sorted(PHI4["cases"]))
+def test_phi4_the_useful_work_and_what_transformers_throws_away_make_the_recorded_tower(eager_registry, registry, case):
+    """transformers runs the SigLIP over every patch of every crop (padded patches and the blank
+    crops that pad a shorter image to the longest's included), all its layers, and the pooling head,
+    then keeps layer -2's hidden states of the real tokens: the recorded tower is flopsreg's useful
+    count plus that waste, each piece of it counted here by hand from the processor's masks."""
+    measured = PHI4["cases"][case]
+    modules = measured["modules"]
+    model = _model(PHI4)
+    result = registry.evaluate(model, seq_len=PHI4["text_tokens"], images=_images(PHI4, case))
+    assert [plan.tokens for plan in result.images.plans] == measured["tokens"]
+    assert result.seqlens == (measured["sequence_length"],)
+    vision = PHI4["config"]["vision_config"]
+    h, i, layers = vision["hidden_size"], vision["intermediate_size"], vision["num_hidden_layers"]
+    images, crops = measured["pixel_values"][:2]
+    real = []
+    for plan, recorded in zip(result.images.plans, measured["real_patches"], strict=True):
+        patches = _crop_patches(plan)
+        assert recorded[:len(patches)] == patches and all(n == SIDE * SIDE for n in recorded[len(patches):])  # blank crops: mask of ones
+        real += patches + [0] * (crops - len(patches))
+    every = images * crops * SIDE * SIDE
+    layer = 2 * every * 4 * h * h + 4 * h * images * crops * (SIDE * SIDE) ** 2 + 2 * every * 2 * h * i
+    assert all(modules[f"img_processor.encoder.layers.{k}"] == layer for k in range(layers))
+    useful_layer = 2 * sum(real) * 4 * h * h + 4 * h * sum(n * n for n in real) + 2 * sum(real) * 2 * h * i
+    padding = 2 * (every - sum(real)) * h * 3 * 14**2 + (layers - 1) * (layer - useful_layer)
+    waste = padding + layer + modules["img_processor.head"]  # the padding, the last layer, the pooling head
+    flops = dict(result.images.flops)
+    assert flops.pop("projector") == modules["img_projection_up"] + modules["img_projection_down"]
+    assert sum(flops.values()) + waste == modules["img_processor"]
+    assert modules["img_processor"] + modules["img_projection_up"] + modules["img_projection_down"] == measured["image_embed"]
+    language_model = eager_registry.evaluate(model, seq_len=result.seqlens[0], convention="eager").forward
+    assert language_model == measured["rest"] and result.images.bidirectional == 0
+
+
+def test_phi4_refuses_what_its_processor_or_model_cannot_build(registry):
+    model = _model(PHI4)
+    with pytest.raises(flopsreg.FlopsregError, match=r"^image_tokens: Phi-4-multimodal image embedding needs each image's height and width"):
+        registry.evaluate(model, seq_len=7, image_tokens=[545])
+    with pytest.raises(flopsreg.FlopsregError, match=r"^images\[0\] = \(5, 3000\): 5x3000: the processor refuses the aspect ratio"):
+        registry.evaluate(model, seq_len=7, images=[(5, 3000)])
+    config = {**PHI4["config"], "vision_config": {**PHI4["config"]["vision_config"], "patch_size": 16}}
+    with pytest.raises(flopsreg.FlopsregError, match=r"patch_size = 16: the processor cuts 448-pixel crops of 14-pixel patches"):
+        registry.evaluate(flopsreg.Model.from_hf_config(config), seq_len=7, images=[(300, 500)])
+    config = {**PHI4["config"], "vision_config": {**PHI4["config"]["vision_config"], "feature_layer": 2}}
+    with pytest.raises(flopsreg.FlopsregError, match=r"vision_config.feature_layer = 2: expected a negative integer"):
+        flopsreg.Model.from_hf_config(config)
+
+
+@pytest.mark.parametrize("convention", ["megatron", "hf_trainer", "vllm", "nanogpt"])
+def test_phi4_every_other_convention_refuses_its_images_by_name(registry, convention):
+    message = rf"^images: convention '{convention}' has no term for the vision tower \(Phi-4-multimodal image embedding\)"
+    with pytest.raises(flopsreg.FlopsregError, match=message):
+        registry.evaluate(_model(PHI4), seq_len=7, images=[(300, 500)], convention=convention)

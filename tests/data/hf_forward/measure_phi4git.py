@@ -41,6 +41,8 @@ from transformers import (
     FuyuImageProcessorPil,
     FuyuProcessor,
     GitForCausalLM,
+    Phi4MultimodalForCausalLM,
+    Phi4MultimodalImageProcessor,
 )
 from transformers.processing_utils import ProcessorMixin
 
@@ -222,12 +224,87 @@ def measure_fuyu() -> dict:
     }
 
 
+PHI4_IMAGE = 90  # the vision config's image_token_id (200010 in the published vocabulary)
+# The published crop (448 pixels, patch 14: 32 x 32 patches a crop, as the processor's 256 + 16
+# global tokens require); a tiny SigLIP and Phi-3 decoder of odd widths, a one-block audio tower.
+PHI4_CONFIG = {
+    "model_type": "phi4_multimodal", "hidden_size": 48, "intermediate_size": 58, "num_hidden_layers": 2,
+    "num_attention_heads": 3, "num_key_value_heads": 1, "vocab_size": 97, "max_position_embeddings": 8192,
+    "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+    "vision_config": {"hidden_size": 26, "intermediate_size": 34, "num_hidden_layers": 3, "num_attention_heads": 2,
+                      "image_size": 448, "patch_size": 14, "crop_size": 448, "image_token_id": PHI4_IMAGE, "feature_layer": -2},
+    "audio_config": {"hidden_size": 16, "intermediate_size": 18, "num_blocks": 1, "num_attention_heads": 2,
+                     "ext_pw_out_channel": 16, "depthwise_separable_out_channel": 16, "nemo_conv_channels": 16,
+                     "audio_token_id": 91},
+}
+# The images of one sequence, per case: crops of their own (padded by the processor), and two
+# images whose crop counts differ (the processor pads the shorter to the longer's with blank crops).
+PHI4_CASES = {"wide": [(720, 1280)], "square": [(448, 448)], "strip": [(100, 3000)], "two": [(300, 500), (900, 500)]}
+# Sizes whose crops, masks and tokens the processor gives (no model run): exact crops, one pixel
+# over, more than dynamic_hd crops (the closest aspect ratio), extreme strips, tiny.
+PHI4_SIZES = [(448, 448), (449, 448), (448, 449), (720, 1280), (1080, 1920), (300, 500), (900, 500), (100, 3000),
+              (3000, 100), (4000, 4000), (2000, 6000), (10, 10), (37, 2500), (1344, 896), (5000, 900)]
+
+
+def _phi4_masks(output) -> list[list[int]]:
+    """Real patches of each crop (global first) per image: the processor's image_attention_mask."""
+    return output["image_attention_mask"].sum((-1, -2)).long().tolist()
+
+
+def measure_phi4() -> dict:
+    config = {k: v for k, v in PHI4_CONFIG.items() if k != "model_type"}
+    torch.manual_seed(0)
+    model = Phi4MultimodalForCausalLM(AutoConfig.for_model("phi4_multimodal", **config)).eval()
+    _eager(model)
+    model.model.embed_tokens_extend.image_embed.img_processor.config._attn_implementation = "eager"
+    processor = Phi4MultimodalImageProcessor()
+    root = type(model).__name__
+    cases = {}
+    for case, sizes in PHI4_CASES.items():
+        inputs = processor(images=_images(sizes, 1), return_tensors="pt", input_data_format="channels_last")
+        tokens = [int(n) for n in inputs["num_img_tokens"]]
+        ids = [PHI4_IMAGE] * sum(tokens) + torch.randint(3, 89, (TEXT_TOKENS,)).tolist()
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            model(input_ids=torch.tensor([ids]), image_pixel_values=inputs["image_pixel_values"],
+                  image_sizes=inputs["image_sizes"], image_attention_mask=inputs["image_attention_mask"])
+        prefix = f"{root}.model.embed_tokens_extend.image_embed"
+        modules = {name[len(prefix) + 1:]: int(sum(c.values())) for name, c in counter.get_flop_counts().items()
+                   if name.startswith(prefix + ".")}
+        image = _flops(counter, prefix)
+        cases[case] = {
+            "images": [list(s) for s in sizes], "pixel_values": list(inputs["image_pixel_values"].shape),
+            "image_sizes": inputs["image_sizes"].tolist(), "real_patches": _phi4_masks(inputs), "tokens": tokens,
+            "sequence_length": len(ids), "forward": int(counter.get_total_flops()), "image_embed": image,
+            "modules": modules, "rest": int(counter.get_total_flops()) - image,
+        }
+    sizes = {}
+    for (height, width), image in zip(PHI4_SIZES, _images(PHI4_SIZES, 2), strict=True):
+        try:
+            output = processor(images=[image], return_tensors="pt", input_data_format="channels_last")
+        except ValueError as exc:
+            sizes[f"{height}x{width}"] = {"error": str(exc)}
+            continue
+        sizes[f"{height}x{width}"] = {
+            "image_size": output["image_sizes"][0].tolist(), "crops": int(output["image_pixel_values"].shape[1]) - 1,
+            "real_patches": _phi4_masks(output)[0], "tokens": int(output["num_img_tokens"][0]),
+        }
+    image_embed = model.model.embed_tokens_extend.image_embed
+    return {
+        "config": PHI4_CONFIG, "class": root, "text_tokens": TEXT_TOKENS,
+        "processor": {"size": dict(processor.size), "patch_size": processor.patch_size, "dynamic_hd": processor.dynamic_hd},
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+        "vision_parameters": int(sum(p.numel() for p in image_embed.parameters())),
+        "cases": cases, "sizes": sizes,
+    }
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     record = {
         "transformers": transformers.__version__,
         "torch": torch.__version__.split("+")[0],
-        "models": {"git": measure_git(), "fuyu": measure_fuyu()},
+        "models": {"git": measure_git(), "fuyu": measure_fuyu(), "phi4_multimodal": measure_phi4()},
     }
     (HERE / "forward_phi4git.json").write_text(json.dumps(record, indent=1) + "\n")
 
