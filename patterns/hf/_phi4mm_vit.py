@@ -108,6 +108,6 @@ PHI4_MULTIMODAL_IMAGES = ImageRule(
         "blocks.attention = 4h x U x (n^4 + S_r S_c): each crop's real patches with each other, S = n^2 floor(real / n) + (real mod n)^2",
         "blocks.mlp = U x 2 x P x 2 h i",
         "projector = 2 x T x (h D + D^2), T = the image's tokens (img_projection_up, img_projection_down)",
-        "not counted (output thrown away): padded patches and blank crops, the last layers, post LayerNorm, pooling head",
+        "not counted (output thrown away): padded patches and blank crops, the layers after feature_layer, post LayerNorm, pooling head",
     ),
 )
