@@ -79,19 +79,14 @@ def _check(d: Mapping[str, int]) -> int:
     return CROP // PATCH
 
 
-def pooled(real: int, side: int) -> int:
-    """Pooled tokens along one axis of the crops: every second real patch of each crop, the crops
-    filled from the start (``real`` real patches along the axis, ``side`` a crop)."""
-    return (side + 1) // 2 * (real // side) + (real % side + 1) // 2
-
-
 def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
     side = _check(d)
     (down, across), resized, (pad_height, pad_width) = crops(height, width)
     rows, columns = side * down - pad_height // PATCH, side * across - pad_width // PATCH  # whole patches of padding masked
-    glob = (side + 1) // 2
-    u_r, u_c = pooled(rows, side), pooled(columns, side)
-    tokens = glob * (glob + 1) + 1 + u_r * (u_c + 1)
+    # Pooling keeps every second real patch row and column of each crop: the crops filled from the
+    # start and of an even side (32), ceil(real / 2) along each axis in all.
+    u_r, u_c = (rows + 1) // 2, (columns + 1) // 2
+    tokens = side // 2 * (side // 2 + 1) + 1 + u_r * (u_c + 1)
     return ImagePlan(height=height, width=width, resized=(CROP * down, CROP * across), grid=(1, rows, columns), tokens=tokens)
 
 
@@ -103,10 +98,10 @@ PHI4_MULTIMODAL_IMAGES = ImageRule(
     shape_note="its crops, their padding and its tokens depend on the image's shape",
     rules=(
         "grid 1 x rows x columns: the real patches of the crops (padding masked), beside the global image's n x n (n = 32)",
-        "patch_embed = 2 x P x h x channels x patch^2, P = n^2 + rows x columns real patches",
-        "blocks.qkv_proj = U x 2 x P x 4h^2, U = layers + 1 + feature_layer layers whose output is used",
+        "patch_embed = 2 x N x h x channels x patch^2, N = n^2 + rows x columns real patches",
+        "blocks.qkv_proj = U x 2 x N x 4h^2, U = layers + 1 + feature_layer layers whose output is used",
         "blocks.attention = 4h x U x (n^4 + S_r S_c): each crop's real patches with each other, S = n^2 floor(real / n) + (real mod n)^2",
-        "blocks.mlp = U x 2 x P x 2 h i",
+        "blocks.mlp = U x 2 x N x 2 h i",
         "projector = 2 x T x (h D + D^2), T = the image's tokens (img_projection_up, img_projection_down)",
         "not counted (output thrown away): padded patches and blank crops, the layers after feature_layer, post LayerNorm, pooling head",
     ),

@@ -389,13 +389,11 @@ FUYU_PROJECTOR = TowerKind(
 
 # Phi-4-multimodal's image (patterns/hf/_phi4mm_vit.py): the grid's rows x columns are the real
 # patches of its crops, n x n patches a crop and the global image. The useful work: the U layers
-# whose output is used, over the real patches (P), attention within each crop over its real
+# whose output is used, over the real patches (N), attention within each crop over its real
 # patches (the sums of squared real lengths along each axis factor, as Qwen2.5-VL's windows), and
 # the two projections over the image's T tokens.
 (crop, back) = sympy.symbols("crop back", integer=True, nonnegative=True)
-_N, _U, _P, _S_R, _S_C, _U_R, _U_C, _TOKENS, _G = (
-    where_symbol(name) for name in ("n", "U", "P", "S_r", "S_c", "u_r", "u_c", "T", "g")
-)
+_N, _U, _REAL, _S_R, _S_C, _TOKENS = (where_symbol(name) for name in ("n", "U", "N", "S_r", "S_c", "T"))
 
 
 def _real_squares(real: sympy.Expr) -> sympy.Expr:
@@ -403,21 +401,19 @@ def _real_squares(real: sympy.Expr) -> sympy.Expr:
     return _N**2 * sympy.floor(real / _N) + sympy.Mod(real, _N) ** 2
 
 
-def _pooled(real: sympy.Expr) -> sympy.Expr:
-    """Pooled tokens along one axis: every second real patch of each crop."""
-    return _G * sympy.floor(real / _N) + sympy.ceiling(sympy.Mod(real, _N) / 2)
-
-
+# T: the global image's (n/2)^2 pooled tokens with a newline a row, glb_GN, and every second real
+# patch row and column of the crops (a crop's side, 32, is even) with a newline a row.
+_HALF_ROWS, _HALF_COLUMNS = sympy.ceiling(_ROWS / 2), sympy.ceiling(_COLUMNS / 2)
 _PHI4_WHERE = {
-    "n": sympy.floor(image / patch), "g": sympy.ceiling(_N / 2), "U": layers + 1 - back,
-    "P": _T * (_N**2 + _ROWS * _COLUMNS), "S_r": _real_squares(_ROWS), "S_c": _real_squares(_COLUMNS),
-    "u_r": _pooled(_ROWS), "u_c": _pooled(_COLUMNS), "T": _T * (_G * (_G + 1) + 1 + _U_R * (_U_C + 1)),
+    "n": sympy.floor(image / patch), "U": layers + 1 - back, "N": _T * (_N**2 + _ROWS * _COLUMNS),
+    "S_r": _real_squares(_ROWS), "S_c": _real_squares(_COLUMNS),
+    "T": _T * (_N / 2 * (_N / 2 + 1) + 1 + _HALF_ROWS * (_HALF_COLUMNS + 1)),
 }
 _PHI4_FLOPS = {
-    "patch_embed": 2 * _P * h * channels * patch**2,
-    "blocks.qkv_proj": _U * 2 * _P * 4 * h**2,
+    "patch_embed": 2 * _REAL * h * channels * patch**2,
+    "blocks.qkv_proj": _U * 2 * _REAL * 4 * h**2,
     "blocks.attention": 4 * h * _U * _T * (_N**4 + _S_R * _S_C),
-    "blocks.mlp": _U * 2 * _P * 2 * h * i,
+    "blocks.mlp": _U * 2 * _REAL * 2 * h * i,
     "projector": 2 * _TOKENS * (h * text + text**2),
 }
 
