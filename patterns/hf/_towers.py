@@ -392,7 +392,7 @@ FUYU_PROJECTOR = TowerKind(
 # whose output is used, over the real patches (N), attention within each crop over its real
 # patches (the sums of squared real lengths along each axis factor, as Qwen2.5-VL's windows), and
 # the two projections over the image's T tokens.
-(crop, back) = sympy.symbols("crop back", integer=True, nonnegative=True)
+back = sympy.Symbol("back", integer=True, nonnegative=True)
 _N, _U, _REAL, _S_R, _S_C, _TOKENS = (where_symbol(name) for name in ("n", "U", "N", "S_r", "S_c", "T"))
 
 
@@ -480,7 +480,6 @@ PHI4_MULTIMODAL_AUDIO = TowerKind(
     embeddings=distance * (2 - symmetric) * heads,
     reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalAudioEmbedding",
 )
-
 
 
 def _clip_flops() -> dict[str, sympy.Expr]:
