@@ -1,4 +1,4 @@
-"""Measure tiny GIT and Fuyu forward passes with real images (brief phi4git): each tower and the
+"""Measure tiny GIT, Fuyu and Phi-4-multimodal forward passes with real images (brief phi4git): each tower and the
 language model together, under torch's FlopCounterMode, with transformers' own image processors.
 
 GIT: random RGB images go through CLIPImageProcessorPil at the tower's image_size (GIT's
@@ -15,12 +15,19 @@ the text after it, and FuyuForCausalLM on the patches. Recorded: the FLOPs of th
 of the patch projection and the rest, the expansion's tokens; and for a dozen sizes the patch grid
 and token count the processor gives.
 
-The class-default and tiny models' parameters are recorded for each. The result,
+Phi-4-multimodal: Phi4MultimodalImageProcessor (its class defaults: 448-pixel crops, dynamic_hd
+36; it needs torchvision) crops each image, and Phi4MultimodalForCausalLM runs on its
+num_img_tokens image tokens and the text. Recorded: the FLOPs of the whole forward, of every module
+of the image embedding (the SigLIP's embedding, each layer, the pooling head, the projections),
+the real patches of each crop (the processor's mask) and the token counts; and for 15 sizes the
+crops' canvas, each crop's real patches and num_img_tokens.
+
+The tiny models' parameters (and GIT's class defaults') are recorded for each. The result,
 forward_phi4git.json, comes from torch and transformers alone: tests/hf/test_phi4git_forward.py
 compares flopsreg with it.
 
-Needs torch, transformers and Pillow (not flopsreg dependencies):
-    pip install torch==2.13.0 transformers==5.24.0 pillow && python tests/data/hf_forward/measure_phi4git.py
+Needs torch, transformers, Pillow and torchvision (not flopsreg dependencies):
+    pip install torch==2.13.0 transformers==5.24.0 pillow torchvision && python tests/data/hf_forward/measure_phi4git.py
 """
 
 from __future__ import annotations
