@@ -27,7 +27,7 @@ from flopsreg.declarations.pattern import canonical
 
 __all__ = ["CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
-READS = ("int", "bool", "count", "product", "inverse_square", "choice")  # how a Dim turns its config value into an int
+READS = ("int", "bool", "count", "product", "inverse_square", "choice", "from_end")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
@@ -65,7 +65,8 @@ class Dim:
             list of integers as their product (a merge kernel ``[2, 2]``); ``"inverse_square"`` a
             ratio r in (0, 1] as ``round(1 / r^2)`` (Llama 4's ``pixel_shuffle_ratio`` 0.5 as the
             4 patches each token takes, as Llama4Processor reads it); ``"choice"`` the
-            value's index in ``choices`` (Gemma 4's ``use_bidirectional_attention``: null, "vision").
+            value's index in ``choices`` (Gemma 4's ``use_bidirectional_attention``: null, "vision"); ``"from_end"`` a negative index counted from the end as its
+            distance (``feature_layer = -2`` -> 2).
         latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
             upright where it is longer than a letter.
     """
@@ -162,6 +163,10 @@ class ImageRule:
             :attr:`TowerKind.sequence_flops`; empty: the language model takes image tokens only.
         cross_keys: with ``cross_part``, ``cross_keys(dims, plan) -> n``, the vision tokens of
             *plan* the cross-attention layers take as keys (its real tiles' patches).
+        most: the most images one sequence can carry (GIT's one image, its tokens a single
+            bidirectional block); a request with more is refused. 0: any number.
+        first: the model itself puts the images before the text (GitModel concatenates them):
+            ``image_positions`` other than 0 are refused.
     """
 
     summary: str = attrs.field(validator=_text)
@@ -172,10 +177,11 @@ class ImageRule:
     bidirectional: Callable[[Mapping[str, int], ImagePlan], int] | None = None
     pair_slot: str = ""
     layer_pairs: Callable[[Mapping[str, int], Sequence[int], frozenset[str], Mapping[str, int]], int] | None = None
-
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
     cross_part: str = ""
     cross_keys: Callable[[Mapping[str, int], ImagePlan], int] | None = None
+    most: int = 0
+    first: bool = False
 
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:

@@ -299,6 +299,8 @@ def plan_images(
     if others:
         raise FlopsregError(f"{given}: {model_name} has several image towers ({', '.join(encoders)}); flopsreg plans one")
     assert rule is not None
+    if rule.most and len(entries) > rule.most:
+        raise FlopsregError(f"{given}: {len(entries)} images, but {title} takes at most {rule.most} per sequence")
     if convention != EXACT and convention not in rule.conventions:
         raise FlopsregError(
             f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "

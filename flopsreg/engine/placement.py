@@ -46,6 +46,8 @@ def with_positions(images: Images, positions: Any, field: str = "image_positions
     if len(values) != len(images.plans):
         raise FlopsregError(f"{field}: {len(values)} positions for {len(images.plans)} images: expected one per image")
     for index, value in enumerate(values):
+        if images.rule.first and value != 0:
+            raise FlopsregError(f"{field}[{index}] = {shown(value)}: {images.title}'s images always come before the text (the model puts them there)")
         if type(value) is not int or value < 0:
             raise FlopsregError(f"{field}[{index}] = {shown(value)}: expected the text tokens before the image, an integer >= 0")
         if index and value < values[index - 1]:

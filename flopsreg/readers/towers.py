@@ -74,6 +74,11 @@ def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int
         if type(value) not in (int, float) or not 0 < value <= 1:
             raise ModelError(f"{shown} = {value!r:.60}: expected a ratio in (0, 1]")
         return int(round(1.0 / value**2))  # Llama4Processor's downsample_ratio, as it computes it
+    if dim.read == "from_end":
+        if type(value) is not int or value > -1:
+            raise ModelError(f"{shown} = {value!r:.60}: expected a negative integer, an index counted from the end "
+                             f"(read for the {tower.part} tower, {tower.kind.title})")
+        return -value
     if type(value) is not int or value < 0:
         raise ModelError(f"{shown} = {value!r:.60}: expected an integer >= 0 (read for the {tower.part} tower, {tower.kind.title})")
     return value

@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import sympy
 
+from flopsreg.patterns.hf._fuyu_vit import FUYU_IMAGES
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._gemma4_vit import BIDIRECTIONAL, GEMMA4_IMAGES, GEMMA4_UNIFIED_IMAGES
+from flopsreg.patterns.hf._git_vit import GIT_IMAGES
 from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
+from flopsreg.patterns.hf._phi4mm_vit import PHI4_MULTIMODAL_IMAGES
 from flopsreg.patterns.hf._pixtral_vit import PIXTRAL_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import CROSS_ATTENTION, IMAGE_GRID, Dim, TowerKind, where_symbol
@@ -510,7 +513,39 @@ FUYU_PROJECTOR = TowerKind(
     dims=(Dim("patch", "patch_size", 30), Dim("channels", "num_channels", 3), Dim("text", "{tower}.hidden_size", 4096)),
     parameters=channels * patch**2 * text + text,
     reference=_SOURCE + "fuyu/modeling_fuyu.py FuyuModel",
+    images=FUYU_IMAGES,
+    flops={"projection": 2 * IMAGE_GRID[0] * IMAGE_GRID[1] * IMAGE_GRID[2] * channels * patch**2 * text},
 )
+
+# Phi-4-multimodal's image (patterns/hf/_phi4mm_vit.py): the grid's rows x columns are the real
+# patches of its crops, n x n patches a crop and the global image. The useful work: the U layers
+# whose output is used, over the real patches (N), attention within each crop over its real
+# patches (the sums of squared real lengths along each axis factor, as Qwen2.5-VL's windows), and
+# the two projections over the image's T tokens.
+back = sympy.Symbol("back", integer=True, nonnegative=True)
+_N, _U, _REAL, _S_R, _S_C, _TOKENS = (where_symbol(name) for name in ("n", "U", "N", "S_r", "S_c", "T"))
+
+
+def _real_squares(real: sympy.Expr) -> sympy.Expr:
+    """sum over the crops along one axis of (real patches in it)^2, the crops filled from the start."""
+    return _N**2 * sympy.floor(real / _N) + sympy.Mod(real, _N) ** 2
+
+
+# T: the global image's (n/2)^2 pooled tokens with a newline a row, glb_GN, and every second real
+# patch row and column of the crops (a crop's side, 32, is even) with a newline a row.
+_HALF_ROWS, _HALF_COLUMNS = sympy.ceiling(_ROWS / 2), sympy.ceiling(_COLUMNS / 2)
+_PHI4_WHERE = {
+    "n": sympy.floor(image / patch), "U": layers + 1 - back, "N": _T * (_N**2 + _ROWS * _COLUMNS),
+    "S_r": _real_squares(_ROWS), "S_c": _real_squares(_COLUMNS),
+    "T": _T * (_N / 2 * (_N / 2 + 1) + 1 + _HALF_ROWS * (_HALF_COLUMNS + 1)),
+}
+_PHI4_FLOPS = {
+    "patch_embed": 2 * _REAL * h * channels * patch**2,
+    "blocks.qkv_proj": _U * 2 * _REAL * 4 * h**2,
+    "blocks.attention": 4 * h * _U * _T * (_N**4 + _S_R * _S_C),
+    "blocks.mlp": _U * 2 * _REAL * 2 * h * i,
+    "projector": 2 * _TOKENS * (h * text + text**2),
+}
 
 PHI4_MULTIMODAL_VISION = TowerKind(
     name="phi4_multimodal_vision",
@@ -521,6 +556,7 @@ PHI4_MULTIMODAL_VISION = TowerKind(
         Dim("h", "{tower}.hidden_size", 1152), Dim("i", "{tower}.intermediate_size", 4304),
         Dim("layers", "{tower}.num_hidden_layers", 27), Dim("channels", "{tower}.num_channels", 3),
         Dim("image", "{tower}.image_size", 448), Dim("patch", "{tower}.patch_size", 14), Dim("text", "hidden_size", 3072),
+        Dim("crop", "{tower}.crop_size", 448), Dim("back", "{tower}.feature_layer", -2, read="from_end"),
     ),
     parameters=(
         channels * patch**2 * h + h + sympy.floor(image / patch) ** 2 * h + layers * VIT_BLOCK + 2 * h  # img_processor
@@ -530,6 +566,9 @@ PHI4_MULTIMODAL_VISION = TowerKind(
     ),
     embeddings=sympy.floor(image / patch) ** 2 * h,
     reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalImageEmbedding",
+    images=PHI4_MULTIMODAL_IMAGES,
+    flops=_PHI4_FLOPS,
+    flops_where=_PHI4_WHERE,
 )
 
 (ext, sep, mult, mel, reduction, nemo, distance, symmetric, downsample) = sympy.symbols(
@@ -572,6 +611,22 @@ PHI4_MULTIMODAL_AUDIO = TowerKind(
     reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalAudioEmbedding",
 )
 
+
+def _clip_flops() -> dict[str, sympy.Expr]:
+    """GIT's CLIP ViT and projection over one image of ``t x rows x columns`` patches (t = 1; derived
+    in docs/multimodal.md): Conv2d patches, then per block q, k, v, o, full attention and the MLP over
+    the patches and the class token, and GitProjection's matrix on every one of those tokens."""
+    t, rows, columns = IMAGE_GRID
+    tokens = t * (rows * columns + 1)
+    return {
+        "patch_embed": 2 * t * rows * columns * h * channels * patch**2,
+        "blocks.qkv_proj": layers * 2 * tokens * 4 * h**2,
+        "blocks.attention": 4 * h * layers * t * (rows * columns + 1) ** 2,
+        "blocks.mlp": layers * 2 * tokens * 2 * h * i,
+        "projector": 2 * tokens * h * text,
+    }
+
+
 GIT_VISION = TowerKind(
     name="git_vision",
     title="GIT CLIP ViT",
@@ -581,6 +636,7 @@ GIT_VISION = TowerKind(
         Dim("h", "{tower}.hidden_size", 768), Dim("i", "{tower}.intermediate_size", 3072),
         Dim("layers", "{tower}.num_hidden_layers", 12), Dim("channels", "{tower}.num_channels", 3),
         Dim("image", "{tower}.image_size", 224), Dim("patch", "{tower}.patch_size", 16),
+        Dim("text", "hidden_size", 768),  # GitProjection's output width: its FLOPs are counted with the tower's
     ),
     parameters=(
         channels * patch**2 * h + h  # patch_embedding (no bias), class_embedding
@@ -589,6 +645,8 @@ GIT_VISION = TowerKind(
     ),
     embeddings=(sympy.floor(image / patch) ** 2 + 1) * h,
     reference=_SOURCE + "git/modeling_git.py GitVisionModel",
+    images=GIT_IMAGES,
+    flops=_clip_flops(),
 )
 
 frame_embeddings = sympy.Symbol("frame_embeddings", integer=True, nonnegative=True)

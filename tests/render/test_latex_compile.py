@@ -63,6 +63,10 @@ TWO_PAGES |= {"hf/llama-4-scout (exact)"}
 # Mistral Large 4's formula: its MLA + DSA layer kinds, then its
 # Pixtral tower's closed forms (six pieces and the merged tokens M) run on to a second page.
 TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
+# Phi-4-multimodal under the exact convention: its vision tower's align (the crops' real patches,
+# their squared lengths and the image's tokens named, five pieces and their sum) cannot break and
+# takes a page of its own after the language model's in a one-column article.
+TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
