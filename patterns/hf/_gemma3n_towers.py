@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import sympy
 
-from flopsreg.plugin import Dim, TowerKind
+from flopsreg.patterns.hf._gemma3n_vit import GEMMA3N_IMAGES
+from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind
 
 _SOURCE = "transformers 5.24.0 models/gemma3n/modeling_gemma3n.py "
 # The one vision architecture counted: Gemma3nVisionConfig's default, what every Gemma 3n
@@ -19,17 +20,99 @@ MOBILENETV5 = "mobilenetv5_300m_enc"
 # recorded by tests/data/hf_forward/measure_gemma3nmm.py.
 MOBILENETV5_PARAMETERS = 294_126_912
 
-(h, text, vocab, layers, heads, kernel, mel, conv0, conv1, kh0, kw0, kh1, kw1, sw0, sw1) = sympy.symbols(
-    "h text vocab layers heads kernel mel conv0 conv1 kh0 kw0 kh1 kw1 sw0 sw1", integer=True, nonnegative=True
+(h, text, tokens, vocab, layers, heads, kernel, mel, conv0, conv1, kh0, kw0, kh1, kw1, sw0, sw1) = sympy.symbols(
+    "h text tokens vocab layers heads kernel mel conv0 conv1 kh0 kw0 kh1 kw1 sw0 sw1", integer=True, nonnegative=True
 )
+
+_, rows, columns = IMAGE_GRID  # the image's grid at the last stage's resolution: 1/32 of its pixels
+
+
+def _taps(side: sympy.Expr, kernel: int, stride: int) -> sympy.Expr:
+    """The (output, tap) pairs along one axis of *side* inputs that read a real input, not the
+    padding: MobileNetV5's convolutions pad "same" (timm's Conv2dSame where the stride is 2), a
+    total of ``(side / stride - 1) stride + kernel - side``, its smaller half first, so each of the
+    ``side / stride`` outputs reads *kernel* inputs less those past either border, a count the
+    borders alone fix (enumerated here on an even side long enough to hold both borders apart)."""
+    probe = 8 * kernel
+    outputs = probe // stride
+    before = ((outputs - 1) * stride + kernel - probe) // 2
+    real = sum(0 <= o * stride - before + j < probe for o in range(outputs) for j in range(kernel))
+    return side / stride * kernel - (outputs * kernel - real)
+
+
+def _conv(c_in: int, c_out: int, kernel: int, stride: int, scale: int, depthwise: bool = False) -> sympy.Expr:
+    """A Conv2d's FLOPs over the real taps of an input of ``scale rows x scale columns``
+    (multiply-adds x 2; a depthwise one reads one channel per output channel)."""
+    per_tap = 2 * c_out * (1 if depthwise else c_in)
+    return per_tap * _taps(scale * rows, kernel, stride) * _taps(scale * columns, kernel, stride)
+
+
+def _edge(c_in: int, c_out: int, stride: int, scale: int) -> sympy.Expr:
+    """EdgeResidual (er_k3_e4): a full 3x3 convolution to 4 c_in, then a 1x1 projection."""
+    return _conv(c_in, 4 * c_in, 3, stride, scale) + _conv(4 * c_in, c_out, 1, 1, scale // stride)
+
+
+def _inverted(c_in: int, c_out: int, expand: int, start: int = 0, mid: int = 0, scale: int = 1) -> sympy.Expr:
+    """UniversalInvertedResidual: an optional depthwise *start* x *start* convolution, a 1x1
+    expansion to ``expand c_in``, an optional depthwise *mid* x *mid* one of stride 2 (the stage's
+    downsampling), a 1x1 projection."""
+    wide = expand * c_in
+    flops = _conv(c_in, c_in, start, 1, scale, depthwise=True) if start else 0
+    flops += _conv(c_in, wide, 1, 1, scale)
+    if mid:
+        flops += _conv(wide, wide, mid, 2, scale, depthwise=True)
+        scale //= 2
+    return flops + _conv(wide, c_out, 1, 1, scale)
+
+
+def _mqa_projections(c: int, heads: int, head: int, kv_stride: int, scale: int) -> sympy.Expr:
+    """MultiQueryAttention2d's 1x1 projections: queries to heads x head, one shared key and one
+    value head, each after a depthwise 3x3 of stride *kv_stride* where it is 2, the output back to c."""
+    kv_scale = scale // kv_stride
+    downsample = 2 * _conv(c, c, 3, 2, scale, depthwise=True) if kv_stride > 1 else 0
+    return _conv(c, heads * head, 1, 1, scale) + downsample + 2 * _conv(c, head, 1, 1, kv_scale) + _conv(heads * head, c, 1, 1, scale)
+
+
+def _mqa_pairs(heads: int, head: int, kv_stride: int, scale: int) -> sympy.Expr:
+    """QK^T and AV of one MQA block: every query of the image attends to every key (no mask)."""
+    queries = scale**2 * rows * columns
+    return 2 * 2 * heads * head * queries * (queries / kv_stride**2)
+
+
+# timm 1.0.31 models/mobilenetv5.py, _gen_mobilenet_v5's 300m arch_def (stem 64 channels, 3x3 stride 2):
+# stage 0 at 1/4: er_k3_s2_e4_c128, 2 x er_k3_s1_e4_c128; stage 1 at 1/8: uir_a3_k5_s2_e6_c256,
+# uir a5/a3/a5/a3 e4; stage 2 at 1/16: uir_a5_k5_s2_e6_c640, 7 x uir_a5_e4, uir_e1, 14 x (mqa_h12_v2_d64,
+# uir_e2); stage 3 at 1/32: uir_a5_k5_s2_e6_c1280, 19 x (mqa_h16_d96, uir_e2). The fusion adapter
+# (msfa) joins stages 2 and 3 at 1/16 (1280 upsampled by nearest copies), a 1x1 expansion of the 1920
+# channels to 3840 and a projection to 2048, then average-pools to 16 x 16 (elementwise).
+_STAGE2_MQA, _STAGE3_MQA = 14, 19
+MOBILENETV5_FLOPS = {
+    "stem": _conv(3, 64, 3, 2, 32),
+    "stage0": _edge(64, 128, 2, 16) + 2 * _edge(128, 128, 1, 8),
+    "stage1": _inverted(128, 256, 6, start=3, mid=5, scale=8)
+    + sum(_inverted(256, 256, 4, start=k, scale=4) for k in (5, 3, 5, 3)),
+    "stage2": _inverted(256, 640, 6, start=5, mid=5, scale=4) + 7 * _inverted(640, 640, 4, start=5, scale=2)
+    + _inverted(640, 640, 1, scale=2) + _STAGE2_MQA * (_mqa_projections(640, 12, 64, 2, 2) + _inverted(640, 640, 2, scale=2)),
+    "stage3": _inverted(640, 1280, 6, start=5, mid=5, scale=2)
+    + _STAGE3_MQA * (_mqa_projections(1280, 16, 96, 1, 1) + _inverted(1280, 1280, 2, scale=1)),
+    "attention": _STAGE2_MQA * _mqa_pairs(12, 64, 2, 2) + _STAGE3_MQA * _mqa_pairs(16, 96, 1, 1),
+    "msfa": _inverted(1920, 2048, 2, scale=2),
+}
 
 GEMMA3N_VISION = TowerKind(
     name="gemma3n_vision",
     title="MobileNetV5-300M",
     summary=f"TimmWrapperModel of timm's {MOBILENETV5} (no classifier): the architecture fixes every width, "
     "so its parameters are one number; any other vision_config.architecture is refused by name",
-    dims=(),
+    dims=(
+        Dim("h", "{tower}.hidden_size", 2048), Dim("text", "text_config.hidden_size", 2048),
+        Dim("tokens", "vision_soft_tokens_per_image", 256),
+    ),
     parameters=MOBILENETV5_PARAMETERS,
+    images=GEMMA3N_IMAGES,
+    # One image resized to 32 rows x 32 columns of pixels per grid cell; the embedder's one matrix
+    # maps its soft tokens to the text width (Gemma3nMultimodalEmbedder; the norms are elementwise).
+    flops={**MOBILENETV5_FLOPS, "embedder": 2 * tokens * h * text},
     reference="transformers 5.24.0 models/timm_wrapper/modeling_timm_wrapper.py TimmWrapperModel; timm 1.0.31 "
     "models/mobilenetv5.py mobilenetv5_300m_enc",
 )

@@ -1,7 +1,13 @@
 """Measure the parameters of Gemma 3n's towers (the timm MobileNetV5 vision tower, the USM
-conformer audio encoder, the two multimodal embedders) beside its language model, for flopsreg's
-tower kinds (patterns/hf/_gemma3n_towers.py); writes forward_gemma3nmm.json, which
-tests/hf/test_gemma3nmm_forward.py compares flopsreg with.
+conformer audio encoder, the two multimodal embedders) beside its language model, and the vision
+tower's forward FLOPs over one image, for flopsreg's tower kinds (patterns/hf/_gemma3n_towers.py);
+writes forward_gemma3nmm.json, which tests/hf/test_gemma3nmm_forward.py compares flopsreg with.
+
+The vision tower runs once under FlopCounterMode at the published resolution, 768 x 768 (the
+tower is the architecture's whatever the config says): a 1000 x 600 image through
+SiglipImageProcessorPil resized to 768 x 768, as Gemma3nProcessor's image processor; recorded are
+the FLOPs by module and operator, every Conv2d's shapes, kernel, stride, padding and groups (the
+test counts the taps that fall on padding from them) and the output's shape.
 
 Gemma3nForConditionalGeneration of transformers 5.24 is built on the meta device from the
 class-default config, the published config of tests/data/hf and a tiny config with odd audio
@@ -24,7 +30,8 @@ from pathlib import Path
 import timm
 import torch
 import transformers
-from transformers import AutoConfig
+from torch.utils.flop_counter import FlopCounterMode
+from transformers import AutoConfig, SiglipImageProcessorPil, TimmWrapperModel
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -48,6 +55,39 @@ TINY = {
 }
 
 
+RESOLUTION = 768
+
+
+def vision_forward() -> dict:
+    """The class-default vision tower over one real image at RESOLUTION: FlopCounterMode's counts
+    by module (depth 3) and each convolution as it ran."""
+    from PIL import Image  # the system Pillow (PYTHONPATH), as measure_towers5.py
+
+    torch.manual_seed(0)
+    tower = TimmWrapperModel(AutoConfig.for_model("gemma3n").vision_config).eval()
+    processor = SiglipImageProcessorPil(size={"height": RESOLUTION, "width": RESOLUTION})
+    pixels = torch.rand(600, 1000, 3, generator=torch.Generator().manual_seed(0))
+    image = Image.fromarray((pixels * 255).to(torch.uint8).numpy())
+    values = processor(images=[image], return_tensors="pt")["pixel_values"]
+    convs = []
+
+    def record(name):
+        def hook(module, inputs, output):  # returns None: the output is left as it is
+            convs.append({"name": name, "in": list(inputs[0].shape), "out": list(output.shape), "kernel": list(module.kernel_size),
+                          "stride": list(module.stride), "padding": list(module.padding), "groups": module.groups,
+                          "class": type(module).__name__})
+        return hook
+
+    for name, module in tower.named_modules():
+        if isinstance(module, torch.nn.Conv2d):
+            module.register_forward_hook(record(name))
+    with torch.no_grad(), FlopCounterMode(display=False, depth=3) as counter:
+        output = tower(pixel_values=values, do_pooling=False).last_hidden_state
+    flops = {module: {str(op): n for op, n in ops.items()} for module, ops in counter.get_flop_counts().items()}
+    return {"image": [600, 1000], "pixel_values": list(values.shape), "output": list(output.shape),
+            "total": counter.get_total_flops(), "flops": flops, "convs": convs}
+
+
 def main() -> int:
     warnings.filterwarnings("ignore")
     out = {"torch": torch.__version__, "transformers": transformers.__version__, "timm": timm.__version__, "device": "meta",
@@ -62,6 +102,8 @@ def main() -> int:
     for name, data in TINY.items():
         config = AutoConfig.for_model("gemma3n", **data)
         out["tiny"][name] = {"config": config.to_dict(), **measure(config, PARTS)}  # as transformers resolved it
+    out["vision_forward"] = vision_forward()
+    print("vision forward", out["vision_forward"]["total"], out["vision_forward"]["output"], file=sys.stderr)
     for group in ("defaults", "published", "tiny"):
         for name, record in out[group].items():
             print(group, name, record["total"], {part: p["parameters"] for part, p in record["parts"].items()}, file=sys.stderr)
