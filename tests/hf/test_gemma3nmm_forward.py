@@ -16,7 +16,7 @@ from flopsreg.cli import main
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma3nmm.json").read_text())
 HF = Path(__file__).parents[1] / "data" / "hf"
-CASES = [(group, name) for group in ("defaults", "published", "tiny") for name in sorted(RECORD[group])]
+CASES = [(group, name) for group in ("defaults", "published", "models") for name in sorted(RECORD[group])]
 
 
 def config_of(group: str, name: str) -> dict:

@@ -11,7 +11,7 @@ test counts the taps that fall on padding from them) and the output's shape.
 
 Gemma3nForConditionalGeneration of transformers 5.24 is built on the meta device from the
 class-default config, the published config of tests/data/hf and a tiny config with odd audio
-widths, with measure_towers.py's ``measure`` (``sum(p.numel())`` of the whole model, of each
+widths ("models"), with measure_towers.py's ``measure`` (``sum(p.numel())`` of the whole model, of each
 tower and of the ``nn.Embedding`` weights in it). The vision tower is timm's (its architecture
 fixes it): timm 1.0.31 imports torchvision's names when imported, and MobileNetV5 uses none of
 them, so a stand-in module named torchvision is enough to build it:
@@ -91,7 +91,7 @@ def vision_forward() -> dict:
 def main() -> int:
     warnings.filterwarnings("ignore")
     out = {"torch": torch.__version__, "transformers": transformers.__version__, "timm": timm.__version__, "device": "meta",
-           "defaults": {}, "published": {}, "tiny": {}}
+           "defaults": {}, "published": {}, "models": {}}
     config = AutoConfig.for_model("gemma3n")
     out["defaults"]["gemma3n"] = {"config": config.to_dict(), **measure(config, PARTS)}
     for path in sorted(HF.glob("*.json")):
@@ -101,10 +101,10 @@ def main() -> int:
             out["published"][path.stem] = measure(config, PARTS)
     for name, data in TINY.items():
         config = AutoConfig.for_model("gemma3n", **data)
-        out["tiny"][name] = {"config": config.to_dict(), **measure(config, PARTS)}  # as transformers resolved it
+        out["models"][name] = {"config": config.to_dict(), **measure(config, PARTS)}  # as transformers resolved it
     out["vision_forward"] = vision_forward()
     print("vision forward", out["vision_forward"]["total"], out["vision_forward"]["output"], file=sys.stderr)
-    for group in ("defaults", "published", "tiny"):
+    for group in ("defaults", "published", "models"):
         for name, record in out[group].items():
             print(group, name, record["total"], {part: p["parameters"] for part, p in record["parts"].items()}, file=sys.stderr)
     (HERE / "forward_gemma3nmm.json").write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
