@@ -25,58 +25,81 @@ MOBILENETV5_PARAMETERS = 294_126_912
 )
 
 _, rows, columns = IMAGE_GRID  # the image's grid at the last stage's resolution: 1/32 of its pixels
+# A piece's FLOPs as integer coefficients of its monomials in (rows, columns): {(i, j): n} is
+# n rows^i columns^j, summed as plain integers and written as one polynomial at the end (short in
+# explain and LaTeX; sympy is not asked to collect hundreds of products).
+Poly = dict[tuple[int, int], int]
 
 
-def _taps(side: sympy.Expr, kernel: int, stride: int) -> sympy.Expr:
-    """The (output, tap) pairs along one axis of *side* inputs that read a real input, not the
-    padding: MobileNetV5's convolutions pad "same" (timm's Conv2dSame where the stride is 2), a
-    total of ``(side / stride - 1) stride + kernel - side``, its smaller half first, so each of the
-    ``side / stride`` outputs reads *kernel* inputs less those past either border, a count the
-    borders alone fix (enumerated here on an even side long enough to hold both borders apart)."""
+def _sum(*polys: Poly) -> Poly:
+    total: Poly = {}
+    for poly in polys:
+        for power, n in poly.items():
+            total[power] = total.get(power, 0) + n
+    return total
+
+
+def _times(n: int, poly: Poly) -> Poly:
+    return {power: n * value for power, value in poly.items()}
+
+
+def _form(poly: Poly) -> sympy.Expr:
+    return sum((n * rows**i * columns**j for (i, j), n in sorted(poly.items(), reverse=True) if n), sympy.Integer(0))
+
+
+def _taps(scale: int, kernel: int, stride: int) -> tuple[int, int]:
+    """``(a, b)``: the (output, tap) pairs along one axis of ``scale x side`` inputs that read a
+    real input, not the padding, are ``a side + b``. MobileNetV5's convolutions pad "same" (timm's
+    Conv2dSame where the stride is 2), a total of ``(n / stride - 1) stride + kernel - n``, its
+    smaller half first: each of the ``n / stride`` outputs reads *kernel* inputs less those past
+    either border, a count the borders alone fix (enumerated here on an even side long enough to
+    hold both borders apart)."""
     probe = 8 * kernel
     outputs = probe // stride
     before = ((outputs - 1) * stride + kernel - probe) // 2
     real = sum(0 <= o * stride - before + j < probe for o in range(outputs) for j in range(kernel))
-    return side / stride * kernel - (outputs * kernel - real)
+    assert scale * kernel % stride == 0
+    return scale * kernel // stride, real - outputs * kernel
 
 
-def _conv(c_in: int, c_out: int, kernel: int, stride: int, scale: int, depthwise: bool = False) -> sympy.Expr:
+def _conv(c_in: int, c_out: int, kernel: int, stride: int, scale: int, depthwise: bool = False) -> Poly:
     """A Conv2d's FLOPs over the real taps of an input of ``scale rows x scale columns``
     (multiply-adds x 2; a depthwise one reads one channel per output channel)."""
     per_tap = 2 * c_out * (1 if depthwise else c_in)
-    return per_tap * _taps(scale * rows, kernel, stride) * _taps(scale * columns, kernel, stride)
+    a, b = _taps(scale, kernel, stride)  # the same along both axes
+    return {(1, 1): per_tap * a * a, (1, 0): per_tap * a * b, (0, 1): per_tap * a * b, (0, 0): per_tap * b * b}
 
 
-def _edge(c_in: int, c_out: int, stride: int, scale: int) -> sympy.Expr:
+def _edge(c_in: int, c_out: int, stride: int, scale: int) -> Poly:
     """EdgeResidual (er_k3_e4): a full 3x3 convolution to 4 c_in, then a 1x1 projection."""
-    return _conv(c_in, 4 * c_in, 3, stride, scale) + _conv(4 * c_in, c_out, 1, 1, scale // stride)
+    return _sum(_conv(c_in, 4 * c_in, 3, stride, scale), _conv(4 * c_in, c_out, 1, 1, scale // stride))
 
 
-def _inverted(c_in: int, c_out: int, expand: int, start: int = 0, mid: int = 0, scale: int = 1) -> sympy.Expr:
+def _inverted(c_in: int, c_out: int, expand: int, start: int = 0, mid: int = 0, scale: int = 1) -> Poly:
     """UniversalInvertedResidual: an optional depthwise *start* x *start* convolution, a 1x1
     expansion to ``expand c_in``, an optional depthwise *mid* x *mid* one of stride 2 (the stage's
     downsampling), a 1x1 projection."""
     wide = expand * c_in
-    flops = _conv(c_in, c_in, start, 1, scale, depthwise=True) if start else 0
-    flops += _conv(c_in, wide, 1, 1, scale)
+    parts = [_conv(c_in, c_in, start, 1, scale, depthwise=True)] if start else []
+    parts.append(_conv(c_in, wide, 1, 1, scale))
     if mid:
-        flops += _conv(wide, wide, mid, 2, scale, depthwise=True)
+        parts.append(_conv(wide, wide, mid, 2, scale, depthwise=True))
         scale //= 2
-    return flops + _conv(wide, c_out, 1, 1, scale)
+    return _sum(*parts, _conv(wide, c_out, 1, 1, scale))
 
 
-def _mqa_projections(c: int, heads: int, head: int, kv_stride: int, scale: int) -> sympy.Expr:
+def _mqa_projections(c: int, heads: int, head: int, kv_stride: int, scale: int) -> Poly:
     """MultiQueryAttention2d's 1x1 projections: queries to heads x head, one shared key and one
     value head, each after a depthwise 3x3 of stride *kv_stride* where it is 2, the output back to c."""
-    kv_scale = scale // kv_stride
-    downsample = 2 * _conv(c, c, 3, 2, scale, depthwise=True) if kv_stride > 1 else 0
-    return _conv(c, heads * head, 1, 1, scale) + downsample + 2 * _conv(c, head, 1, 1, kv_scale) + _conv(heads * head, c, 1, 1, scale)
+    downsample = [_times(2, _conv(c, c, 3, 2, scale, depthwise=True))] if kv_stride > 1 else []
+    return _sum(_conv(c, heads * head, 1, 1, scale), *downsample, _times(2, _conv(c, head, 1, 1, scale // kv_stride)),
+                _conv(heads * head, c, 1, 1, scale))
 
 
-def _mqa_pairs(heads: int, head: int, kv_stride: int, scale: int) -> sympy.Expr:
+def _mqa_pairs(heads: int, head: int, kv_stride: int, scale: int) -> Poly:
     """QK^T and AV of one MQA block: every query of the image attends to every key (no mask)."""
-    queries = scale**2 * rows * columns
-    return 2 * 2 * heads * head * queries * (queries / kv_stride**2)
+    queries, keys = scale**2, (scale // kv_stride) ** 2  # per rows x columns
+    return {(2, 2): 2 * 2 * heads * head * queries * keys}
 
 
 # timm 1.0.31 models/mobilenetv5.py, _gen_mobilenet_v5's 300m arch_def (stem 64 channels, 3x3 stride 2):
@@ -86,18 +109,21 @@ def _mqa_pairs(heads: int, head: int, kv_stride: int, scale: int) -> sympy.Expr:
 # (msfa) joins stages 2 and 3 at 1/16 (1280 upsampled by nearest copies), a 1x1 expansion of the 1920
 # channels to 3840 and a projection to 2048, then average-pools to 16 x 16 (elementwise).
 _STAGE2_MQA, _STAGE3_MQA = 14, 19
-MOBILENETV5_FLOPS = {
+MOBILENETV5_FLOPS = {piece: _form(poly) for piece, poly in {
     "stem": _conv(3, 64, 3, 2, 32),
-    "stage0": _edge(64, 128, 2, 16) + 2 * _edge(128, 128, 1, 8),
-    "stage1": _inverted(128, 256, 6, start=3, mid=5, scale=8)
-    + sum(_inverted(256, 256, 4, start=k, scale=4) for k in (5, 3, 5, 3)),
-    "stage2": _inverted(256, 640, 6, start=5, mid=5, scale=4) + 7 * _inverted(640, 640, 4, start=5, scale=2)
-    + _inverted(640, 640, 1, scale=2) + _STAGE2_MQA * (_mqa_projections(640, 12, 64, 2, 2) + _inverted(640, 640, 2, scale=2)),
-    "stage3": _inverted(640, 1280, 6, start=5, mid=5, scale=2)
-    + _STAGE3_MQA * (_mqa_projections(1280, 16, 96, 1, 1) + _inverted(1280, 1280, 2, scale=1)),
-    "attention": _STAGE2_MQA * _mqa_pairs(12, 64, 2, 2) + _STAGE3_MQA * _mqa_pairs(16, 96, 1, 1),
+    "stage0": _sum(_edge(64, 128, 2, 16), _times(2, _edge(128, 128, 1, 8))),
+    "stage1": _sum(_inverted(128, 256, 6, start=3, mid=5, scale=8), *(_inverted(256, 256, 4, start=k, scale=4) for k in (5, 3, 5, 3))),
+    "stage2": _sum(
+        _inverted(256, 640, 6, start=5, mid=5, scale=4), _times(7, _inverted(640, 640, 4, start=5, scale=2)),
+        _inverted(640, 640, 1, scale=2), _times(_STAGE2_MQA, _sum(_mqa_projections(640, 12, 64, 2, 2), _inverted(640, 640, 2, scale=2))),
+    ),
+    "stage3": _sum(
+        _inverted(640, 1280, 6, start=5, mid=5, scale=2),
+        _times(_STAGE3_MQA, _sum(_mqa_projections(1280, 16, 96, 1, 1), _inverted(1280, 1280, 2, scale=1))),
+    ),
+    "attention": _sum(_times(_STAGE2_MQA, _mqa_pairs(12, 64, 2, 2)), _times(_STAGE3_MQA, _mqa_pairs(16, 96, 1, 1))),
     "msfa": _inverted(1920, 2048, 2, scale=2),
-}
+}.items()}
 
 GEMMA3N_VISION = TowerKind(
     name="gemma3n_vision",
