@@ -58,7 +58,8 @@ class Dim:
         field: where it sits, relative to the wrapper's config: ``"vision_config.hidden_size"``,
             ``"text_config.hidden_size"``, or a top-level field such as ``"spatial_merge_size"``.
             ``{tower}`` stands for the tower's own sub-config (``vision_config``); a trailing
-            ``[k]`` reads entry k of a list (``"{tower}.subsampling_conv_channels[1]"``).
+            ``[k]`` reads entry k of a list (``"{tower}.subsampling_conv_channels[1]"``), ``[k][j]``
+            entry j of that (``"{tower}.sscp_conv_kernel_size[0][1]"``).
         default: the config class default, used when the field is absent (as transformers does).
         read: ``"int"`` an integer >= 0; ``"bool"`` true/false as 1/0; ``"count"`` an integer as
             1 and a list as its length (transformers' ``vision_feature_layer``); ``"product"`` a
@@ -281,6 +282,9 @@ class HFTower:
             of the kind's dims for the fields it leaves out, as transformers does.
         optional: transformers builds the tower only when ``config`` is set (Gemma 4's
             vision and audio towers); otherwise an absent sub-config is the class default.
+        fixed: fields of the sub-config that choose the module itself, each with the one value
+            the kind counts, its class default (Gemma 3n's timm ``architecture``); another value
+            is refused by name.
     """
 
     part: str = attrs.field(validator=_text)
@@ -289,3 +293,4 @@ class HFTower:
     model_type: str | None = attrs.field(default=None, validator=attrs.validators.optional(_text))
     absent: Mapping[str, Any] = attrs.field(factory=dict)
     optional: bool = False
+    fixed: Mapping[str, Any] = attrs.field(factory=dict)

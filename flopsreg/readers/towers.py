@@ -41,10 +41,10 @@ def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int
     value = holder.get(field)
     if value is None and not (dim.read == "choice" and field in holder):  # a choice may be an explicit null
         value = dim.default
-    if index:
-        position = int(index.rstrip("]"))
-        if not isinstance(value, list) or len(value) <= position:
-            raise ModelError(f"{where}: {path.partition('[')[0]} = {value!r:.60}: expected a list of more than {position} integers")
+    for entry in index.removesuffix("]").split("][") if index else ():  # "kernel[0][1]": entry 1 of entry 0
+        position = int(entry)
+        if not isinstance(value, (list, tuple)) or len(value) <= position:
+            raise ModelError(f"{where}: {path.partition('[')[0]} = {holder.get(field)!r:.60}: expected a list of more than {position} entries at [{entry}]")
         value = value[position]
     if dim.read == "choice":
         if value not in dim.choices:
@@ -105,6 +105,13 @@ def read_towers(data: Mapping[str, Any], where: str, reader: HFReader) -> dict[s
                 f"{where}: {tower.config}.model_type = {found!r}: unsupported for model_type {reader.name}'s "
                 f"{tower.part} tower (flopsreg counts {tower.model_type!r}, {tower.kind.title})"
             )
+        for field, fixed in tower.fixed.items():
+            value = sub.get(field, fixed) if isinstance(sub, Mapping) else fixed
+            if value != fixed:
+                raise ModelError(
+                    f"{where}: {tower.config}.{field} = {value!r:.60}: unsupported for model_type {reader.name}'s "
+                    f"{tower.part} tower (flopsreg counts {fixed!r}, {tower.kind.title})"
+                )
         dims = {dim.name: _value(data, tower, dim, where) for dim in tower.kind.dims}
         towers[tower.part] = Tower(
             kind=tower.kind.name,

@@ -5,6 +5,13 @@ values, AltUp residual copies, a LAuReL branch, per-layer embeddings, per-layer 
 from flopsreg.patterns.altup import ALTUP, ALTUP_INPUTS
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import GATED_LM, weight_flags
+from flopsreg.patterns.hf._gemma3n_towers import (
+    GEMMA3N_AUDIO,
+    GEMMA3N_AUDIO_EMBEDDER,
+    GEMMA3N_VISION,
+    GEMMA3N_VISION_EMBEDDER,
+    MOBILENETV5,
+)
 from flopsreg.patterns.hf.gemma4 import reusing
 from flopsreg.patterns.hf.layer_types import FULL, SLIDING
 from flopsreg.patterns.kv_reuse_projection import KV_REUSE_PROJECTION
@@ -12,7 +19,7 @@ from flopsreg.patterns.laurel import LAUREL, LAUREL_RANK
 from flopsreg.patterns.norms import QK_NORM, SANDWICH_NORMS
 from flopsreg.patterns.per_layer_input import PER_LAYER_INPUT, PLE_DIM, PLE_LAYERS, PLE_VOCAB
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.plugin import Decoder, Fields, HFReader, Layers, gqa_params, head_dim_of, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, gqa_params, head_dim_of, hookimpl
 
 
 def mlp_widths(c: Fields, layers: int) -> Layers[int]:
@@ -89,5 +96,18 @@ def flopsreg_register_hf_readers():
             read=gemma3n_text,
             summary="Gemma3nTextConfig: sliding and full layers, KV sharing, AltUp, LAuReL, per-layer embeddings and MLP widths",
         ),
-        HFReader(name="gemma3n", title="Gemma 3n", text_config="gemma3n_text", tied_by="wrapper", tied_default=True, summary="Gemma3nConfig: the decoder is its gemma3n_text text_config"),
+        HFReader(
+            name="gemma3n",
+            title="Gemma 3n",
+            text_config="gemma3n_text",
+            tied_by="wrapper",
+            tied_default=True,
+            summary="Gemma3nConfig: the decoder is its gemma3n_text text_config",
+            towers=(  # always built: an absent sub-config is its class default
+                HFTower(part="vision", kind=GEMMA3N_VISION, config="vision_config", fixed={"architecture": MOBILENETV5, "model_args": None}),
+                HFTower(part="vision_embedder", kind=GEMMA3N_VISION_EMBEDDER, config="vision_config"),
+                HFTower(part="audio", kind=GEMMA3N_AUDIO, config="audio_config"),
+                HFTower(part="audio_embedder", kind=GEMMA3N_AUDIO_EMBEDDER, config="audio_config"),
+            ),
+        ),
     ]
