@@ -12,6 +12,8 @@ declares its forward FLOPs the same way, per piece, over its dims and one image'
 A kind that turns images into tokens declares an :class:`ImageRule`: the family's resizing and
 token-count rule (an image in pixels -> an :class:`ImagePlan`) and the exact forward FLOPs of
 the tower for a list of planned images, both functions of the dims the tower was read with.
+An audio encoder declares the same rule with ``takes="audio"``: a clip in samples -> a plan whose
+grid is its spectrogram, ``(1, mel frames, mel bins)``, the symbols its closed forms are written over.
 """
 
 from __future__ import annotations
@@ -24,13 +26,16 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
+__all__ = ["IMAGE_GRID", "IMAGE_GRID_LATEX", "MEDIA", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
 
 READS = ("int", "bool", "count", "product")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
 IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's short dims
+# What a rule takes (ImageRule.takes): images in pixels, or audio clips in samples, whose grid is
+# (1, real mel frames, mel bins) of the spectrogram the encoder runs over.
+MEDIA = ("image", "audio")
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -99,14 +104,18 @@ def _formulas(value: Mapping[str, Any]) -> dict[str, sympy.Expr]:
 
 @attrs.frozen(kw_only=True)
 class ImagePlan:
-    """One image as a family's processor turns it into tokens.
+    """One image (or audio clip) as a family's processor turns it into tokens.
 
     Attributes:
-        height, width: the image as given, in pixels (0, 0 when only its token count was given).
-        resized: (height, width) after the processor's resizing.
-        grid: the patch grid the tower runs over, ``(frames, rows, columns)``.
+        height, width: the image as given, in pixels (0, 0 when only its token count was given,
+            and for a clip).
+        resized: (height, width) after the processor's resizing ((0, 0) for a clip).
+        grid: the patch grid the tower runs over, ``(frames, rows, columns)``; for a clip, its
+            spectrogram ``(1, real mel frames, mel bins)``.
         tokens: the tokens it adds to the language model's sequence, the processor's wrapper
-            tokens (begin and end of image) included.
+            tokens (begin and end of image or audio) included.
+        samples: a clip's length in samples as the encoder takes it (after the processor's
+            truncation); 0 for an image, or a clip given by its token count.
     """
 
     height: int
@@ -114,16 +123,17 @@ class ImagePlan:
     resized: tuple[int, int]
     grid: tuple[int, ...]
     tokens: int
+    samples: int = 0
 
 
 @attrs.frozen(kw_only=True)
 class ImageRule:
-    """How a vision tower kind turns images into tokens and what it costs to encode them.
+    """How a vision (or audio) tower kind turns images (clips) into tokens and what it costs to encode them.
 
     Attributes:
         summary: one line: the processor's resizing rule and where the rule comes from.
         plan: ``plan(dims, height, width) -> ImagePlan``; raises ``ValueError`` with the reason
-            for an image the processor refuses.
+            for an image the processor refuses. A rule that takes audio: ``plan(dims, samples)``.
         flops: ``flops(dims, plans) -> {piece: forward FLOPs}`` of the tower over the images of
             one sequence (``patch_embed``, ``blocks.attention``, ``merger``...), exact integers;
             None (the way for a new kind): the kind's closed forms (:attr:`TowerKind.flops`)
@@ -141,6 +151,10 @@ class ImageRule:
         conventions: ``{convention: flops}`` for the conventions that count the tower their own
             way (verl's estimator), with the signature of ``flops``; under any other convention
             but the exact one a request with images is refused, naming the convention.
+        takes: ``"image"`` (images in pixels) or ``"audio"`` (clips, given in seconds or by
+            their tokens; ``plan`` takes the clip's samples).
+        sampling_rate: for audio, the samples per second the feature extractor takes (a clip
+            of s seconds is ``s x sampling_rate`` samples).
     """
 
     summary: str = attrs.field(validator=_text)
@@ -155,7 +169,12 @@ class ImageRule:
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:
             raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
+        if (self.takes == "audio") != (self.sampling_rate > 0):
+            raise ValueError(f"ImageRule.sampling_rate = {self.sampling_rate}: expected > 0 exactly for a rule that takes audio")
+
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
+    takes: str = attrs.field(default="image", validator=attrs.validators.in_(MEDIA))
+    sampling_rate: int = 0
 
 
 @attrs.frozen(kw_only=True)

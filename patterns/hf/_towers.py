@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._gemma4_audio import GEMMA4_AUDIO_CLIPS
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
 
@@ -302,6 +303,43 @@ GEMMA4_VISION = TowerKind(
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4VisionModel",
 )
 
+# Gemma 4's audio conformer over one clip's spectrogram (t = 1, rows real mel frames, columns mel
+# bins): T1 and n frames after each stride-2 convolution, F1 and F2 mel bins; width = heads x
+# head_dim; the chunked local mask's pairs: each of the n queries sees min(j, W) keys back (its own
+# included, W = attention_context_left - 1) and min(j, B) ahead (B = attention_context_right - 1);
+# R relative positions.
+(chunk, left, right) = sympy.symbols("chunk left right", integer=True, nonnegative=True)
+_N, _T1, _F1, _F2, _WIDTH, _POSITIONS, _BACK, _AHEAD, _MB, _MA, _PAIRS = (
+    where_symbol(name) for name in ("n", "T1", "F1", "F2", "width", "R", "W", "B", "m_W", "m_B", "pairs")
+)
+_GEMMA4_AUDIO_WHERE = {
+    "T1": sympy.ceiling(_ROWS / 2), "n": sympy.ceiling(_T1 / 2),
+    "F1": sympy.ceiling(_COLUMNS / 2), "F2": sympy.ceiling(_F1 / 2),
+    "width": heads * sympy.floor(h / heads),
+    "R": sympy.floor((chunk + left - 1 + right) / 2) + 1,  # Gemma4AudioRelPositionalEncoding's context_size // 2 + 1
+    "W": sympy.Max(left - 1, 0), "B": sympy.Max(right - 1, 0),
+    "m_W": sympy.Min(_BACK, _N), "m_B": sympy.Min(_AHEAD, _N - 1),
+    "pairs": _MB * (_MB + 1) / 2 + _BACK * (_N - _MB) + _MA * (_MA + 1) / 2 + _AHEAD * (_N - 1 - _MA),
+}
+
+
+def _gemma4_audio_flops() -> dict[str, sympy.Expr]:
+    """Gemma4AudioModel and embed_audio over one clip (multiply-adds x 2; derived in docs/multimodal.md)."""
+    c0, c1 = conv0, conv1
+    return {
+        "subsample.conv0": 2 * _T1 * _F1 * c0 * 9,
+        "subsample.conv1": 2 * _N * _F2 * c1 * 9 * c0,
+        "subsample.input_proj": 2 * _N * _F2 * c1 * h,
+        "blocks.feed_forward": layers * 2 * 2 * 2 * _N * 4 * h * h,  # two feed-forwards of two matrices (h x 4h)
+        "blocks.qkv_post": layers * 2 * _N * 4 * h * _WIDTH,
+        "blocks.relative_k_proj": layers * 2 * _POSITIONS * h * _WIDTH,
+        "blocks.attention": layers * (2 * 2 * _WIDTH * _PAIRS + 2 * _WIDTH * _N * _POSITIONS),
+        "blocks.light_conv": layers * 2 * _N * (2 * h * h + h * kernel + h * h),
+        "output_proj": 2 * _N * h * out,
+        "embedder": 2 * _N * out * text,
+    }
+
+
 GEMMA4_AUDIO = TowerKind(
     name="gemma4_audio",
     title="Gemma 4 audio conformer",
@@ -311,7 +349,9 @@ GEMMA4_AUDIO = TowerKind(
         Dim("h", "{tower}.hidden_size", 1024), Dim("layers", "{tower}.num_hidden_layers", 12),
         Dim("heads", "{tower}.num_attention_heads", 8), Dim("kernel", "{tower}.conv_kernel_size", 5),
         Dim("conv0", "{tower}.subsampling_conv_channels[0]", [128, 32]), Dim("conv1", "{tower}.subsampling_conv_channels[1]", [128, 32]),
-        Dim("out", "{tower}.output_proj_dims", 1536),
+        Dim("out", "{tower}.output_proj_dims", 1536), Dim("chunk", "{tower}.attention_chunk_size", 12),
+        Dim("left", "{tower}.attention_context_left", 13), Dim("right", "{tower}.attention_context_right", 0),
+        Dim("text", "text_config.hidden_size", 2304),
     ),
     parameters=(
         9 * conv0 + conv0 + 9 * conv0 * conv1 + conv1 + sympy.floor(conv0 / 4) * conv1 * h  # subsampling, input_proj_linear
@@ -321,6 +361,9 @@ GEMMA4_AUDIO = TowerKind(
         + h * out + out  # output_proj
     ),
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4AudioModel",
+    images=GEMMA4_AUDIO_CLIPS,
+    flops=_gemma4_audio_flops(),
+    flops_where=_GEMMA4_AUDIO_WHERE,
 )
 
 GEMMA4_VISION_EMBEDDER = TowerKind(
