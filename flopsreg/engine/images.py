@@ -238,8 +238,8 @@ def plan_images(
     through the one tower whose rule takes audio."""
     whole, by_tokens = _GIVEN[takes]
     if images is not None and image_tokens is not None:
-        raise FlopsregError(f"{whole} and {by_tokens}: give one (each {takes if takes == 'audio' else 'image'} "
-                            f"{'in seconds' if takes == 'audio' else 'in pixels'}, or the tokens of each)")
+        raise FlopsregError(f"{whole} and {by_tokens}: give one (each {'audio clip in seconds' if takes == 'audio' else 'image in pixels'}, "
+                            "or the tokens of each)")
     given = whole if images is not None else by_tokens
     entries = list(images if images is not None else image_tokens or ())
     what_one = "audio clip" if takes == "audio" else "image"
