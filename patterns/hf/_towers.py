@@ -13,6 +13,7 @@ import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._gemma4_audio import GEMMA4_AUDIO_CLIPS
+from flopsreg.patterns.hf._phi4_audio import PHI4_AUDIO_CLIPS, WINDOW
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
 
@@ -451,6 +452,30 @@ PHI4_MULTIMODAL_VISION = TowerKind(
 _HALVINGS = sympy.floor(sympy.log(reduction, 2))  # the stride-2 convolutions: int(log2(time_reduction))
 _AUDIO_HEAD = sympy.floor(h / heads)  # Phi4MultimodalAudioAttention's head_dim (hidden_size // heads)
 
+# Phi-4-multimodal's audio encoder over one clip's spectrogram (t = 1, rows frames, columns mel
+# bins): T1, T2, n frames and M1, M2, M3 bins after each stride-2 convolution; the blocks run over
+# m frames (n, or whole windows of 500 past 500) and attend over all pairs of each window.
+_T2, _M1, _M2, _M3, _WINDOWS, _M = (where_symbol(name) for name in ("T2", "M1", "M2", "M3", "windows", "m"))
+_PHI4_AUDIO_WHERE = {
+    "T1": sympy.ceiling(_ROWS / 2), "T2": sympy.ceiling(_T1 / 2), "n": sympy.ceiling(_T2 / 2),
+    "M1": sympy.ceiling(_COLUMNS / 2), "M2": sympy.ceiling(_M1 / 2), "M3": sympy.ceiling(_M2 / 2),
+    "width": heads * _AUDIO_HEAD,
+    "windows": sympy.ceiling(_N / WINDOW),
+    "m": sympy.Piecewise((_N, _N <= WINDOW), (WINDOW * _WINDOWS, True)),
+    "pairs": sympy.Piecewise((_N**2, _N <= WINDOW), (WINDOW**2 * _WINDOWS, True)),
+}
+_PHI4_AUDIO_FLOPS = {
+    "subsample.conv0": 2 * _T1 * _M1 * nemo * 9,
+    "subsample.depthwise": 2 * (_T2 * _M2 + _N * _M3) * nemo * 9,
+    "subsample.pointwise": 2 * (_T2 * _M2 + _N * _M3) * nemo**2,
+    "subsample.out": 2 * _N * nemo * _M3 * h,
+    "blocks.feed_forward": layers * 2 * 2 * _M * 3 * h * i,  # two gated feed-forwards: h x 2i and i x h
+    "blocks.qkvo": layers * 2 * _M * 4 * h * _WIDTH,
+    "blocks.attention": layers * 2 * 2 * _WIDTH * _PAIRS,
+    "blocks.conv": layers * 2 * _M * (2 * h * ext + h * mult * kernel + h * mult * sep + h * ext),
+    "projection": 2 * _N * (h * downsample * text + text**2),
+}
+
 PHI4_MULTIMODAL_AUDIO = TowerKind(
     name="phi4_multimodal_audio",
     title="Phi-4-multimodal audio embedding",
@@ -483,6 +508,9 @@ PHI4_MULTIMODAL_AUDIO = TowerKind(
     ),
     embeddings=distance * (2 - symmetric) * heads,
     reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalAudioEmbedding",
+    images=PHI4_AUDIO_CLIPS,
+    flops=_PHI4_AUDIO_FLOPS,
+    flops_where=_PHI4_AUDIO_WHERE,
 )
 
 GIT_VISION = TowerKind(

@@ -1,9 +1,11 @@
-"""Gemma 4 with audio against real forward passes: tests/data/hf_forward/measure_audio.py ran a tiny
-Gemma4ForConditionalGeneration on random waveforms through transformers' own feature extractor and
-Gemma4Processor's placeholder expansion, under FlopCounterMode, and recorded each piece of the audio
-tower, the conformer's blocked mask and the token counts (forward_audio.json). The tower's closed
-forms count the real mel frames and the pairs the mask allows; the kernel's extra work (the frame of
-the extractor's padding, the attention's whole blocks) is reconciled here piece by piece.
+"""Gemma 4 and Phi-4-multimodal with audio against real forward passes: tests/data/hf_forward/
+measure_audio.py ran tiny Gemma4ForConditionalGeneration and Phi4MultimodalForCausalLM models on
+random waveforms through transformers' own feature extractors and their processors' placeholder
+expansion, under FlopCounterMode, and recorded each piece of the audio towers, Gemma 4's blocked
+mask and the token counts (forward_audio.json). The towers' closed forms count the real mel frames
+and the pairs the mask allows; the kernels' extra work (the frame of Gemma 4's extractor padding,
+its attention's whole blocks, the outputs Phi-4's depthwise convolution drops) is reconciled here
+piece by piece.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from flopsreg.plugin import ImagePlan, ImageRule
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_audio.json").read_text())
 MEASURED = RECORD["models"]["gemma4"]
+PHI4 = RECORD["models"]["phi4_multimodal"]
+PHI4_AUDIO = PHI4["config"]["audio_config"]
 AUDIO = MEASURED["config"]["audio_config"]
 CASES = sorted(MEASURED["cases"])
 
@@ -232,6 +236,27 @@ def test_images_and_audio_together_run_both_towers_and_both_token_runs(registry,
         registry.evaluate(model, seq_len=7, images=[(10, 10)], audio=[1], cached=4)
 
 
+def test_audio_tokens_plan_a_clip_where_a_rule_says_the_count_fixes_its_flops(registry, monkeypatch):
+    """Neither family's count fixes its FLOPs (both refuse audio_tokens, saying why); a rule whose
+    count does (a stand-in here) takes the clips by their tokens."""
+    model = _model()
+
+    def from_tokens(dims, n):
+        return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, 4 * n, 20), tokens=n + 2)
+
+    title, dims, rule = registry.image_towers(model)["audio"]
+    stand_in = ImageRule(summary="4 frames a token", plan=rule.plan, takes="audio", sampling_rate=SAMPLING_RATE, from_tokens=from_tokens)
+    monkeypatch.setattr(registry, "image_towers", lambda m: {"audio": (title, dims, stand_in)})
+    by_tokens = registry.evaluate(model, seq_len=7, audio_tokens=[25, 3])
+    assert by_tokens.seqlens == (7 + 27 + 5,) and [plan.grid for plan in by_tokens.audio.plans] == [(1, 100, 20), (1, 12, 20)]
+    assert by_tokens.audio.tower == registry.audio(model, audio=["1.01", "0.13"]).tower  # 100 and 12 real frames
+    assert "clip 1: given by its audio tokens: 100 mel frames x 20 bins, 27 tokens" in by_tokens.audio.text()
+    with pytest.raises(flopsreg.FlopsregError, match=r"^audio_tokens\[0\] = 0: expected an integer >= 1$"):
+        registry.evaluate(model, seq_len=7, audio_tokens=[0])
+    with pytest.raises(ValueError, match=r"^ImageRule.sampling_rate = 0: expected > 0 exactly for a rule that takes audio$"):
+        ImageRule(summary="s", plan=rule.plan, takes="audio")
+
+
 def test_the_command_line_takes_audio(tmp_path, capsys, registry):
     path = tmp_path / "gemma4.json"
     path.write_text(json.dumps(MEASURED["config"]))
@@ -271,3 +296,75 @@ def test_the_worked_example_of_the_docs(registry):
         "embedder": 2 * 63 * 1536 * 2304,
     }
     assert _brute_force_pairs(63, 13, 0) == 12 * 63 - 66 and planned.tower == 37_797_494_784
+
+
+# -- Phi-4-multimodal ---------------------------------------------------------------------------
+
+
+def _phi4(**audio) -> flopsreg.Model:
+    return flopsreg.Model.from_hf_config({**PHI4["config"], "audio_config": {**PHI4_AUDIO, **audio}})
+
+
+def test_phi4_holds_transformers_parameters(registry):
+    model = _phi4()
+    assert registry.parameters(model).total == PHI4["parameters"]
+    assert model.towers["audio"].parameters == PHI4["audio_parameters"]
+    assert sorted(PHI4["cases"]) == ["1s", "2.5s", "41s"] and PHI4["class"] == "Phi4MultimodalForCausalLM"
+
+
+@pytest.mark.parametrize("case", sorted(PHI4["cases"]))
+def test_phi4_tokens_and_tower_equal_flop_counter_mode_with_the_dropped_outputs_apart(registry, eager_registry, case):
+    """The processor's tokens (audio_embed_sizes, no wrapper) and frames; every piece of the encoder
+    and the projections as FlopCounterMode counts them, but for the depthwise convolution of each
+    block's convolution module, whose padding of kernel - 1 on both sides gives kernel - 1 outputs
+    past the frames of each window (and the pointwise convolution after it), dropped by the module."""
+    measured = PHI4["cases"][case]
+    result = registry.evaluate(_phi4(), seq_len=PHI4["text_tokens"], audio=[Fraction(measured["samples"], SAMPLING_RATE)])
+    (plan,) = result.audio.plans
+    n = measured["soft_tokens"]
+    assert plan.tokens == n == measured["audio_embed_sizes"] and result.seqlens == (measured["sequence_length"],)
+    assert plan.grid == (1, measured["mel_frames"], measured["mel_bins"])
+    flops = result.audio.flops
+    sub, layers = measured["subsample"], measured["layers"]
+    assert flops["subsample.conv0"] == sub["conv.0"]
+    assert flops["subsample.depthwise"] == sub["conv.2"] + sub["conv.5"] and flops["subsample.pointwise"] == sub["conv.3"] + sub["conv.6"]
+    assert flops["subsample.out"] == sub["out"]
+    assert flops["blocks.feed_forward"] == sum(layer["feed_forward_in"] + layer["feed_forward_out"] for layer in layers)
+    assert flops["blocks.qkvo"] == sum(layer[f"self_attn.{p}"] for layer in layers for p in ("q_proj", "k_proj", "v_proj", "o_proj"))
+    # the attention over every pair of each window of 500 frames (the last padded)
+    windows = -(-n // 500)
+    pairs = n * n if n <= 500 else 500 * 500 * windows
+    width = PHI4_AUDIO["num_attention_heads"] * (PHI4_AUDIO["hidden_size"] // PHI4_AUDIO["num_attention_heads"])
+    matmuls = [layer["self_attn"] - sum(layer[f"self_attn.{p}"] for p in ("q_proj", "k_proj", "v_proj", "o_proj")) for layer in layers]
+    assert matmuls == [2 * 2 * width * pairs] * len(layers) and flops["blocks.attention"] == sum(matmuls)
+    dropped = (PHI4_AUDIO["kernel_size"] - 1) * windows  # outputs past each window's frames
+    channels = PHI4_AUDIO["hidden_size"] * PHI4_AUDIO["depthwise_multiplier"]
+    per_output = 2 * channels * PHI4_AUDIO["kernel_size"] + 2 * channels * PHI4_AUDIO["depthwise_separable_out_channel"]
+    assert sum(layer["conv.dw_conv"] + layer["conv.pw_conv"] for layer in layers) == (
+        sum(layer["conv"] - layer["conv.glu"] - layer["conv.ext_pw_conv_1d"] for layer in layers))
+    assert flops["blocks.conv"] + len(layers) * dropped * per_output == sum(layer["conv"] for layer in layers)
+    assert flops["projection"] == measured["up_proj_for_speech"] + measured["down_proj_for_speech"]
+    assert result.audio.tower + len(layers) * dropped * per_output == measured["audio_embed"]
+    language_model = eager_registry.evaluate(_phi4(), seq_len=result.seqlens[0], convention="eager").forward
+    assert language_model == measured["rest"] and measured["forward"] == measured["audio_embed"] + measured["rest"]
+    assert result.forward == registry.evaluate(_phi4(), seq_len=result.seqlens[0]).forward + result.audio.tower
+
+
+@pytest.mark.parametrize(("audio", "message"), [
+    ({"time_reduction": 4}, r"time_reduction = 4, downsample_rate = 1: flopsreg counts the published 8 and 1"),
+    ({"ext_pw_out_channel": 20}, r"ext_pw_out_channel = 20, depthwise_separable_out_channel = 36: the convolution module runs only"),
+])
+def test_phi4_an_encoder_counted_otherwise_is_refused(registry, audio, message):
+    with pytest.raises(flopsreg.FlopsregError, match=r"^audio\[0\] = 1: " + message):
+        registry.evaluate(_phi4(**audio), seq_len=7, audio=[1])
+
+
+def test_phi4_bad_audio_and_conventions_get_one_line(registry):
+    with pytest.raises(flopsreg.FlopsregError, match=r"^audio\[0\] = '0.02': a clip of 320 samples has no frame \(at least 400 are needed\)"):
+        registry.evaluate(_phi4(), seq_len=7, audio=["0.02"])
+    with pytest.raises(flopsreg.FlopsregError, match=r"^audio_tokens: Phi-4-multimodal audio embedding needs each audio clip's length"):
+        registry.evaluate(_phi4(), seq_len=7, audio_tokens=[13])
+    for convention in registry.conventions:
+        message = rf"^audio: convention '{convention}' has no term for the audio tower \(Phi-4-multimodal audio embedding\)"
+        with pytest.raises(flopsreg.FlopsregError, match=message):
+            registry.audio(_phi4(), audio=[1], convention=convention)

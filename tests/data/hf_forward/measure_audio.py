@@ -1,5 +1,5 @@
-"""Measure tiny Gemma 4 forward passes with real audio (brief audio, issue 25): the audio conformer,
-the audio embedder and the language model together, under torch's FlopCounterMode.
+"""Measure tiny Gemma 4 and Phi-4-multimodal forward passes with real audio (brief audio, issue 25):
+the audio encoders, their projections and the language model together, under torch's FlopCounterMode.
 
 Random waveforms of several lengths go through transformers' own Gemma4AudioFeatureExtractor (its
 mel framing, its padding to a multiple of 128 samples and its frame mask), giving input_features
@@ -10,6 +10,9 @@ FLOPs of the whole forward and of each piece of the audio tower (FlopCounterMode
 counts), the embedder's, the mel frames the extractor gives and how many of them are real, the
 token count the processor inserts (and its ``_compute_audio_num_tokens``), the allowed (query,
 key) pairs of the conformer's blocked mask over the real frames; and the parameter totals.
+Phi-4-multimodal the same way: Phi4MultimodalFeatureExtractor's frames and audio_embed_sizes,
+Phi4MultimodalProcessor's ``replace_audio_token`` (the soft tokens alone), Phi4MultimodalForCausalLM
+with each encoder module's count, including a clip past the encoder's 500-frame windows.
 The result, forward_audio.json, comes from torch and transformers alone:
 tests/hf/test_audio_forward.py compares flopsreg with it.
 
@@ -29,7 +32,15 @@ import numpy as np
 import torch
 import transformers
 from torch.utils.flop_counter import FlopCounterMode
-from transformers import AutoConfig, Gemma4AudioFeatureExtractor, Gemma4ForConditionalGeneration, Gemma4Processor
+from transformers import (
+    AutoConfig,
+    Gemma4AudioFeatureExtractor,
+    Gemma4ForConditionalGeneration,
+    Gemma4Processor,
+    Phi4MultimodalFeatureExtractor,
+    Phi4MultimodalForCausalLM,
+    Phi4MultimodalProcessor,
+)
 from transformers.processing_utils import ProcessorMixin
 
 HERE = Path(__file__).parent
@@ -179,12 +190,100 @@ def measure() -> dict:
     }
 
 
+# Phi-4-multimodal: heads of 36 // 5 = 7 (q, k, v 35 wide); the convolution module needs
+# ext_pw_out_channel = depthwise_separable_out_channel = hidden_size; 27 mel bins (input_size and
+# the extractor's feature_size); downsample_rate 1 (its up projection takes hidden_size x rate).
+PHI4 = {
+    "model_type": "phi4_multimodal", "hidden_size": 44, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12,
+    "intermediate_size": 58, "vocab_size": 97, "max_position_embeddings": 1024, "pad_token_id": 0, "num_hidden_layers": 2,
+    "sliding_window": 7,
+    "vision_config": {"hidden_size": 36, "intermediate_size": 50, "num_hidden_layers": 1, "num_attention_heads": 3,
+                      "image_size": 45, "patch_size": 7, "crop_size": 45, "image_token_id": 93},
+    "audio_config": {"hidden_size": 36, "intermediate_size": 50, "num_blocks": 2, "num_attention_heads": 5,
+                     "ext_pw_out_channel": 36, "depthwise_separable_out_channel": 36, "depthwise_multiplier": 2,
+                     "kernel_size": 3, "input_size": 27, "time_reduction": 8, "nemo_conv_channels": 12,
+                     "bias_max_distance": 30, "downsample_rate": 1, "audio_token_id": AUDIO},
+}
+# 1 s, 2.5 s, and 41 s: 4098 frames, 513 after the subsampling, two of the encoder's 500-frame windows.
+PHI4_CASES = {"1s": 16_000, "2.5s": 40_000, "41s": 656_000}
+
+
+def measure_phi4() -> dict:
+    config = {k: v for k, v in PHI4.items() if k != "model_type"}
+    hf_config = AutoConfig.for_model("phi4_multimodal", **config)
+    torch.manual_seed(0)
+    model = Phi4MultimodalForCausalLM(hf_config).eval()
+    model.config._attn_implementation = "eager"
+    extractor = Phi4MultimodalFeatureExtractor(feature_size=PHI4["audio_config"]["input_size"])
+    stub = SimpleNamespace(image_token="<image>", image_token_id=93, audio_token="<audio>", audio_token_id=AUDIO)
+    with mock.patch.object(ProcessorMixin, "__init__", lambda self, *args, **kwargs: None):
+        processor = Phi4MultimodalProcessor(image_processor=None, audio_processor=None, tokenizer=stub)
+    generator = np.random.default_rng(2)
+    cases = {}
+    for case, samples in PHI4_CASES.items():
+        wave = generator.uniform(-0.5, 0.5, samples).astype(np.float32)
+        inputs = extractor([wave], sampling_rate=SAMPLING_RATE, return_tensors="pt")
+        features, sizes = inputs["audio_input_features"], inputs["audio_embed_sizes"]
+        expanded = processor.replace_audio_token({"audio_embed_sizes": sizes.tolist()}, 0)
+        soft = expanded.count("<audio>")
+        assert expanded == "<audio>" * soft
+        ids = torch.tensor([AUDIO] * soft + torch.randint(0, 80, (TEXT_TOKENS,)).tolist()).unsqueeze(0)
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            model(input_ids=ids, audio_input_features=features, audio_embed_sizes=sizes)
+        counts = counter.get_flop_counts()
+        root = type(model).__name__
+        embed = f"{root}.model.embed_tokens_extend.audio_embed"
+        encoder = f"{embed}.encoder"
+        convs = {str(i): _module_flops(counts, f"{encoder}.embed.conv.{i}") for i in range(8)}
+        layers = []
+        for index in range(PHI4["audio_config"]["num_blocks"]):
+            layer = f"{encoder}.encoders.{index}"
+            attn = f"{layer}.self_attn"
+            layers.append({
+                "feed_forward_in": _module_flops(counts, f"{layer}.feed_forward_in"),
+                "feed_forward_out": _module_flops(counts, f"{layer}.feed_forward_out"),
+                "self_attn": _module_flops(counts, attn),
+                **{f"self_attn.{n}": _module_flops(counts, f"{attn}.{n}") for n in ("q_proj", "k_proj", "v_proj", "o_proj")},
+                "conv": _module_flops(counts, f"{layer}.conv"),
+                "conv.glu": _module_flops(counts, f"{layer}.conv.glu"),
+                "conv.dw_conv": _module_flops(counts, f"{layer}.conv.dw_sep_conv_1d.dw_conv"),
+                "conv.pw_conv": _module_flops(counts, f"{layer}.conv.dw_sep_conv_1d.pw_conv"),
+                "conv.ext_pw_conv_1d": _module_flops(counts, f"{layer}.conv.ext_pw_conv_1d"),
+            })
+        audio = _module_flops(counts, embed)
+        cases[case] = {
+            "samples": samples,
+            "mel_frames": int(features.shape[1]),
+            "mel_bins": int(features.shape[2]),
+            "audio_embed_sizes": int(sizes[0]),
+            "soft_tokens": soft,
+            "sequence_length": int(ids.shape[1]),
+            "forward": int(counter.get_total_flops()),
+            "audio_embed": audio,
+            "rest": int(counter.get_total_flops()) - audio,
+            "subsample": {**{f"conv.{i}": f for i, f in convs.items() if f}, "out": _module_flops(counts, f"{encoder}.embed.out")},
+            "layers": layers,
+            "up_proj_for_speech": _module_flops(counts, f"{embed}.up_proj_for_speech"),
+            "down_proj_for_speech": _module_flops(counts, f"{embed}.down_proj_for_speech"),
+        }
+    return {
+        "config": PHI4,
+        "class": type(model).__name__,
+        "sampling_rate": SAMPLING_RATE,
+        "text_tokens": TEXT_TOKENS,
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+        "audio_parameters": int(sum(p.numel() for p in model.model.embed_tokens_extend.audio_embed.parameters())),
+        "cases": cases,
+    }
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     record = {
         "transformers": transformers.__version__,
         "torch": torch.__version__.split("+")[0],
-        "models": {"gemma4": measure()},
+        "models": {"gemma4": measure(), "phi4_multimodal": measure_phi4()},
     }
     (HERE / "forward_audio.json").write_text(json.dumps(record, indent=1) + "\n")
 
