@@ -250,7 +250,7 @@ def test_audio_tokens_plan_a_clip_where_a_rule_says_the_count_fixes_its_flops(re
     by_tokens = registry.evaluate(model, seq_len=7, audio_tokens=[25, 3])
     assert by_tokens.seqlens == (7 + 27 + 5,) and [plan.grid for plan in by_tokens.audio.plans] == [(1, 100, 20), (1, 12, 20)]
     assert by_tokens.audio.tower == registry.audio(model, audio=["1.01", "0.13"]).tower  # 100 and 12 real frames
-    assert "clip 1: given by its audio tokens: 100 mel frames x 20 bins, 27 tokens" in by_tokens.audio.text()
+    assert "  clip 1: given by its audio tokens: 100 mel frames x 20 bins, 27 tokens" in by_tokens.audio.text()
     with pytest.raises(flopsreg.FlopsregError, match=r"^audio_tokens\[0\] = 0: expected an integer >= 1$"):
         registry.evaluate(model, seq_len=7, audio_tokens=[0])
     with pytest.raises(ValueError, match=r"^ImageRule.sampling_rate = 0: expected > 0 exactly for a rule that takes audio$"):
