@@ -20,10 +20,26 @@ if TYPE_CHECKING:
     from flopsreg.declarations.readers import HFReader
     from flopsreg.model import Model
 
-__all__ = ["Images", "bidirectional_pairs", "clip_samples", "closed_form_lines", "grid_words", "closed_form_rows", "plan_images", "tower_kinds"]
+__all__ = ["Images", "bidirectional_pairs", "clip_samples", "closed_form_lines", "closed_form_rows", "grid_words", "plan_images", "tower_kinds"]
 
-# What a request calls each medium's entries, given whole or by their tokens (ImageRule.takes).
-_GIVEN = {"image": ("images", "image_tokens"), "audio": ("audio", "audio_tokens")}
+
+@attrs.frozen
+class _Medium:
+    """How a request's entries of one medium (ImageRule.takes) are named in its one-line errors."""
+
+    whole: str  # the argument giving each entry whole ("images") and by its tokens ("image_tokens")
+    by_tokens: str
+    one: str  # one entry ("image", "audio clip"), several ("images", "audio")
+    many: str
+    given_as: str  # how each is given whole, and what its plan needs
+    shape: str
+    tower: str  # the tower that takes them
+
+
+_MEDIA = {
+    "image": _Medium("images", "image_tokens", "image", "images", "image in pixels", "height and width (give images=)", "vision"),
+    "audio": _Medium("audio", "audio_tokens", "audio clip", "audio", "audio clip in seconds", "length in seconds (give audio=)", "audio"),
+}
 
 
 def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
@@ -236,23 +252,18 @@ def plan_images(
     FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional.
     With ``takes="audio"``, the audio clips of one sequence (in seconds, or by their audio tokens)
     through the one tower whose rule takes audio."""
-    whole, by_tokens = _GIVEN[takes]
+    medium = _MEDIA[takes]
     if images is not None and image_tokens is not None:
-        raise FlopsregError(f"{whole} and {by_tokens}: give one (each {'audio clip in seconds' if takes == 'audio' else 'image in pixels'}, "
-                            "or the tokens of each)")
-    given = whole if images is not None else by_tokens
+        raise FlopsregError(f"{medium.whole} and {medium.by_tokens}: give one (each {medium.given_as}, or the tokens of each)")
+    given = medium.whole if images is not None else medium.by_tokens
     entries = list(images if images is not None else image_tokens or ())
-    what_one = "audio clip" if takes == "audio" else "image"
     if not entries:
-        raise FlopsregError(f"{given} = {entries!r}: expected at least one {what_one}")
+        raise FlopsregError(f"{given} = {entries!r}: expected at least one {medium.one}")
     encoders = {part: tower for part, tower in towers.items() if tower[2] is not None and tower[2].takes == takes}
     if not encoders:
         held = ", ".join(f"{part} ({title})" for part, (title, _, _) in towers.items())
-        if takes == "audio":
-            what = f"its towers ({held}) have no audio rule in flopsreg" if towers else "it has no audio tower"
-            raise FlopsregError(f"{given}: {model_name} takes no audio here: {what}")
-        what = f"its towers ({held}) have no image rule in flopsreg" if towers else "it has no vision tower"
-        raise FlopsregError(f"{given}: {model_name} takes no images here: {what}")
+        what = f"its towers ({held}) have no {takes} rule in flopsreg" if towers else f"it has no {medium.tower} tower"
+        raise FlopsregError(f"{given}: {model_name} takes no {medium.many} here: {what}")
     (part, (title, dims, rule)), *others = encoders.items()
     if others:
         raise FlopsregError(f"{given}: {model_name} has several {takes} towers ({', '.join(encoders)}); flopsreg plans one")
@@ -260,8 +271,7 @@ def plan_images(
     if convention != EXACT and convention not in rule.conventions:
         raise FlopsregError(
             f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
-            f"count {'audio' if takes == 'audio' else 'images'} with the exact convention"
-            + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
+            f"count {medium.many} with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
         )
     plans = []
     for index, entry in enumerate(entries):
@@ -270,8 +280,7 @@ def plan_images(
         elif type(entry) is not int or entry < 1:
             raise FlopsregError(f"{given}[{index}] = {entry!r:.60}: expected an integer >= 1")
         elif rule.from_tokens is None:
-            shape = "length in seconds (give audio=)" if takes == "audio" else "height and width (give images=)"
-            raise FlopsregError(f"{given}: {title} needs each {what_one}'s {shape}: {rule.shape_note}")
+            raise FlopsregError(f"{given}: {title} needs each {medium.one}'s {medium.shape}: {rule.shape_note}")
         try:  # the family's processor refuses an image with a ValueError saying why
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
@@ -287,6 +296,6 @@ def plan_images(
     elif kind is not None and kind.flops:
         flops = kind.image_flops(dims, [plan.grid for plan in plans])
     else:
-        raise FlopsregError(f"{given}: {title} declares no FLOPs for its {'clips' if takes == 'audio' else 'images'} (TowerKind.flops)")
+        raise FlopsregError(f"{given}: {title} declares no FLOPs for its {medium.many} (TowerKind.flops)")
     return Images(part=part, title=title, plans=tuple(plans), flops=flops, rule=rule, kind=kind, dims=dims,
                   bidirectional=extra)
