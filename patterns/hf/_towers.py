@@ -305,22 +305,22 @@ GEMMA4_VISION = TowerKind(
 )
 
 # Gemma 4's audio conformer over one clip's spectrogram (t = 1, rows real mel frames, columns mel
-# bins): T1 and n frames after each stride-2 convolution, F1 and F2 mel bins; width = heads x
-# head_dim; the chunked local mask's pairs: each of the n queries sees min(j, W) keys back (its own
+# bins): T1 and n frames after each stride-2 convolution, F1 and F2 mel bins; w = heads x head_dim;
+# the P pairs of the chunked local mask: each of the n queries sees min(j, W) keys back (its own
 # included, W = attention_context_left - 1) and min(j, B) ahead (B = attention_context_right - 1);
 # R relative positions.
 (chunk, left, right) = sympy.symbols("chunk left right", integer=True, nonnegative=True)
 _N, _T1, _F1, _F2, _WIDTH, _POSITIONS, _BACK, _AHEAD, _MB, _MA, _PAIRS = (
-    where_symbol(name) for name in ("n", "T1", "F1", "F2", "width", "R", "W", "B", "m_W", "m_B", "pairs")
+    where_symbol(name) for name in ("n", "T1", "F1", "F2", "w", "R", "W", "B", "m_W", "m_B", "P")
 )
 _GEMMA4_AUDIO_WHERE = {
     "T1": sympy.ceiling(_ROWS / 2), "n": sympy.ceiling(_T1 / 2),
     "F1": sympy.ceiling(_COLUMNS / 2), "F2": sympy.ceiling(_F1 / 2),
-    "width": heads * sympy.floor(h / heads),
+    "w": heads * sympy.floor(h / heads),
     "R": sympy.floor((chunk + left - 1 + right) / 2) + 1,  # Gemma4AudioRelPositionalEncoding's context_size // 2 + 1
     "W": sympy.Max(left - 1, 0), "B": sympy.Max(right - 1, 0),
     "m_W": sympy.Min(_BACK, _N), "m_B": sympy.Min(_AHEAD, _N - 1),
-    "pairs": _MB * (_MB + 1) / 2 + _BACK * (_N - _MB) + _MA * (_MA + 1) / 2 + _AHEAD * (_N - 1 - _MA),
+    "P": _MB * (_MB + 1) / 2 + _BACK * (_N - _MB) + _MA * (_MA + 1) / 2 + _AHEAD * (_N - 1 - _MA),
 }
 
 
@@ -453,26 +453,29 @@ _HALVINGS = sympy.floor(sympy.log(reduction, 2))  # the stride-2 convolutions: i
 _AUDIO_HEAD = sympy.floor(h / heads)  # Phi4MultimodalAudioAttention's head_dim (hidden_size // heads)
 
 # Phi-4-multimodal's audio encoder over one clip's spectrogram (t = 1, rows frames, columns mel
-# bins): T1, T2, n frames and M1, M2, M3 bins after each stride-2 convolution; the blocks run over
-# m frames (n, or whole windows of 500 past 500) and attend over all pairs of each window.
-_T2, _M1, _M2, _M3, _WINDOWS, _M = (where_symbol(name) for name in ("T2", "M1", "M2", "M3", "windows", "m"))
+# bins): each stride-2 convolution takes ceil(x / 2) of both (n = ceil(rows / 8) frames after the
+# three); w = heads x head_dim; the blocks run over m frames (n, or k whole windows of 500 past 500)
+# and attend over all P pairs of each window.
+_W, _K, _M, _P, _S = (where_symbol(name) for name in ("w", "k", "m", "P", "S"))
 _PHI4_AUDIO_WHERE = {
-    "T1": sympy.ceiling(_ROWS / 2), "T2": sympy.ceiling(_T1 / 2), "n": sympy.ceiling(_T2 / 2),
-    "M1": sympy.ceiling(_COLUMNS / 2), "M2": sympy.ceiling(_M1 / 2), "M3": sympy.ceiling(_M2 / 2),
-    "width": heads * _AUDIO_HEAD,
-    "windows": sympy.ceiling(_N / WINDOW),
-    "m": sympy.Piecewise((_N, _N <= WINDOW), (WINDOW * _WINDOWS, True)),
-    "pairs": sympy.Piecewise((_N**2, _N <= WINDOW), (WINDOW**2 * _WINDOWS, True)),
+    "n": sympy.ceiling(_ROWS / 8),
+    # the positions (frames x bins) after the 2nd and 3rd stride-2 convolutions
+    "S": sympy.ceiling(_ROWS / 4) * sympy.ceiling(_COLUMNS / 4) + _N * sympy.ceiling(_COLUMNS / 8),
+    "w": heads * _AUDIO_HEAD,
+    "k": sympy.ceiling(_N / WINDOW),
+    "m": sympy.Piecewise((_N, _N <= WINDOW), (WINDOW * _K, True)),
+    "P": sympy.Piecewise((_N**2, _N <= WINDOW), (WINDOW**2 * _K, True)),
 }
 _PHI4_AUDIO_FLOPS = {
-    "subsample.conv0": 2 * _T1 * _M1 * nemo * 9,
-    "subsample.depthwise": 2 * (_T2 * _M2 + _N * _M3) * nemo * 9,
-    "subsample.pointwise": 2 * (_T2 * _M2 + _N * _M3) * nemo**2,
-    "subsample.out": 2 * _N * nemo * _M3 * h,
+    "subsample.conv0": 2 * sympy.ceiling(_ROWS / 2) * sympy.ceiling(_COLUMNS / 2) * nemo * 9,
+    "subsample.separable": 2 * _S * nemo * (9 + nemo),  # depthwise 3x3 and pointwise c x c
+    "subsample.out": 2 * _N * nemo * sympy.ceiling(_COLUMNS / 8) * h,
     "blocks.feed_forward": layers * 2 * 2 * _M * 3 * h * i,  # two gated feed-forwards: h x 2i and i x h
-    "blocks.qkvo": layers * 2 * _M * 4 * h * _WIDTH,
-    "blocks.attention": layers * 2 * 2 * _WIDTH * _PAIRS,
-    "blocks.conv": layers * 2 * _M * (2 * h * ext + h * mult * kernel + h * mult * sep + h * ext),
+    "blocks.qkvo": layers * 2 * _M * 4 * h * _W,
+    "blocks.attention": layers * 2 * 2 * _W * _P,
+    # GLU pointwise h x 2 ext, depthwise h mult x kernel, pointwise h mult x sep, pointwise h x ext
+    # (the module runs only where ext = sep = h, which the clip rule checks)
+    "blocks.conv": layers * 2 * _M * h * (3 * h + mult * (kernel + h)),
     "projection": 2 * _N * (h * downsample * text + text**2),
 }
 

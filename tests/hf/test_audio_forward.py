@@ -327,7 +327,7 @@ def test_phi4_tokens_and_tower_equal_flop_counter_mode_with_the_dropped_outputs_
     flops = result.audio.flops
     sub, layers = measured["subsample"], measured["layers"]
     assert flops["subsample.conv0"] == sub["conv.0"]
-    assert flops["subsample.depthwise"] == sub["conv.2"] + sub["conv.5"] and flops["subsample.pointwise"] == sub["conv.3"] + sub["conv.6"]
+    assert flops["subsample.separable"] == sub["conv.2"] + sub["conv.3"] + sub["conv.5"] + sub["conv.6"]  # depthwise, pointwise, twice
     assert flops["subsample.out"] == sub["out"]
     assert flops["blocks.feed_forward"] == sum(layer["feed_forward_in"] + layer["feed_forward_out"] for layer in layers)
     assert flops["blocks.qkvo"] == sum(layer[f"self_attn.{p}"] for layer in layers for p in ("q_proj", "k_proj", "v_proj", "o_proj"))

@@ -57,6 +57,9 @@ TWO_PAGES |= {f"hf/axk2-defaults{suffix}" for suffix in ("", " (exact)", " (chun
 # each symbol written per kind; all but hf_trainer's take a third page in a one-column article.
 _DOTS3 = {f"hf/dots3-note-text-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
 TWO_PAGES |= _DOTS3 | {"hf/dots3-note-text-defaults (hf_trainer)"}
+# Phi-4-multimodal with its audio encoder's closed forms (nine pieces over a clip's spectrogram
+# beside the language model's): a second page in a one-column article.
+TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
