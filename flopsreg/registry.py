@@ -101,6 +101,8 @@ class Registry(PluginLoader):
         image_tokens: Sequence[int] | None = None,
         image_positions: Sequence[int] | None = None,
         request_images: Sequence[Sequence[tuple[int, int]] | None] | None = None,
+        audio: Sequence[Any] | None = None,
+        audio_tokens: Sequence[int] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -131,11 +133,18 @@ class Registry(PluginLoader):
         them: an image whose first token is cached is not encoded again. ``request_images=[[(height,
         width), ...] or None, ...]`` gives each request of ``requests`` its own images, before
         its text; :attr:`Result.placed` says what each sequence's images add to the step.
+
+        ``audio=[seconds, ...]`` are the audio clips every sequence holds, after its images and
+        before its text, each a length in seconds, exact (an int, a Fraction or a decimal string
+        such as ``"2.5"``): the audio tower encodes each (its family's feature extractor and token
+        rule) and the language model runs over their tokens too; ``audio_tokens=[n, ...]`` gives
+        each clip by its audio tokens where that fixes the tower's FLOPs. :attr:`Result.audio`.
         """
         selection = self._evaluator.select(model, convention)
-        if images is None and image_tokens is None and image_positions is None and request_images is None:
+        if (images is None and image_tokens is None and image_positions is None and request_images is None
+                and audio is None and audio_tokens is None):  # text alone: the hot path, no tuple built
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        media = (images, image_tokens, image_positions, request_images)
+        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
     def image_towers(self, model: Model) -> dict[str, tuple[str, Mapping[str, int], Any]]:
@@ -157,12 +166,28 @@ class Registry(PluginLoader):
             pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs),
         )
 
+    def audio(
+        self, model: Model, *, audio: Sequence[Any] | None = None, audio_tokens: Sequence[int] | None = None, convention: str = EXACT,
+    ) -> Images:
+        """The audio clips of one sequence as *model*'s audio tower takes them (each in seconds,
+        or by its audio tokens): each clip's samples, spectrogram grid and tokens, and the tower's
+        forward FLOPs per piece (exact; a convention with no term for the tower is refused)."""
+        return plan_images(model.name, self.image_towers(model), audio, audio_tokens, convention, tower_kinds(model, self.hf_readers),
+                           takes="audio")
+
     def _evaluate_images(
-        self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images
+        self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images,
+        audio, audio_tokens,
     ) -> Result:
-        """The language model over each sequence's text and new image tokens, plus the tower for
-        the images each sequence's step encodes (those not in its cached prefix)."""
+        """The language model over each sequence's text and new image and audio tokens, plus the
+        tower for the images each sequence's step encodes (those not in its cached prefix) and
+        the audio tower for the clips every sequence holds (after its images)."""
         model, convention = selection.model, selection.convention
+        clips = None
+        if audio is not None or audio_tokens is not None:
+            clips = self.audio(model, audio=audio, audio_tokens=audio_tokens, convention=convention)
+            if requests is not None or cached not in (0, (), [0]):
+                raise FlopsregError("audio: a serving step with audio (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
         shared = None
         if images is not None or image_tokens is not None:
             shared = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention), image_positions)
@@ -180,16 +205,17 @@ class Registry(PluginLoader):
             prefixes = cached_list(cached, lengths) or (0,) * len(lengths)
             held = [shared] * len(lengths)
         placed = tuple(Placed(0, None) if each is None else place(each, n, p) for each, n, p in zip(held, lengths, prefixes))
-        new = [n + p.tokens for n, p in zip(lengths, placed)]
+        heard = clips.tokens if clips is not None else 0
+        new = [n + p.tokens + heard for n, p in zip(lengths, placed)]
         if requests is not None:
             result = evaluate(selection, batch=batch, recompute=recompute, logits=logits, requests=list(zip(new, prefixes)))
         else:
             one = seqlens is None
             result = evaluate(selection, new[0] if one else None, None if one else new, batch, recompute, cached, logits)
-        extra = result.batch * sum(p.forward for p in placed)
+        extra = result.batch * sum(p.forward + (clips.forward if clips is not None else 0) for p in placed)
         if shared is not None and shared.cross is not None:  # the cross-attention layers over the row's sequences
             shared = attrs.evolve(shared, cross_flops={piece: sum(p.cross.get(piece, 0) for p in placed) for piece in placed[0].cross})
-        return attrs.evolve(result, forward=result.forward + extra, images=shared, placed=placed)
+        return attrs.evolve(result, forward=result.forward + extra, images=shared, placed=placed, audio=clips)
 
     def _request_images(self, model: Model, convention: str, request_images: Any, requests: int, shared: Images | None) -> list[Images | None]:
         """The images each request holds: *shared* (``images=``) for every one, or each its own."""

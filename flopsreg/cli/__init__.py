@@ -141,6 +141,16 @@ def _media(args: argparse.Namespace) -> dict[str, Any]:
     return media
 
 
+def _audio_options(p: argparse.ArgumentParser) -> None:
+    """The audio clips every sequence holds, after its images: in seconds, or by their audio tokens."""
+    given = p.add_mutually_exclusive_group()
+    given.add_argument("--audio", action="append", metavar="SECONDS",
+                       help="an audio clip every sequence holds, after its images and before its text "
+                       "(its length in seconds, exact: 2.5 or 5/2; repeatable)")
+    given.add_argument("--audio-tokens", type=int, action="append", metavar="N",
+                       help="an audio clip by the audio tokens its processor expands it to, where that fixes its FLOPs (repeatable)")
+
+
 def _request(text: str) -> tuple[int, int]:
     """``N:P``: N new tokens after P cached ones (one request of a serving step)."""
     new, colon, cached = text.partition(":")
@@ -310,6 +320,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--logits", choices=LOGITS_MODES,
                    help="logits on every position (training; the default) or the last (serving; the default with --request)")
     _image_options(p)
+    _audio_options(p)
     p.add_argument("--format", choices=("text", "json", "latex"), default="text")
     p.add_argument("--per-layer", action="store_true", help="with --format json: also list every layer")
     _document_option(p)
@@ -385,6 +396,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     _model_options(p, blocks)
     _convention_option(p)
     _image_options(p)
+    _audio_options(p)
 
     p = sub.add_parser("formula", help="the model's closed form")
     _model_options(p, blocks)
@@ -552,6 +564,9 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             media.pop("image_positions", None)  # where an image lies changes no rule
             images = session.registry.images(model, convention=args.convention, **media)
             text = "\n".join([text, "", *images.text(rules=True)])
+        if args.audio or args.audio_tokens:
+            audio = session.registry.audio(model, audio=args.audio, audio_tokens=args.audio_tokens)
+            text = "\n".join([text, "", *audio.text(rules=True)])
         return text
     if args.command in ("formula", "latex"):
         plan = session.registry.select(model, convention=args.convention)
@@ -592,10 +607,10 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     cached = args.cached[0] if len(args.cached) == 1 else args.cached
     if args.request and cached != 0:
         raise FlopsregError("--cached: each --request N:P gives its own cached tokens P; drop --cached")
-    if args.image or args.image_tokens:
+    if args.image or args.image_tokens or args.audio or args.audio_tokens:
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
-            cached=cached, logits=args.logits, requests=args.request, **_media(args),
+            cached=cached, logits=args.logits, requests=args.request, audio=args.audio, audio_tokens=args.audio_tokens, **_media(args),
         )
         _warn(result.warnings)
         if args.format == "latex":

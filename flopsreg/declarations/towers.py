@@ -13,6 +13,8 @@ the images: ``flopsreg.engine.images.tower_flops``).
 A kind that turns images into tokens declares an :class:`ImageRule`: the family's resizing and
 token-count rule (an image in pixels -> an :class:`ImagePlan`), a function of the dims the tower
 was read with, and the frameworks that count the tower their own way.
+An audio encoder declares the same rule with ``takes="audio"``: a clip in samples -> a plan whose
+grid is its spectrogram, ``(1, mel frames, mel bins)``, the symbols its closed forms are written over.
 """
 
 from __future__ import annotations
@@ -25,7 +27,10 @@ import sympy
 
 from flopsreg.declarations.pattern import canonical
 
-__all__ = ["CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "Dim", "HFTower", "ImagePlan", "ImageRule", "TowerKind", "where_symbol"]
+__all__ = [
+    "CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "MEDIA", "Dim", "HFTower", "ImagePlan", "ImageRule",
+    "TowerKind", "where_symbol",
+]
 
 READS = ("int", "bool", "count", "product", "inverse_square", "choice", "from_end")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
@@ -37,6 +42,9 @@ IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's sho
 # pairs its cross-attention mask allows.
 CROSS_ATTENTION = sympy.symbols("length keys pairs", integer=True, nonnegative=True)
 CROSS_ATTENTION_LATEX = (r"\ell", "v", "p")  # how LaTeX writes them: length, vision tokens, pairs
+# What a rule takes (ImageRule.takes): images in pixels, or audio clips in samples, whose grid is
+# (1, real mel frames, mel bins) of the spectrogram the encoder runs over.
+MEDIA = ("image", "audio")
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -116,14 +124,18 @@ def _formulas(value: Mapping[str, Any]) -> dict[str, sympy.Expr]:
 
 @attrs.frozen(kw_only=True)
 class ImagePlan:
-    """One image as a family's processor turns it into tokens.
+    """One image (or audio clip) as a family's processor turns it into tokens.
 
     Attributes:
-        height, width: the image as given, in pixels (0, 0 when only its token count was given).
-        resized: (height, width) after the processor's resizing.
-        grid: the patch grid the tower runs over, ``(frames, rows, columns)``.
+        height, width: the image as given, in pixels (0, 0 when only its token count was given,
+            and for a clip).
+        resized: (height, width) after the processor's resizing ((0, 0) for a clip).
+        grid: the patch grid the tower runs over, ``(frames, rows, columns)``; for a clip, its
+            spectrogram ``(1, real mel frames, mel bins)``.
         tokens: the tokens it adds to the language model's sequence, the processor's wrapper
-            tokens (begin and end of image) included.
+            tokens (begin and end of image or audio) included.
+        samples: a clip's length in samples as the encoder takes it (after the processor's
+            truncation); 0 for an image, or a clip given by its token count.
     """
 
     height: int
@@ -131,17 +143,18 @@ class ImagePlan:
     resized: tuple[int, int]
     grid: tuple[int, ...]
     tokens: int
+    samples: int = 0
 
 
 @attrs.frozen(kw_only=True)
 class ImageRule:
-    """How a vision tower kind turns images into tokens (what it costs to encode them is the
-    kind's closed forms, :attr:`TowerKind.flops`).
+    """How a vision (or audio) tower kind turns images (clips) into tokens (what it costs to
+    encode them is the kind's closed forms, :attr:`TowerKind.flops`).
 
     Attributes:
         summary: one line: the processor's resizing rule and where the rule comes from.
         plan: ``plan(dims, height, width) -> ImagePlan``; raises ``ValueError`` with the reason
-            for an image the processor refuses.
+            for an image the processor refuses. A rule that takes audio: ``plan(dims, samples)``.
         rules: lines for ``explain``: the tower's pieces and what each costs, in closed form.
         from_tokens: ``from_tokens(dims, n) -> ImagePlan`` of an image known by the number *n* of
             image tokens the processor expands it to (wrapper tokens not included), where that
@@ -168,6 +181,10 @@ class ImageRule:
             bidirectional block); a request with more is refused. 0: any number.
         first: the model itself puts the images before the text (GitModel concatenates them):
             ``image_positions`` other than 0 are refused.
+        takes: ``"image"`` (images in pixels) or ``"audio"`` (clips, given in seconds or by
+            their tokens; ``plan`` takes the clip's samples).
+        sampling_rate: for audio, the samples per second the feature extractor takes (a clip
+            of s seconds is ``s x sampling_rate`` samples).
     """
 
     summary: str = attrs.field(validator=_text)
@@ -183,6 +200,8 @@ class ImageRule:
     cross_keys: Callable[[Mapping[str, int], ImagePlan], int] | None = None
     most: int = 0
     first: bool = False
+    takes: str = attrs.field(default="image", validator=attrs.validators.in_(MEDIA))
+    sampling_rate: int = 0
 
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:
@@ -191,6 +210,8 @@ class ImageRule:
             raise ValueError("ImageRule.cross_part and cross_keys go together: the cross-attention tower and the keys of each image")
         if self.layer_pairs is not None and self.bidirectional is None:
             raise ValueError("ImageRule.layer_pairs needs bidirectional: the runs of tokens whose pairs it counts")
+        if (self.takes == "audio") != (self.sampling_rate > 0):
+            raise ValueError(f"ImageRule.sampling_rate = {self.sampling_rate}: expected > 0 exactly for a rule that takes audio")
 
 
 @attrs.frozen(kw_only=True)

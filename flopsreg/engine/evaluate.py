@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flopsreg._deprecated import old_names
-from flopsreg.errors import ModelError, PatternError, did_you_mean
+from flopsreg.errors import FlopsregError, ModelError, PatternError, did_you_mean
 from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
 
 if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
@@ -87,6 +87,8 @@ class Result:
     # what each sequence's images add to this step (its new image tokens, the images it encodes),
     # in the order of seqlens; empty for text alone
     placed: tuple[Placed, ...] = ()
+    # The audio clips every sequence holds (after its images) and the audio tower's FLOPs for them.
+    audio: Images | None = None
 
     @property
     def serving(self) -> bool:
@@ -119,7 +121,8 @@ class Result:
         over: they add up to :attr:`forward`."""
         exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
         media = [placed.forward for placed in self.placed] or [0] * len(self.seqlens)
-        return tuple(self.batch * (exact[pair] + extra) for pair, extra in zip(self.requests, media))
+        clips = self.audio.forward if self.audio is not None else 0
+        return tuple(self.batch * (exact[pair] + extra + clips) for pair, extra in zip(self.requests, media))
 
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:
@@ -361,6 +364,8 @@ class Result:
     def latex(self, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
         """Paste-ready LaTeX: the closed form, this result's totals and FLOPs per token, and a
         legend; a fragment that needs only amsmath, or with ``document=True`` a whole document."""
+        if self.audio is not None:  # its row I holds the images' work, not the audio tower's
+            raise FlopsregError("latex: a result with audio has no closed form here yet; give --format text or json (to_text, to_dict)")
         return self.selection.render.latex(self.selection, result=self, document=document, numbered=numbered, annotate=annotate)
 
     def __repr__(self) -> str:

@@ -1,11 +1,14 @@
 """The images a request carries: each planned by the model's vision tower (its family's resizing
 and token-count rule), the tower's exact forward FLOPs for them (its kind's closed forms, compiled
 once and summed over the images' grids), and the tokens they add to each sequence of the language
-model (placed before the text, as chat templates place them)."""
+model (placed before the text, as chat templates place them). Audio
+clips go the same way through the tower whose rule takes audio (given in seconds, exactly)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -20,9 +23,28 @@ if TYPE_CHECKING:
     from flopsreg.model import Model
 
 __all__ = [
-    "Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "sequence_flops",
-    "sequence_form_lines", "sequence_form_rows", "tower_flops", "tower_kinds",
+    "Images", "bidirectional_pairs", "clip_samples", "closed_form_lines", "closed_form_rows", "grid_words", "plan_images",
+    "sequence_flops", "sequence_form_lines", "sequence_form_rows", "tower_flops", "tower_kinds",
 ]
+
+
+@attrs.frozen
+class _Medium:
+    """How a request's entries of one medium (ImageRule.takes) are named in its one-line errors."""
+
+    whole: str  # the argument giving each entry whole ("images") and by its tokens ("image_tokens")
+    by_tokens: str
+    one: str  # one entry ("image", "audio clip"), several ("images", "audio")
+    many: str
+    given_as: str  # how each is given whole, and what its plan needs
+    shape: str
+    tower: str  # the tower that takes them
+
+
+_MEDIA = {
+    "image": _Medium("images", "image_tokens", "image", "images", "image in pixels", "height and width (give images=)", "vision"),
+    "audio": _Medium("audio", "audio_tokens", "audio clip", "audio", "audio clip in seconds", "length in seconds (give audio=)", "audio"),
+}
 
 
 def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
@@ -96,12 +118,18 @@ def closed_form_rows(kind: TowerKind, dims: Mapping[str, int]) -> list[tuple[str
     return rows
 
 
+def grid_words(kind: TowerKind) -> str:
+    """What one grid ``(t, rows, columns)`` of *kind*'s closed forms is, for output."""
+    if kind.images is not None and kind.images.takes == "audio":
+        return "one audio clip's spectrogram of rows real mel frames x columns mel bins (t = 1; the clips of a sequence sum it)"
+    return f"one image of {' x '.join(map(str, IMAGE_GRID))} patches (the images of a sequence sum it)"
+
+
 def closed_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> list[str]:
     """The tower kind's FLOPs in closed form, one line a piece, then their sum with *dims*
     substituted: one image of ``t x rows x columns`` patches (a request's images sum it)."""
     grid = ", ".join(map(str, IMAGE_GRID))
-    lines = [f"{part} tower ({kind.title}): forward FLOPs of one image of {' x '.join(map(str, IMAGE_GRID))} patches "
-             "(the images of a sequence sum it)"]
+    lines = [f"{part} tower ({kind.title}): forward FLOPs of {grid_words(kind)}"]
     for role, name, expr in closed_form_rows(kind, dims):
         lines.append(f"  F_{part}({grid}) = {expr}" if role == "total" else f"  {name} = {expr}")
     return lines
@@ -196,8 +224,16 @@ class Images:
     def text(self, *, rules: bool = False) -> list[str]:
         """Lines for output: the tower's resizing rule, each image, the FLOPs per piece (and with
         *rules*, what each piece costs and the kind's closed forms)."""
-        lines = [f"images through the {self.part} tower ({self.title}): {self.rule.summary}"]
+        audio = self.rule.takes == "audio"
+        lines = [f"{'audio' if audio else 'images'} through the {self.part} tower ({self.title}): {self.rule.summary}"]
         for number, plan in enumerate(self.plans, 1):
+            if audio:
+                seconds = Fraction(plan.samples, self.rule.sampling_rate)
+                given = (f"{_decimal(seconds)} s = {plan.samples} samples at {self.rule.sampling_rate} Hz, "
+                         f"{plan.grid[1]} mel frames x {plan.grid[2]} bins" if plan.samples else
+                         f"given by its audio tokens: {plan.grid[1]} mel frames x {plan.grid[2]} bins")
+                lines.append(f"  clip {number}: {given}, {plan.tokens} tokens")
+                continue
             if plan.height:
                 grid = "x".join(map(str, plan.grid))
                 given = f"{plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, patch grid {grid} (t x h x w)"
@@ -206,7 +242,7 @@ class Images:
             where = f", after {self.positions[number - 1]} text tokens" if self.positions else ""
             lines.append(f"  image {number}: {given}, {plan.tokens} tokens{where}")
         lines += [f"  {piece}: {flops:,} FLOPs per sequence" for piece, flops in self.flops.items()]
-        lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
+        lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} {self.rule.takes} tokens per sequence")
         if self.bidirectional:
             lines.append(f"  language model, bidirectional pairs within each image: {self.bidirectional:,} FLOPs per sequence")
         if self.cross is not None:
@@ -222,6 +258,15 @@ class Images:
         return lines
 
     def to_dict(self) -> dict[str, Any]:
+        if self.rule.takes == "audio":
+            return {
+                "tower": self.part,
+                "title": self.title,
+                "clips": [{"samples": p.samples, "seconds": _decimal(Fraction(p.samples, self.rule.sampling_rate)),
+                           "grid": list(p.grid), "tokens": p.tokens} for p in self.plans],
+                "tokens_per_sequence": self.tokens,
+                "tower_flops_per_sequence": {piece: str(flops) for piece, flops in self.flops.items()},
+            }
         return {
             "tower": self.part,
             "title": self.title,
@@ -253,6 +298,37 @@ def _size(entry: Any, index: int) -> tuple[int, int]:
     return entry[0], entry[1]
 
 
+def _decimal(value: Fraction) -> str:
+    """*value* in decimals where it has a finite expansion (2.5), else as a fraction (1/3)."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    try:
+        text = str(Decimal(value.numerator) / Decimal(value.denominator))
+    except InvalidOperation:
+        return str(value)
+    return text if Fraction(text) == value else str(value)
+
+
+def clip_samples(entry: Any, index: int, rate: int) -> int:
+    """An audio clip's length in seconds (an int, a Fraction, a Decimal, a decimal or fraction
+    string such as ``"2.5"`` or ``"5/2"``, or a float taken at its exact binary value) as the
+    samples the feature extractor takes at *rate* Hz: a whole number > 0, else one line why."""
+    where = f"audio[{index}] = {entry!r:.60}"
+    if isinstance(entry, bool) or not isinstance(entry, (int, float, str, Fraction, Decimal)):
+        raise FlopsregError(f"{where}: expected a length in seconds (an int, a Fraction or a decimal string such as '2.5')")
+    try:
+        seconds = Fraction(entry.strip() if isinstance(entry, str) else entry)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise FlopsregError(f"{where}: expected a length in seconds (an int, a Fraction or a decimal string such as '2.5')") from None
+    if seconds <= 0:
+        raise FlopsregError(f"{where}: expected a length > 0 seconds")
+    samples = seconds * rate
+    if samples.denominator != 1:
+        hint = " (a float is taken at its binary value: give the decimal as a string, '0.1')" if isinstance(entry, float) else ""
+        raise FlopsregError(f"{where}: {_decimal(seconds)} s is not a whole number of samples at {rate} Hz{hint}")
+    return samples.numerator
+
+
 def bidirectional_pairs(runs: Sequence[int]) -> int:
     """Pairs a language model's mask adds per layer when each run of *runs* tokens (one image's)
     attends bidirectionally on top of a causal mask: the n(n-1)/2 above the diagonal of each run.
@@ -271,49 +347,52 @@ def pair_flops(units: Iterable[Any], slot: str, pairs: Callable[[frozenset[str],
 def plan_images(
     model_name: str,
     towers: Mapping[str, tuple[str, Mapping[str, int], ImageRule | None]],
-    images: Sequence[tuple[int, int]] | None,
+    images: Sequence[Any] | None,
     image_tokens: Sequence[int] | None,
     convention: str = EXACT,
     kinds: Mapping[str, TowerKind] | None = None,
     pair: Callable[[str, Callable[[frozenset[str], Mapping[str, int]], int]], int] = lambda slot, pairs: 0,
+    takes: str = "image",
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
     tower counted exactly (its kind's closed forms, *kinds* ``{part: TowerKind}``, which ``explain``
     shows too) or as *convention* counts it; ``pair(slot, pairs)`` gives the language model's
     FLOPs for the pairs ``pairs(flags, params)`` adds to each layer of each layer kind, for a tower
-    whose image tokens are bidirectional."""
+    whose image tokens are bidirectional. With ``takes="audio"``, the audio clips of one sequence
+    (in seconds, or by their audio tokens) through the one tower whose rule takes audio."""
+    medium = _MEDIA[takes]
     if images is not None and image_tokens is not None:
-        raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
-    given = "images" if images is not None else "image_tokens"
+        raise FlopsregError(f"{medium.whole} and {medium.by_tokens}: give one (each {medium.given_as}, or the tokens of each)")
+    given = medium.whole if images is not None else medium.by_tokens
     entries = list(images if images is not None else image_tokens or ())
     if not entries:
-        raise FlopsregError(f"{given} = {entries!r}: expected at least one image")
-    encoders = {part: tower for part, tower in towers.items() if tower[2] is not None}
+        raise FlopsregError(f"{given} = {entries!r}: expected at least one {medium.one}")
+    encoders = {part: tower for part, tower in towers.items() if tower[2] is not None and tower[2].takes == takes}
     kinds = kinds or {}
     if not encoders:
         held = ", ".join(f"{part} ({title})" for part, (title, _, _) in towers.items())
-        what = f"its towers ({held}) have no image rule in flopsreg" if towers else "it has no vision tower"
-        raise FlopsregError(f"{given}: {model_name} takes no images here: {what}")
+        what = f"its towers ({held}) have no {takes} rule in flopsreg" if towers else f"it has no {medium.tower} tower"
+        raise FlopsregError(f"{given}: {model_name} takes no {medium.many} here: {what}")
     (part, (title, dims, rule)), *others = encoders.items()
     if others:
-        raise FlopsregError(f"{given}: {model_name} has several image towers ({', '.join(encoders)}); flopsreg plans one")
+        raise FlopsregError(f"{given}: {model_name} has several {takes} towers ({', '.join(encoders)}); flopsreg plans one")
     assert rule is not None
     if rule.most and len(entries) > rule.most:
-        raise FlopsregError(f"{given}: {len(entries)} images, but {title} takes at most {rule.most} per sequence")
+        raise FlopsregError(f"{given}: {len(entries)} {medium.many}, but {title} takes at most {rule.most} per sequence")
     if convention != EXACT and convention not in rule.conventions:
         raise FlopsregError(
             f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
-            "count images with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
+            f"count {medium.many} with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
         )
     plans = []
     for index, entry in enumerate(entries):
         if images is not None:
-            size = _size(entry, index)
+            size = (clip_samples(entry, index, rule.sampling_rate),) if takes == "audio" else _size(entry, index)
         elif type(entry) is not int or entry < 1:
-            raise FlopsregError(f"image_tokens[{index}] = {entry!r:.60}: expected an integer >= 1")
+            raise FlopsregError(f"{given}[{index}] = {entry!r:.60}: expected an integer >= 1")
         elif rule.from_tokens is None:
-            raise FlopsregError(f"image_tokens: {title} needs each image's height and width (give images=): {rule.shape_note}")
+            raise FlopsregError(f"{given}: {title} needs each {medium.one}'s {medium.shape}: {rule.shape_note}")
         try:  # the family's processor refuses an image with a ValueError saying why
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
@@ -335,7 +414,7 @@ def plan_images(
             return rule.conventions[convention](dims, plans)
         if kind is not None and kind.flops:
             return tower_flops(kind, dims, [plan.grid for plan in plans])
-        raise FlopsregError(f"{given}: {title} declares no FLOPs for its images (TowerKind.flops)")
+        raise FlopsregError(f"{given}: {title} declares no FLOPs for its {medium.many} (TowerKind.flops)")
 
     cross, keys = None, ()
     if rule.cross_part:

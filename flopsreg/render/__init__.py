@@ -347,6 +347,8 @@ def result_text(result: Result) -> str:
         lines += [*result.images.text(), ""]
     if _placed_apart(result):  # a cached prefix or each request's own images: what each step encodes
         lines += [*(_placed_text(number, placed) for number, placed in enumerate(result.placed, 1)), ""]
+    if result.audio is not None:  # and their audio tokens
+        lines += [*result.audio.text(), ""]
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
     how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
     lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; {how})")
@@ -406,6 +408,7 @@ def result_json(result: Result) -> dict[str, Any]:
         "per_request_flops": [str(flops) for flops in result.per_request],
         **({"images": result.images.to_dict()} if result.images is not None else {}),
         **({"images_per_sequence": [_placed_json(placed) for placed in result.placed]} if _placed_apart(result) else {}),
+        **({"audio": result.audio.to_dict()} if result.audio is not None else {}),
         "tokens": result.tokens,
         "forward_flops_per_token": exact_json(result.forward_per_token),
         "training_flops_per_token": exact_json(result.training_per_token),

@@ -26,7 +26,7 @@ from flopsreg.declarations.pattern import FLOPS, Pattern
 from flopsreg.declarations.readers import HFReader, family_flag
 from flopsreg.declarations.symbols import h, s
 from flopsreg.declarations.towers import CROSS_ATTENTION, CROSS_ATTENTION_LATEX, IMAGE_GRID, IMAGE_GRID_LATEX, where_symbol
-from flopsreg.engine.images import SEQUENCE_FORMS, closed_form_rows, sequence_form_rows, tower_kinds
+from flopsreg.engine.images import SEQUENCE_FORMS, closed_form_rows, grid_words, sequence_form_rows, tower_kinds
 from flopsreg.model.examples_index import example_path
 
 if TYPE_CHECKING:
@@ -721,7 +721,9 @@ def _towers(selection: ModelSelection) -> str:
             else:
                 lhs = f"F_{{{_subscript(part)}}}({grid})" if role == "total" else f"F_{{{_subscript(name)}}}"
             w.rows_of(lhs, expr)
-        what = f"{part} tower ({kind.title}): forward FLOPs of one image of t x r x c patches (frames, rows, columns); the images of a sequence sum it"
+        what = f"{part} tower ({kind.title}): forward FLOPs of " + (
+            grid_words(kind).replace("rows", "r").replace("columns", "c") if kind.images is not None and kind.images.takes == "audio"
+            else "one image of t x r x c patches (frames, rows, columns); the images of a sequence sum it")
         blocks.append(f"% {escape(what)}.\n\\begin{{align}}\n" + "\n".join(_lines(w.rows, -1)) + "\n\\end{align}\n")
     for part, kind in tower_kinds(selection.model, selection.hf_readers).items():
         if not kind.sequence_flops:  # cross-attention layers that run only with images (Mllama's)

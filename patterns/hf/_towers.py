@@ -13,11 +13,13 @@ import sympy
 
 from flopsreg.patterns.hf._fuyu_vit import FUYU_IMAGES
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._gemma4_audio import GEMMA4_AUDIO_CLIPS
 from flopsreg.patterns.hf._gemma4_vit import BIDIRECTIONAL, GEMMA4_IMAGES, GEMMA4_UNIFIED_IMAGES
 from flopsreg.patterns.hf._git_vit import GIT_IMAGES
 from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
+from flopsreg.patterns.hf._phi4_audio import PHI4_AUDIO_CLIPS, WINDOW
 from flopsreg.patterns.hf._phi4mm_vit import PHI4_MULTIMODAL_IMAGES
 from flopsreg.patterns.hf._pixtral_vit import PIXTRAL_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
@@ -426,6 +428,43 @@ GEMMA4_VISION = TowerKind(
     },
 )
 
+# Gemma 4's audio conformer over one clip's spectrogram (t = 1, rows real mel frames, columns mel
+# bins): T1 and n frames after each stride-2 convolution, F1 and F2 mel bins; w = heads x head_dim;
+# the P pairs of the chunked local mask: each of the n queries sees min(j, W) keys back (its own
+# included, W = attention_context_left - 1) and min(j, B) ahead (B = attention_context_right - 1);
+# R relative positions.
+(chunk, left, right) = sympy.symbols("chunk left right", integer=True, nonnegative=True)
+_N, _T1, _F1, _F2, _WIDTH, _POSITIONS, _BACK, _AHEAD, _MB, _MA, _PAIRS = (
+    where_symbol(name) for name in ("n", "T1", "F1", "F2", "w", "R", "W", "B", "m_W", "m_B", "P")
+)
+_GEMMA4_AUDIO_WHERE = {
+    "T1": sympy.ceiling(_ROWS / 2), "n": sympy.ceiling(_T1 / 2),
+    "F1": sympy.ceiling(_COLUMNS / 2), "F2": sympy.ceiling(_F1 / 2),
+    "w": heads * sympy.floor(h / heads),
+    "R": sympy.floor((chunk + left - 1 + right) / 2) + 1,  # Gemma4AudioRelPositionalEncoding's context_size // 2 + 1
+    "W": sympy.Max(left - 1, 0), "B": sympy.Max(right - 1, 0),
+    "m_W": sympy.Min(_BACK, _N), "m_B": sympy.Min(_AHEAD, _N - 1),
+    "P": _MB * (_MB + 1) / 2 + _BACK * (_N - _MB) + _MA * (_MA + 1) / 2 + _AHEAD * (_N - 1 - _MA),
+}
+
+
+def _gemma4_audio_flops() -> dict[str, sympy.Expr]:
+    """Gemma4AudioModel and embed_audio over one clip (multiply-adds x 2; derived in docs/multimodal.md)."""
+    c0, c1 = conv0, conv1
+    return {
+        "subsample.conv0": 2 * _T1 * _F1 * c0 * 9,
+        "subsample.conv1": 2 * _N * _F2 * c1 * 9 * c0,
+        "subsample.input_proj": 2 * _N * _F2 * c1 * h,
+        "blocks.feed_forward": layers * 2 * 2 * 2 * _N * 4 * h * h,  # two feed-forwards of two matrices (h x 4h)
+        "blocks.qkv_post": layers * 2 * _N * 4 * h * _WIDTH,
+        "blocks.relative_k_proj": layers * 2 * _POSITIONS * h * _WIDTH,
+        "blocks.attention": layers * (2 * 2 * _WIDTH * _PAIRS + 2 * _WIDTH * _N * _POSITIONS),
+        "blocks.light_conv": layers * 2 * _N * (2 * h * h + h * kernel + h * h),
+        "output_proj": 2 * _N * h * out,
+        "embedder": 2 * _N * out * text,
+    }
+
+
 GEMMA4_AUDIO = TowerKind(
     name="gemma4_audio",
     title="Gemma 4 audio conformer",
@@ -435,7 +474,9 @@ GEMMA4_AUDIO = TowerKind(
         Dim("h", "{tower}.hidden_size", 1024), Dim("layers", "{tower}.num_hidden_layers", 12),
         Dim("heads", "{tower}.num_attention_heads", 8), Dim("kernel", "{tower}.conv_kernel_size", 5),
         Dim("conv0", "{tower}.subsampling_conv_channels[0]", [128, 32]), Dim("conv1", "{tower}.subsampling_conv_channels[1]", [128, 32]),
-        Dim("out", "{tower}.output_proj_dims", 1536),
+        Dim("out", "{tower}.output_proj_dims", 1536), Dim("chunk", "{tower}.attention_chunk_size", 12),
+        Dim("left", "{tower}.attention_context_left", 13), Dim("right", "{tower}.attention_context_right", 0),
+        Dim("text", "text_config.hidden_size", 2304),
     ),
     parameters=(
         9 * conv0 + conv0 + 9 * conv0 * conv1 + conv1 + sympy.floor(conv0 / 4) * conv1 * h  # subsampling, input_proj_linear
@@ -445,6 +486,9 @@ GEMMA4_AUDIO = TowerKind(
         + h * out + out  # output_proj
     ),
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4AudioModel",
+    images=GEMMA4_AUDIO_CLIPS,
+    flops=_gemma4_audio_flops(),
+    flops_where=_GEMMA4_AUDIO_WHERE,
 )
 
 GEMMA4_VISION_EMBEDDER = TowerKind(
@@ -577,6 +621,33 @@ PHI4_MULTIMODAL_VISION = TowerKind(
 _HALVINGS = sympy.floor(sympy.log(reduction, 2))  # the stride-2 convolutions: int(log2(time_reduction))
 _AUDIO_HEAD = sympy.floor(h / heads)  # Phi4MultimodalAudioAttention's head_dim (hidden_size // heads)
 
+# Phi-4-multimodal's audio encoder over one clip's spectrogram (t = 1, rows frames, columns mel
+# bins): each stride-2 convolution takes ceil(x / 2) of both (n = ceil(rows / 8) frames after the
+# three); w = heads x head_dim; the blocks run over m frames (n, or k whole windows of 500 past 500)
+# and attend over all P pairs of each window.
+_W, _K, _M, _P, _S = (where_symbol(name) for name in ("w", "k", "m", "P", "S"))
+_PHI4_AUDIO_WHERE = {
+    "n": sympy.ceiling(_ROWS / 8),
+    # the positions (frames x bins) after the 2nd and 3rd stride-2 convolutions
+    "S": sympy.ceiling(_ROWS / 4) * sympy.ceiling(_COLUMNS / 4) + _N * sympy.ceiling(_COLUMNS / 8),
+    "w": heads * _AUDIO_HEAD,
+    "k": sympy.ceiling(_N / WINDOW),
+    "m": sympy.Piecewise((_N, _N <= WINDOW), (WINDOW * _K, True)),
+    "P": sympy.Piecewise((_N**2, _N <= WINDOW), (WINDOW**2 * _K, True)),
+}
+_PHI4_AUDIO_FLOPS = {
+    "subsample.conv0": 2 * sympy.ceiling(_ROWS / 2) * sympy.ceiling(_COLUMNS / 2) * nemo * 9,
+    "subsample.separable": 2 * _S * nemo * (9 + nemo),  # depthwise 3x3 and pointwise c x c
+    "subsample.out": 2 * _N * nemo * sympy.ceiling(_COLUMNS / 8) * h,
+    "blocks.feed_forward": layers * 2 * 2 * _M * 3 * h * i,  # two gated feed-forwards: h x 2i and i x h
+    "blocks.qkvo": layers * 2 * _M * 4 * h * _W,
+    "blocks.attention": layers * 2 * 2 * _W * _P,
+    # GLU pointwise h x 2 ext, depthwise h mult x kernel, pointwise h mult x sep, pointwise h x ext
+    # (the module runs only where ext = sep = h, which the clip rule checks)
+    "blocks.conv": layers * 2 * _M * h * (3 * h + mult * (kernel + h)),
+    "projection": 2 * _N * (h * downsample * text + text**2),
+}
+
 PHI4_MULTIMODAL_AUDIO = TowerKind(
     name="phi4_multimodal_audio",
     title="Phi-4-multimodal audio embedding",
@@ -609,6 +680,9 @@ PHI4_MULTIMODAL_AUDIO = TowerKind(
     ),
     embeddings=distance * (2 - symmetric) * heads,
     reference=_SOURCE + "phi4_multimodal/modeling_phi4_multimodal.py Phi4MultimodalAudioEmbedding",
+    images=PHI4_AUDIO_CLIPS,
+    flops=_PHI4_AUDIO_FLOPS,
+    flops_where=_PHI4_AUDIO_WHERE,
 )
 
 

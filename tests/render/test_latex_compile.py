@@ -66,6 +66,7 @@ TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
 # Phi-4-multimodal under the exact convention: its vision tower's align (the crops' real patches,
 # their squared lengths and the image's tokens named, five pieces and their sum) cannot break and
 # takes a page of its own after the language model's in a one-column article.
+# (and its audio encoder's nine pieces over a clip's spectrogram)
 TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
