@@ -98,6 +98,7 @@ class Registry(PluginLoader):
         requests: Sequence[tuple[int, int]] | None = None,
         images: Sequence[tuple[int, int]] | None = None,
         image_tokens: Sequence[int] | None = None,
+        videos: Sequence[tuple[int, int, int]] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -123,17 +124,24 @@ class Registry(PluginLoader):
         model runs over the text and image tokens; ``image_tokens=[n, ...]`` gives each image by
         the image tokens its processor expands it to instead (see docs/multimodal.md).
         :attr:`Result.images` says what each image became and what the tower spent.
+
+        ``videos=[(frames, height, width), ...]`` are the videos every sequence holds, after its
+        images and before its text, each frames as sampled (the processor pads them to whole
+        temporal patches) in pixels: the vision tower encodes each by its family's video rule
+        and the language model runs over their tokens too. :attr:`Result.videos`.
         """
         selection = self._evaluator.select(model, convention)
-        if images is None and image_tokens is None:
+        if images is None and image_tokens is None and videos is None:
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens)
+        media = {"images": (images, image_tokens), "videos": (videos, None)}
+        return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, media)
 
-    def image_towers(self, model: Model) -> dict[str, tuple[str, Mapping[str, int], Any]]:
-        """``{part: (title, dims, image rule or None)}`` of *model*'s towers, the rules found on the
-        tower kinds its Hugging Face reader declares."""
+    def image_towers(self, model: Model, takes: str = "image") -> dict[str, tuple[str, Mapping[str, int], Any]]:
+        """``{part: (title, dims, rule or None)}`` of *model*'s towers, the image rules (with
+        ``takes="video"``, the video rules) found on the tower kinds its Hugging Face reader declares."""
         kinds = tower_kinds(model, self.hf_readers)
-        return {part: (tower.title, tower.dims, getattr(kinds.get(part), "images", None)) for part, tower in model.towers.items()}
+        field = "videos" if takes == "video" else "images"
+        return {part: (tower.title, tower.dims, getattr(kinds.get(part), field, None)) for part, tower in model.towers.items()}
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
@@ -148,18 +156,34 @@ class Registry(PluginLoader):
             pair=lambda slot: pair_flops(self._evaluator.select(model, convention).units, slot),
         )
 
-    def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens) -> Result:
-        """The language model over text and image tokens, plus the vision tower per sequence."""
-        planned = self.images(selection.model, images=images, image_tokens=image_tokens, convention=selection.convention)
+    def videos(self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT) -> Images:
+        """The videos of one sequence as *model*'s vision tower takes them (each ``(frames, height,
+        width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
+        per piece (exact; a convention with no term for the tower is refused)."""
+        return plan_images(model.name, self.image_towers(model, "video"), videos, None, convention, tower_kinds(model, self.hf_readers),
+                           takes="video")
+
+    def _evaluate_images(self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, media) -> Result:
+        """The language model over text, image and video tokens, plus the vision tower per sequence."""
+        (images, image_tokens), (videos, _) = media["images"], media["videos"]
+        model, convention = selection.model, selection.convention
+        planned = {
+            "images": self.images(model, images=images, image_tokens=image_tokens, convention=convention)
+            if images is not None or image_tokens is not None else None,
+            "videos": self.videos(model, videos=videos, convention=convention) if videos is not None else None,
+        }
         if requests is not None or cached not in (0, (), [0]):
-            raise FlopsregError("images: a serving step with images (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
+            given = " and ".join(name for name, plan in planned.items() if plan is not None)
+            raise FlopsregError(f"{given}: a serving step with {given} (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
+        tokens = sum(plan.tokens for plan in planned.values() if plan is not None)
         if seq_len is not None and seqlens is None:
-            seq_len = seq_len + planned.tokens if type(seq_len) is int and seq_len >= 1 else seq_len
+            seq_len = seq_len + tokens if type(seq_len) is int and seq_len >= 1 else seq_len
         elif seqlens is not None:
-            seqlens = [n + planned.tokens if type(n) is int and n >= 1 else n for n in seqlens]
+            seqlens = [n + tokens if type(n) is int and n >= 1 else n for n in seqlens]
         result = evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
         sequences = result.batch * len(result.seqlens)
-        return attrs.evolve(result, forward=result.forward + sequences * planned.forward, images=planned)
+        towers = sum(plan.forward for plan in planned.values() if plan is not None)
+        return attrs.evolve(result, forward=result.forward + sequences * towers, **planned)
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,

@@ -106,6 +106,14 @@ def _image(text: str) -> tuple[int, int]:
     return int(height), int(width)
 
 
+def _video(text: str) -> tuple[int, int, int]:
+    """``FxHxW``: a video's frames (as sampled) and their height and width in pixels."""
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"expected FRAMESxHEIGHTxWIDTH (e.g. 16x720x1280), got {text!r}")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
 def _image_options(p: argparse.ArgumentParser) -> None:
     """The images every sequence holds, before its text: in pixels, or by their image tokens."""
     given = p.add_mutually_exclusive_group()
@@ -113,6 +121,9 @@ def _image_options(p: argparse.ArgumentParser) -> None:
                        help="an image every sequence holds, before its text (height x width in pixels; repeatable)")
     given.add_argument("--image-tokens", type=int, action="append", metavar="N",
                        help="an image by the image tokens its processor expands it to (repeatable)")
+    p.add_argument("--video", type=_video, action="append", metavar="FxHxW",
+                   help="a video every sequence holds, after its images and before its text "
+                   "(frames as sampled x height x width in pixels; repeatable)")
 
 
 def _request(text: str) -> tuple[int, int]:
@@ -510,6 +521,9 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         if args.image or args.image_tokens:
             images = session.registry.images(model, images=args.image, image_tokens=args.image_tokens)
             text = "\n".join([text, "", *images.text(rules=True)])
+        if args.video:
+            videos = session.registry.videos(model, videos=args.video)
+            text = "\n".join([text, "", *videos.text(rules=True)])
         return text
     if args.command in ("formula", "latex"):
         plan = session.registry.select(model, convention=args.convention)
@@ -548,12 +562,14 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     cached = args.cached[0] if len(args.cached) == 1 else args.cached
     if args.request and cached != 0:
         raise FlopsregError("--cached: each --request N:P gives its own cached tokens P; drop --cached")
-    if args.image or args.image_tokens:
+    if args.image or args.image_tokens or args.video:
         if args.format == "latex":
-            raise FlopsregError("--format latex: the closed form covers the language model; give --format text or json with --image")
+            given = "--image" if args.image or args.image_tokens else "--video"
+            raise FlopsregError(f"--format latex: the closed form covers the language model; give --format text or json with {given}")
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
             cached=cached, logits=args.logits, requests=args.request, images=args.image, image_tokens=args.image_tokens,
+            videos=args.video,
         )
         _warn(result.warnings)
         return json.dumps(render.result_json(result), indent=2) if args.format == "json" else render.result_text(result)

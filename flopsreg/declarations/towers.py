@@ -108,6 +108,8 @@ class ImagePlan:
         grid: the patch grid the tower runs over, ``(frames, rows, columns)``.
         tokens: the tokens it adds to the language model's sequence, the processor's wrapper
             tokens (begin and end of image) included.
+        frames: a video's frames as given (before the processor pads them to whole temporal
+            patches); 0 for an image.
     """
 
     height: int
@@ -115,6 +117,7 @@ class ImagePlan:
     resized: tuple[int, int]
     grid: tuple[int, ...]
     tokens: int
+    frames: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -171,6 +174,9 @@ class TowerKind:
         reference: the transformers module it counts (file and class).
         images: how it encodes images (:class:`ImageRule`); None: its FLOPs are not counted,
             and a request with images is refused for it.
+        videos: how it encodes videos, the family's video processor rule (an :class:`ImageRule`
+            whose ``plan`` is ``plan(dims, frames, height, width)``), counted by the same closed
+            forms over the video's grid; None: a request with videos is refused for it.
         flops: the forward FLOPs of one image per piece (``patch_embed``, ``blocks.attention``...),
             closed forms over the dims and the image's patch grid (:data:`IMAGE_GRID`): the count
             of the tower for a request's images (their sum over the images); empty where the kind
@@ -188,6 +194,7 @@ class TowerKind:
     embeddings: sympy.Expr = attrs.field(default=0, converter=_formula)
     reference: str = attrs.field(validator=_text)
     images: ImageRule | None = None
+    videos: ImageRule | None = None
     flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
     flops_where: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
 

@@ -81,6 +81,8 @@ class Result:
     # The images every sequence holds and the vision tower's FLOPs for them (counted in forward;
     # the seqlens are the language model's, image tokens included). None: text alone.
     images: Images | None = None
+    # The videos every sequence holds (after its images) and the vision tower's FLOPs for them.
+    videos: Images | None = None
 
     @property
     def serving(self) -> bool:
@@ -112,7 +114,7 @@ class Result:
         """Exact forward FLOPs of each sequence (each request of a serving step), ``batch`` times
         over: they add up to :attr:`forward`."""
         exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
-        tower = self.images.forward if self.images is not None else 0
+        tower = sum(media.forward for media in (self.images, self.videos) if media is not None)
         return tuple(self.batch * (exact[pair] + tower) for pair in self.requests)
 
     @cached_property

@@ -1,7 +1,8 @@
 """The images a request carries: each planned by the model's vision tower (its family's resizing
 and token-count rule), the tower's exact forward FLOPs for them (its kind's closed forms, compiled
 once and summed over the images' grids), and the tokens they add to each sequence of the language
-model (placed before the text, as chat templates place them)."""
+model (placed before the text, as chat templates place them). Videos go the same way through the
+tower's video rule (each given as frames x height x width), after the images."""
 
 from __future__ import annotations
 
@@ -22,6 +23,24 @@ if TYPE_CHECKING:
 __all__ = [
     "Images", "bidirectional_pairs", "closed_form_lines", "closed_form_rows", "plan_images", "tower_flops", "tower_kinds",
 ]
+
+
+@attrs.frozen
+class _Medium:
+    """How a request's entries of one medium (images, videos) are named in its one-line errors."""
+
+    whole: str  # the argument giving each entry whole ("images") and by its tokens ("image_tokens")
+    by_tokens: str
+    one: str  # one entry ("image"), several ("images")
+    many: str
+    given_as: str  # how each is given whole, and what its plan needs
+    shape: str
+
+
+_MEDIA = {
+    "image": _Medium("images", "image_tokens", "image", "images", "image in pixels", "height and width (give images=)"),
+    "video": _Medium("videos", "video_tokens", "video", "videos", "video in frames and pixels", "frames, height and width (give videos=)"),
+}
 
 
 def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, TowerKind]:
@@ -133,8 +152,15 @@ class Images:
     def text(self, *, rules: bool = False) -> list[str]:
         """Lines for output: the tower's resizing rule, each image, the FLOPs per piece (and with
         *rules*, what each piece costs and the kind's closed forms)."""
-        lines = [f"images through the {self.part} tower ({self.title}): {self.rule.summary}"]
+        video = any(plan.frames for plan in self.plans)
+        lines = [f"{'videos' if video else 'images'} through the {self.part} tower ({self.title}): {self.rule.summary}"]
         for number, plan in enumerate(self.plans, 1):
+            if plan.frames:
+                grid = "x".join(map(str, plan.grid))
+                given = (f"{plan.frames} frames of {plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, "
+                         f"patch grid {grid} (t x h x w)")
+                lines.append(f"  video {number}: {given}, {plan.tokens} tokens")
+                continue
             if plan.height:
                 grid = "x".join(map(str, plan.grid))
                 given = f"{plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, patch grid {grid} (t x h x w)"
@@ -142,7 +168,7 @@ class Images:
                 given = f"given by its image tokens: {_product(plan.grid)} patches"
             lines.append(f"  image {number}: {given}, {plan.tokens} tokens")
         lines += [f"  {piece}: {flops:,} FLOPs per sequence" for piece, flops in self.flops.items()]
-        lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} image tokens per sequence")
+        lines.append(f"  tower: {self.tower:,} FLOPs per sequence; {self.tokens} {'video' if video else 'image'} tokens per sequence")
         if self.bidirectional:
             lines.append(f"  language model, bidirectional pairs within each image: {self.bidirectional:,} FLOPs per sequence")
         if not rules:
@@ -157,7 +183,8 @@ class Images:
             "tower": self.part,
             "title": self.title,
             "images": [
-                {"height": p.height, "width": p.width, "resized": list(p.resized), "grid": list(p.grid), "tokens": p.tokens}
+                {**({"frames": p.frames} if p.frames else {}), "height": p.height, "width": p.width, "resized": list(p.resized),
+                 "grid": list(p.grid), "tokens": p.tokens}
                 for p in self.plans
             ],
             "tokens_per_sequence": self.tokens,
@@ -178,6 +205,13 @@ def _size(entry: Any, index: int) -> tuple[int, int]:
             or not all(type(v) is int and v >= 1 for v in entry)):
         raise FlopsregError(f"images[{index}] = {entry!r:.60}: expected (height, width), two integers >= 1 (pixels)")
     return entry[0], entry[1]
+
+
+def _video(entry: Any, index: int) -> tuple[int, int, int]:
+    if (not isinstance(entry, Sequence) or isinstance(entry, str) or len(entry) != 3
+            or not all(type(v) is int and v >= 1 for v in entry)):
+        raise FlopsregError(f"videos[{index}] = {entry!r:.60}: expected (frames, height, width), three integers >= 1 (frames, pixels)")
+    return entry[0], entry[1], entry[2]
 
 
 def bidirectional_pairs(runs: Sequence[int]) -> int:
@@ -202,40 +236,44 @@ def plan_images(
     convention: str = EXACT,
     kinds: Mapping[str, TowerKind] | None = None,
     pair: Callable[[str], int] = lambda slot: 0,
+    takes: str = "image",
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
     tower counted exactly (its kind's closed forms, *kinds* ``{part: TowerKind}``, which ``explain``
     shows too) or as *convention* counts it; ``pair(slot)`` gives the language model's
-    FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional."""
+    FLOPs for one more attended pair in every layer, for a tower whose image tokens are bidirectional.
+    With ``takes="video"``, *towers* hold the video rules and *images* the videos of one sequence,
+    each ``(frames, height, width)``."""
+    medium = _MEDIA[takes]
     if images is not None and image_tokens is not None:
-        raise FlopsregError("images and image_tokens: give one (each image in pixels, or the tokens of each)")
-    given = "images" if images is not None else "image_tokens"
+        raise FlopsregError(f"{medium.whole} and {medium.by_tokens}: give one (each {medium.given_as}, or the tokens of each)")
+    given = medium.whole if images is not None else medium.by_tokens
     entries = list(images if images is not None else image_tokens or ())
     if not entries:
-        raise FlopsregError(f"{given} = {entries!r}: expected at least one image")
+        raise FlopsregError(f"{given} = {entries!r}: expected at least one {medium.one}")
     encoders = {part: tower for part, tower in towers.items() if tower[2] is not None}
     if not encoders:
         held = ", ".join(f"{part} ({title})" for part, (title, _, _) in towers.items())
-        what = f"its towers ({held}) have no image rule in flopsreg" if towers else "it has no vision tower"
-        raise FlopsregError(f"{given}: {model_name} takes no images here: {what}")
+        what = f"its towers ({held}) have no {takes} rule in flopsreg" if towers else "it has no vision tower"
+        raise FlopsregError(f"{given}: {model_name} takes no {medium.many} here: {what}")
     (part, (title, dims, rule)), *others = encoders.items()
     if others:
-        raise FlopsregError(f"{given}: {model_name} has several image towers ({', '.join(encoders)}); flopsreg plans one")
+        raise FlopsregError(f"{given}: {model_name} has several {takes} towers ({', '.join(encoders)}); flopsreg plans one")
     assert rule is not None
     if convention != EXACT and convention not in rule.conventions:
         raise FlopsregError(
             f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
-            "count images with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
+            f"count {medium.many} with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
         )
     plans = []
     for index, entry in enumerate(entries):
         if images is not None:
-            size = _size(entry, index)
+            size = _video(entry, index) if takes == "video" else _size(entry, index)
         elif type(entry) is not int or entry < 1:
-            raise FlopsregError(f"image_tokens[{index}] = {entry!r:.60}: expected an integer >= 1")
+            raise FlopsregError(f"{given}[{index}] = {entry!r:.60}: expected an integer >= 1")
         elif rule.from_tokens is None:
-            raise FlopsregError(f"image_tokens: {title} needs each image's height and width (give images=): {rule.shape_note}")
+            raise FlopsregError(f"{given}: {title} needs each {medium.one}'s {medium.shape}: {rule.shape_note}")
         try:  # the family's processor refuses an image with a ValueError saying why
             plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
         except ValueError as exc:
@@ -249,6 +287,6 @@ def plan_images(
     elif kind is not None and kind.flops:
         flops = tower_flops(kind, dims, [plan.grid for plan in plans])
     else:
-        raise FlopsregError(f"{given}: {title} declares no FLOPs for its images (TowerKind.flops)")
+        raise FlopsregError(f"{given}: {title} declares no FLOPs for its {medium.many} (TowerKind.flops)")
     return Images(part=part, title=title, plans=tuple(plans), flops=flops, rule=rule, kind=kind, dims=dims,
                   bidirectional=extra)

@@ -319,8 +319,9 @@ def result_text(result: Result) -> str:
         layers = f"{unit.count}: {_short_ranges(unit.layers)}" if unit.scope == "layer" else "model"
         rows.append([unit.name, layers, ", ".join(unit.patterns.values()), _group(result.unit_totals[unit])])
     lines = [f"{result.model.name}, {_lengths_text(result)}", _table(rows), ""]
-    if result.images is not None:  # the lengths above are the language model's, image tokens included
-        lines += [*result.images.text(), ""]
+    for media in (result.images, result.videos):  # the lengths above are the language model's, their tokens included
+        if media is not None:
+            lines += [*media.text(), ""]
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
     how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
     lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; {how})")
@@ -379,6 +380,7 @@ def result_json(result: Result) -> dict[str, Any]:
         "logits": result.logits,
         "per_request_flops": [str(flops) for flops in result.per_request],
         **({"images": result.images.to_dict()} if result.images is not None else {}),
+        **({"videos": result.videos.to_dict()} if result.videos is not None else {}),
         "tokens": result.tokens,
         "forward_flops_per_token": exact_json(result.forward_per_token),
         "training_flops_per_token": exact_json(result.training_per_token),

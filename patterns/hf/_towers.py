@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy
 
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
-from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
+from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN2_VL_VIDEOS, QWEN3_VL_IMAGES, QWEN3_VL_VIDEOS
 from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
 
 _SOURCE = "transformers 5.24.0 models/"
@@ -167,6 +167,7 @@ QWEN3_VL_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel",
     images=QWEN3_VL_IMAGES,
+    videos=QWEN3_VL_VIDEOS,
     flops=_qwen_vit_flops(2 * h * i, 1 + deepstack, 4 * h * layers * _FULL_PAIRS),
 )
 
@@ -190,6 +191,7 @@ QWEN2_VL_VISION = TowerKind(
     ),
     reference=_SOURCE + "qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel",
     images=QWEN2_VL_IMAGES,
+    videos=QWEN2_VL_VIDEOS,
     flops=_qwen_vit_flops(2 * h * h * ratio, 1, 4 * h * layers * _FULL_PAIRS),
 )
 
@@ -213,6 +215,7 @@ QWEN2_5_VL_VISION = TowerKind(
     ),
     reference=_SOURCE + "qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VisionTransformerPretrainedModel",
     images=QWEN2_5_VL_IMAGES,
+    videos=QWEN2_VL_VIDEOS,
     flops=_qwen_vit_flops(
         3 * h * i, 1, 4 * h * (_FULL_LAYERS * _FULL_PAIRS + (layers - _FULL_LAYERS) * _WINDOW_PAIRS)
     ),

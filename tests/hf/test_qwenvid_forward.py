@@ -116,3 +116,92 @@ def test_the_whole_forward_equals_flop_counter_mode(eager_registry, case):
 def test_a_convention_without_a_tower_term_refuses_the_images_by_name(registry, convention):
     with pytest.raises(flopsreg.FlopsregError, match=rf"convention '{convention}' has no term for the vision tower \(Qwen3-VL ViT\)"):
         registry.evaluate(_model(MOE["config"]), seq_len=9, images=[(100, 100)], convention=convention)
+
+
+# --- video: the Qwen-VL towers over real frames through each family's video processor -------------------------
+
+VIDEOS = RECORD["videos"]
+VIDEO_CASES = [(name, case) for name in sorted(VIDEOS) for case in sorted(VIDEOS[name]["cases"])]
+
+
+def _video_model(name: str) -> flopsreg.Model:
+    return _model(VIDEOS[name]["config"])
+
+
+def test_every_video_case_ran_through_its_familys_video_processor():
+    assert sorted(VIDEOS) == ["qwen2_5_vl", "qwen2_vl", "qwen3_vl", "qwen3_vl_moe"] and len(VIDEO_CASES) == 16
+    assert {VIDEOS[name]["processor"] for name in VIDEOS} == {"Qwen2VLVideoProcessor", "Qwen3VLVideoProcessor"}
+
+
+@pytest.mark.parametrize(("name", "case"), [(name, case) for name, case in VIDEO_CASES if "refused" not in VIDEOS[name]["cases"][case]])
+def test_the_video_grid_and_the_tower_equal_the_recorded_run(registry, name, case):
+    """The grid (frames padded to whole temporal patches, the family's resizing) and the tower's
+    FLOPs over it: attention within each temporal patch, Qwen2.5-VL's windows within each too."""
+    measured = VIDEOS[name]["cases"][case]
+    videos = registry.videos(_video_model(name), videos=[tuple(measured["video"])])
+    (plan,) = videos.plans
+    assert [list(plan.grid)] == measured["video_grid_thw"]
+    assert videos.forward == measured["visual"]
+
+
+@pytest.mark.parametrize(("name", "case"), [(name, case) for name, case in VIDEO_CASES if "refused" in VIDEOS[name]["cases"][case]])
+def test_fewer_frames_than_a_temporal_patch_are_refused_as_qwen3_vls_processor_refuses_them(registry, name, case):
+    measured = VIDEOS[name]["cases"][case]
+    assert "must be larger than temporal_factor" in measured["refused"]
+    with pytest.raises(flopsreg.FlopsregError, match=r"videos\[0\] = \(1, 100, 140\): 1 frames: the video processor needs at least temporal_patch_size = 2"):
+        registry.evaluate(_video_model(name), seq_len=9, videos=[tuple(measured["video"])])
+
+
+@pytest.mark.parametrize(("name", "case"), [(name, case) for name, case in VIDEO_CASES if "refused" not in VIDEOS[name]["cases"][case]])
+def test_the_video_tokens_are_the_processors_expansion(registry, name, case):
+    """transformers 5.24's processors: Qwen2-VL's replace_video_token puts grid.prod() // merge^2
+    <|video_pad|> between one vision_start/vision_end; Qwen3-VL's puts each temporal patch's
+    rows x columns // merge^2 between its own (after its "<t seconds>" timestamp, text)."""
+    measured = VIDEOS[name]["cases"][case]
+    (t, rows, columns), = measured["video_grid_thw"]
+    expected = t * (rows * columns // 4 + 2) if name.startswith("qwen3") else t * rows * columns // 4 + 2
+    result = registry.evaluate(_video_model(name), seq_len=9, videos=[tuple(measured["video"])])
+    assert result.videos.tokens == expected and result.seqlens == (9 + expected,)
+    assert result.forward == registry.evaluate(_video_model(name), seq_len=9 + expected).forward + measured["visual"]
+
+
+def test_images_and_videos_together_sum_their_towers_and_tokens(registry):
+    model = _video_model("qwen2_5_vl")
+    both = registry.evaluate(model, seq_len=9, images=[(300, 500)], videos=[(4, 300, 500), (5, 200, 260)])
+    image = registry.images(model, images=[(300, 500)])
+    cases = VIDEOS["qwen2_5_vl"]["cases"]
+    assert both.videos.forward == cases["four"]["visual"] + cases["five"]["visual"]
+    assert both.seqlens == (9 + image.tokens + both.videos.tokens,)
+    assert both.forward == registry.evaluate(model, seq_len=both.seqlens[0]).forward + image.forward + both.videos.forward
+    assert both.per_request == (both.forward,)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"videos": [(4, 300)]}, r"videos\[0\] = \(4, 300\): expected \(frames, height, width\), three integers >= 1"),
+    ({"videos": []}, r"videos = \[\]: expected at least one video"),
+    ({"videos": [(4, 300, 500)], "convention": "verl"}, r"videos: convention 'verl' has no term for the vision tower \(Qwen2.5-VL ViT\)"),
+    ({"videos": [(4, 300, 500)], "cached": 5}, r"videos: a serving step with videos \(cached prefixes, requests\) is not counted yet"),
+])
+def test_bad_videos_are_one_line(registry, kwargs, message):
+    with pytest.raises(flopsreg.FlopsregError, match=message):
+        registry.evaluate(_video_model("qwen2_5_vl"), seq_len=9, **kwargs)
+
+
+def test_a_tower_without_a_video_rule_refuses_videos_by_name(registry):
+    config = json.loads((HF / "gemma-3-4b.json").read_text())
+    with pytest.raises(flopsreg.FlopsregError, match=r"videos: .* takes no videos here: its towers \(.*\) have no video rule in flopsreg"):
+        registry.evaluate(flopsreg.Model.from_hf_config(config), seq_len=9, videos=[(4, 300, 500)])
+
+
+def test_the_command_line_takes_videos(registry, tmp_path, capsys):
+    from flopsreg.cli import main
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(VIDEOS["qwen3_vl"]["config"]))
+    assert main(["eval", str(path), "--seq-len", "9", "--video", "4x300x500", "--format", "json", "--no-cache"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    expected = registry.evaluate(_video_model("qwen3_vl"), seq_len=9, videos=[(4, 300, 500)])
+    assert int(out["forward_flops"]) == expected.forward
+    assert out["videos"]["images"][0] == {"frames": 4, "height": 300, "width": 500, "resized": [288, 512], "grid": [2, 18, 32], "tokens": 292}
+    assert main(["eval", str(path), "--seq-len", "9", "--video", "4x300", "--no-cache"]) != 0
+    assert "expected FRAMESxHEIGHTxWIDTH" in capsys.readouterr().err
