@@ -149,6 +149,7 @@ QWEN3_5_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel",
     images=QWEN3_VL_IMAGES,
+    videos=QWEN3_VL_VIDEOS,
     flops=_qwen_vit_flops(2 * h * i, 1, 4 * h * layers * _FULL_PAIRS),
 )
 

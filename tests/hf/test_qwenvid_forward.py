@@ -129,7 +129,7 @@ def _video_model(name: str) -> flopsreg.Model:
 
 
 def test_every_video_case_ran_through_its_familys_video_processor():
-    assert sorted(VIDEOS) == ["qwen2_5_vl", "qwen2_vl", "qwen3_vl", "qwen3_vl_moe"] and len(VIDEO_CASES) == 16
+    assert sorted(VIDEOS) == ["qwen2_5_vl", "qwen2_vl", "qwen3_5", "qwen3_vl", "qwen3_vl_moe"] and len(VIDEO_CASES) == 20
     assert {VIDEOS[name]["processor"] for name in VIDEOS} == {"Qwen2VLVideoProcessor", "Qwen3VLVideoProcessor"}
 
 

@@ -10,7 +10,7 @@ same length of text alone; parameters of the tiny model, of its tie variants and
 default (meta device; saved as tests/data/hf/qwen3-vl-moe-defaults.json).
 
 Video: random frames through each family's video processor (Qwen2VLVideoProcessor for Qwen2-VL and
-Qwen2.5-VL, Qwen3VLVideoProcessor for Qwen3-VL and Qwen3-VL-MoE; frames taken as given,
+Qwen2.5-VL, Qwen3VLVideoProcessor for Qwen3-VL, Qwen3-VL-MoE and Qwen3.5; frames taken as given,
 do_sample_frames off), giving pixel_values_videos and video_grid_thw; the vision tower of each
 tiny model of measure_towers5.py (and the Qwen3-VL-MoE one) runs on them. Recorded: the grid and
 the tower's FLOPs per case. forward_qwenvid.json comes from torch and transformers alone;
@@ -213,7 +213,7 @@ def measure_videos(name: str, config: dict) -> dict:
 
 def main() -> None:
     warnings.filterwarnings("ignore")
-    towers = {name: {k: v for k, v in CONFIGS[name].items() if k != "pixels"} for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")}
+    towers = {name: {k: v for k, v in CONFIGS[name].items() if k != "pixels"} for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl", "qwen3_5")}
     record = {
         "transformers": transformers.__version__,
         "torch": torch.__version__.split("+")[0],
