@@ -103,6 +103,7 @@ class Registry(PluginLoader):
         request_images: Sequence[Sequence[tuple[int, int]] | None] | None = None,
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
+        videos: Sequence[tuple[int, int, int]] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -139,19 +140,25 @@ class Registry(PluginLoader):
         such as ``"2.5"``): the audio tower encodes each (its family's feature extractor and token
         rule) and the language model runs over their tokens too; ``audio_tokens=[n, ...]`` gives
         each clip by its audio tokens where that fixes the tower's FLOPs. :attr:`Result.audio`.
+
+        ``videos=[(frames, height, width), ...]`` are the videos every sequence holds, after its
+        images and before its text, each frames as sampled (the processor pads them to whole
+        temporal patches) in pixels: the vision tower encodes each by its family's video rule
+        and the language model runs over their tokens too. :attr:`Result.videos`.
         """
         selection = self._evaluator.select(model, convention)
         if (images is None and image_tokens is None and image_positions is None and request_images is None
-                and audio is None and audio_tokens is None):  # text alone: the hot path, no tuple built
+                and audio is None and audio_tokens is None and videos is None):  # text alone: the hot path, no tuple built
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens)
+        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
-    def image_towers(self, model: Model) -> dict[str, tuple[str, Mapping[str, int], Any]]:
-        """``{part: (title, dims, image rule or None)}`` of *model*'s towers, the rules found on the
-        tower kinds its Hugging Face reader declares."""
+    def image_towers(self, model: Model, takes: str = "image") -> dict[str, tuple[str, Mapping[str, int], Any]]:
+        """``{part: (title, dims, rule or None)}`` of *model*'s towers, the image rules (with
+        ``takes="video"``, the video rules) found on the tower kinds its Hugging Face reader declares."""
         kinds = tower_kinds(model, self.hf_readers)
-        return {part: (tower.title, tower.dims, getattr(kinds.get(part), "images", None)) for part, tower in model.towers.items()}
+        field = "videos" if takes == "video" else "images"
+        return {part: (tower.title, tower.dims, getattr(kinds.get(part), field, None)) for part, tower in model.towers.items()}
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
@@ -175,19 +182,29 @@ class Registry(PluginLoader):
         return plan_images(model.name, self.image_towers(model), audio, audio_tokens, convention, tower_kinds(model, self.hf_readers),
                            takes="audio")
 
+    def videos(self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT) -> Images:
+        """The videos of one sequence as *model*'s vision tower takes them (each ``(frames, height,
+        width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
+        per piece (exact; a convention with no term for the tower is refused)."""
+        return plan_images(model.name, self.image_towers(model, "video"), videos, None, convention, tower_kinds(model, self.hf_readers),
+                           takes="video")
+
     def _evaluate_images(
         self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images,
-        audio, audio_tokens,
+        audio, audio_tokens, videos,
     ) -> Result:
-        """The language model over each sequence's text and new image and audio tokens, plus the
-        tower for the images each sequence's step encodes (those not in its cached prefix) and
-        the audio tower for the clips every sequence holds (after its images)."""
+        """The language model over each sequence's text and new image, video and audio tokens, plus
+        the tower for the images each sequence's step encodes (those not in its cached prefix), and
+        the towers for the videos and audio clips every sequence holds (after its images)."""
         model, convention = selection.model, selection.convention
-        clips = None
-        if audio is not None or audio_tokens is not None:
-            clips = self.audio(model, audio=audio, audio_tokens=audio_tokens, convention=convention)
-            if requests is not None or cached not in (0, (), [0]):
-                raise FlopsregError("audio: a serving step with audio (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
+        whole = {  # planned once, held by every sequence whole: no cached prefix or request divides them yet
+            "videos": self.videos(model, videos=videos, convention=convention) if videos is not None else None,
+            "audio": self.audio(model, audio=audio, audio_tokens=audio_tokens, convention=convention)
+            if audio is not None or audio_tokens is not None else None,
+        }
+        for name, planned in whole.items():
+            if planned is not None and (requests is not None or cached not in (0, (), [0])):
+                raise FlopsregError(f"{name}: a serving step with {name} (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
         shared = None
         if images is not None or image_tokens is not None:
             shared = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention), image_positions)
@@ -205,17 +222,19 @@ class Registry(PluginLoader):
             prefixes = cached_list(cached, lengths) or (0,) * len(lengths)
             held = [shared] * len(lengths)
         placed = tuple(Placed(0, None) if each is None else place(each, n, p) for each, n, p in zip(held, lengths, prefixes))
-        heard = clips.tokens if clips is not None else 0
-        new = [n + p.tokens + heard for n, p in zip(lengths, placed)]
+        held_whole = [planned for planned in whole.values() if planned is not None]
+        tokens = sum(planned.tokens for planned in held_whole)
+        new = [n + p.tokens + tokens for n, p in zip(lengths, placed)]
         if requests is not None:
             result = evaluate(selection, batch=batch, recompute=recompute, logits=logits, requests=list(zip(new, prefixes)))
         else:
             one = seqlens is None
             result = evaluate(selection, new[0] if one else None, None if one else new, batch, recompute, cached, logits)
-        extra = result.batch * sum(p.forward + (clips.forward if clips is not None else 0) for p in placed)
+        towers = sum(planned.forward for planned in held_whole)
+        extra = result.batch * sum(p.forward + towers for p in placed)
         if shared is not None and shared.cross is not None:  # the cross-attention layers over the row's sequences
             shared = attrs.evolve(shared, cross_flops={piece: sum(p.cross.get(piece, 0) for p in placed) for piece in placed[0].cross})
-        return attrs.evolve(result, forward=result.forward + extra, images=shared, placed=placed, audio=clips)
+        return attrs.evolve(result, forward=result.forward + extra, images=shared, placed=placed, **whole)
 
     def _request_images(self, model: Model, convention: str, request_images: Any, requests: int, shared: Images | None) -> list[Images | None]:
         """The images each request holds: *shared* (``images=``) for every one, or each its own."""

@@ -116,6 +116,14 @@ def _image_count(text: str) -> tuple[int, int | None]:
     return int(count), int(position) if at else None
 
 
+def _video(text: str) -> tuple[int, int, int]:
+    """``FxHxW``: a video's frames (as sampled) and their height and width in pixels."""
+    parts = text.lower().split("x")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts):
+        raise argparse.ArgumentTypeError(f"expected FRAMESxHEIGHTxWIDTH (e.g. 16x720x1280), got {text!r}")
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
 def _image_options(p: argparse.ArgumentParser) -> None:
     """The images every sequence holds, before its text or after K text tokens: in pixels, or by their image tokens."""
     given = p.add_mutually_exclusive_group()
@@ -123,6 +131,9 @@ def _image_options(p: argparse.ArgumentParser) -> None:
                        help="an image every sequence holds, before its text or after K text tokens (height x width in pixels; repeatable)")
     given.add_argument("--image-tokens", type=_image_count, action="append", metavar="N[@K]",
                        help="an image by the image tokens its processor expands it to (repeatable)")
+    p.add_argument("--video", type=_video, action="append", metavar="FxHxW",
+                   help="a video every sequence holds, after its images and before its text "
+                   "(frames as sampled x height x width in pixels; repeatable)")
 
 
 def _media(args: argparse.Namespace) -> dict[str, Any]:
@@ -567,6 +578,9 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         if args.audio or args.audio_tokens:
             audio = session.registry.audio(model, audio=args.audio, audio_tokens=args.audio_tokens)
             text = "\n".join([text, "", *audio.text(rules=True)])
+        if args.video:
+            videos = session.registry.videos(model, videos=args.video)
+            text = "\n".join([text, "", *videos.text(rules=True)])
         return text
     if args.command in ("formula", "latex"):
         plan = session.registry.select(model, convention=args.convention)
@@ -607,10 +621,11 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     cached = args.cached[0] if len(args.cached) == 1 else args.cached
     if args.request and cached != 0:
         raise FlopsregError("--cached: each --request N:P gives its own cached tokens P; drop --cached")
-    if args.image or args.image_tokens or args.audio or args.audio_tokens:
+    if args.image or args.image_tokens or args.video or args.audio or args.audio_tokens:
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
-            cached=cached, logits=args.logits, requests=args.request, audio=args.audio, audio_tokens=args.audio_tokens, **_media(args),
+            cached=cached, logits=args.logits, requests=args.request, audio=args.audio, audio_tokens=args.audio_tokens, videos=args.video,
+            **_media(args),
         )
         _warn(result.warnings)
         if args.format == "latex":

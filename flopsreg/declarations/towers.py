@@ -42,9 +42,10 @@ IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's sho
 # pairs its cross-attention mask allows.
 CROSS_ATTENTION = sympy.symbols("length keys pairs", integer=True, nonnegative=True)
 CROSS_ATTENTION_LATEX = (r"\ell", "v", "p")  # how LaTeX writes them: length, vision tokens, pairs
-# What a rule takes (ImageRule.takes): images in pixels, or audio clips in samples, whose grid is
-# (1, real mel frames, mel bins) of the spectrogram the encoder runs over.
-MEDIA = ("image", "audio")
+# What a rule takes (ImageRule.takes): images in pixels, videos in frames and pixels (a kind's
+# TowerKind.videos rule), or audio clips in samples, whose grid is (1, real mel frames, mel bins)
+# of the spectrogram the encoder runs over.
+MEDIA = ("image", "audio", "video")
 
 
 def _text(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
@@ -136,6 +137,8 @@ class ImagePlan:
             tokens (begin and end of image or audio) included.
         samples: a clip's length in samples as the encoder takes it (after the processor's
             truncation); 0 for an image, or a clip given by its token count.
+        frames: a video's frames as given (before the processor pads them to whole temporal
+            patches); 0 for an image.
     """
 
     height: int
@@ -144,6 +147,7 @@ class ImagePlan:
     grid: tuple[int, ...]
     tokens: int
     samples: int = 0
+    frames: int = 0
 
 
 @attrs.frozen(kw_only=True)
@@ -229,6 +233,9 @@ class TowerKind:
         reference: the transformers module it counts (file and class).
         images: how it encodes images (:class:`ImageRule`); None: its FLOPs are not counted,
             and a request with images is refused for it.
+        videos: how it encodes videos, the family's video processor rule (an :class:`ImageRule`
+            whose ``plan`` is ``plan(dims, frames, height, width)``), counted by the same closed
+            forms over the video's grid; None: a request with videos is refused for it.
         flops: the forward FLOPs of one image per piece (``patch_embed``, ``blocks.attention``...),
             closed forms over the dims and the image's patch grid (:data:`IMAGE_GRID`): the count
             of the tower for a request's images (their sum over the images); empty where the kind
@@ -249,6 +256,7 @@ class TowerKind:
     embeddings: sympy.Expr = attrs.field(default=0, converter=_formula)
     reference: str = attrs.field(validator=_text)
     images: ImageRule | None = None
+    videos: ImageRule | None = None
     flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
     flops_where: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
     sequence_flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)

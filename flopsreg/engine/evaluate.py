@@ -89,6 +89,8 @@ class Result:
     placed: tuple[Placed, ...] = ()
     # The audio clips every sequence holds (after its images) and the audio tower's FLOPs for them.
     audio: Images | None = None
+    # The videos every sequence holds (after its images) and the vision tower's FLOPs for them.
+    videos: Images | None = None
 
     @property
     def serving(self) -> bool:
@@ -121,8 +123,8 @@ class Result:
         over: they add up to :attr:`forward`."""
         exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
         media = [placed.forward for placed in self.placed] or [0] * len(self.seqlens)
-        clips = self.audio.forward if self.audio is not None else 0
-        return tuple(self.batch * (exact[pair] + extra + clips) for pair, extra in zip(self.requests, media))
+        whole = sum(held.forward for held in (self.videos, self.audio) if held is not None)
+        return tuple(self.batch * (exact[pair] + extra + whole) for pair, extra in zip(self.requests, media))
 
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:
@@ -364,8 +366,9 @@ class Result:
     def latex(self, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
         """Paste-ready LaTeX: the closed form, this result's totals and FLOPs per token, and a
         legend; a fragment that needs only amsmath, or with ``document=True`` a whole document."""
-        if self.audio is not None:  # its row I holds the images' work, not the audio tower's
-            raise FlopsregError("latex: a result with audio has no closed form here yet; give --format text or json (to_text, to_dict)")
+        for name, held in (("videos", self.videos), ("audio", self.audio)):  # its row I holds the images' work alone
+            if held is not None:
+                raise FlopsregError(f"latex: a result with {name} has no closed form here yet; give --format text or json (to_text, to_dict)")
         return self.selection.render.latex(self.selection, result=self, document=document, numbered=numbered, annotate=annotate)
 
     def __repr__(self) -> str:

@@ -2,7 +2,8 @@
 and token-count rule), the tower's exact forward FLOPs for them (its kind's closed forms, compiled
 once and summed over the images' grids), and the tokens they add to each sequence of the language
 model (placed before the text, as chat templates place them). Audio
-clips go the same way through the tower whose rule takes audio (given in seconds, exactly)."""
+clips go the same way through the tower whose rule takes audio (given in seconds, exactly),
+and videos through the tower's video rule (each given as frames x height x width), after the images."""
 
 from __future__ import annotations
 
@@ -43,6 +44,8 @@ class _Medium:
 
 _MEDIA = {
     "image": _Medium("images", "image_tokens", "image", "images", "image in pixels", "height and width (give images=)", "vision"),
+    "video": _Medium("videos", "video_tokens", "video", "videos", "video in frames and pixels",
+                      "frames, height and width (give videos=)", "vision"),
     "audio": _Medium("audio", "audio_tokens", "audio clip", "audio", "audio clip in seconds", "length in seconds (give audio=)", "audio"),
 }
 
@@ -225,7 +228,7 @@ class Images:
         """Lines for output: the tower's resizing rule, each image, the FLOPs per piece (and with
         *rules*, what each piece costs and the kind's closed forms)."""
         audio = self.rule.takes == "audio"
-        lines = [f"{'audio' if audio else 'images'} through the {self.part} tower ({self.title}): {self.rule.summary}"]
+        lines = [f"{_MEDIA[self.rule.takes].many} through the {self.part} tower ({self.title}): {self.rule.summary}"]
         for number, plan in enumerate(self.plans, 1):
             if audio:
                 seconds = Fraction(plan.samples, self.rule.sampling_rate)
@@ -233,6 +236,12 @@ class Images:
                          f"{plan.grid[1]} mel frames x {plan.grid[2]} bins" if plan.samples else
                          f"given by its audio tokens: {plan.grid[1]} mel frames x {plan.grid[2]} bins")
                 lines.append(f"  clip {number}: {given}, {plan.tokens} tokens")
+                continue
+            if plan.frames:
+                grid = "x".join(map(str, plan.grid))
+                given = (f"{plan.frames} frames of {plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, "
+                         f"patch grid {grid} (t x h x w)")
+                lines.append(f"  video {number}: {given}, {plan.tokens} tokens")
                 continue
             if plan.height:
                 grid = "x".join(map(str, plan.grid))
@@ -271,8 +280,8 @@ class Images:
             "tower": self.part,
             "title": self.title,
             "images": [
-                {"height": p.height, "width": p.width, "resized": list(p.resized), "grid": list(p.grid), "tokens": p.tokens,
-                 **({"text_tokens_before": self.positions[i]} if self.positions else {})}
+                {**({"frames": p.frames} if p.frames else {}), "height": p.height, "width": p.width, "resized": list(p.resized),
+                 "grid": list(p.grid), "tokens": p.tokens, **({"text_tokens_before": self.positions[i]} if self.positions else {})}
                 for i, p in enumerate(self.plans)
             ],
             "tokens_per_sequence": self.tokens,
@@ -329,6 +338,13 @@ def clip_samples(entry: Any, index: int, rate: int) -> int:
     return samples.numerator
 
 
+def _video(entry: Any, index: int) -> tuple[int, int, int]:
+    if (not isinstance(entry, Sequence) or isinstance(entry, str) or len(entry) != 3
+            or not all(type(v) is int and v >= 1 for v in entry)):
+        raise FlopsregError(f"videos[{index}] = {entry!r:.60}: expected (frames, height, width), three integers >= 1 (frames, pixels)")
+    return entry[0], entry[1], entry[2]
+
+
 def bidirectional_pairs(runs: Sequence[int]) -> int:
     """Pairs a language model's mask adds per layer when each run of *runs* tokens (one image's)
     attends bidirectionally on top of a causal mask: the n(n-1)/2 above the diagonal of each run.
@@ -360,7 +376,8 @@ def plan_images(
     shows too) or as *convention* counts it; ``pair(slot, pairs)`` gives the language model's
     FLOPs for the pairs ``pairs(flags, params)`` adds to each layer of each layer kind, for a tower
     whose image tokens are bidirectional. With ``takes="audio"``, the audio clips of one sequence
-    (in seconds, or by their audio tokens) through the one tower whose rule takes audio."""
+    (in seconds, or by their audio tokens) through the one tower whose rule takes audio; with ``takes="video"``, *images* are the
+    videos of one sequence, each ``(frames, height, width)``."""
     medium = _MEDIA[takes]
     if images is not None and image_tokens is not None:
         raise FlopsregError(f"{medium.whole} and {medium.by_tokens}: give one (each {medium.given_as}, or the tokens of each)")
@@ -388,7 +405,10 @@ def plan_images(
     plans = []
     for index, entry in enumerate(entries):
         if images is not None:
-            size = (clip_samples(entry, index, rule.sampling_rate),) if takes == "audio" else _size(entry, index)
+            if takes == "audio":
+                size: tuple[int, ...] = (clip_samples(entry, index, rule.sampling_rate),)
+            else:
+                size = _video(entry, index) if takes == "video" else _size(entry, index)
         elif type(entry) is not int or entry < 1:
             raise FlopsregError(f"{given}[{index}] = {entry!r:.60}: expected an integer >= 1")
         elif rule.from_tokens is None:

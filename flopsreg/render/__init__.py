@@ -347,8 +347,9 @@ def result_text(result: Result) -> str:
         lines += [*result.images.text(), ""]
     if _placed_apart(result):  # a cached prefix or each request's own images: what each step encodes
         lines += [*(_placed_text(number, placed) for number, placed in enumerate(result.placed, 1)), ""]
-    if result.audio is not None:  # and their audio tokens
-        lines += [*result.audio.text(), ""]
+    for media in (result.videos, result.audio):  # and their video and audio tokens
+        if media is not None:
+            lines += [*media.text(), ""]
     lines.append(f"forward   {_group(result.forward)} FLOPs ({result.forward:.4g})")
     how = "forward + backward = 3 x forward" if result.recompute == "none" else f"3 x forward + {result.recompute} recomputation"
     lines.append(f"training  {_group(result.training)} FLOPs ({result.training:.4g}; {how})")
@@ -409,6 +410,7 @@ def result_json(result: Result) -> dict[str, Any]:
         **({"images": result.images.to_dict()} if result.images is not None else {}),
         **({"images_per_sequence": [_placed_json(placed) for placed in result.placed]} if _placed_apart(result) else {}),
         **({"audio": result.audio.to_dict()} if result.audio is not None else {}),
+        **({"videos": result.videos.to_dict()} if result.videos is not None else {}),
         "tokens": result.tokens,
         "forward_flops_per_token": exact_json(result.forward_per_token),
         "training_flops_per_token": exact_json(result.training_per_token),

@@ -21,7 +21,10 @@ from collections.abc import Mapping, Sequence
 
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["QWEN2_5_VL_IMAGES", "QWEN2_VL_IMAGES", "QWEN3_VL_IMAGES", "smart_resize", "verl_vit_flops"]
+__all__ = [
+    "QWEN2_5_VL_IMAGES", "QWEN2_VL_IMAGES", "QWEN2_VL_VIDEOS", "QWEN3_VL_IMAGES", "QWEN3_VL_VIDEOS", "smart_resize",
+    "smart_resize_video", "verl_vit_flops",
+]
 
 WRAPPER_TOKENS = 2  # <|vision_start|> and <|vision_end|> around each image's <|image_pad|> run
 MAX_RATIO = 200  # smart_resize refuses an aspect ratio above this
@@ -29,6 +32,10 @@ MAX_RATIO = 200  # smart_resize refuses an aspect ratio above this
 # Qwen/Qwen3-VL-8B-Instruct): min_pixels / shortest_edge and max_pixels / longest_edge.
 QWEN2_5_PIXELS = (3136, 12845056)
 QWEN3_PIXELS = (65536, 16777216)
+# The video processors' defaults (transformers 5.24 Qwen2VLVideoProcessor.size, per frame;
+# Qwen3VLVideoProcessor.size, over the whole video: frames x area): shortest_edge, longest_edge.
+QWEN2_VIDEO_PIXELS = (100352, 602112)
+QWEN3_VIDEO_PIXELS = (131072, 786432)
 
 
 def smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int) -> tuple[int, int]:
@@ -49,6 +56,53 @@ def smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixe
         h_bar = math.ceil(height * beta / factor) * factor
         w_bar = math.ceil(width * beta / factor) * factor
     return h_bar, w_bar
+
+
+def smart_resize_video(frames: int, height: int, width: int, temporal: int, factor: int, min_pixels: int,
+                       max_pixels: int) -> tuple[int, int]:
+    """transformers' Qwen3-VL video ``smart_resize``, step for step: as the image's, but the
+    bounds hold for ``frames x area`` (frames rounded to a multiple of *temporal*, half to even),
+    a side below *factor* first scaled up, and fewer frames than *temporal* refused."""
+    if frames < temporal:
+        raise ValueError(f"{frames} frames: the video processor needs at least temporal_patch_size = {temporal}")
+    if height < factor or width < factor:
+        scale = max(factor / height, factor / width)
+        height, width = int(height * scale), int(width * scale)
+    if max(height, width) / min(height, width) > MAX_RATIO:
+        raise ValueError(f"{height}x{width}: the processor refuses an aspect ratio above {MAX_RATIO}")
+    h_bar = round(height / factor) * factor
+    w_bar = round(width / factor) * factor
+    t_bar = round(frames / temporal) * temporal
+    if t_bar * h_bar * w_bar > max_pixels:
+        beta = math.sqrt((frames * height * width) / max_pixels)
+        h_bar = max(factor, math.floor(height / beta / factor) * factor)
+        w_bar = max(factor, math.floor(width / beta / factor) * factor)
+    elif t_bar * h_bar * w_bar < min_pixels:
+        beta = math.sqrt(min_pixels / (frames * height * width))
+        h_bar = math.ceil(height * beta / factor) * factor
+        w_bar = math.ceil(width * beta / factor) * factor
+    return h_bar, w_bar
+
+
+def _video_planner(pixels: tuple[int, int], qwen3: bool):
+    """The video processor's rule: frames padded (the last repeated) to whole temporal patches,
+    t = ceil(frames / temporal_patch_size); Qwen2-VL's frames resized as its images are (per-frame
+    bounds), wrapped once in vision_start/end; Qwen3-VL's whole video bounded, each temporal patch
+    wrapped in vision_start/end (its "<t seconds>" timestamp before each is text: not counted here)."""
+    low, high = pixels
+
+    def plan(dims: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+        patch, merge, temporal = dims["patch"], dims["merge"], dims["frames"]
+        if qwen3:
+            resized = smart_resize_video(frames, height, width, temporal, patch * merge, low, high)
+        else:
+            resized = smart_resize(height, width, patch * merge, low, high)
+        t, rows, columns = -(-frames // temporal), resized[0] // patch, resized[1] // patch
+        per_patch = rows * columns // merge**2
+        tokens = t * (per_patch + WRAPPER_TOKENS) if qwen3 else t * per_patch + WRAPPER_TOKENS
+        return ImagePlan(height=height, width=width, resized=resized, grid=(t, rows, columns), tokens=tokens, frames=frames)
+
+    return plan
 
 
 def _planner(pixels: tuple[int, int]):
@@ -129,4 +183,28 @@ QWEN3_VL_IMAGES = ImageRule(
         _EMBED, _PROJ, "blocks.attention = 4h x layers x sum(patches_per_image^2) (bidirectional within each image)",
         "blocks.mlp = layers x 2 x patches x 2 h i", _MERGER.replace("merger =", "merger = (1 + deepstack) x"),
     ),
+)
+
+_VIDEO_TOWER = (
+    "the tower runs over t x rows x columns patches; attention within each temporal patch "
+    "(cu_seqlens per frame group: t x (rows columns)^2 pairs), as for t images of one frame group"
+)
+
+QWEN2_VL_VIDEOS = ImageRule(
+    summary=f"frames padded to whole temporal patches (t = ceil(frames / temporal_patch_size)); each frame smart_resized "
+    f"to multiples of patch x merge, {QWEN2_VIDEO_PIXELS[0]} <= area <= {QWEN2_VIDEO_PIXELS[1]} (Qwen2VLVideoProcessor's "
+    "defaults); tokens = t x rows x columns / merge^2 + 2 (vision_start, vision_end)",
+    plan=_video_planner(QWEN2_VIDEO_PIXELS, qwen3=False),
+    rules=(_VIDEO_TOWER,),
+    takes="video",
+)
+
+QWEN3_VL_VIDEOS = ImageRule(
+    summary=f"frames padded to whole temporal patches (t = ceil(frames / temporal_patch_size), at least 2 frames); "
+    f"smart_resize with {QWEN3_VIDEO_PIXELS[0]} <= frames x area <= {QWEN3_VIDEO_PIXELS[1]} (Qwen3VLVideoProcessor's "
+    "defaults); tokens = t x (rows x columns / merge^2 + 2): vision_start and vision_end around each temporal patch "
+    "(its <t seconds> timestamp is text: count it in seq_len)",
+    plan=_video_planner(QWEN3_VIDEO_PIXELS, qwen3=True),
+    rules=(_VIDEO_TOWER,),
+    takes="video",
 )

@@ -22,7 +22,7 @@ from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
 from flopsreg.patterns.hf._phi4_audio import PHI4_AUDIO_CLIPS, WINDOW
 from flopsreg.patterns.hf._phi4mm_vit import PHI4_MULTIMODAL_IMAGES
 from flopsreg.patterns.hf._pixtral_vit import PIXTRAL_IMAGES
-from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN3_VL_IMAGES
+from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN2_VL_VIDEOS, QWEN3_VL_IMAGES, QWEN3_VL_VIDEOS
 from flopsreg.plugin import CROSS_ATTENTION, IMAGE_GRID, Dim, TowerKind, where_symbol
 
 _SOURCE = "transformers 5.24.0 models/"
@@ -159,6 +159,7 @@ QWEN3_5_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_5/modeling_qwen3_5.py Qwen3_5VisionModel",
     images=QWEN3_VL_IMAGES,
+    videos=QWEN3_VL_VIDEOS,
     flops=_qwen_vit_flops(2 * h * i, 1, 4 * h * layers * _FULL_PAIRS),
 )
 
@@ -177,6 +178,7 @@ QWEN3_VL_VISION = TowerKind(
     embeddings=positions * h,
     reference=_SOURCE + "qwen3_vl/modeling_qwen3_vl.py Qwen3VLVisionModel",
     images=QWEN3_VL_IMAGES,
+    videos=QWEN3_VL_VIDEOS,
     flops=_qwen_vit_flops(2 * h * i, 1 + deepstack, 4 * h * layers * _FULL_PAIRS),
 )
 
@@ -200,6 +202,7 @@ QWEN2_VL_VISION = TowerKind(
     ),
     reference=_SOURCE + "qwen2_vl/modeling_qwen2_vl.py Qwen2VisionTransformerPretrainedModel",
     images=QWEN2_VL_IMAGES,
+    videos=QWEN2_VL_VIDEOS,
     flops=_qwen_vit_flops(2 * h * h * ratio, 1, 4 * h * layers * _FULL_PAIRS),
 )
 
@@ -223,6 +226,7 @@ QWEN2_5_VL_VISION = TowerKind(
     ),
     reference=_SOURCE + "qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VisionTransformerPretrainedModel",
     images=QWEN2_5_VL_IMAGES,
+    videos=QWEN2_VL_VIDEOS,
     flops=_qwen_vit_flops(
         3 * h * i, 1, 4 * h * (_FULL_LAYERS * _FULL_PAIRS + (layers - _FULL_LAYERS) * _WINDOW_PAIRS)
     ),

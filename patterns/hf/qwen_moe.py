@@ -1,5 +1,5 @@
-"""Hugging Face readers of ``qwen2_moe`` and ``qwen3_moe``: sparse layers per ``decoder_sparse_step``
-and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
+"""Hugging Face readers of ``qwen2_moe``, ``qwen3_moe`` and ``qwen3_vl_moe_text``: sparse layers per
+``decoder_sparse_step`` and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
 
 from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.hf._common import silu_gated, weight_flags
@@ -39,9 +39,9 @@ def _attention(c: Fields, layers: int) -> Layers[str]:
     return Layers.uniform(FULL, layers)
 
 
-def _qwen_moe(c: Fields, *, shared: bool, weights: frozenset[str]) -> Decoder:
+def _qwen_moe(c: Fields, *, shared: bool, weights: frozenset[str], sliding: bool = True) -> Decoder:
     layers = c.int("num_hidden_layers")
-    attention = _attention(c, layers)
+    attention = _attention(c, layers) if sliding else Layers.uniform(FULL, layers)
     mlps = _mlps(c, layers)
     kinds = {}
     if "dense" in mlps:
@@ -83,6 +83,14 @@ def qwen3_moe(c: Fields) -> Decoder:
     return _qwen_moe(c, shared=False, weights=weights)
 
 
+def qwen3_vl_moe_text(c: Fields) -> Decoder:
+    """Qwen3VLMoeTextConfig: Qwen3-MoE's decoder in every full-attention layer (its __post_init__
+    sets sliding_window None; the attention takes no layer_types), tie_word_embeddings true by default."""
+    # The router normalises its top-k weights (elementwise: no FLOPs a matmul counts).
+    weights = weight_flags(c, tied=True, biases={"attention_bias": False}, extra=QK_NORM.flags)
+    return _qwen_moe(c, shared=False, weights=weights, sliding=False)
+
+
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
@@ -100,6 +108,13 @@ def flopsreg_register_hf_readers():
 
             read=qwen3_moe,
             summary="Qwen3MoeConfig: MoE per decoder_sparse_step, no shared expert",
+            aliases=ALIASES,
+        ),
+        HFReader(
+            name="qwen3_vl_moe_text",
+            title="Qwen3-VL-MoE",
+            read=qwen3_vl_moe_text,
+            summary="Qwen3VLMoeTextConfig: qwen3_moe's decoder without sliding layers, multimodal rotary positions",
             aliases=ALIASES,
         ),
     ]

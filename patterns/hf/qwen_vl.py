@@ -1,5 +1,5 @@
-"""Hugging Face readers of ``qwen2_vl``, ``qwen2_5_vl`` and ``qwen3_vl`` (and their ``*_text`` configs): the
-Qwen2 / Qwen3 decoder of each text_config, the ViT beside it with its image rule (FLOPs for the
+"""Hugging Face readers of ``qwen2_vl``, ``qwen2_5_vl``, ``qwen3_vl`` (and their ``*_text`` configs) and
+``qwen3_vl_moe``: the Qwen2 / Qwen3 / Qwen3-MoE decoder of each text_config, the ViT beside it with its image rule (FLOPs for the
 images a request carries: :mod:`flopsreg.patterns.hf._qwen_vit`)."""
 
 from flopsreg.patterns.hf._towers import QWEN2_5_VL_VISION, QWEN2_VL_VISION, QWEN3_VL_VISION
@@ -39,4 +39,8 @@ def flopsreg_register_hf_readers():
                  summary="Qwen3VLTextConfig: the qwen3 decoder (q/k norms), multimodal rotary positions"),
         HFReader(name="qwen3_vl", title="Qwen3-VL", text_config="qwen3_vl_text", towers=(QWEN3_VISION,), tied_by="wrapper",
                  summary="Qwen3VLConfig: the qwen3_vl_text decoder and the deepstack ViT (FLOPs for the images given)"),
+        # Qwen3VLMoeConfig: tie_word_embeddings false, the head tied by the wrapper's alone (PreTrainedModel
+        # reads self.config's; the text config's default true is not forwarded). Its ViT is Qwen3-VL's.
+        HFReader(name="qwen3_vl_moe", title="Qwen3-VL-MoE", text_config="qwen3_vl_moe_text", towers=(QWEN3_VISION,), tied_by="wrapper",
+                 summary="Qwen3VLMoeConfig: the qwen3_vl_moe_text decoder and the deepstack ViT (FLOPs for the images given)"),
     ]

@@ -82,6 +82,9 @@ def test_the_record_covers_every_published_config():
     newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_inkling.json").read_text())["defaults"])
     # The types whose layers run over another length than the input (cpmant): forward_longseq.json (tests/hf/test_longseq_forward.py).
     newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_longseq.json").read_text())["defaults"])
+    # Qwen3-VL-MoE with images (helper qwenvid): forward_qwenvid.json (tests/hf/test_qwenvid_forward.py).
+    qwenvid = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_qwenvid.json").read_text())["models"].values()
+    newer_types |= {entry["config"]["text_config"]["model_type"] for entry in qwenvid}
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]
