@@ -16,7 +16,6 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 
 import flopsreg
 import flopsreg.registry
@@ -31,11 +30,6 @@ PHI4 = RECORD["models"]["phi4_multimodal"]
 PHI4_AUDIO = PHI4["config"]["audio_config"]
 AUDIO = MEASURED["config"]["audio_config"]
 CASES = sorted(MEASURED["cases"])
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(**audio) -> flopsreg.Model:

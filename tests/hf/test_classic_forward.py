@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, pairs_per_layer
 
 import flopsreg
@@ -28,11 +27,6 @@ DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_classic.json").read_text())
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(name: str) -> flopsreg.Model:

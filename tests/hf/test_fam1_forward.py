@@ -16,7 +16,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
@@ -27,11 +26,6 @@ DEFAULTS = sorted(t for t, entry in RECORD["defaults"].items() if "parameters" i
 # transformers 5.24 cannot build these from their class defaults (experts or head_dim left null):
 # flopsreg refuses the same configs, naming the missing key.
 NO_DEFAULT_BUILD = {"dots1": "n_shared_experts", "hunyuan_v1_moe": "head_dim"}
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(name: str) -> flopsreg.Model:

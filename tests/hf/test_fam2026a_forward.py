@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
@@ -28,11 +27,6 @@ RECORD = json.loads((DATA / "hf_forward" / "forward_fam2026a.json").read_text())
 TYPES = {family.name for family in FAMILIES_2026} | {"axk1"}  # axk1: patterns/hf/axk1.py
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(name: str) -> flopsreg.Model:

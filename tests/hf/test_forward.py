@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from linear_reference import LINEAR_FAMILY_CONFIGS
 
 import flopsreg
@@ -20,12 +19,6 @@ from flopsreg.formula.exact import compile_exact
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward.json").read_text())
 SEQ_LEN = RECORD["seq_len"]
 MODELS = sorted(RECORD["models"])
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
-
 
 
 def test_the_record_covers_every_published_config():

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.cli import main
@@ -25,11 +24,6 @@ MEASURED = RECORD["models"]["gemma3"]
 HF = Path(__file__).parents[1] / "data" / "hf"
 CASES = sorted(MEASURED["cases"])
 SOFT = MEASURED["config"]["mm_tokens_per_image"]
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(**vision) -> flopsreg.Model:

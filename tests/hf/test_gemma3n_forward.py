@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.errors import ModelError
@@ -21,12 +20,6 @@ RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forwar
 SEQ_LEN = RECORD["seq_len"]
 CASE = RECORD["models"]["gemma3n_text"]
 MODULES, PARAMETERS = CASE["modules"], CASE["module_parameters"]
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
-
 
 
 def _model(**changes) -> flopsreg.Model:

@@ -15,7 +15,6 @@ import re
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.cli import main
@@ -28,11 +27,6 @@ MODELS = RECORD["models"]
 CASES = sorted(MODELS["gemma4"]["cases"])
 FAMILIES = ("gemma4", "gemma4_unified")
 PROCESSOR = RECORD["processor"]
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _config(family: str, **text) -> dict:

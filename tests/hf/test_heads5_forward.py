@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at
 
 import flopsreg
@@ -34,11 +33,6 @@ def _record(group: str) -> dict:
 
 
 BASES = [_record("classic"), _record("r5classic")]
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(name: str) -> flopsreg.Model:

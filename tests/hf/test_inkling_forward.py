@@ -19,7 +19,6 @@ from pathlib import Path
 
 import attrs
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, pairs_per_layer
 
 import flopsreg
@@ -28,11 +27,6 @@ from flopsreg.formula.exact import compile_exact
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_inkling.json").read_text())
 MODELS = sorted(RECORD["models"])
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(name: str) -> flopsreg.Model:

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from recorded_forward import pairs_per_layer
@@ -31,11 +30,6 @@ VISION = MEASURED["config"]["vision_config"]
 SCOUT_VISION = {"hidden_size": 1408, "intermediate_size": 5632, "num_hidden_layers": 34, "num_attention_heads": 16,
                 "image_size": 336, "patch_size": 14, "pixel_shuffle_ratio": 0.5, "projector_input_dim": 4096,
                 "projector_output_dim": 4096, "vision_output_dim": 4096, "rope_theta": 10000}
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(**vision) -> flopsreg.Model:

@@ -34,11 +34,6 @@ CPMANTS = [name for name in MODELS if RECORD["models"][name]["config"]["model_ty
 LONG = RECORD["seq_lens"][-1]
 
 
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
-
-
 def _model(name: str, **changes) -> flopsreg.Model:
     return flopsreg.Model.from_hf_config({**RECORD["models"][name]["config"], **changes})
 
@@ -136,7 +131,6 @@ def test_after_a_cached_prefix_there_is_no_count(registry):
     """With a cache CpmAnt embeds the prompt again and keeps its keys: not new tokens in a longer sequence."""
     with pytest.raises(flopsreg.ModelError, match=r"run over layer_positions = prompt_length \+ seq_len, not over the seq_len input tokens"):
         registry.evaluate(_model("cpmant"), seq_len=4, cached=8)
-
 
 
 def test_a_bidirectional_layer_has_no_cached_prefix_either(registry):

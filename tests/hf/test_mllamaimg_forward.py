@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.cli import main
@@ -28,11 +27,6 @@ CASES = sorted(MEASURED["cases"])
 SIDE = VISION["image_size"] // VISION["patch_size"]  # 4 x 4 patches per 56-pixel tile
 TILE = SIDE**2 + 1  # and the class position: 17
 PADDED = TILE + (8 - TILE % 8) % 8  # the encoder pads each tile to a multiple of 8 positions: 24
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model() -> flopsreg.Model:

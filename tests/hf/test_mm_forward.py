@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
@@ -18,11 +17,6 @@ import flopsreg
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_mm.json").read_text())
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(name: str) -> flopsreg.Model:

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.cli import main
@@ -21,11 +20,6 @@ from flopsreg.patterns.hf._fuyu_vit import TARGET
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_phi4git.json").read_text())
 GIT, FUYU = RECORD["models"]["git"], RECORD["models"]["fuyu"]
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(measured: dict) -> flopsreg.Model:

@@ -12,18 +12,12 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 
 import flopsreg
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_qwenvid.json").read_text())
 HF = Path(__file__).parents[1] / "data" / "hf"
 MOE = RECORD["models"]["qwen3_vl_moe"]
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(config: dict) -> flopsreg.Model:

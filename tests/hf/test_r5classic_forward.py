@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
@@ -28,11 +27,6 @@ MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
 # Each layer's MLP module, by the name FlopCounterMode gives it: GPT-2-like "mlp", MPT's "ffn".
 MLP_MODULES = ("mlp", "ffn")
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _config(name: str) -> dict:

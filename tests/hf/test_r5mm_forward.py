@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
@@ -24,11 +23,6 @@ DEFAULTS = sorted(RECORD["defaults"])
 WITH_PARTS = [("models", name) for name in MODELS if "parts" in RECORD["models"][name]] + [
     ("defaults", name) for name in DEFAULTS if "parts" in RECORD["defaults"][name]
 ]
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(name: str) -> flopsreg.Model:

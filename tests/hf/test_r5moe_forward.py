@@ -17,7 +17,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at, mlp_per_layer, pairs_per_layer
 
 import flopsreg
@@ -27,11 +26,6 @@ RECORD = json.loads((DATA / "hf_forward" / "forward_r5moe.json").read_text())
 TYPES = {"cohere2_moe", "dbrx", "afmoe", "mimo_v2_flash", "jetmoe", "doge", "longcat_flash"}
 MODELS = sorted(RECORD["models"])
 DEFAULTS = sorted(RECORD["defaults"])
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _config(name: str, **changes) -> dict:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import attrs
 import pytest
-from eager import eager_registry as make_eager_registry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,11 +28,6 @@ HF = Path(__file__).parents[1] / "data" / "hf"
 CASES = [(name, case) for name, model in sorted(RECORD["models"].items()) for case in sorted(model["cases"])]
 RULES = {"qwen2_5_vl": (QWEN2_5_VL_IMAGES, 14), "qwen3_vl": (QWEN3_VL_IMAGES, 16)}
 KINDS = {"qwen2_vl": QWEN2_VL_VISION, "qwen2_5_vl": QWEN2_5_VL_VISION, "qwen3_vl": QWEN3_VL_VISION, "qwen3_5": QWEN3_5_VISION}
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _model(name: str) -> flopsreg.Model:

@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import pytest
-from eager import eager_registry as make_eager_registry
 from recorded_forward import forward_at
 
 import flopsreg
@@ -26,11 +25,6 @@ NO_TOWERS = {"glm5_next"}
 # MllamaTextConfig's tie_word_embeddings true is refused by name (embed_tokens has 8 rows more than
 # lm_head): the text path transformers runs for it is no tied model.
 REFUSED = {("mllama", "wrapper_false_text_true"), ("mllama", "wrapper_true_text_true")}
-
-
-@pytest.fixture(scope="module")
-def eager_registry():
-    return make_eager_registry()
 
 
 def _config(model_type: str, case: str) -> dict:
