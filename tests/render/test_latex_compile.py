@@ -64,14 +64,14 @@ TWO_PAGES |= {"hf/llama-4-scout (exact)"}
 # Pixtral tower's closed forms (six pieces and the merged tokens M) run on to a second page.
 TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
 # Phi-4-multimodal under the exact convention: its vision tower's align (the crops' real patches,
-# their squared lengths and the image's tokens named, five pieces and their sum) cannot break and
-# takes a page of its own after the language model's in a one-column article.
-# (and its audio encoder's nine pieces over a clip's spectrogram)
+# their squared lengths and the image's tokens named, five pieces and their sum) and its audio
+# encoder's (nine pieces over a clip's spectrogram) cannot break: a page each after the language
+# model's in a one-column article.
 TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
-THREE_PAGES |= _DOTS3
+THREE_PAGES |= _DOTS3 | {"hf/phi4-multimodal-defaults (exact)"}
 
 
 def _compile(tmp_path: Path, source: str) -> str:
