@@ -341,7 +341,7 @@ def _placed_text(number: int, placed: Placed, media: bool) -> str:
     encoded = [f"{len(held.plans)} {_MEDIUM_WORDS[held.rule.takes]} encoded, {held.part} tower {_group(held.tower)} FLOPs"
                + (f", bidirectional pairs {_group(held.bidirectional)} FLOPs" if held.bidirectional else "") for held in placed.media]
     what = "; ".join(encoded) or "nothing encoded (no media, or each already in the cache)"
-    return f"sequence {number}: {placed.tokens} new image, video and audio tokens; {what}"
+    return f"sequence {number}: {placed.tokens} new media tokens (images, videos, audio); {what}"
 
 
 _MEDIUM_WORDS = {"image": "image(s)", "video": "video(s)", "audio": "audio clip(s)"}
