@@ -104,6 +104,8 @@ class Registry(PluginLoader):
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
         videos: Sequence[tuple[int, int, int]] | None = None,
+        request_videos: Sequence[Sequence[tuple[int, int, int]] | None] | None = None,
+        request_audio: Sequence[Sequence[Any] | None] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -136,21 +138,27 @@ class Registry(PluginLoader):
         its text; :attr:`Result.placed` says what each sequence's images add to the step.
 
         ``audio=[seconds, ...]`` are the audio clips every sequence holds, after its images and
-        before its text, each a length in seconds, exact (an int, a Fraction or a decimal string
-        such as ``"2.5"``): the audio tower encodes each (its family's feature extractor and token
-        rule) and the language model runs over their tokens too; ``audio_tokens=[n, ...]`` gives
-        each clip by its audio tokens where that fixes the tower's FLOPs. :attr:`Result.audio`.
+        videos and before its text, each a length in seconds, exact (an int, a Fraction or a
+        decimal string such as ``"2.5"``): the audio tower encodes each (its family's feature
+        extractor and token rule) and the language model runs over their tokens too;
+        ``audio_tokens=[n, ...]`` gives each clip by its audio tokens where that fixes the tower's
+        FLOPs. :attr:`Result.audio`.
 
         ``videos=[(frames, height, width), ...]`` are the videos every sequence holds, after its
-        images and before its text, each frames as sampled (the processor pads them to whole
-        temporal patches) in pixels: the vision tower encodes each by its family's video rule
-        and the language model runs over their tokens too. :attr:`Result.videos`.
+        images and before its audio clips and text, each frames as sampled (the processor pads
+        them to whole temporal patches) in pixels: the vision tower encodes each by its family's
+        video rule and the language model runs over their tokens too. :attr:`Result.videos`.
+        Videos and clips ride the cache as images do: the P cached tokens include their tokens,
+        and one whose first token is cached is not encoded again. ``request_videos=`` and
+        ``request_audio=`` (one list or None per request, as ``request_images``) give each
+        request of ``requests`` its own.
         """
         selection = self._evaluator.select(model, convention)
         if (images is None and image_tokens is None and image_positions is None and request_images is None
-                and audio is None and audio_tokens is None and videos is None):  # text alone: the hot path, no tuple built
+                and audio is None and audio_tokens is None and videos is None and request_videos is None
+                and request_audio is None):  # text alone: the hot path, no tuple built
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos)
+        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos, request_videos, request_audio)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
     def image_towers(self, model: Model, takes: str = "image") -> dict[str, tuple[str, Mapping[str, int], Any]]:
@@ -191,60 +199,69 @@ class Registry(PluginLoader):
 
     def _evaluate_images(
         self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images,
-        audio, audio_tokens, videos,
+        audio, audio_tokens, videos, request_videos, request_audio,
     ) -> Result:
         """The language model over each sequence's text and new image, video and audio tokens, plus
-        the tower for the images each sequence's step encodes (those not in its cached prefix), and
-        the towers for the videos and audio clips every sequence holds (after its images)."""
+        the towers for the images, videos and clips each sequence's step encodes (those not in its
+        cached prefix), each sequence's media placed by :func:`~flopsreg.engine.placement.place`."""
         model, convention = selection.model, selection.convention
-        whole = {  # planned once, held by every sequence whole: no cached prefix or request divides them yet
-            "videos": self.videos(model, videos=videos, convention=convention) if videos is not None else None,
-            "audio": self.audio(model, audio=audio, audio_tokens=audio_tokens, convention=convention)
-            if audio is not None or audio_tokens is not None else None,
-        }
-        for name, planned in whole.items():
-            if planned is not None and (requests is not None or cached not in (0, (), [0])):
-                raise FlopsregError(f"{name}: a serving step with {name} (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
-        shared = None
-        if images is not None or image_tokens is not None:
-            shared = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention), image_positions)
-        elif image_positions is not None:
-            raise FlopsregError("image_positions: no images to place: give images= or image_tokens= beside it")
+        shared = self._shared_media(model, convention, images, image_tokens, image_positions, videos, audio, audio_tokens)
+        own = {"request_images": request_images, "request_videos": request_videos, "request_audio": request_audio}
         if requests is not None:
             if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
                 raise FlopsregError("requests: give the (new_tokens, cached) pairs alone, without seq_len, seqlens or cached")
             lengths, prefixes = request_list(requests)
-            held = self._request_images(model, convention, request_images, len(lengths), shared)
+            held = list(zip(*(self._request_media(model, convention, name, given, len(lengths), planned)
+                              for (name, given), planned in zip(own.items(), shared))))
         else:
-            if request_images is not None:
-                raise FlopsregError("request_images: one list of images per request of requests=; give requests, or images= for every sequence")
+            for name, given in own.items():
+                if given is not None:
+                    raise FlopsregError(f"{name}: one list of {name[8:]} per request of requests=; give requests, or {name[8:]}= for every sequence")
             lengths = lengths_of(seq_len, seqlens)
             prefixes = cached_list(cached, lengths) or (0,) * len(lengths)
             held = [shared] * len(lengths)
-        placed = tuple(Placed(0, None) if each is None else place(each, n, p) for each, n, p in zip(held, lengths, prefixes))
-        held_whole = [planned for planned in whole.values() if planned is not None]
-        tokens = sum(planned.tokens for planned in held_whole)
-        new = [n + p.tokens + tokens for n, p in zip(lengths, placed)]
+        placed = tuple(place([each for each in media if each is not None], n, p) if any(media) else Placed(0, None)
+                       for media, n, p in zip(held, lengths, prefixes))
+        new = [n + p.tokens for n, p in zip(lengths, placed)]
         if requests is not None:
             result = evaluate(selection, batch=batch, recompute=recompute, logits=logits, requests=list(zip(new, prefixes)))
         else:
             one = seqlens is None
             result = evaluate(selection, new[0] if one else None, None if one else new, batch, recompute, cached, logits)
-        towers = sum(planned.forward for planned in held_whole)
-        extra = result.batch * sum(p.forward + towers for p in placed)
-        if shared is not None and shared.cross is not None:  # the cross-attention layers over the row's sequences
-            shared = attrs.evolve(shared, cross_flops={piece: sum(p.cross.get(piece, 0) for p in placed) for piece in placed[0].cross})
-        return attrs.evolve(result, forward=result.forward + extra, images=shared, placed=placed, **whole)
+        extra = result.batch * sum(p.forward for p in placed)
+        shown_images, shown_videos, shown_audio = shared
+        if shown_images is not None and shown_images.cross is not None:  # the cross-attention layers over the row's sequences
+            cross = {piece: sum(p.cross.get(piece, 0) for p in placed) for piece in placed[0].cross}
+            shown_images = attrs.evolve(shown_images, cross_flops=cross)
+        return attrs.evolve(result, forward=result.forward + extra, images=shown_images, placed=placed, videos=shown_videos, audio=shown_audio)
 
-    def _request_images(self, model: Model, convention: str, request_images: Any, requests: int, shared: Images | None) -> list[Images | None]:
-        """The images each request holds: *shared* (``images=``) for every one, or each its own."""
-        if request_images is None:
+    def _shared_media(
+        self, model: Model, convention: str, images: Any, image_tokens: Any, image_positions: Any, videos: Any, audio: Any, audio_tokens: Any,
+    ) -> tuple[Images | None, Images | None, Images | None]:
+        """The images, videos and audio clips every sequence holds, each planned once (None: none)."""
+        planned_images = None
+        if images is not None or image_tokens is not None:
+            planned_images = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention), image_positions)
+        elif image_positions is not None:
+            raise FlopsregError("image_positions: no images to place: give images= or image_tokens= beside it")
+        planned_videos = None if videos is None else self.videos(model, videos=videos, convention=convention)
+        planned_audio = None if audio is None and audio_tokens is None else self.audio(
+            model, audio=audio, audio_tokens=audio_tokens, convention=convention)
+        return planned_images, planned_videos, planned_audio
+
+    def _request_media(self, model: Model, convention: str, name: str, given: Any, requests: int, shared: Images | None) -> list[Images | None]:
+        """The images (videos, audio clips) each request holds: *shared* (``images=``, ...) for
+        every one, or each its own (*given*, the ``request_*=`` list named *name*)."""
+        if given is None:
             return [shared] * requests
+        medium = name[len("request_"):]
         if shared is not None:
-            raise FlopsregError("request_images: give each request its images, or images= for every request, not both")
-        if isinstance(request_images, (str, bytes)) or not isinstance(request_images, Sequence) or len(request_images) != requests:
-            raise FlopsregError(f"request_images = {request_images!r:.60}: expected one list of (height, width) images per request ({requests})")
-        return [None if not each else self.images(model, images=each, convention=convention) for each in request_images]
+            raise FlopsregError(f"{name}: give each request its {medium}, or {medium}= for every request, not both")
+        shape = {"images": "(height, width) images", "videos": "(frames, height, width) videos", "audio": "audio clips in seconds"}[medium]
+        if isinstance(given, (str, bytes)) or not isinstance(given, Sequence) or len(given) != requests:
+            raise FlopsregError(f"{name} = {given!r:.60}: expected one list of {shape} per request ({requests})")
+        plan = {"images": self.images, "videos": self.videos, "audio": self.audio}[medium]
+        return [None if not each else plan(model, convention=convention, **{medium: each}) for each in given]
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
@@ -285,18 +302,23 @@ class Registry(PluginLoader):
         images: Sequence[tuple[int, int]] | None = None,
         image_tokens: Sequence[int] | None = None,
         image_positions: Sequence[int] | None = None,
+        videos: Sequence[tuple[int, int, int]] | None = None,
+        audio: Sequence[Any] | None = None,
+        audio_tokens: Sequence[int] | None = None,
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
         (logits at the last position) and the decode steps, per phase and per token. With
-        ``images`` (or ``image_tokens``, placed as :meth:`evaluate` places them) the prompt holds
-        them: the prefill encodes them and runs over the prompt's text and image tokens, and each
-        decode step attends to them in the cache."""
+        ``images`` (or ``image_tokens``, placed as :meth:`evaluate` places them), ``videos`` or
+        ``audio`` (``audio_tokens``) the prompt holds them: the prefill encodes them and runs over
+        the prompt's text and media tokens, and each decode step attends to them in the cache."""
         from flopsreg.engine.serving import generate
 
         selection = self._evaluator.select(model, convention)
-        if images is None and image_tokens is None and image_positions is None:
+        given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "videos": videos, "audio": audio,
+                 "audio_tokens": audio_tokens}
+        media = {key: value for key, value in given.items() if value is not None}
+        if not media:
             return generate(selection, prompt, new_tokens, batch)
-        media = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions}
         return generate(selection, prompt, new_tokens, batch, step=lambda **phase: self.evaluate(model, convention=convention, **media, **phase))
 
     def sweep(
@@ -310,6 +332,9 @@ class Registry(PluginLoader):
         params: Mapping[str, Iterable[int] | int] | None = None,
         images: Sequence[tuple[int, int]] | None = None,
         image_tokens: Sequence[int] | None = None,
+        videos: Sequence[tuple[int, int, int]] | None = None,
+        audio: Sequence[Any] | None = None,
+        audio_tokens: Sequence[int] | None = None,
     ) -> Any:
         """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
 
@@ -329,14 +354,15 @@ class Registry(PluginLoader):
         each point calls code compiled with the values as arguments; every point's values are
         checked as :meth:`evaluate` checks them. At most MAX_SWEEP points.
 
-        ``images`` / ``image_tokens`` (as :meth:`evaluate` takes them, planned once): each length
-        is a sequence's text tokens, and every sequence holds the images before it.
+        ``images`` / ``image_tokens``, ``videos``, ``audio`` / ``audio_tokens`` (as :meth:`evaluate`
+        takes them, planned once): each length is a sequence's text tokens, and every sequence
+        holds the media before it.
         """
         if params is not None:
-            self._no_grid_images(images, image_tokens)
+            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens)
             return grid_sweep(self._evaluator, model, convention, params, seq_len, batch=batch, dtype=dtype)
-        planned = self._sweep_images(model, convention, images, image_tokens)
-        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype, images=planned)  # type: ignore[arg-type]
+        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens)
+        return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype, media=planned)  # type: ignore[arg-type]
 
     def iter_sweep(
         self,
@@ -348,6 +374,9 @@ class Registry(PluginLoader):
         params: Mapping[str, Iterable[int] | int] | None = None,
         images: Sequence[tuple[int, int]] | None = None,
         image_tokens: Sequence[int] | None = None,
+        videos: Sequence[tuple[int, int, int]] | None = None,
+        audio: Sequence[Any] | None = None,
+        audio_tokens: Sequence[int] | None = None,
     ) -> Iterator[tuple[int, ...]]:
         """``(seq_len, forward FLOPs)`` rows of *model*, exact ints, computed a chunk of lengths at a
         time: memory stays flat whatever the number of lengths (a range of 10**12, an endless
@@ -355,24 +384,28 @@ class Registry(PluginLoader):
 
         With ``params`` (see :meth:`sweep`): rows ``(value1, ..., valuek, seq_len, forward FLOPs)``
         over the grid, in :meth:`sweep`'s order, one parameter point at a time (no bound).
-        ``images`` / ``image_tokens``: as :meth:`sweep`'s, planned once (memory stays flat)."""
+        ``images`` / ``image_tokens``, ``videos``, ``audio`` / ``audio_tokens``: as :meth:`sweep`'s,
+        planned once (memory stays flat)."""
         if params is not None:
-            self._no_grid_images(images, image_tokens)
+            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens)
             return iter_grid(self._evaluator, model, convention, params, seq_len, batch)
-        planned = self._sweep_images(model, convention, images, image_tokens)
-        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch, images=planned)  # type: ignore[arg-type]
+        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens)
+        return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch, media=planned)  # type: ignore[arg-type]
 
-    def _sweep_images(self, model: Model, convention: str, images: Any, image_tokens: Any) -> Images | None:
-        """The images every sequence of a sweep holds, planned once (None: text alone)."""
-        if images is None and image_tokens is None:
-            return None
-        return self.images(model, images=images, image_tokens=image_tokens, convention=convention)
+    def held_media(
+        self, model: Model, convention: str, images: Any = None, image_tokens: Any = None, videos: Any = None, audio: Any = None,
+        audio_tokens: Any = None,
+    ) -> tuple[Images, ...]:
+        """The images, videos and audio clips every sequence of a sweep holds, each planned once,
+        in that order (empty: text alone)."""
+        shared = self._shared_media(model, convention, images, image_tokens, None, videos, audio, audio_tokens)
+        return tuple(held for held in shared if held is not None)
 
     @staticmethod
-    def _no_grid_images(images: Any, image_tokens: Any) -> None:
-        """A grid over parameters changes the tower's dims too: its images are not swept yet."""
-        if images is not None or image_tokens is not None:
-            raise FlopsregError("images: a sweep over params= takes no images (the tower's work depends on them); sweep lengths alone")
+    def _no_grid_media(*given: Any) -> None:
+        """A grid over parameters changes the towers' dims too: its media are not swept yet."""
+        if any(value is not None for value in given):
+            raise FlopsregError("images: a sweep over params= takes no images, videos or audio (the towers' work depends on them); sweep lengths alone")
 
     def compare(
         self,
@@ -388,17 +421,23 @@ class Registry(PluginLoader):
         image_tokens: Sequence[int] | None = None,
         image_positions: Sequence[int] | None = None,
         request_images: Sequence[Sequence[tuple[int, int]] | None] | None = None,
+        videos: Sequence[tuple[int, int, int]] | None = None,
+        audio: Sequence[Any] | None = None,
+        audio_tokens: Sequence[int] | None = None,
+        request_videos: Sequence[Sequence[tuple[int, int, int]] | None] | None = None,
+        request_audio: Sequence[Sequence[Any] | None] | None = None,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them; ``requests``
         (see :meth:`evaluate`) compares one serving step, and its bytes where a convention
         declares its framework's estimate (vLLM's) beside exact's least traffic (every routed
         expert read with ``all_experts``, see :meth:`~flopsreg.engine.evaluate.Result.traffic`).
-        ``images`` and the other image keywords (see :meth:`evaluate`) ride every evaluation: a
-        convention with no term for the tower shows its refusal line in the table."""
+        ``images``, ``videos``, ``audio`` and the other media keywords (see :meth:`evaluate`) ride
+        every evaluation: a convention with no term for a tower shows its refusal line in the table."""
         from flopsreg.engine.compare import compare
 
-        given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images}
+        given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images,
+                 "videos": videos, "audio": audio, "audio_tokens": audio_tokens, "request_videos": request_videos, "request_audio": request_audio}
         media = {key: value for key, value in given.items() if value is not None}
         return compare(
             self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts,

@@ -137,8 +137,16 @@ def _image_options(p: argparse.ArgumentParser) -> None:
 
 
 def _media(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``images`` / ``image_tokens`` / ``image_positions`` keywords of the ``--image`` options
-    (none without them): each ``@K`` gives its image's place, all or none of them."""
+    """The ``images`` / ``image_tokens`` / ``image_positions`` keywords of the ``--image`` options,
+    and ``videos``, ``audio`` / ``audio_tokens`` of ``--video`` and ``--audio`` (none without
+    them): each ``@K`` gives its image's place, all or none of them."""
+    media = {key: value for key in ("video", "audio", "audio_tokens") if (value := getattr(args, key, None))}
+    media = {"videos" if key == "video" else key: value for key, value in media.items()}
+    return {**_image_media(args), **media}
+
+
+def _image_media(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``images`` / ``image_tokens`` / ``image_positions`` keywords of the ``--image`` options."""
     given = getattr(args, "image", None) or getattr(args, "image_tokens", None)
     if not given:
         return {}
@@ -153,10 +161,10 @@ def _media(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _audio_options(p: argparse.ArgumentParser) -> None:
-    """The audio clips every sequence holds, after its images: in seconds, or by their audio tokens."""
+    """The audio clips every sequence holds, after its images and videos: in seconds, or by their audio tokens."""
     given = p.add_mutually_exclusive_group()
     given.add_argument("--audio", action="append", metavar="SECONDS",
-                       help="an audio clip every sequence holds, after its images and before its text "
+                       help="an audio clip every sequence holds, after its images and videos and before its text "
                        "(its length in seconds, exact: 2.5 or 5/2; repeatable)")
     given.add_argument("--audio-tokens", type=int, action="append", metavar="N",
                        help="an audio clip by the audio tokens its processor expands it to, where that fixes its FLOPs (repeatable)")
@@ -342,6 +350,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--new-tokens", type=int, required=True, metavar="T", help="tokens generated (prefill + T-1 decode steps)")
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences generated together")
     _image_options(p)
+    _audio_options(p)
     p.add_argument("--peak", metavar="NAME|FLOPS", help="FLOP/s per device, or a name from flopsreg peaks: each phase's bytes and roofline bound")
     p.add_argument("--bandwidth", metavar="NAME|BYTES_PER_S", help="memory bytes/s per device, or a name from flopsreg peaks (default: the device --peak names)")
     p.add_argument("--devices", type=int, default=1, metavar="N", help="devices the generation runs on (with --peak)")
@@ -356,6 +365,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     _convention_option(p)
     p.add_argument("--recompute", choices=tuple(RECOMPUTE), default="none", help="activation recomputation (counted by HFU)")
     _image_options(p)
+    _audio_options(p)
     speed = p.add_mutually_exclusive_group(required=True)
     speed.add_argument("--step-time", metavar="SECONDS", help="seconds per step on all devices")
     speed.add_argument("--tokens-per-second", metavar="R", help="throughput per device")
@@ -392,6 +402,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
     _convention_option(p)
     _image_options(p)
+    _audio_options(p)
     p.add_argument(
         "--format", choices=("csv", "json", "jsonl"), default="csv", help="rows stream as they are computed"
     )
@@ -401,6 +412,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     _length_options(p)
     _all_experts_option(p)
     _image_options(p)
+    _audio_options(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
 
     p = sub.add_parser("explain", help="which pattern fills each slot of each layer, and why")
@@ -434,6 +446,7 @@ def _parser(blocks: Mapping[str, str], command: str | None = None) -> argparse.A
     p.add_argument("--batch", type=int, default=1, metavar="B", help="sequences per batch")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png, FILE.svg or FILE.pdf")
     _image_options(p)
+    _audio_options(p)
 
     p = sub.add_parser("convert", help="write a config.json as an editable flopsreg model file")
     _model_options(p, blocks)
@@ -539,13 +552,13 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         return f"wrote {args.output}"
     if args.command == "sweep":
         media = _media(args)
-        if media:  # the images planned once; the rows stream as without them
+        if media:  # the media planned once; the rows stream as without them
             if "image_positions" in media:
                 raise FlopsregError("--image ...@K: a sweep places every image before the text (each length is the text); drop @K")
-            planned = session.registry.images(model, convention=args.convention, **media)
+            planned = session.registry.held_media(model, args.convention, **media)
             plan = session.registry.select(model, convention=args.convention)
-            rows = iter_sweep(plan, parse_lengths(args.seq_len), batch=args.batch, images=planned)
-            return _sweep_output(rows, args.format, args.batch, planned.tokens)
+            rows = iter_sweep(plan, parse_lengths(args.seq_len), batch=args.batch, media=planned)
+            return _sweep_output(rows, args.format, args.batch, sum(held.tokens for held in planned))
         rows = iter_sweep(session.select(model, args.convention), parse_lengths(args.seq_len), batch=args.batch)
         return _sweep_output(rows, args.format, args.batch)
     if args.command == "compare":
@@ -571,15 +584,15 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "explain":
         text = session.registry.select(model, convention=args.convention).explain()
         if args.image or args.image_tokens:
-            media = _media(args)
+            media = _image_media(args)
             media.pop("image_positions", None)  # where an image lies changes no rule
             images = session.registry.images(model, convention=args.convention, **media)
             text = "\n".join([text, "", *images.text(rules=True)])
         if args.audio or args.audio_tokens:
-            audio = session.registry.audio(model, audio=args.audio, audio_tokens=args.audio_tokens)
+            audio = session.registry.audio(model, audio=args.audio, audio_tokens=args.audio_tokens, convention=args.convention)
             text = "\n".join([text, "", *audio.text(rules=True)])
         if args.video:
-            videos = session.registry.videos(model, videos=args.video)
+            videos = session.registry.videos(model, videos=args.video, convention=args.convention)
             text = "\n".join([text, "", *videos.text(rules=True)])
         return text
     if args.command in ("formula", "latex"):
@@ -624,8 +637,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.image or args.image_tokens or args.video or args.audio or args.audio_tokens:
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
-            cached=cached, logits=args.logits, requests=args.request, audio=args.audio, audio_tokens=args.audio_tokens, videos=args.video,
-            **_media(args),
+            cached=cached, logits=args.logits, requests=args.request, **_media(args),
         )
         _warn(result.warnings)
         if args.format == "latex":

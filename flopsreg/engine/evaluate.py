@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flopsreg._deprecated import old_names
-from flopsreg.errors import FlopsregError, ModelError, PatternError, did_you_mean
+from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.model import IndexedView, Model, as_int, kind_of, shown
 
 if TYPE_CHECKING:  # sympy and composition are imported only when a model is composed (not from the cache)
@@ -84,10 +84,10 @@ class Result:
     # The images every sequence holds and the vision tower's FLOPs for them (counted in forward;
     # the seqlens are the language model's, image tokens included). None: text alone.
     images: Images | None = None
-    # what each sequence's images add to this step (its new image tokens, the images it encodes),
-    # in the order of seqlens; empty for text alone
+    # what each sequence's media add to this step (its new image, video and audio tokens, the
+    # images, videos and clips it encodes), in the order of seqlens; empty for text alone
     placed: tuple[Placed, ...] = ()
-    # The audio clips every sequence holds (after its images) and the audio tower's FLOPs for them.
+    # The audio clips every sequence holds (after its images and videos) and the audio tower's FLOPs for them.
     audio: Images | None = None
     # The videos every sequence holds (after its images) and the vision tower's FLOPs for them.
     videos: Images | None = None
@@ -123,8 +123,7 @@ class Result:
         over: they add up to :attr:`forward`."""
         exact = {pair: self.selection.serving(*pair, self.logits) if self.serving else self.selection.forward(pair[0]) for pair in set(self.requests)}
         media = [placed.forward for placed in self.placed] or [0] * len(self.seqlens)
-        whole = sum(held.forward for held in (self.videos, self.audio) if held is not None)
-        return tuple(self.batch * (exact[pair] + extra + whole) for pair, extra in zip(self.requests, media))
+        return tuple(self.batch * (exact[pair] + extra) for pair, extra in zip(self.requests, media))
 
     @cached_property
     def unit_totals(self) -> dict[UnitSelection, int]:
@@ -366,9 +365,6 @@ class Result:
     def latex(self, *, document: bool = False, numbered: bool = True, annotate: bool = False) -> str:
         """Paste-ready LaTeX: the closed form, this result's totals and FLOPs per token, and a
         legend; a fragment that needs only amsmath, or with ``document=True`` a whole document."""
-        for name, held in (("videos", self.videos), ("audio", self.audio)):  # its row I holds the images' work alone
-            if held is not None:
-                raise FlopsregError(f"latex: a result with {name} has no closed form here yet; give --format text or json (to_text, to_dict)")
         return self.selection.render.latex(self.selection, result=self, document=document, numbered=numbered, annotate=annotate)
 
     def __repr__(self) -> str:

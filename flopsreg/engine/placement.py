@@ -1,16 +1,18 @@
-"""Where a sequence's images lie among its tokens, and what one step's new tokens hold of them.
+"""Where a sequence's images, videos and audio clips lie among its tokens, and what one step's
+new tokens hold of them.
 
 A sequence is its text with each image's tokens inserted after ``positions[k]`` text tokens
-(by default every image before the text, as chat templates place them). A step after a cached
-prefix of P tokens (image tokens included) runs the language model over the tokens from P on,
-and the tower encodes the images whose first token lies there: an image whose first token is in
+(by default every image before the text, as chat templates place them), then its videos' and its
+audio clips' tokens before the text (after the images placed there). A step after a cached
+prefix of P tokens (media tokens included) runs the language model over the tokens from P on,
+and the towers encode the entries whose first token lies there: an entry whose first token is in
 the cache was encoded by the step that first held it (vLLM's encoder cache), and attention from
 new queries to its cached keys is causal (every key precedes the query).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -23,17 +25,26 @@ __all__ = ["Placed", "place", "with_positions"]
 
 @attrs.frozen
 class Placed:
-    """What one sequence's images add to one step: the image tokens among its new tokens, and the
-    images it encodes (None: none), whose ``forward`` is the tower and their bidirectional pairs."""
+    """What one sequence's media add to one step: the image, video and audio tokens among its new
+    tokens, and the images (``encoded``), videos and clips it encodes (None: none), whose
+    ``forward`` is the tower and their bidirectional pairs."""
 
     tokens: int
     encoded: Images | None
     # the language model's cross-attention layers over this step (Mllama's), per piece
     cross: dict[str, int] = attrs.field(factory=dict)
+    # the videos and audio clips the step encodes (None: none), as ``encoded`` for the images
+    videos: Images | None = None
+    audio: Images | None = None
+
+    @property
+    def media(self) -> tuple[Images, ...]:
+        """The images, videos and audio clips this step encodes, in that order."""
+        return tuple(held for held in (self.encoded, self.videos, self.audio) if held is not None)
 
     @property
     def forward(self) -> int:
-        return (0 if self.encoded is None else self.encoded.forward) + sum(self.cross.values())
+        return sum(held.forward for held in self.media) + sum(self.cross.values())
 
 def with_positions(images: Images, positions: Any, field: str = "image_positions") -> Images:
     """*images* placed after ``positions[k]`` text tokens each (one per image, in order, not
@@ -56,36 +67,52 @@ def with_positions(images: Images, positions: Any, field: str = "image_positions
             )
     return attrs.evolve(images, positions=tuple(values))
 
-def place(images: Images, text: int, cached: int) -> Placed:
-    """*images* in a sequence whose step runs *text* new text tokens after *cached* tokens (image
-    tokens included): the image tokens among the new tokens and the images whose first token is new.
-    An image of bidirectional tokens (Gemma 3's) cut by the cache boundary is refused: its cached
-    half was computed without the keys of the other half, which no count of one mask describes."""
-    positions = images.positions or (0,) * len(images.plans)
-    spans, before = [], 0
-    for position, plan in zip(positions, images.plans):
-        spans.append((position + before, position + before + plan.tokens))
-        before += plan.tokens
-    in_cache = sum(min(max(cached - start, 0), end - start) for start, end in spans)
+def place(media: Sequence[Images], text: int, cached: int) -> Placed:
+    """The *media* of a sequence (its images, then its videos, then its audio clips; any may be
+    absent) in a step that runs *text* new text tokens after *cached* tokens (media tokens
+    included): the media tokens among the new tokens and the entries whose first token is new.
+    An image or video lies after ``positions[k]`` text tokens (none given: before the text); at
+    one text position the images come first, then the videos, then the clips. An entry of
+    bidirectional tokens (Gemma 3's images) cut by the cache boundary is refused: its cached half
+    was computed without the keys of the other half, which no count of one mask describes."""
+    entries = sorted(
+        ((images.positions[index] if images.positions else 0, medium, index, plan.tokens)
+         for medium, images in enumerate(media) for index, plan in enumerate(images.plans)),
+        key=lambda entry: entry[0],  # stable: images, videos, clips at one position, in order
+    )
+    spans: list[tuple[int, int, int]] = []  # (medium, start, end) in the order the sequence holds them
+    before = 0
+    for position, medium, _, tokens in entries:
+        spans.append((medium, position + before, position + before + tokens))
+        before += tokens
+    in_cache = sum(min(max(cached - start, 0), end - start) for _, start, end in spans)
     total_text = cached - in_cache + text
-    for index, position in enumerate(positions):
-        if position > total_text:
+    for medium, images in enumerate(media):
+        for index, position in enumerate(images.positions):
+            if position > total_text:
+                raise FlopsregError(
+                    f"image_positions[{index}] = {position}: after the sequence's {total_text} text tokens "
+                    f"({cached - in_cache} cached, {text} new): an image lies within its sequence's text or at its end"
+                )
+    by_medium: list[list[tuple[int, int]]] = [[] for _ in media]
+    for (_, _, index, _), (medium, start, end) in zip(entries, spans):
+        by_medium[medium].append((start, end))  # entries of one medium keep their order (positions do not decrease)
+        if start < cached < end and media[medium].rule.bidirectional is not None:
             raise FlopsregError(
-                f"image_positions[{index}] = {position}: after the sequence's {total_text} text tokens "
-                f"({cached - in_cache} cached, {text} new): an image lies within its sequence's text or at its end"
+                f"cached = {cached}: cuts {media[medium].rule.takes} {index + 1} (tokens {start} to {end - 1}), whose tokens attend to each other "
+                f"bidirectionally ({media[medium].title}): give a cached prefix that ends before or after the {media[medium].rule.takes}"
             )
-    for index, (start, end) in enumerate(spans):
-        if start < cached < end and images.rule.bidirectional is not None:
-            raise FlopsregError(
-                f"cached = {cached}: cuts image {index + 1} (tokens {start} to {end - 1}), whose tokens attend to each other "
-                f"bidirectionally ({images.title}): give a cached prefix that ends before or after the image"
-            )
-    new = [index for index, (start, _) in enumerate(spans) if start >= cached]
-    encoded = None if not new else images if len(new) == len(spans) else images.subset(new)
-    return Placed(tokens=before - in_cache, encoded=encoded, cross=_cross(images, spans, cached, cached + text + before - in_cache, new))
+    encoded: list[Images | None] = []
+    for images, own in zip(media, by_medium):
+        new = [index for index, (start, _) in enumerate(own) if start >= cached]
+        encoded.append(None if not new else images if len(new) == len(own) else images.subset(new))
+    step_end = cached + text + before - in_cache
+    cross = {} if not media or media[0].rule.takes != "image" else _cross(media[0], by_medium[0], cached, step_end)
+    taken = dict(zip((images.rule.takes for images in media), encoded))
+    return Placed(tokens=before - in_cache, encoded=taken.get("image"), cross=cross, videos=taken.get("video"), audio=taken.get("audio"))
 
 
-def _cross(images: Images, spans: list[tuple[int, int]], cached: int, end: int, new: list[int]) -> dict[str, int]:
+def _cross(images: Images, spans: list[tuple[int, int]], cached: int, end: int) -> dict[str, int]:
     """The cross-attention layers' FLOPs (Mllama's) for the step's positions ``cached`` to ``end``:
     processing_mllama's mask lets a position attend to the vision tokens of every image whose
     ``<|image|>`` token is at or before it; a position before the first image attends to none
@@ -96,5 +123,6 @@ def _cross(images: Images, spans: list[tuple[int, int]], cached: int, end: int, 
     _, kind, dims = images.cross
     queries = max(0, end - max(cached, spans[0][0]))
     pairs = sum(keys * max(0, end - max(cached, start)) for keys, (start, _) in zip(images.keys, spans))
-    return sequence_flops(kind, dims, queries, sum(images.keys[i] for i in new), pairs)
+    new = [keys for keys, (start, _) in zip(images.keys, spans) if start >= cached]
+    return sequence_flops(kind, dims, queries, sum(new), pairs)
 

@@ -10,7 +10,7 @@ a chunk at a time, in flat memory, whatever the number of lengths.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sized
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Sized
 from itertools import islice, product
 from typing import TYPE_CHECKING, Any
 
@@ -76,15 +76,15 @@ def _numpy() -> Any:
     return numpy
 
 
-def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None, images: Images | None = None) -> Any:
+def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None, media: Sequence[Images] = ()) -> Any:
     """Forward FLOPs of *plan* at each length (see :meth:`flopsreg.Registry.sweep`); with
-    *images*, each length is a sequence's text and every sequence holds the images."""
+    *media* (images, videos, audio clips), each length is a sequence's text and every sequence holds them."""
     batch = positive_int("batch", batch, "a batch size")
     _dtype(dtype)
     lengths = _bounded(seq_len)
-    if images is not None:
-        values = sweep(plan, _shifted(lengths, images.tokens), batch=batch, dtype=dtype)
-        extra = batch * images.forward
+    if media:
+        values = sweep(plan, _shifted(lengths, sum(held.tokens for held in media)), batch=batch, dtype=dtype)
+        extra = batch * sum(held.forward for held in media)
         return [v + extra for v in values] if dtype is None or dtype is int else values + float(extra)
     if dtype is None or dtype is int:
         values = plan.compiled.sweep("seq_len", lengths, {})
@@ -103,37 +103,37 @@ def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype
     return result if batch == 1 else result * float(batch)
 
 
-def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, images: Images | None = None) -> Iterator[tuple[int, int]]:
+def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, media: Sequence[Images] = ()) -> Iterator[tuple[int, int]]:
     """``(length, exact forward FLOPs)`` for each length, computed a chunk at a time.
 
     Memory stays flat however long the range, and the first rows come at once: what the
     command line streams. A range, list or array is checked here, before the first row; an
     iterator (a generator) is read and checked a chunk at a time, so it may be endless. With
-    *images* (planned once), each length is a sequence's text and every sequence holds them.
+    *media* (images, videos, audio clips, planned once), each length is a sequence's text and every sequence holds them.
     """
     batch = positive_int("batch", batch, "a batch size")
     if isinstance(seq_len, (range, Sized)) or not isinstance(seq_len, Iterable):
-        return _chunked(plan, _checked(seq_len), batch, images)
-    return _streamed(plan, iter(seq_len), batch, images)
+        return _chunked(plan, _checked(seq_len), batch, media)
+    return _streamed(plan, iter(seq_len), batch, media)
 
 
-def _chunked(plan: ModelSelection, lengths: range | list[int], batch: int, images: Images | None = None) -> Iterator[tuple[int, int]]:
+def _chunked(plan: ModelSelection, lengths: range | list[int], batch: int, media: Sequence[Images] = ()) -> Iterator[tuple[int, int]]:
+    tokens, extra = sum(held.tokens for held in media), batch * sum(held.forward for held in media)
     for start in range(0, len(lengths), CHUNK):
         chunk = lengths[start : start + CHUNK]
-        if images is not None:  # the language model over text and image tokens, and the images' own work
-            extra = batch * images.forward
-            values = plan.compiled.sweep("seq_len", _shifted(chunk, images.tokens), {})
+        if media:  # the language model over text and media tokens, and the towers' own work
+            values = plan.compiled.sweep("seq_len", _shifted(chunk, tokens), {})
             yield from zip(chunk, (batch * v + extra for v in values))
             continue
         values = plan.compiled.sweep("seq_len", chunk, {})
         yield from zip(chunk, values if batch == 1 else (batch * v for v in values))
 
 
-def _streamed(plan: ModelSelection, lengths: Iterator[Any], batch: int, images: Images | None = None) -> Iterator[tuple[int, int]]:
+def _streamed(plan: ModelSelection, lengths: Iterator[Any], batch: int, media: Sequence[Images] = ()) -> Iterator[tuple[int, int]]:
     """:func:`_chunked` over an iterator, taking and checking CHUNK lengths at a time."""
     chunk = _checked(list(islice(lengths, CHUNK)))  # an empty iterator is refused at the first row
     while chunk:
-        yield from _chunked(plan, chunk, batch, images)
+        yield from _chunked(plan, chunk, batch, media)
         chunk = list(sequence_lengths("seq_len", islice(lengths, CHUNK)))
 
 

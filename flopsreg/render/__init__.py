@@ -318,22 +318,40 @@ def exact_json(value: Fraction) -> str:
 
 
 def _placed_apart(result: Result) -> bool:
-    """Whether some sequence's step encodes other images than every sequence holds."""
-    return any(placed.encoded is not result.images for placed in result.placed)
+    """Whether some sequence's step encodes other media than every sequence holds."""
+    return any(placed.encoded is not result.images or placed.videos is not result.videos or placed.audio is not result.audio
+               for placed in result.placed)
 
 
-def _placed_text(number: int, placed: Placed) -> str:
-    """One sequence's images in this step: its new image tokens, and what the tower encodes."""
-    encoded = placed.encoded
-    what = "no image encoded (none, or each already in the cache)" if encoded is None else (
-        f"{len(encoded.plans)} image(s) encoded, tower {_group(encoded.tower)} FLOPs"
-        + (f", bidirectional pairs {_group(encoded.bidirectional)} FLOPs" if encoded.bidirectional else "")
-    )
-    return f"sequence {number}: {placed.tokens} new image tokens; {what}"
+def _with_media(result: Result) -> bool:
+    """Whether the result's sequences hold videos or audio clips (beside any images)."""
+    return any(placed.videos is not None or placed.audio is not None for placed in result.placed) or (
+        result.videos is not None or result.audio is not None)
 
 
-def _placed_json(placed: Placed) -> dict[str, Any]:
-    return {"new_image_tokens": placed.tokens, "encoded": None if placed.encoded is None else placed.encoded.to_dict()}
+def _placed_text(number: int, placed: Placed, media: bool) -> str:
+    """One sequence's media in this step: its new image (video, audio) tokens, and what the towers encode."""
+    if not media:  # images alone
+        encoded = placed.encoded
+        what = "no image encoded (none, or each already in the cache)" if encoded is None else (
+            f"{len(encoded.plans)} image(s) encoded, tower {_group(encoded.tower)} FLOPs"
+            + (f", bidirectional pairs {_group(encoded.bidirectional)} FLOPs" if encoded.bidirectional else "")
+        )
+        return f"sequence {number}: {placed.tokens} new image tokens; {what}"
+    encoded = [f"{len(held.plans)} {_MEDIUM_WORDS[held.rule.takes]} encoded, {held.part} tower {_group(held.tower)} FLOPs"
+               + (f", bidirectional pairs {_group(held.bidirectional)} FLOPs" if held.bidirectional else "") for held in placed.media]
+    what = "; ".join(encoded) or "nothing encoded (no media, or each already in the cache)"
+    return f"sequence {number}: {placed.tokens} new media tokens (images, videos, audio); {what}"
+
+
+_MEDIUM_WORDS = {"image": "image(s)", "video": "video(s)", "audio": "audio clip(s)"}
+
+
+def _placed_json(placed: Placed, media: bool) -> dict[str, Any]:
+    if not media:
+        return {"new_image_tokens": placed.tokens, "encoded": None if placed.encoded is None else placed.encoded.to_dict()}
+    return {"new_media_tokens": placed.tokens, **{key: None if held is None else held.to_dict() for key, held in
+                                                  (("encoded", placed.encoded), ("encoded_videos", placed.videos), ("encoded_audio", placed.audio))}}
 
 
 def result_text(result: Result) -> str:
@@ -346,7 +364,7 @@ def result_text(result: Result) -> str:
     if result.images is not None:  # the lengths above are the language model's, image tokens included
         lines += [*result.images.text(), ""]
     if _placed_apart(result):  # a cached prefix or each request's own images: what each step encodes
-        lines += [*(_placed_text(number, placed) for number, placed in enumerate(result.placed, 1)), ""]
+        lines += [*(_placed_text(number, placed, _with_media(result)) for number, placed in enumerate(result.placed, 1)), ""]
     for media in (result.videos, result.audio):  # and their video and audio tokens
         if media is not None:
             lines += [*media.text(), ""]
@@ -408,7 +426,7 @@ def result_json(result: Result) -> dict[str, Any]:
         "logits": result.logits,
         "per_request_flops": [str(flops) for flops in result.per_request],
         **({"images": result.images.to_dict()} if result.images is not None else {}),
-        **({"images_per_sequence": [_placed_json(placed) for placed in result.placed]} if _placed_apart(result) else {}),
+        **({"images_per_sequence": [_placed_json(placed, _with_media(result)) for placed in result.placed]} if _placed_apart(result) else {}),
         **({"audio": result.audio.to_dict()} if result.audio is not None else {}),
         **({"videos": result.videos.to_dict()} if result.videos is not None else {}),
         "tokens": result.tokens,
@@ -458,8 +476,9 @@ def compare_text(comparison: Comparison) -> str:
             ]
         )
     lines = [f"{exact.model.name}, {_lengths_text(exact)}", _table(rows)]
-    if exact.images is not None:  # the lengths are the language model's, image tokens included
-        lines += ["", *exact.images.text()]
+    for media in (exact.images, exact.videos, exact.audio):  # the lengths are the language model's, media tokens included
+        if media is not None:
+            lines += ["", *media.text()]
     if comparison.differences:
         lines += ["", "differences from exact:"] + [f"- {d}" for d in comparison.differences]
     lines += [f"- {note}" for note in notes]
@@ -533,6 +552,8 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
         "cached": list(exact.cached) or [0] * len(exact.seqlens),
         "logits": exact.logits,
         **({"images": exact.images.to_dict()} if exact.images is not None else {}),
+        **({"videos": exact.videos.to_dict()} if exact.videos is not None else {}),
+        **({"audio": exact.audio.to_dict()} if exact.audio is not None else {}),
         "conventions": totals,
         "bytes": _compare_bytes_json(comparison),
         "differences": [
@@ -559,11 +580,12 @@ def compare_json(comparison: Comparison) -> dict[str, Any]:
 def generation_text(gen: Generation) -> str:
     """Prefill and decode totals, and FLOPs per generated token."""
     model = gen.prefill.model.name
-    images = gen.prefill.images
-    prompt = f"{gen.prompt} tokens" if images is None else f"{gen.prompt} text tokens + {images.tokens} image tokens"
+    media = [held for held in (gen.prefill.images, gen.prefill.videos, gen.prefill.audio) if held is not None]
+    prompt = " + ".join([f"{gen.prompt} text tokens" if media else f"{gen.prompt} tokens",
+                         *(f"{held.tokens} {held.rule.takes} tokens" for held in media)])
     lines = [f"{model}, batch {gen.batch}: prompt {prompt}, {gen.new_tokens} new tokens", ""]
-    if images is not None:  # the prefill encodes them; the decode steps attend to them in the cache
-        lines += [*images.text(), ""]
+    for held in media:  # the prefill encodes them; the decode steps attend to them in the cache
+        lines += [*held.text(), ""]
     lines.append(f"prefill  {_group(gen.prefill_flops)} FLOPs ({gen.prefill_flops:.4g}; {prompt}, logits at the last)")
     lines.append(f"decode   {_group(gen.decode_flops)} FLOPs ({gen.decode_flops:.4g}; {gen.decode_steps} steps of 1 token)")
     lines.append(f"total    {_group(gen.total)} FLOPs ({gen.total:.4g})")
@@ -590,6 +612,8 @@ def generation_json(gen: Generation) -> dict[str, Any]:
         "flops_per_generated_token_float": float(gen.per_token),
         "decode_flops_per_step": None if decode is None else exact_json(decode),
         **({"images": gen.prefill.images.to_dict()} if gen.prefill.images is not None else {}),
+        **({"videos": gen.prefill.videos.to_dict()} if gen.prefill.videos is not None else {}),
+        **({"audio": gen.prefill.audio.to_dict()} if gen.prefill.audio is not None else {}),
         "warnings": list(gen.prefill.warnings),
     }
 

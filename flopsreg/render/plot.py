@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
     from flopsreg.declarations.pattern import Slot
     from flopsreg.engine.compose import ModelSelection
-    from flopsreg.engine.images import Images
 
 __all__ = ["FORMATS", "MAX_POINTS", "PlotError", "by_slot", "conventions", "models", "output_format", "save", "slot_flops", "slot_label", "styles"]
 
@@ -213,29 +212,34 @@ def by_slot(
     batch: int = 1,
     images: Sequence[tuple[int, int]] | None = None,
     image_tokens: Sequence[int] | None = None,
+    videos: Sequence[tuple[int, int, int]] | None = None,
+    audio: Sequence[Any] | None = None,
+    audio_tokens: Sequence[int] | None = None,
 ) -> Figure:
     """*model*'s forward FLOPs against context length, stacked by slot in forward-pass order
     (the first slot at the bottom), each slot named in words and with its own colour and hatch.
-    With *images* (or *image_tokens*) every sequence holds them: the lengths are its text, the
-    language model runs over text and image tokens, and the tower's pieces stack on top (per
-    token: per token of the language model, image tokens included)."""
+    With *images* (or *image_tokens*), *videos* or *audio* (*audio_tokens*) every sequence holds
+    them: the lengths are its text, the language model runs over text and media tokens, and the
+    towers' pieces stack on top (per token: per token of the language model, media tokens included)."""
     registry = registry or Registry.default()
     plan = registry.select(model, convention=convention)
     lengths = _lengths(seq_len)
     batch = positive_int("batch", batch, "a batch size")
-    planned = _planned(registry, model, convention, images, image_tokens)
-    shift = 0 if planned is None else planned.tokens
+    planned = registry.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens)
+    shift = sum(held.tokens for held in planned)
     stacks = {slot: values for slot, values in slot_flops(plan, [n + shift for n in lengths], batch=batch, per_token=per_token).items() if any(values)}
     labels = [slot_label(plan.slots[slot]) for slot in stacks]
     labels = [_in_words(slot) if labels.count(label) > 1 else label for slot, label in zip(stacks, labels)]  # never two alike
-    if planned is not None:  # what the images add beside the language model over their tokens, the same for every length
-        pieces = {**planned.flops, **({"bidirectional image pairs": planned.bidirectional} if planned.bidirectional else {})}
-        for piece, flops in pieces.items():
-            stacks[f"{planned.part}.{piece}"] = [flops * (Fraction(1, n + shift) if per_token else Fraction(batch)) for n in lengths]
-            labels.append(piece if piece.startswith("bidirectional") else f"{planned.part} tower: {piece}")
+    pieces: dict[tuple[str, str], int] = {}  # what the media add beside the language model over their tokens, the same for every length
+    for held in planned:  # a tower's images and videos stack together
+        for piece, flops in {**held.flops, **({"bidirectional image pairs": held.bidirectional} if held.bidirectional else {})}.items():
+            pieces[held.part, piece] = pieces.get((held.part, piece), 0) + flops
+    for (part, piece), flops in pieces.items():
+        stacks[f"{part}.{piece}"] = [flops * (Fraction(1, n + shift) if per_token else Fraction(batch)) for n in lengths]
+        labels.append(piece if piece.startswith("bidirectional") else f"{part} tower: {piece}")
     figure = _figure(width=8.0)
     per = _per(per_token, batch)
-    name = model.name if planned is None else f"{model.name} + {len(planned.plans)} image(s) of {planned.tokens} tokens"
+    name = model.name + "".join(f" + {len(held.plans)} {held.rule.takes}(s) of {held.tokens} tokens" for held in planned)
     ax = _axes(figure, lengths, "", _title(f"forward FLOPs {per} by slot", name, convention, batch))
     _in_unit(ax, [[sum(column) for column in zip(*stacks.values())]], f"forward FLOPs {per}")
     values = [[float(v) for v in column] for column in stacks.values()]
@@ -269,19 +273,22 @@ def conventions(
     skip: bool | None = None,
     images: Sequence[tuple[int, int]] | None = None,
     image_tokens: Sequence[int] | None = None,
+    videos: Sequence[tuple[int, int, int]] | None = None,
+    audio: Sequence[Any] | None = None,
+    audio_tokens: Sequence[int] | None = None,
 ) -> Figure:
     """Each convention's forward FLOPs of *model* as a ratio to exact, against context length.
 
     A convention that cannot count this model (a parameter it needs is not set, no estimator for
     its family) is left out, named under the plot and in ``figure.skipped``; with *skip* False
     (the default when *names* are given) it is an error instead. Nothing drawable is an error.
-    With *images* (or *image_tokens*) every sequence holds them, under each convention as it
-    counts them; one with no term for the tower is skipped (or refused) by name.
+    With *images* (or *image_tokens*), *videos* or *audio* (*audio_tokens*) every sequence holds
+    them, under each convention as it counts them; one with no term for a tower is skipped (or refused) by name.
     """
     registry = registry or Registry.default()
     skip = names is None if skip is None else skip
     lengths = _lengths(seq_len)
-    media = {"images": images, "image_tokens": image_tokens}
+    media = {"images": images, "image_tokens": image_tokens, "videos": videos, "audio": audio, "audio_tokens": audio_tokens}
     exact = registry.sweep(model, lengths, **media)
     chosen = list(names) if names is not None else list(registry.conventions)
     for name in chosen:  # a typo is an error, never a skipped convention
@@ -324,9 +331,12 @@ def models(
     batch: int = 1,
     images: Sequence[tuple[int, int]] | None = None,
     image_tokens: Sequence[int] | None = None,
+    videos: Sequence[tuple[int, int, int]] | None = None,
+    audio: Sequence[Any] | None = None,
+    audio_tokens: Sequence[int] | None = None,
 ) -> Figure:
     """Several models' forward FLOPs (or per token) against context length, on one axis; with
-    *images* each sequence of each model holds them (per token: the language model's tokens)."""
+    *images*, *videos* or *audio* each sequence of each model holds them (per token: the language model's tokens)."""
     registry = registry or Registry.default()
     lengths = _lengths(seq_len)
     figure = _figure(width=7.2)
@@ -336,22 +346,15 @@ def models(
         ax.set_yscale("log")
     series = []
     for model in model_list:
-        planned = _planned(registry, model, convention, images, image_tokens)
-        shift = 0 if planned is None else planned.tokens
-        totals = registry.sweep(model, lengths, batch=batch, convention=convention, images=images, image_tokens=image_tokens)
+        media = {"images": images, "image_tokens": image_tokens, "videos": videos, "audio": audio, "audio_tokens": audio_tokens}
+        shift = sum(held.tokens for held in registry.held_media(model, convention, **media))
+        totals = registry.sweep(model, lengths, batch=batch, convention=convention, **media)
         series.append([Fraction(t, batch * (n + shift)) if per_token else t for t, n in zip(totals, lengths)])
     _in_unit(ax, series, f"forward FLOPs {per}")
     for model, values, style in zip(model_list, series, _line_styles(len(model_list))):
         ax.plot(lengths, [float(v) for v in values], label=model.name, **style)
     _legend(figure, ax)
     return _finished(figure)
-
-
-def _planned(registry: Registry, model: Model, convention: str, images: Any, image_tokens: Any) -> Images | None:
-    """The images every sequence holds, as *model*'s tower takes them (None: text alone)."""
-    if images is None and image_tokens is None:
-        return None
-    return registry.images(model, images=images, image_tokens=image_tokens, convention=convention)
 
 
 def output_format(path: str) -> str:

@@ -504,10 +504,14 @@ def _result_rows(w: _Writer, result: Result) -> None:
         calls = rf"\textstyle\sum_{{i=1}}^{{{len(result.seqlens)}}} F(s_i)"
     lhs = f"{batch}({calls})" if batch and len(counts) > 1 else batch + calls
     media = result.batch * sum(placed.forward for placed in result.placed)
-    if media:  # F counts the language model over text and image tokens; I the images' own work
+    if media:  # F counts the language model over text and media tokens; I the media's own work
         bidirectional = any(placed.encoded is not None and placed.encoded.bidirectional for placed in result.placed)
-        what = "vision tower" + (" and the image blocks' bidirectional pairs" if bidirectional else "")
-        w.row("I", "= " + thousands(media) + rf"\quad\text{{(the images: {what})}}")
+        held = {medium for placed in result.placed for medium, each in (("images", placed.encoded), ("videos", placed.videos),
+                                                                        ("audio", placed.audio)) if each is not None}
+        media_words = ", ".join(medium for medium in ("images", "videos", "audio") if medium in held) or "images"
+        towers = " and ".join(dict.fromkeys(f"{each.part} tower" for placed in result.placed for each in placed.media)) or "vision tower"
+        what = towers + (" and the image blocks' bidirectional pairs" if bidirectional else "")
+        w.row("I", "= " + thousands(media) + rf"\quad\text{{(the {media_words}: {what})}}")
         lhs += " + I"
     tokens = result.batch * sum(result.seqlens)
     w.row(lhs, r"\approx " + scientific(result.forward))
@@ -686,7 +690,7 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
         what += f", counted as the {selection.convention} convention does"
     body = (
         f"% {escape(what)}.\n{_NEEDS}\n"
-        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w) + (_towers(selection) if result is None or result.images is not None else "")
+        "\\begin{align}\n" + "\n".join(rows) + "\n\\end{align}\n" + _legend(w) + (_towers(selection) if result is None or any(held is not None for held in (result.images, result.videos, result.audio)) else "")
     )
     if not document:
         return body

@@ -174,7 +174,7 @@ def test_images_and_videos_together_sum_their_towers_and_tokens(registry):
     ({"videos": [(4, 300)]}, r"videos\[0\] = \(4, 300\): expected \(frames, height, width\), three integers >= 1"),
     ({"videos": []}, r"videos = \[\]: expected at least one video"),
     ({"videos": [(4, 300, 500)], "convention": "verl"}, r"videos: convention 'verl' has no term for the vision tower \(Qwen2.5-VL ViT\)"),
-    ({"videos": [(4, 300, 500)], "cached": 5}, r"videos: a serving step with videos \(cached prefixes, requests\) is not counted yet"),
+    ({"request_videos": [[(4, 300, 500)]]}, r"^request_videos: one list of videos per request of requests="),
 ])
 def test_bad_videos_are_one_line(registry, kwargs, message):
     with pytest.raises(flopsreg.FlopsregError, match=message):
