@@ -167,6 +167,8 @@ def test_the_command_line_takes_unified_audio(tmp_path, capsys, registry):
     assert output["forward_flops"] == str(expected.forward) and output["seqlens"] == [MODELS["gemma4_unified"]["cases"]["2.5s"]["sequence_length"]]
     assert output["audio"]["clips"] == [{"samples": 40000, "seconds": "2.5", "grid": [1, 63, 640], "tokens": 65}]
     assert output["audio"]["tower_flops_per_sequence"] == {"embedder": str(2 * 63 * 640 * 44)}
+    assert main(["eval", str(path), "--seq-len", "7", "--audio-tokens", "63", "--format", "json", "--no-cache"]) == 0
+    assert json.loads(capsys.readouterr().out)["forward_flops"] == str(expected.forward)
     assert main(["explain", str(path), "--audio", "1", "--no-cache"]) == 0
     text = capsys.readouterr().out
     assert "audio_embedder tower (Gemma 4 unified audio embedder)" in text and "  embedder = 2*out*rows*t*text" in text
