@@ -184,3 +184,35 @@ def test_the_worked_example_of_the_docs(registry):
     assert dict(result.audio.flops) == {"embedder": 2 * 63 * 640 * 2304} and result.audio.tower == 185_794_560
     assert result.seqlens == (1065,)
     assert result.forward == registry.evaluate(model, seq_len=1065).forward + 185_794_560
+
+
+def _unified_pairs(length: int, block: range, window: int | None) -> int:
+    """Gemma 4 unified's mask pair by pair (create_masks_for_generate with block_sequence_ids): causal
+    within the window, or both in the image's block, on every layer."""
+    return sum(1 for q in range(length) for k in range(length)
+               if (k <= q and (window is None or k > q - window)) or (q in block and k in block))
+
+
+def test_an_image_and_a_clip_together_an_image_block_and_causal_audio(registry, eager_registry):
+    """The recorded model with the vision embedder too: an image, a clip, then text. The masks with
+    mm_token_type_ids (1 on image, 3 on audio tokens) add the image's block only; flopsreg's forward
+    is the text-only one at the whole length, the image's bidirectional pairs and both embedders'
+    real tokens; the language model under the eager convention is the rest of the record."""
+    measured = RECORD["with_image"]
+    text = measured["config"]["text_config"]
+    model = flopsreg.Model.from_hf_config({**measured["config"], "max_soft_tokens": measured["max_soft_tokens"]})
+    assert registry.parameters(model).total == measured["parameters"]
+    result = registry.evaluate(model, seq_len=measured["text_tokens"], images=[tuple(measured["image"])], audio=[1])
+    length = measured["sequence_length"]
+    image, audio = measured["image_soft_tokens"], measured["audio_soft_tokens"]
+    assert result.seqlens == (length,) == (image + 2 + audio + 2 + measured["text_tokens"],)
+    assert measured["token_types"] == {"1": image, "3": audio}
+    assert [plan.tokens for plan in result.images.plans] == [image + 2] and [plan.tokens for plan in result.audio.plans] == [audio + 2]
+    block = range(1, 1 + image)  # after <boi>
+    for kind, window in (("full_attention", None), ("sliding_attention", text["sliding_window"])):
+        assert measured["mask_pairs"][kind] == _unified_pairs(length, block, window)
+        assert measured["mask_pairs_text"][kind] == _unified_pairs(length, range(0), window)
+    assert result.audio.tower == measured["audio_embedder"] == 2 * audio * 640 * text["hidden_size"]
+    assert result.forward == (registry.evaluate(model, seq_len=length).forward + result.images.tower
+                              + result.images.bidirectional + result.audio.tower)
+    assert eager_registry.evaluate(model, seq_len=length, convention="eager").forward == measured["rest"]

@@ -11,11 +11,13 @@ Gemma4UnifiedForConditionalGeneration runs on it. Recorded per case: the FLOPs o
 forward and of the embedder (embed_audio), the frames the extractor gives and how many are real,
 the token counts the processor inserts (and its ``_compute_audio_num_tokens``), the allowed
 (query, key) pairs of the language model's masks with and without mm_token_type_ids, and the
-parameter totals. The result, forward_g4uaudio.json, comes from torch and transformers alone:
+parameter totals. One more model holds the vision embedder too (measure_gemma4img.py's tiny
+unified config and its image inputs): an image, then a clip, then the text, to record that the
+image's bidirectional block and the causal audio tokens go together. The result, forward_g4uaudio.json, comes from torch and transformers alone:
 tests/hf/test_g4uaudio_forward.py compares flopsreg with it.
 
-Needs torch and transformers (not flopsreg dependencies):
-    pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_g4uaudio.py
+Needs torch, transformers and Pillow (not flopsreg dependencies):
+    pip install torch==2.13.0 transformers==5.24.0 pillow && python tests/data/hf_forward/measure_g4uaudio.py
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
 
+import measure_gemma4img
 import numpy as np
 import torch
 import transformers
@@ -40,8 +43,8 @@ HERE = Path(__file__).parent
 TEXT_TOKENS = 7
 BOA, EOA, AUDIO = 96, 97, 95  # <boa>, <eoa>, <audio_soft_token>
 PIECES = {"<boa>": BOA, "<eoa>": EOA, "<audio>": AUDIO}
-IDS = {"boi_token_id": 91, "eoi_token_id": 92, "image_token_id": 93, "video_token_id": 94, "audio_token_id": AUDIO,
-       "boa_token_id": BOA, "eoa_token_index": EOA}
+IDS = measure_gemma4img.IDS  # the same token ids as the image record
+assert (IDS["boa_token_id"], IDS["eoa_token_index"], IDS["audio_token_id"]) == (BOA, EOA, AUDIO)
 # Odd widths; window 5, shorter than a clip's soft tokens; sliding and full layers alternate; the
 # unified text config's default use_bidirectional_attention ("vision") kept.
 TEXT = {"hidden_size": 44, "intermediate_size": 58, "num_hidden_layers": 4, "num_attention_heads": 4,
@@ -82,6 +85,57 @@ def _pieces(sequence: str) -> list[str]:
         out.append(piece)
         sequence = sequence[len(piece):]
     return out
+
+
+def measure_with_image() -> dict:
+    """measure_gemma4img's tiny unified model with an audio config: a 300 x 500 image (its
+    processor's inputs) and a 1 s clip before the text, with the processor's mm_token_type_ids."""
+    config = {**measure_gemma4img.MODELS["gemma4_unified"], "audio_config": _config(640)["audio_config"]}
+    hf_config = AutoConfig.for_model("gemma4_unified", **{k: v for k, v in config.items() if k != "model_type"})
+    torch.manual_seed(0)
+    model = Gemma4UnifiedForConditionalGeneration(hf_config).eval()
+    model.config._attn_implementation = "eager"
+    model.model.language_model.config._attn_implementation = "eager"
+    processor = _processor(640)
+    image_inputs, soft = measure_gemma4img._inputs("gemma4_unified", [(300, 500)])
+    wave = np.random.default_rng(3).uniform(-0.5, 0.5, 16_000).astype(np.float32)
+    audio_inputs = processor.feature_extractor([wave], return_tensors="pt")
+    image_ids = [measure_gemma4img.PIECES[p] for p in measure_gemma4img._replacement(soft[0])]
+    audio_ids = [PIECES[p] for p in _pieces(processor.replace_audio_token({"input_features_mask": audio_inputs["input_features_mask"].numpy()}, 0))]
+    ids = torch.tensor(image_ids + audio_ids + torch.randint(1, 80, (TEXT_TOKENS,)).tolist()).unsqueeze(0)
+    types = torch.tensor(processor.create_mm_token_type_ids(ids.tolist()))
+    inputs = {**image_inputs, "input_features": audio_inputs["input_features"], "input_features_mask": audio_inputs["input_features_mask"]}
+    counter = FlopCounterMode(display=False)
+    with torch.no_grad(), counter:
+        model(input_ids=ids, mm_token_type_ids=types, **inputs)
+    counts = counter.get_flop_counts()
+    root = type(model).__name__
+    parts = {part: int(sum(counts.get(f"{root}.model.{part}", {}).values())) for part in ("embed_vision", "embed_audio")}
+    seen = {}
+    for key, given in (("mask_pairs", types), ("mask_pairs_text", None)):
+        def hook(module, args, kwargs):
+            seen[key] = {kind: _pairs(m) for kind, m in kwargs["attention_mask"].items()}
+        handle = model.model.language_model.register_forward_pre_hook(hook, with_kwargs=True)
+        with torch.no_grad():
+            model.model(input_ids=ids, mm_token_type_ids=given, **inputs)
+        handle.remove()
+    return {
+        "config": config,
+        "max_soft_tokens": measure_gemma4img.BUDGET,
+        "text_tokens": TEXT_TOKENS,
+        "image": [300, 500],
+        "image_soft_tokens": soft[0],
+        "samples": 16_000,
+        "audio_soft_tokens": int(audio_inputs["input_features_mask"].sum()),
+        "token_types": {str(t): int((types == t).sum()) for t in (1, 3)},
+        "sequence_length": int(ids.shape[1]),
+        "parameters": int(sum(p.numel() for p in model.parameters())),
+        "forward": int(counter.get_total_flops()),
+        "vision_embedder": parts["embed_vision"],
+        "audio_embedder": parts["embed_audio"],
+        "rest": int(counter.get_total_flops()) - parts["embed_vision"] - parts["embed_audio"],
+        **seen,
+    }
 
 
 def _pairs(mask: torch.Tensor) -> int:
@@ -165,6 +219,7 @@ def main() -> None:
         "extractor_defaults": {"sampling_rate": extractor.sampling_rate, "audio_samples_per_token": extractor.audio_samples_per_token,
                                "feature_size": extractor.feature_size},
         "models": {name: measure(name) for name in SAMPLES_PER_TOKEN},
+        "with_image": measure_with_image(),
     }
     (HERE / "forward_g4uaudio.json").write_text(json.dumps(record, indent=1) + "\n")
 
