@@ -15,6 +15,7 @@ from flopsreg.patterns.hf._fuyu_vit import FUYU_IMAGES
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._gemma4_audio import GEMMA4_AUDIO_CLIPS
 from flopsreg.patterns.hf._gemma4_vit import BIDIRECTIONAL, GEMMA4_IMAGES, GEMMA4_UNIFIED_IMAGES
+from flopsreg.patterns.hf._gemma4u_audio import GEMMA4_UNIFIED_AUDIO_CLIPS
 from flopsreg.patterns.hf._git_vit import GIT_IMAGES
 from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
@@ -552,6 +553,10 @@ GEMMA4_UNIFIED_AUDIO_EMBEDDER = TowerKind(
     dims=(Dim("out", "{tower}.audio_embed_dim", 640), Dim("text", "text_config.hidden_size", 2304)),
     parameters=out * text,
     reference=_SOURCE + "gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedMultimodalEmbedder",
+    images=GEMMA4_UNIFIED_AUDIO_CLIPS,
+    # One clip of t x rows frames of out raw samples (t = 1; patterns/hf/_gemma4u_audio.py): each
+    # frame one soft token through the projection (its norm elementwise).
+    flops={"embedder": 2 * _T * _ROWS * out * text},
 )
 
 FUYU_PROJECTOR = TowerKind(
