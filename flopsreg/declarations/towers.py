@@ -189,6 +189,9 @@ class ImageRule:
             their tokens; ``plan`` takes the clip's samples).
         sampling_rate: for audio, the samples per second the feature extractor takes (a clip
             of s seconds is ``s x sampling_rate`` samples).
+        axes: for audio, what the grid is and what its rows and columns are, for output:
+            ``("spectrogram", "mel frames", "mel bins")``, or Gemma 4 unified's raw samples
+            ``("grid", "frames", "samples a frame")``.
     """
 
     summary: str = attrs.field(validator=_text)
@@ -206,6 +209,7 @@ class ImageRule:
     first: bool = False
     takes: str = attrs.field(default="image", validator=attrs.validators.in_(MEDIA))
     sampling_rate: int = 0
+    axes: tuple[str, str, str] = ("spectrogram", "mel frames", "mel bins")
 
     def __attrs_post_init__(self) -> None:
         if self.bidirectional is not None and not self.pair_slot:

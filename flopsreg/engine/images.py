@@ -124,7 +124,8 @@ def closed_form_rows(kind: TowerKind, dims: Mapping[str, int]) -> list[tuple[str
 def grid_words(kind: TowerKind) -> str:
     """What one grid ``(t, rows, columns)`` of *kind*'s closed forms is, for output."""
     if kind.images is not None and kind.images.takes == "audio":
-        return "one audio clip's spectrogram of rows real mel frames x columns mel bins (t = 1; the clips of a sequence sum it)"
+        what, rows, columns = kind.images.axes
+        return f"one audio clip's {what} of rows real {rows} x columns {columns} (t = 1; the clips of a sequence sum it)"
     return f"one image of {' x '.join(map(str, IMAGE_GRID))} patches (the images of a sequence sum it)"
 
 
@@ -233,8 +234,8 @@ class Images:
             if audio:
                 seconds = Fraction(plan.samples, self.rule.sampling_rate)
                 given = (f"{_decimal(seconds)} s = {plan.samples} samples at {self.rule.sampling_rate} Hz, "
-                         f"{plan.grid[1]} mel frames x {plan.grid[2]} bins" if plan.samples else
-                         f"given by its audio tokens: {plan.grid[1]} mel frames x {plan.grid[2]} bins")
+                         f"{plan.grid[1]} {self.rule.axes[1]} x {plan.grid[2]} {self.rule.axes[2]}" if plan.samples else
+                         f"given by its audio tokens: {plan.grid[1]} {self.rule.axes[1]} x {plan.grid[2]} {self.rule.axes[2]}")
                 lines.append(f"  clip {number}: {given}, {plan.tokens} tokens")
                 continue
             if plan.frames:

@@ -46,6 +46,7 @@ GEMMA4_UNIFIED_AUDIO_CLIPS = ImageRule(
     from_tokens=_from_tokens,
     takes="audio",
     sampling_rate=SAMPLING_RATE,
+    axes=("grid", "frames", "samples a frame"),
     rules=(
         "grid: (1, rows = frames = ceil(samples / audio_embed_dim), columns = audio_embed_dim raw samples per frame); "
         "no encoder: each frame is one soft token",

@@ -249,7 +249,7 @@ def test_audio_tokens_plan_a_clip_where_a_rule_says_the_count_fixes_its_flops(re
     by_tokens = registry.evaluate(model, seq_len=7, audio_tokens=[25, 3])
     assert by_tokens.seqlens == (7 + 27 + 5,) and [plan.grid for plan in by_tokens.audio.plans] == [(1, 100, 20), (1, 12, 20)]
     assert by_tokens.audio.tower == registry.audio(model, audio=["1.01", "0.13"]).tower  # 100 and 12 real frames
-    assert "  clip 1: given by its audio tokens: 100 mel frames x 20 bins, 27 tokens" in by_tokens.audio.text()
+    assert "  clip 1: given by its audio tokens: 100 mel frames x 20 mel bins, 27 tokens" in by_tokens.audio.text()
     with pytest.raises(flopsreg.FlopsregError, match=r"^audio_tokens\[0\] = 0: expected an integer >= 1$"):
         registry.evaluate(model, seq_len=7, audio_tokens=[0])
     with pytest.raises(ValueError, match=r"^ImageRule.sampling_rate = 0: expected > 0 exactly for a rule that takes audio$"):
@@ -265,7 +265,7 @@ def test_the_command_line_takes_audio(tmp_path, capsys, registry):
     assert output["forward_flops"] == str(expected.forward) and output["seqlens"] == [7 + MEASURED["cases"]["2.5s"]["soft_tokens"] + 2]
     assert output["audio"]["clips"] == [{"samples": 40000, "seconds": "2.5", "grid": [1, 249, 20], "tokens": 65}]
     assert main(["eval", str(path), "--seq-len", "7", "--audio", "5/2", "--no-cache"]) == 0
-    assert "clip 1: 2.5 s = 40000 samples at 16000 Hz, 249 mel frames x 20 bins, 65 tokens" in capsys.readouterr().out
+    assert "clip 1: 2.5 s = 40000 samples at 16000 Hz, 249 mel frames x 20 mel bins, 65 tokens" in capsys.readouterr().out
     assert main(["explain", str(path), "--audio", "1", "--no-cache"]) == 0
     text = capsys.readouterr().out
     assert "audio tower (Gemma 4 audio conformer): forward FLOPs of one audio clip's spectrogram" in text

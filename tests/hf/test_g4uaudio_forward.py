@@ -216,3 +216,10 @@ def test_an_image_and_a_clip_together_an_image_block_and_causal_audio(registry, 
     assert result.forward == (registry.evaluate(model, seq_len=length).forward + result.images.tower
                               + result.images.bidirectional + result.audio.tower)
     assert eager_registry.evaluate(model, seq_len=length, convention="eager").forward == measured["rest"]
+
+
+def test_a_clip_is_shown_as_frames_of_raw_samples(registry):
+    """Gemma 4 unified's grid is frames of audio_embed_dim raw samples, not a spectrogram: the
+    output says so (the rule's axes)."""
+    text = "\n".join(registry.audio(_model(), audio=["2.5"]).text())
+    assert " frames x " in text and " samples a frame" in text and "mel" not in text
