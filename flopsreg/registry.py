@@ -104,6 +104,7 @@ class Registry(PluginLoader):
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
         videos: Sequence[tuple[int, int, int]] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -145,12 +146,18 @@ class Registry(PluginLoader):
         images and before its text, each frames as sampled (the processor pads them to whole
         temporal patches) in pixels: the vision tower encodes each by its family's video rule
         and the language model runs over their tokens too. :attr:`Result.videos`.
+
+        ``processor={"max_pixels": 1003520}`` sets the options the family's processor was run
+        with (its image rule's and video rule's ``options``: Qwen-VL's min_pixels and max_pixels,
+        Gemma 4's max_soft_tokens...), the rest at their published defaults.
         """
         selection = self._evaluator.select(model, convention)
         if (images is None and image_tokens is None and image_positions is None and request_images is None
-                and audio is None and audio_tokens is None and videos is None):  # text alone: the hot path, no tuple built
+                and audio is None and audio_tokens is None and videos is None and processor is None):  # text alone: the hot path
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos)
+        if processor is not None and images is None and image_tokens is None and request_images is None and videos is None:
+            raise FlopsregError(f"processor = {processor!r:.60}: no images or videos for the processor's options: give images= or videos= beside it")
+        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos, processor)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
     def image_towers(self, model: Model, takes: str = "image") -> dict[str, tuple[str, Mapping[str, int], Any]]:
@@ -162,15 +169,16 @@ class Registry(PluginLoader):
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
-        convention: str = EXACT,
+        convention: str = EXACT, processor: Mapping[str, Any] | None = None,
     ) -> Images:
         """The images of one sequence as *model*'s vision tower takes them: each image's resized
         size, patch grid and tokens, and the tower's forward FLOPs per piece (exact, or as
         *convention* counts them; a convention with no term for the tower is refused), and the
-        language model's work on the pairs its mask adds within each image (Gemma 3)."""
+        language model's work on the pairs its mask adds within each image (Gemma 3).
+        *processor* sets the image processor's options (``{"max_pixels": 1003520}``)."""
         return plan_images(
             model.name, self.image_towers(model), images, image_tokens, convention, tower_kinds(model, self.hf_readers),
-            pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs),
+            pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs), processor=processor,
         )
 
     def audio(
@@ -182,23 +190,26 @@ class Registry(PluginLoader):
         return plan_images(model.name, self.image_towers(model), audio, audio_tokens, convention, tower_kinds(model, self.hf_readers),
                            takes="audio")
 
-    def videos(self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT) -> Images:
+    def videos(
+        self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT, processor: Mapping[str, Any] | None = None,
+    ) -> Images:
         """The videos of one sequence as *model*'s vision tower takes them (each ``(frames, height,
         width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
-        per piece (exact; a convention with no term for the tower is refused)."""
+        per piece (exact; a convention with no term for the tower is refused). *processor* sets
+        the video processor's options."""
         return plan_images(model.name, self.image_towers(model, "video"), videos, None, convention, tower_kinds(model, self.hf_readers),
-                           takes="video")
+                           takes="video", processor=processor)
 
     def _evaluate_images(
         self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images,
-        audio, audio_tokens, videos,
+        audio, audio_tokens, videos, processor,
     ) -> Result:
         """The language model over each sequence's text and new image, video and audio tokens, plus
         the tower for the images each sequence's step encodes (those not in its cached prefix), and
         the towers for the videos and audio clips every sequence holds (after its images)."""
         model, convention = selection.model, selection.convention
         whole = {  # planned once, held by every sequence whole: no cached prefix or request divides them yet
-            "videos": self.videos(model, videos=videos, convention=convention) if videos is not None else None,
+            "videos": self.videos(model, videos=videos, convention=convention, processor=processor) if videos is not None else None,
             "audio": self.audio(model, audio=audio, audio_tokens=audio_tokens, convention=convention)
             if audio is not None or audio_tokens is not None else None,
         }
@@ -207,14 +218,15 @@ class Registry(PluginLoader):
                 raise FlopsregError(f"{name}: a serving step with {name} (cached prefixes, requests) is not counted yet; give seq_len or seqlens")
         shared = None
         if images is not None or image_tokens is not None:
-            shared = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention), image_positions)
+            shared = with_positions(
+                self.images(model, images=images, image_tokens=image_tokens, convention=convention, processor=processor), image_positions)
         elif image_positions is not None:
             raise FlopsregError("image_positions: no images to place: give images= or image_tokens= beside it")
         if requests is not None:
             if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
                 raise FlopsregError("requests: give the (new_tokens, cached) pairs alone, without seq_len, seqlens or cached")
             lengths, prefixes = request_list(requests)
-            held = self._request_images(model, convention, request_images, len(lengths), shared)
+            held = self._request_images(model, convention, request_images, len(lengths), shared, processor)
         else:
             if request_images is not None:
                 raise FlopsregError("request_images: one list of images per request of requests=; give requests, or images= for every sequence")
@@ -236,7 +248,9 @@ class Registry(PluginLoader):
             shared = attrs.evolve(shared, cross_flops={piece: sum(p.cross.get(piece, 0) for p in placed) for piece in placed[0].cross})
         return attrs.evolve(result, forward=result.forward + extra, images=shared, placed=placed, **whole)
 
-    def _request_images(self, model: Model, convention: str, request_images: Any, requests: int, shared: Images | None) -> list[Images | None]:
+    def _request_images(
+        self, model: Model, convention: str, request_images: Any, requests: int, shared: Images | None, processor: Any,
+    ) -> list[Images | None]:
         """The images each request holds: *shared* (``images=``) for every one, or each its own."""
         if request_images is None:
             return [shared] * requests
@@ -244,7 +258,7 @@ class Registry(PluginLoader):
             raise FlopsregError("request_images: give each request its images, or images= for every request, not both")
         if isinstance(request_images, (str, bytes)) or not isinstance(request_images, Sequence) or len(request_images) != requests:
             raise FlopsregError(f"request_images = {request_images!r:.60}: expected one list of (height, width) images per request ({requests})")
-        return [None if not each else self.images(model, images=each, convention=convention) for each in request_images]
+        return [None if not each else self.images(model, images=each, convention=convention, processor=processor) for each in request_images]
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
@@ -285,18 +299,19 @@ class Registry(PluginLoader):
         images: Sequence[tuple[int, int]] | None = None,
         image_tokens: Sequence[int] | None = None,
         image_positions: Sequence[int] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
         (logits at the last position) and the decode steps, per phase and per token. With
         ``images`` (or ``image_tokens``, placed as :meth:`evaluate` places them) the prompt holds
         them: the prefill encodes them and runs over the prompt's text and image tokens, and each
-        decode step attends to them in the cache."""
+        decode step attends to them in the cache; ``processor`` as :meth:`evaluate`'s."""
         from flopsreg.engine.serving import generate
 
         selection = self._evaluator.select(model, convention)
-        if images is None and image_tokens is None and image_positions is None:
+        if images is None and image_tokens is None and image_positions is None and processor is None:
             return generate(selection, prompt, new_tokens, batch)
-        media = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions}
+        media = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "processor": processor}
         return generate(selection, prompt, new_tokens, batch, step=lambda **phase: self.evaluate(model, convention=convention, **media, **phase))
 
     def sweep(
@@ -388,6 +403,7 @@ class Registry(PluginLoader):
         image_tokens: Sequence[int] | None = None,
         image_positions: Sequence[int] | None = None,
         request_images: Sequence[Sequence[tuple[int, int]] | None] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them; ``requests``
@@ -398,7 +414,8 @@ class Registry(PluginLoader):
         convention with no term for the tower shows its refusal line in the table."""
         from flopsreg.engine.compare import compare
 
-        given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images}
+        given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images,
+                 "processor": processor}
         media = {key: value for key, value in given.items() if value is not None}
         return compare(
             self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts,

@@ -189,6 +189,11 @@ class ImageRule:
             their tokens; ``plan`` takes the clip's samples).
         sampling_rate: for audio, the samples per second the feature extractor takes (a clip
             of s seconds is ``s x sampling_rate`` samples).
+        options: ``{name: default}``, the options the family's processor takes that change its
+            plan (Qwen-VL's ``min_pixels``, ``max_pixels``): a request's ``processor=`` values, else
+            these defaults, are merged into the dims ``plan`` and ``from_tokens`` receive. An int
+            default takes an integer >= 1, a bool default true or false; the plan refuses (a
+            ``ValueError``) a value its processor refuses or flopsreg does not count.
     """
 
     summary: str = attrs.field(validator=_text)
@@ -206,8 +211,12 @@ class ImageRule:
     first: bool = False
     takes: str = attrs.field(default="image", validator=attrs.validators.in_(MEDIA))
     sampling_rate: int = 0
+    options: Mapping[str, int | bool] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
+        for name, default in self.options.items():
+            if not isinstance(default, int) or not isinstance(default, bool) and default < 1:
+                raise ValueError(f"ImageRule.options[{name!r}] = {default!r}: expected an int >= 1 or a bool default")
         if self.bidirectional is not None and not self.pair_slot:
             raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
         if bool(self.cross_part) != (self.cross_keys is not None):
