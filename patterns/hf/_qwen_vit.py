@@ -85,11 +85,9 @@ def smart_resize_video(frames: int, height: int, width: int, temporal: int, fact
 
 
 def _pixels(dims: Mapping[str, int]) -> tuple[int, int]:
-    """The processor's ``(min_pixels, max_pixels)`` (its options, :func:`_options`), checked in order."""
-    low, high = dims["min_pixels"], dims["max_pixels"]
-    if low > high:
-        raise ValueError(f"min_pixels = {low} > max_pixels = {high}: the processor's bounds cross")
-    return low, high
+    """The processor's ``(min_pixels, max_pixels)``, its options (:func:`_options`), taken as the
+    processor takes them (smart_resize does not check their order: neither does flopsreg)."""
+    return dims["min_pixels"], dims["max_pixels"]
 
 
 def _options(pixels: tuple[int, int]) -> dict[str, int]:
