@@ -82,6 +82,7 @@ def video_grids(family: str, options: dict) -> list[dict]:
 def main() -> None:
     record = {
         "transformers": transformers.__version__,
+        "models": {},  # no model runs here: the processors alone (the records' common layout)
         "images": {family: {name: {"options": options, "rows": image_grids(*FAMILIES[family], options)} for name, options in SETTINGS.items()}
                    for family in FAMILIES},
         "videos": {family: {name: {"options": options, "rows": video_grids(family, options)}
