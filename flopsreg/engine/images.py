@@ -178,6 +178,8 @@ class Images:
         keys: with ``cross``, the vision tokens of each image the cross-attention layers attend to.
         cross_flops: the cross-attention layers' FLOPs per piece over the sequences of one batch
             row, once each sequence's step is placed (:func:`flopsreg.engine.placement.place`).
+        options: the processor options the request set (``processor=``, :attr:`ImageRule.options`),
+            the others at their defaults; empty where none was given.
     """
 
     part: str
@@ -198,7 +200,6 @@ class Images:
     # pairs its mask adds within their tokens (a bidirectional rule's): what :meth:`subset` counts again
     encode: Callable[[Sequence[ImagePlan]], Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
     lm_pairs: Callable[[Sequence[ImagePlan]], int] = attrs.field(default=lambda plans: 0, eq=False, repr=False)
-    # the processor options the request gave (ImageRule.options it set; the rest at their defaults)
     options: Mapping[str, int | bool] = attrs.field(factory=dict)
 
     def subset(self, indices: Sequence[int]) -> Images:
