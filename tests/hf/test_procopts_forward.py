@@ -79,6 +79,27 @@ def test_image_tokens_take_the_options_too(registry):
         registry.images(model, image_tokens=[300])
 
 
+def _llama4(**vision) -> flopsreg.Model:
+    """The recorded tiny Llama 4 with the published 336-pixel tile (patch 14: 24 x 24 patches, 144 tokens a tile)."""
+    config = json.loads((DATA / "hf_forward" / "forward_llama4img.json").read_text())["models"]["llama4"]["config"]
+    return flopsreg.Model.from_hf_config({**config, "vision_config": {**config["vision_config"], "image_size": 336, "patch_size": 14, **vision}})
+
+
+@pytest.mark.parametrize(("max_patches", "row"), [(int(m), row) for m, rows in RECORD["llama4"].items() for row in rows])
+def test_llama4_tiles_as_the_image_processor_with_its_max_patches(registry, max_patches, row):
+    """Llama4ImageProcessor(max_patches=4 or 9): its canvas, and its tiles with the global one."""
+    (plan,) = registry.images(_llama4(), images=[tuple(row["size"])], processor={"max_patches": max_patches}).plans
+    rows, columns = row["aspect_ratio"]
+    assert plan.grid == (row["tiles"], 24, 24)
+    assert plan.tokens == 3 + 144 + (rows * columns * 145 if rows * columns > 1 else 0)  # the expansion, as its own test checks
+
+
+def test_llama4_image_tokens_take_at_most_max_patches_tiles(registry):
+    assert registry.images(_llama4(), image_tokens=[10 * 144], processor={"max_patches": 9}).plans[0].grid == (10, 24, 24)
+    with pytest.raises(flopsreg.FlopsregError, match=r"on 1 tile or 3 to 5 \(the canvas's and the global one\)"):
+        registry.images(_llama4(), image_tokens=[10 * 144], processor={"max_patches": 4})
+
+
 def _pixtral() -> flopsreg.Model:
     return flopsreg.Model.from_hf_config(json.loads((DATA / "hf_forward" / "forward_pixkimi.json").read_text())["models"]["mistral_large4"]["config"])
 

@@ -3,7 +3,8 @@ run sets them (verl's ``max_pixels=1003520``): image_grid_thw of transformers'
 Qwen2VLImageProcessorPil built with ``min_pixels=`` / ``max_pixels=`` for a dozen sizes at two
 settings and both patch sizes (14: Qwen2-VL, Qwen2.5-VL; 16: Qwen3-VL, Qwen3.5), and
 video_grid_thw of the video processors (Qwen2VLVideoProcessor, Qwen3VLVideoProcessor, frames taken
-as given, as measure_qwenvid.py takes them) built with the same options. The result,
+as given, as measure_qwenvid.py takes them) built with the same options; and Llama4ImageProcessor's
+canvas and tiles with max_patches 4 and 9 (the published 16: measure_llama4img.py). The result,
 forward_procopts.json, comes from transformers alone: tests/hf/test_procopts.py compares
 flopsreg's plans (``processor={...}``) with it.
 
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import transformers
-from transformers import Qwen2VLImageProcessorPil, Qwen2VLVideoProcessor
+from transformers import Llama4ImageProcessor, Qwen2VLImageProcessorPil, Qwen2VLVideoProcessor
 from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
 
 HERE = Path(__file__).parent
@@ -35,6 +36,10 @@ FAMILIES = {"qwen2_5_vl": (14, (3136, 12845056)), "qwen3_vl": (16, (65536, 16777
 # Qwen3-VL video processor takes the bounds only as size's shortest_edge and longest_edge.
 VIDEO_PIXELS = {"qwen2_vl": (100352, 602112), "qwen3_vl": (131072, 786432)}
 VIDEOS = [(4, 720, 1280), (8, 360, 640), (2, 1080, 1920), (6, 100, 3000)]
+# Llama 4: the published tile (336 pixels) with other max_patches than the published 16.
+LLAMA4_MAX_PATCHES = (4, 9)
+LLAMA4_SIZES = [(768, 1024), (336, 336), (337, 336), (100, 2000), (720, 1280), (1080, 1920), (4000, 3000), (500, 500),
+                (1344, 336), (50, 60)]
 VIDEO_SETTINGS = {"max_only": {"max_pixels": 230400}, "both": {"min_pixels": 50176, "max_pixels": 1605632}}
 
 
@@ -79,6 +84,17 @@ def video_grids(family: str, options: dict) -> list[dict]:
     return rows
 
 
+def llama4_tiling(max_patches: int) -> list[dict]:
+    """aspect_ratios (the canvas) and tiles (with the global one) of Llama4ImageProcessor at *max_patches*."""
+    processor = Llama4ImageProcessor(size={"height": 336, "width": 336}, max_patches=max_patches, resize_to_max_canvas=False)
+    rows = []
+    for (h, w), image in zip(LLAMA4_SIZES, _images(LLAMA4_SIZES, 7)):
+        inputs = processor(images=[image], return_tensors="pt", input_data_format="channels_last")
+        rows.append({"size": [h, w], "aspect_ratio": [int(v) for v in inputs["aspect_ratios"][0]],
+                     "tiles": int(inputs["pixel_values"].shape[0])})
+    return rows
+
+
 def main() -> None:
     record = {
         "transformers": transformers.__version__,
@@ -87,6 +103,7 @@ def main() -> None:
                    for family in FAMILIES},
         "videos": {family: {name: {"options": options, "rows": video_grids(family, options)}
                             for name, options in VIDEO_SETTINGS.items()} for family in ("qwen2_vl", "qwen3_vl")},
+        "llama4": {str(max_patches): llama4_tiling(max_patches) for max_patches in LLAMA4_MAX_PATCHES},
     }
     (HERE / "forward_procopts.json").write_text(json.dumps(record, indent=1) + "\n")
 
