@@ -174,3 +174,18 @@ def test_processor_options_without_an_image_on_the_command_line_are_refused(tmp_
     for command in (["eval", "--seq-len", "10"], ["explain"]):
         assert main([command[0], str(path), *command[1:], "--processor", "max_pixels=1003520", "--no-cache"]) != 0
         assert "--processor: no --image, --image-tokens or --video for the processor's options to apply to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("command", "shown"), [
+    (["sweep", "--seq-len", "10"], "10,27234058821632,"),
+    (["compare", "--seq-len", "10"], "batch 1 x 955 tokens"),
+    (["generate", "--prompt", "10", "--new-tokens", "2"], "prompt 10 text tokens + 945 image tokens"),
+])
+def test_every_command_with_images_takes_the_options(tmp_path, capsys, registry, command, shown):
+    """945 image tokens: the 46 x 82 patches of 1440 x 2560 under max_pixels 1003520 (the record's)."""
+    path = tmp_path / "qwen3.json"
+    path.write_text((DATA / "hf" / "qwen3-vl-defaults.json").read_text())
+    assert main([command[0], str(path), *command[1:], "--image", "1440x2560", "--processor", "max_pixels=1003520", "--no-cache"]) == 0
+    assert shown in capsys.readouterr().out
+    if command[0] == "sweep":  # the row is evaluate's
+        assert registry.evaluate(_model("qwen3_vl"), seq_len=10, images=[(1440, 2560)], processor={"max_pixels": 1003520}).forward == 27234058821632
