@@ -106,6 +106,7 @@ class Registry(PluginLoader):
         videos: Sequence[tuple[int, int, int]] | None = None,
         request_videos: Sequence[Sequence[tuple[int, int, int]] | None] | None = None,
         request_audio: Sequence[Sequence[Any] | None] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -152,13 +153,20 @@ class Registry(PluginLoader):
         and one whose first token is cached is not encoded again. ``request_videos=`` and
         ``request_audio=`` (one list or None per request, as ``request_images``) give each
         request of ``requests`` its own.
+
+        ``processor={"max_pixels": 1003520}`` sets the options the family's processor was run
+        with (its image rule's and video rule's ``options``: Qwen-VL's min_pixels and max_pixels,
+        Gemma 4's max_soft_tokens...), the rest at their published defaults.
         """
         selection = self._evaluator.select(model, convention)
         if (images is None and image_tokens is None and image_positions is None and request_images is None
                 and audio is None and audio_tokens is None and videos is None and request_videos is None
-                and request_audio is None):  # text alone: the hot path, no tuple built
+                and request_audio is None and processor is None):  # text alone: the hot path, no tuple built
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos, request_videos, request_audio)
+        if processor is not None and images is None and image_tokens is None and request_images is None and videos is None \
+                and request_videos is None:
+            raise FlopsregError(f"processor = {processor!r:.60}: no images or videos for the processor's options: give images= or videos= beside it")
+        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos, request_videos, request_audio, processor)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
     def image_towers(self, model: Model, takes: str = "image") -> dict[str, tuple[str, Mapping[str, int], Any]]:
@@ -170,15 +178,16 @@ class Registry(PluginLoader):
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
-        convention: str = EXACT,
+        convention: str = EXACT, processor: Mapping[str, Any] | None = None,
     ) -> Images:
         """The images of one sequence as *model*'s vision tower takes them: each image's resized
         size, patch grid and tokens, and the tower's forward FLOPs per piece (exact, or as
         *convention* counts them; a convention with no term for the tower is refused), and the
-        language model's work on the pairs its mask adds within each image (Gemma 3)."""
+        language model's work on the pairs its mask adds within each image (Gemma 3).
+        *processor* sets the image processor's options (``{"max_pixels": 1003520}``)."""
         return plan_images(
             model.name, self.image_towers(model), images, image_tokens, convention, tower_kinds(model, self.hf_readers),
-            pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs),
+            pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs), processor=processor,
         )
 
     def audio(
@@ -190,28 +199,31 @@ class Registry(PluginLoader):
         return plan_images(model.name, self.image_towers(model), audio, audio_tokens, convention, tower_kinds(model, self.hf_readers),
                            takes="audio")
 
-    def videos(self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT) -> Images:
+    def videos(
+        self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT, processor: Mapping[str, Any] | None = None,
+    ) -> Images:
         """The videos of one sequence as *model*'s vision tower takes them (each ``(frames, height,
         width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
-        per piece (exact; a convention with no term for the tower is refused)."""
+        per piece (exact; a convention with no term for the tower is refused). *processor* sets
+        the video processor's options."""
         return plan_images(model.name, self.image_towers(model, "video"), videos, None, convention, tower_kinds(model, self.hf_readers),
-                           takes="video")
+                           takes="video", processor=processor)
 
     def _evaluate_images(
         self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images,
-        audio, audio_tokens, videos, request_videos, request_audio,
+        audio, audio_tokens, videos, request_videos, request_audio, processor,
     ) -> Result:
         """The language model over each sequence's text and new image, video and audio tokens, plus
         the towers for the images, videos and clips each sequence's step encodes (those not in its
         cached prefix), each sequence's media placed by :func:`~flopsreg.engine.placement.place`."""
         model, convention = selection.model, selection.convention
-        shared = self._shared_media(model, convention, images, image_tokens, image_positions, videos, audio, audio_tokens)
+        shared = self._shared_media(model, convention, images, image_tokens, image_positions, videos, audio, audio_tokens, processor)
         own = {"request_images": request_images, "request_videos": request_videos, "request_audio": request_audio}
         if requests is not None:
             if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
                 raise FlopsregError("requests: give the (new_tokens, cached) pairs alone, without seq_len, seqlens or cached")
             lengths, prefixes = request_list(requests)
-            held = list(zip(*(self._request_media(model, convention, name, given, len(lengths), planned)
+            held = list(zip(*(self._request_media(model, convention, name, given, len(lengths), planned, processor)
                               for (name, given), planned in zip(own.items(), shared))))
         else:
             for name, given in own.items():
@@ -237,19 +249,22 @@ class Registry(PluginLoader):
 
     def _shared_media(
         self, model: Model, convention: str, images: Any, image_tokens: Any, image_positions: Any, videos: Any, audio: Any, audio_tokens: Any,
+        processor: Any,
     ) -> tuple[Images | None, Images | None, Images | None]:
         """The images, videos and audio clips every sequence holds, each planned once (None: none)."""
         planned_images = None
         if images is not None or image_tokens is not None:
-            planned_images = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention), image_positions)
+            planned_images = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention, processor=processor), image_positions)
         elif image_positions is not None:
             raise FlopsregError("image_positions: no images to place: give images= or image_tokens= beside it")
-        planned_videos = None if videos is None else self.videos(model, videos=videos, convention=convention)
+        planned_videos = None if videos is None else self.videos(model, videos=videos, convention=convention, processor=processor)
         planned_audio = None if audio is None and audio_tokens is None else self.audio(
             model, audio=audio, audio_tokens=audio_tokens, convention=convention)
         return planned_images, planned_videos, planned_audio
 
-    def _request_media(self, model: Model, convention: str, name: str, given: Any, requests: int, shared: Images | None) -> list[Images | None]:
+    def _request_media(
+        self, model: Model, convention: str, name: str, given: Any, requests: int, shared: Images | None, processor: Any,
+    ) -> list[Images | None]:
         """The images (videos, audio clips) each request holds: *shared* (``images=``, ...) for
         every one, or each its own (*given*, the ``request_*=`` list named *name*)."""
         if given is None:
@@ -261,7 +276,8 @@ class Registry(PluginLoader):
         if isinstance(given, (str, bytes)) or not isinstance(given, Sequence) or len(given) != requests:
             raise FlopsregError(f"{name} = {given!r:.60}: expected one list of {shape} per request ({requests})")
         plan = {"images": self.images, "videos": self.videos, "audio": self.audio}[medium]
-        return [None if not each else plan(model, convention=convention, **{medium: each}) for each in given]
+        options = {} if medium == "audio" else {"processor": processor}  # the image and video processors' options
+        return [None if not each else plan(model, convention=convention, **{medium: each}, **options) for each in given]
 
     def parameters(self, model: Model) -> Parameters:
         """Exact parameter counts of *model*: every weight its selected patterns hold (norms, biases,
@@ -305,17 +321,19 @@ class Registry(PluginLoader):
         videos: Sequence[tuple[int, int, int]] | None = None,
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
         (logits at the last position) and the decode steps, per phase and per token. With
         ``images`` (or ``image_tokens``, placed as :meth:`evaluate` places them), ``videos`` or
         ``audio`` (``audio_tokens``) the prompt holds them: the prefill encodes them and runs over
-        the prompt's text and media tokens, and each decode step attends to them in the cache."""
+        the prompt's text and media tokens, and each decode step attends to them in the cache;
+        ``processor`` as :meth:`evaluate`'s."""
         from flopsreg.engine.serving import generate
 
         selection = self._evaluator.select(model, convention)
         given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "videos": videos, "audio": audio,
-                 "audio_tokens": audio_tokens}
+                 "audio_tokens": audio_tokens, "processor": processor}
         media = {key: value for key, value in given.items() if value is not None}
         if not media:
             return generate(selection, prompt, new_tokens, batch)
@@ -394,11 +412,11 @@ class Registry(PluginLoader):
 
     def held_media(
         self, model: Model, convention: str, images: Any = None, image_tokens: Any = None, videos: Any = None, audio: Any = None,
-        audio_tokens: Any = None,
+        audio_tokens: Any = None, processor: Any = None,
     ) -> tuple[Images, ...]:
         """The images, videos and audio clips every sequence of a sweep holds, each planned once,
-        in that order (empty: text alone)."""
-        shared = self._shared_media(model, convention, images, image_tokens, None, videos, audio, audio_tokens)
+        in that order (empty: text alone); *processor* as :meth:`evaluate`'s."""
+        shared = self._shared_media(model, convention, images, image_tokens, None, videos, audio, audio_tokens, processor)
         return tuple(held for held in shared if held is not None)
 
     @staticmethod
@@ -426,6 +444,7 @@ class Registry(PluginLoader):
         audio_tokens: Sequence[int] | None = None,
         request_videos: Sequence[Sequence[tuple[int, int, int]] | None] | None = None,
         request_audio: Sequence[Sequence[Any] | None] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them; ``requests``
@@ -437,7 +456,8 @@ class Registry(PluginLoader):
         from flopsreg.engine.compare import compare
 
         given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images,
-                 "videos": videos, "audio": audio, "audio_tokens": audio_tokens, "request_videos": request_videos, "request_audio": request_audio}
+                 "videos": videos, "audio": audio, "audio_tokens": audio_tokens, "request_videos": request_videos, "request_audio": request_audio,
+                 "processor": processor}
         media = {key: value for key, value in given.items() if value is not None}
         return compare(
             self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts,

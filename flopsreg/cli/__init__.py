@@ -116,6 +116,19 @@ def _image_count(text: str) -> tuple[int, int | None]:
     return int(count), int(position) if at else None
 
 
+def _processor_option(text: str) -> tuple[str, int | bool]:
+    """``KEY=VALUE``: one option of the family's processor (``max_pixels=1003520``, ``do_pan_and_scan=false``)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, an option of the model's processor (e.g. max_pixels=1003520), got {text!r}")
+    value = value.strip().lower()
+    if value in ("true", "false"):
+        return key.strip(), value == "true"
+    if not value.isdigit():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE with an integer, true or false as the value (e.g. max_pixels=1003520), got {text!r}")
+    return key.strip(), int(value)
+
+
 def _video(text: str) -> tuple[int, int, int]:
     """``FxHxW``: a video's frames (as sampled) and their height and width in pixels."""
     parts = text.lower().split("x")
@@ -134,6 +147,24 @@ def _image_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--video", type=_video, action="append", metavar="FxHxW",
                    help="a video every sequence holds, after its images and before its text "
                    "(frames as sampled x height x width in pixels; repeatable)")
+    p.add_argument("--processor", type=_processor_option, action="append", metavar="KEY=VALUE",
+                   help="an option the model's image and video processor was run with, e.g. max_pixels=1003520 "
+                   "(the rest at their published defaults; repeatable)")
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``processor`` keyword of the ``--processor`` options (none without them); a key given twice is refused."""
+    given = getattr(args, "processor", None)
+    if not given:
+        return {}
+    if not (getattr(args, "image", None) or getattr(args, "image_tokens", None) or getattr(args, "video", None)):
+        raise FlopsregError("--processor: no --image, --image-tokens or --video for the processor's options to apply to")
+    options: dict[str, int | bool] = {}
+    for key, value in given:
+        if key in options:
+            raise FlopsregError(f"--processor {key}: given twice ({options[key]} and {value}); give each option once")
+        options[key] = value
+    return {"processor": options}
 
 
 def _media(args: argparse.Namespace) -> dict[str, Any]:
@@ -149,7 +180,7 @@ def _image_media(args: argparse.Namespace) -> dict[str, Any]:
     """The ``images`` / ``image_tokens`` / ``image_positions`` keywords of the ``--image`` options."""
     given = getattr(args, "image", None) or getattr(args, "image_tokens", None)
     if not given:
-        return {}
+        return _options(args)
     option = "--image" if args.image else "--image-tokens"
     positions = [position for _, position in given]
     if None in positions and any(position is not None for position in positions):
@@ -157,7 +188,7 @@ def _image_media(args: argparse.Namespace) -> dict[str, Any]:
     media: dict[str, Any] = {"images" if args.image else "image_tokens": [image for image, _ in given]}
     if positions[0] is not None:
         media["image_positions"] = positions
-    return media
+    return {**media, **_options(args)}
 
 
 def _audio_options(p: argparse.ArgumentParser) -> None:
@@ -583,6 +614,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         return json.dumps(held.to_dict(), indent=2) if args.format == "json" else held.text()
     if args.command == "explain":
         text = session.registry.select(model, convention=args.convention).explain()
+        _options(args)  # --processor without images or videos is refused
         if args.image or args.image_tokens:
             media = _image_media(args)
             media.pop("image_positions", None)  # where an image lies changes no rule
@@ -592,7 +624,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
             audio = session.registry.audio(model, audio=args.audio, audio_tokens=args.audio_tokens, convention=args.convention)
             text = "\n".join([text, "", *audio.text(rules=True)])
         if args.video:
-            videos = session.registry.videos(model, videos=args.video, convention=args.convention)
+            videos = session.registry.videos(model, videos=args.video, convention=args.convention, **_options(args))
             text = "\n".join([text, "", *videos.text(rules=True)])
         return text
     if args.command in ("formula", "latex"):
@@ -634,7 +666,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     cached = args.cached[0] if len(args.cached) == 1 else args.cached
     if args.request and cached != 0:
         raise FlopsregError("--cached: each --request N:P gives its own cached tokens P; drop --cached")
-    if args.image or args.image_tokens or args.video or args.audio or args.audio_tokens:
+    if args.image or args.image_tokens or args.video or args.audio or args.audio_tokens or args.processor:
         result = session.registry.evaluate(
             model, seq_len=args.seq_len, seqlens=args.seqlens, batch=args.batch, recompute=args.recompute, convention=args.convention,
             cached=cached, logits=args.logits, requests=args.request, **_media(args),
@@ -703,6 +735,8 @@ def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> 
 
     plot.output_format(args.output)  # refused before any work
     media = _media(args)
+    if "processor" in media:
+        raise FlopsregError("--processor: a plot takes the processor's defaults only; count other options with flopsreg eval or sweep")
     if "image_positions" in media:
         raise FlopsregError("--image ...@K: a plot places every image before the text (each length is the text); drop @K")
     if len(models) > 1:

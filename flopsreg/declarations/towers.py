@@ -192,6 +192,11 @@ class ImageRule:
         axes: for audio, what the grid is and what its rows and columns are, for output:
             ``("spectrogram", "mel frames", "mel bins")``, or Gemma 4 unified's raw samples
             ``("grid", "frames", "samples a frame")``.
+        options: ``{name: default}``, the options the family's processor takes that change its
+            plan (Qwen-VL's ``min_pixels``, ``max_pixels``): a request's ``processor=`` values, else
+            these defaults, are merged into the dims ``plan`` and ``from_tokens`` receive. An int
+            default takes an integer >= 1, a bool default true or false; the plan refuses (a
+            ``ValueError``) a value its processor refuses or flopsreg does not count.
     """
 
     summary: str = attrs.field(validator=_text)
@@ -210,8 +215,12 @@ class ImageRule:
     takes: str = attrs.field(default="image", validator=attrs.validators.in_(MEDIA))
     sampling_rate: int = 0
     axes: tuple[str, str, str] = ("spectrogram", "mel frames", "mel bins")
+    options: Mapping[str, int | bool] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
+        for name, default in self.options.items():
+            if not isinstance(default, int) or not isinstance(default, bool) and default < 1:
+                raise ValueError(f"ImageRule.options[{name!r}] = {default!r}: expected an int >= 1 or a bool default")
         if self.bidirectional is not None and not self.pair_slot:
             raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
         if bool(self.cross_part) != (self.cross_keys is not None):

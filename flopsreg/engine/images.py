@@ -16,7 +16,7 @@ import attrs
 
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.declarations.towers import CROSS_ATTENTION, IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
-from flopsreg.errors import FlopsregError
+from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.formula.exact import CompiledFormula, compile_exact
 
 if TYPE_CHECKING:
@@ -179,6 +179,8 @@ class Images:
         keys: with ``cross``, the vision tokens of each image the cross-attention layers attend to.
         cross_flops: the cross-attention layers' FLOPs per piece over the sequences of one batch
             row, once each sequence's step is placed (:func:`flopsreg.engine.placement.place`).
+        options: the processor options the request set (``processor=``, :attr:`ImageRule.options`),
+            the others at their defaults; empty where none was given.
     """
 
     part: str
@@ -199,6 +201,7 @@ class Images:
     # pairs its mask adds within their tokens (a bidirectional rule's): what :meth:`subset` counts again
     encode: Callable[[Sequence[ImagePlan]], Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
     lm_pairs: Callable[[Sequence[ImagePlan]], int] = attrs.field(default=lambda plans: 0, eq=False, repr=False)
+    options: Mapping[str, int | bool] = attrs.field(factory=dict)
 
     def subset(self, indices: Sequence[int]) -> Images:
         """These images' *indices* alone (those a step encodes after a cached prefix), with the
@@ -230,6 +233,9 @@ class Images:
         *rules*, what each piece costs and the kind's closed forms)."""
         audio = self.rule.takes == "audio"
         lines = [f"{_MEDIA[self.rule.takes].many} through the {self.part} tower ({self.title}): {self.rule.summary}"]
+        if self.options:
+            lines.append("  processor options: " + ", ".join(f"{name}={_option_text(value)}" for name, value in self.options.items())
+                         + " (the rest at their defaults)")
         for number, plan in enumerate(self.plans, 1):
             if audio:
                 seconds = Fraction(plan.samples, self.rule.sampling_rate)
@@ -285,6 +291,7 @@ class Images:
                  "grid": list(p.grid), "tokens": p.tokens, **({"text_tokens_before": self.positions[i]} if self.positions else {})}
                 for i, p in enumerate(self.plans)
             ],
+            **({"processor": dict(self.options)} if self.options else {}),
             "tokens_per_sequence": self.tokens,
             "tower_flops_per_sequence": {piece: str(flops) for piece, flops in self.flops.items()},
             **({"bidirectional_flops_per_sequence": str(self.bidirectional)} if self.bidirectional else {}),
@@ -292,6 +299,32 @@ class Images:
                                     "flops_per_batch_row": {piece: str(flops) for piece, flops in self.cross_flops.items()}}}
                if self.cross is not None else {}),
         }
+
+
+def _option_text(value: int | bool) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _processor_options(rule: ImageRule, title: str, processor: Mapping[str, Any] | None) -> dict[str, int | bool]:
+    """The *processor* options a request gives *rule* (its :attr:`ImageRule.options`), checked:
+    each a name the rule takes, an int default given an integer >= 1, a bool default a bool."""
+    if processor is None:
+        return {}
+    if not isinstance(processor, Mapping):
+        raise FlopsregError(f"processor = {processor!r:.60}: expected a mapping of the processor's options, e.g. {{'max_pixels': 1003520}}")
+    taken = ", ".join(rule.options) or "none"
+    options: dict[str, int | bool] = {}
+    for name, value in processor.items():
+        if name not in rule.options:
+            raise FlopsregError(f"processor: {name!r} is not an option of {title}'s processor (it takes {taken})"
+                                + did_you_mean(str(name), rule.options))
+        default = rule.options[name]
+        if isinstance(default, bool) and not isinstance(value, bool):
+            raise FlopsregError(f"processor: {name} = {value!r:.60}: expected true or false")
+        if not isinstance(default, bool) and (type(value) is not int or value < 1):
+            raise FlopsregError(f"processor: {name} = {value!r:.60}: expected an integer >= 1")
+        options[name] = value
+    return options
 
 
 def _product(numbers: Sequence[int]) -> int:
@@ -370,6 +403,7 @@ def plan_images(
     kinds: Mapping[str, TowerKind] | None = None,
     pair: Callable[[str, Callable[[frozenset[str], Mapping[str, int]], int]], int] = lambda slot, pairs: 0,
     takes: str = "image",
+    processor: Mapping[str, Any] | None = None,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
@@ -378,7 +412,9 @@ def plan_images(
     FLOPs for the pairs ``pairs(flags, params)`` adds to each layer of each layer kind, for a tower
     whose image tokens are bidirectional. With ``takes="audio"``, the audio clips of one sequence
     (in seconds, or by their audio tokens) through the one tower whose rule takes audio; with ``takes="video"``, *images* are the
-    videos of one sequence, each ``(frames, height, width)``."""
+    videos of one sequence, each ``(frames, height, width)``. *processor* sets the rule's
+    processor options (:attr:`ImageRule.options`: ``{"max_pixels": 1003520}``), the rest at
+    their defaults."""
     medium = _MEDIA[takes]
     if images is not None and image_tokens is not None:
         raise FlopsregError(f"{medium.whole} and {medium.by_tokens}: give one (each {medium.given_as}, or the tokens of each)")
@@ -403,6 +439,8 @@ def plan_images(
             f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
             f"count {medium.many} with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
         )
+    options = _processor_options(rule, title, processor)
+    planning = {**dims, **rule.options, **options}  # what the rule's plan reads: the dims and the processor's options
     plans = []
     for index, entry in enumerate(entries):
         if images is not None:
@@ -415,7 +453,7 @@ def plan_images(
         elif rule.from_tokens is None:
             raise FlopsregError(f"{given}: {title} needs each {medium.one}'s {medium.shape}: {rule.shape_note}")
         try:  # the family's processor refuses an image with a ValueError saying why
-            plans.append(rule.plan(dims, *size) if images is not None else rule.from_tokens(dims, entry))
+            plans.append(rule.plan(planning, *size) if images is not None else rule.from_tokens(planning, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
     def lm_pairs(plans: Sequence[ImagePlan]) -> int:
@@ -444,4 +482,5 @@ def plan_images(
         cross = (rule.cross_part, kinds[rule.cross_part], towers[rule.cross_part][1])
         keys = tuple(rule.cross_keys(dims, plan) for plan in plans)  # type: ignore[misc]
     return Images(part=part, title=title, plans=tuple(plans), flops=encode(plans), rule=rule, kind=kind, dims=dims,
-                  bidirectional=lm_pairs(plans), cross=cross, keys=keys, encode=encode, lm_pairs=lm_pairs)
+                  bidirectional=lm_pairs(plans), cross=cross, keys=keys, encode=encode, lm_pairs=lm_pairs,
+                  options=options)

@@ -48,7 +48,15 @@ def soft_tokens(d: Mapping[str, int]) -> int:
     return d["tokens"]
 
 
+def _no_pan_and_scan(d: Mapping[str, int]) -> None:
+    """The processor's ``do_pan_and_scan`` option: with it, an image is also cut into crops, each
+    its own image; flopsreg does not count them (refused by name)."""
+    if d["do_pan_and_scan"]:
+        raise ValueError("do_pan_and_scan = true: the processor's pan-and-scan crops are not counted by flopsreg")
+
+
 def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+    _no_pan_and_scan(d)
     side = d["image"] // d["patch"]
     return ImagePlan(height=height, width=width, resized=(d["image"], d["image"]), grid=(1, side, side),
                      tokens=soft_tokens(d) + WRAPPER_TOKENS)
@@ -56,6 +64,7 @@ def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
 
 def _from_tokens(d: Mapping[str, int], tokens: int) -> ImagePlan:
     """Every Gemma 3 image is ``mm_tokens_per_image`` soft tokens: another count is no Gemma 3 image."""
+    _no_pan_and_scan(d)
     if tokens != soft_tokens(d):
         raise ValueError(f"every image is {d['tokens']} soft tokens (mm_tokens_per_image), resized to {d['image']} x {d['image']}")
     side = d["image"] // d["patch"]
@@ -74,6 +83,7 @@ GEMMA3_IMAGES = ImageRule(
     "the language model attends bidirectionally within each image's soft tokens",
     plan=_plan,
     from_tokens=_from_tokens,
+    options={"do_pan_and_scan": False},
     bidirectional=_soft_run,
     pair_slot="attention.core",  # QK^T and PV: 2 heads (qk + v width) FLOPs per pair
     rules=(

@@ -50,9 +50,10 @@ def resized_size(height: int, width: int, patch: int, pooling: int, budget: int)
 
 
 def _budget(d: Mapping[str, int]) -> int:
-    if d["budget"] not in BUDGETS:
-        raise ValueError(f"max_soft_tokens = {d['budget']}: the processor takes one of {', '.join(map(str, BUDGETS))}")
-    return d["budget"]
+    """The processor's ``max_soft_tokens`` option, one of the budgets it takes."""
+    if d["max_soft_tokens"] not in BUDGETS:
+        raise ValueError(f"max_soft_tokens = {d['max_soft_tokens']}: the processor takes one of {', '.join(map(str, BUDGETS))}")
+    return d["max_soft_tokens"]
 
 
 def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
@@ -74,7 +75,7 @@ def _from_tokens(d: Mapping[str, int], soft: int) -> ImagePlan:
     """An image of *soft* soft tokens: ``soft x pooling^2`` patches fix the tower's work (its
     attention spans the whole image), whatever their shape; at most the budget."""
     if soft > _budget(d):
-        raise ValueError(f"an image is at most max_soft_tokens = {d['budget']} soft tokens")
+        raise ValueError(f"an image is at most max_soft_tokens = {d['max_soft_tokens']} soft tokens")
     k = d["pooling"]
     return ImagePlan(height=0, width=0, resized=(k * d["patch"], soft * k * d["patch"]), grid=(1, k, soft * k),
                      tokens=soft + WRAPPER_TOKENS)
@@ -105,6 +106,7 @@ def _every_layer(d: Mapping[str, int], runs: Sequence[int], flags: frozenset[str
 
 _RULE = {
     "from_tokens": _from_tokens,
+    "options": {"max_soft_tokens": 280},  # the processor's default budget (processor_config.json's)
     "bidirectional": _soft_run,
     "pair_slot": "attention.core",  # QK^T and PV: 2 heads (qk + v width) FLOPs per pair
 }

@@ -94,7 +94,7 @@ def _shuffle(d: Mapping[str, int]) -> tuple[int, int]:
 
 def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
     side, per_tile = _shuffle(d)
-    canvas = best_fit(height, width, d["image"])
+    canvas = best_fit(height, width, d["image"], d["max_patches"])
     tiles = canvas[0] * canvas[1]
     return ImagePlan(height=height, width=width, resized=resized_size(height, width, d["image"], canvas),
                      grid=(tiles + 1 if tiles > 1 else 1, side, side), tokens=image_tokens(canvas, per_tile))
@@ -105,8 +105,8 @@ def _from_tokens(d: Mapping[str, int], count: int) -> ImagePlan:
     tiles fix the tower's work and the separators, whatever the canvas's shape."""
     side, per_tile = _shuffle(d)
     tiles, extra = divmod(count, per_tile)
-    if extra or tiles == 2 or tiles > MAX_TILES + 1:
-        raise ValueError(f"an image is {per_tile} <|patch|> tokens per tile, on 1 tile or 3 to {MAX_TILES + 1} "
+    if extra or tiles == 2 or tiles > d["max_patches"] + 1:
+        raise ValueError(f"an image is {per_tile} <|patch|> tokens per tile, on 1 tile or 3 to {d['max_patches'] + 1} "
                          "(the canvas's and the global one)")
     canvas = (1, tiles - 1) if tiles > 1 else (1, 1)
     return ImagePlan(height=0, width=0, resized=(0, 0), grid=(tiles, side, side), tokens=image_tokens(canvas, per_tile))
@@ -118,6 +118,7 @@ LLAMA4_IMAGES = ImageRule(
     "<|patch|> tokens, a separator after each canvas tile, <|image_start|>, <|image|> and <|image_end|>",
     plan=_plan,
     from_tokens=_from_tokens,
+    options={"max_patches": MAX_TILES},  # the processor's most tiles a canvas holds
     rules=(
         "tiles t = rows x columns + 1 (the global tile) for a canvas of more than one tile, else 1; "
         "N = patches + 1 class token per tile",

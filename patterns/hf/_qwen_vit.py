@@ -84,15 +84,27 @@ def smart_resize_video(frames: int, height: int, width: int, temporal: int, fact
     return h_bar, w_bar
 
 
-def _video_planner(pixels: tuple[int, int], qwen3: bool):
+def _pixels(dims: Mapping[str, int]) -> tuple[int, int]:
+    """The processor's ``(min_pixels, max_pixels)``, its options (:func:`_options`), taken as the
+    processor takes them (smart_resize does not check their order: neither does flopsreg)."""
+    return dims["min_pixels"], dims["max_pixels"]
+
+
+def _options(pixels: tuple[int, int]) -> dict[str, int]:
+    """A rule's processor options, ``min_pixels`` and ``max_pixels`` (the processor's ``size``
+    ``shortest_edge`` and ``longest_edge``), at *pixels*, the published defaults."""
+    return {"min_pixels": pixels[0], "max_pixels": pixels[1]}
+
+
+def _video_planner(qwen3: bool):
     """The video processor's rule: frames padded (the last repeated) to whole temporal patches,
     t = ceil(frames / temporal_patch_size); Qwen2-VL's frames resized as its images are (per-frame
     bounds), wrapped once in vision_start/end; Qwen3-VL's whole video bounded, each temporal patch
     wrapped in vision_start/end (its "<t seconds>" timestamp before each is text: not counted here)."""
-    low, high = pixels
 
     def plan(dims: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
         patch, merge, temporal = dims["patch"], dims["merge"], dims["frames"]
+        low, high = _pixels(dims)
         if qwen3:
             resized = smart_resize_video(frames, height, width, temporal, patch * merge, low, high)
         else:
@@ -105,17 +117,13 @@ def _video_planner(pixels: tuple[int, int], qwen3: bool):
     return plan
 
 
-def _planner(pixels: tuple[int, int]):
-    low, high = pixels
-
-    def plan(dims: Mapping[str, int], height: int, width: int) -> ImagePlan:
-        patch, merge = dims["patch"], dims["merge"]
-        resized = smart_resize(height, width, patch * merge, low, high)
-        rows, columns = resized[0] // patch, resized[1] // patch
-        return ImagePlan(height=height, width=width, resized=resized, grid=(1, rows, columns),
-                         tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
-
-    return plan
+def _plan(dims: Mapping[str, int], height: int, width: int) -> ImagePlan:
+    """The image processor's rule: smart_resize within the processor's min/max pixels."""
+    patch, merge = dims["patch"], dims["merge"]
+    resized = smart_resize(height, width, patch * merge, *_pixels(dims))
+    rows, columns = resized[0] // patch, resized[1] // patch
+    return ImagePlan(height=height, width=width, resized=resized, grid=(1, rows, columns),
+                     tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
 
 
 def _from_tokens(dims: Mapping[str, int], tokens: int) -> ImagePlan:
@@ -151,7 +159,8 @@ _MERGER = "merger = 2 x (patches / merge^2) x ((h merge^2)^2 + h merge^2 x out)"
 QWEN2_5_VL_IMAGES = ImageRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
     "(Qwen2.5-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
-    plan=_planner(QWEN2_5_PIXELS),
+    plan=_plan,
+    options=_options(QWEN2_5_PIXELS),
     shape_note="its windowed attention layers cut each image into windows by its patch grid",
     conventions={"verl": verl_vit_flops},
     rules=(
@@ -165,7 +174,8 @@ QWEN2_5_VL_IMAGES = ImageRule(
 QWEN2_VL_IMAGES = ImageRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
     "(Qwen2-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
-    plan=_planner(QWEN2_5_PIXELS),
+    plan=_plan,
+    options=_options(QWEN2_5_PIXELS),
     rules=(
         _EMBED, _PROJ, "blocks.attention = 4h x layers x sum(patches_per_image^2) (bidirectional within each image)",
         "blocks.mlp = layers x 2 x patches x 2 h (h mlp_ratio)", _MERGER,
@@ -176,7 +186,8 @@ QWEN2_VL_IMAGES = ImageRule(
 QWEN3_VL_IMAGES = ImageRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN3_PIXELS[0]} <= area <= {QWEN3_PIXELS[1]} "
     "(Qwen3-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
-    plan=_planner(QWEN3_PIXELS),
+    plan=_plan,
+    options=_options(QWEN3_PIXELS),
     from_tokens=_from_tokens,
     conventions={"verl": verl_vit_flops},
     rules=(
@@ -194,7 +205,8 @@ QWEN2_VL_VIDEOS = ImageRule(
     summary=f"frames padded to whole temporal patches (t = ceil(frames / temporal_patch_size)); each frame smart_resized "
     f"to multiples of patch x merge, {QWEN2_VIDEO_PIXELS[0]} <= area <= {QWEN2_VIDEO_PIXELS[1]} (Qwen2VLVideoProcessor's "
     "defaults); tokens = t x rows x columns / merge^2 + 2 (vision_start, vision_end)",
-    plan=_video_planner(QWEN2_VIDEO_PIXELS, qwen3=False),
+    plan=_video_planner(qwen3=False),
+    options=_options(QWEN2_VIDEO_PIXELS),
     rules=(_VIDEO_TOWER,),
     takes="video",
 )
@@ -204,7 +216,8 @@ QWEN3_VL_VIDEOS = ImageRule(
     f"smart_resize with {QWEN3_VIDEO_PIXELS[0]} <= frames x area <= {QWEN3_VIDEO_PIXELS[1]} (Qwen3VLVideoProcessor's "
     "defaults); tokens = t x (rows x columns / merge^2 + 2): vision_start and vision_end around each temporal patch "
     "(its <t seconds> timestamp is text: count it in seq_len)",
-    plan=_video_planner(QWEN3_VIDEO_PIXELS, qwen3=True),
+    plan=_video_planner(qwen3=True),
+    options=_options(QWEN3_VIDEO_PIXELS),
     rules=(_VIDEO_TOWER,),
     takes="video",
 )

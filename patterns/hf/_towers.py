@@ -387,10 +387,8 @@ KIMI_K25_PROJECTOR = TowerKind(
 )
 
 # What Gemma 4's image rule reads beside a vision tower's own dims: the pooling to soft tokens,
-# the processor's soft-token budget (max_soft_tokens: processor_config.json's, 280, not a field of
-# transformers' config; flopsreg reads it beside the config), the text width and the language
-# model's use_bidirectional_attention (Gemma4TextConfig: null; Gemma4UnifiedTextConfig: "vision").
-_BUDGET = Dim("budget", "max_soft_tokens", 280)
+# the text width and the language model's use_bidirectional_attention (Gemma4TextConfig: null;
+# Gemma4UnifiedTextConfig: "vision"); the processor's max_soft_tokens is its rule's option.
 
 
 def _bidirectional(default: str | None) -> Dim:
@@ -412,7 +410,7 @@ GEMMA4_VISION = TowerKind(
         Dim("kv_heads", "{tower}.num_key_value_heads", 12, latex=r"n_{\mathrm{kv}}"),
         Dim("head_dim", "{tower}.head_dim", 64, latex="d"), Dim("patch", "{tower}.patch_size", 16, latex="p"),
         Dim("table", "{tower}.position_embedding_size", 10240),
-        Dim("pooling", "{tower}.pooling_kernel_size", 3, latex="k"), Dim("text", "text_config.hidden_size", 2304, latex="D"), _BUDGET,
+        Dim("pooling", "{tower}.pooling_kernel_size", 3, latex="k"), Dim("text", "text_config.hidden_size", 2304, latex="D"),
         _bidirectional(None),
     ),
     parameters=(
@@ -526,7 +524,7 @@ GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
         Dim("patch", "{tower}.patch_size", 16, latex="p"), Dim("pooling", "{tower}.pooling_kernel_size", 3, latex="k"),
         Dim("h", "{tower}.mm_embed_dim", 3840, latex="m"), Dim("posemb", "{tower}.mm_posemb_size", 1120),
         Dim("out", "{tower}.output_proj_dims", 3840, latex=r"d_{\mathrm{out}}"), Dim("text", "text_config.hidden_size", 2304, latex="D"),
-        _BUDGET, _bidirectional("vision"),
+        _bidirectional("vision"),
     ),
     parameters=(
         2 * 3 * (patch * pooling) ** 2  # patch_ln1 over the merged patch's values

@@ -29,10 +29,12 @@ FAMILIES = ("gemma4", "gemma4_unified")
 PROCESSOR = RECORD["processor"]
 
 
+OPTIONS = {family: {"max_soft_tokens": MODELS[family]["max_soft_tokens"]} for family in FAMILIES}  # the record's processor
+
+
 def _config(family: str, **text) -> dict:
-    """The recorded config, with the processor's budget the record used beside it."""
     config = MODELS[family]["config"]
-    return {**config, "max_soft_tokens": MODELS[family]["max_soft_tokens"], "text_config": {**config["text_config"], **text}}
+    return {**config, "text_config": {**config["text_config"], **text}}
 
 
 def _model(family: str, **text) -> flopsreg.Model:
@@ -79,11 +81,10 @@ def test_the_processor_defaults_are_the_rules():
 def test_the_resize_and_tokens_equal_the_processors_for_a_dozen_sizes(registry, budget):
     """Each size through Gemma4ImageProcessorPil at patch 16, pooling 3 and this budget: flopsreg's
     plan gives its resized size (from the patches' positions) and soft tokens, plus <boi> and <eoi>."""
-    config = {**_config("gemma4"), "max_soft_tokens": int(budget),
-              "vision_config": {**_config("gemma4")["vision_config"], "patch_size": 16, "pooling_kernel_size": 3}}
+    config = {**_config("gemma4"), "vision_config": {**_config("gemma4")["vision_config"], "patch_size": 16, "pooling_kernel_size": 3}}
     model = flopsreg.Model.from_hf_config(config)
     for entry in PROCESSOR["sizes"][budget]:
-        (plan,) = registry.evaluate(model, seq_len=1, images=[tuple(entry["size"])]).images.plans
+        (plan,) = registry.evaluate(model, seq_len=1, images=[tuple(entry["size"])], processor={"max_soft_tokens": int(budget)}).images.plans
         assert list(plan.resized) == entry["resized"] and plan.tokens == entry["soft_tokens"] + WRAPPER_TOKENS
         assert plan.grid == (1, entry["resized"][0] // 16, entry["resized"][1] // 16)
         assert entry["padded"] == int(budget) * 9  # the patches the processor pads every image to
@@ -102,7 +103,7 @@ def test_the_resize_by_hand_and_at_extreme_aspect_ratios():
 @pytest.mark.parametrize("family", FAMILIES)
 def test_the_sequence_and_token_counts_equal_the_processors_expansion(registry, family, case):
     measured = MODELS[family]["cases"][case]
-    result = registry.evaluate(_model(family), seq_len=MODELS[family]["text_tokens"], images=_images(family, case))
+    result = registry.evaluate(_model(family), seq_len=MODELS[family]["text_tokens"], images=_images(family, case), processor=OPTIONS[family])
     assert [plan.tokens - WRAPPER_TOKENS for plan in result.images.plans] == measured["soft_tokens"]
     expected = [piece for soft in measured["soft_tokens"] for piece in ["<boi>", *["<image>"] * soft, "<eoi>"]]
     assert measured["sequence"] == expected and result.seqlens == (measured["sequence_length"],)
@@ -126,7 +127,7 @@ def test_the_gemma4_tower_is_the_recorded_one_less_the_padding_and_the_pooling_m
                                                "aten.bmm": at_padding["blocks.attention"]}
     assert modules["vision_tower.pooler"] == {"aten.bmm": pooling_matmul}
     assert measured["tower"] == sum(at_padding.values()) - at_padding["embedder"] + pooling_matmul
-    result = registry.evaluate(model, seq_len=7, images=_images("gemma4", case))
+    result = registry.evaluate(model, seq_len=7, images=_images("gemma4", case), processor=OPTIONS["gemma4"])
     flops = dict(result.images.flops)
     assert flops.pop("embedder") == measured["embedder"]
     real = [9 * soft for soft in measured["soft_tokens"]]  # each image's real patches: pooling^2 per soft token
@@ -153,7 +154,7 @@ def test_the_unified_embedder_is_the_recorded_one_less_the_padding(registry, cas
     assert modules["embed_vision.patch_dense"] == {"aten.addmm": at_padding["patch_dense"]}
     assert modules["embed_vision.multimodal_embedder"] == {"aten.mm": at_padding["embedder"]}
     assert measured["tower"] == sum(at_padding.values())
-    result = registry.evaluate(model, seq_len=7, images=_images("gemma4_unified", case))
+    result = registry.evaluate(model, seq_len=7, images=_images("gemma4_unified", case), processor=OPTIONS["gemma4_unified"])
     tokens = sum(measured["soft_tokens"])
     assert dict(result.images.flops) == {"patch_dense": 2 * tokens * 3 * 24**2 * 30, "embedder": 2 * tokens * 30 * 44}
 
@@ -203,7 +204,7 @@ def test_the_bidirectional_image_blocks_add_the_masks_pairs(registry, family, ca
     width = {"sliding_attention": text["head_dim"], "full_attention": text["global_head_dim"]}
     expected = sum(2 * text["num_attention_heads"] * 2 * width[kind] * added[kind] for kind in text["layer_types"])
     model = _model(family)
-    result = registry.evaluate(model, seq_len=MODELS[family]["text_tokens"], images=_images(family, case))
+    result = registry.evaluate(model, seq_len=MODELS[family]["text_tokens"], images=_images(family, case), processor=OPTIONS[family])
     assert result.images.bidirectional == expected
     assert result.forward == registry.evaluate(model, seq_len=length).forward + result.images.tower + expected
 
@@ -213,11 +214,11 @@ def test_without_vision_bidirectionality_the_image_tokens_are_causal(registry, f
     """use_bidirectional_attention null (Gemma4TextConfig's default; explicit for the unified
     one, whose default is "vision"): the masks stay causal, nothing is added."""
     model = _model(family, use_bidirectional_attention=None)
-    result = registry.evaluate(model, seq_len=7, images=_images(family, "two"))
+    result = registry.evaluate(model, seq_len=7, images=_images(family, "two"), processor=OPTIONS[family])
     assert result.images.bidirectional == 0
     assert result.forward == registry.evaluate(model, seq_len=result.seqlens[0]).forward + result.images.tower
     absent = {**_config(family), "text_config": {k: v for k, v in _config(family)["text_config"].items() if k != "use_bidirectional_attention"}}
-    default = registry.evaluate(flopsreg.Model.from_hf_config(absent), seq_len=7, images=_images(family, "two"))
+    default = registry.evaluate(flopsreg.Model.from_hf_config(absent), seq_len=7, images=_images(family, "two"), processor=OPTIONS[family])
     assert (default.images.bidirectional == 0) == (family == "gemma4")
 
 
@@ -228,7 +229,7 @@ def test_the_whole_forward_equals_flop_counter_mode(registry, eager_registry, fa
     them, whatever the mask) over the same length gives the rest of the record; the tower's
     padding and pooling matmul, reconciled above, make up the difference with flopsreg's tower."""
     measured, model = MODELS[family]["cases"][case], _model(family)
-    with_images = registry.evaluate(model, seq_len=MODELS[family]["text_tokens"], images=_images(family, case))
+    with_images = registry.evaluate(model, seq_len=MODELS[family]["text_tokens"], images=_images(family, case), processor=OPTIONS[family])
     language_model = eager_registry.evaluate(model, seq_len=with_images.seqlens[0], convention="eager").forward
     assert language_model == measured["rest"]
     kind, dims = _kind(registry, family), next(iter(t.dims for t in model.towers.values() if t.kind == _kind(registry, family).name))
@@ -244,23 +245,23 @@ def test_the_whole_forward_equals_flop_counter_mode(registry, eager_registry, fa
 @pytest.mark.parametrize("family", FAMILIES)
 def test_image_tokens_give_what_the_image_gives_and_refuse_more_than_the_budget(registry, family):
     model = _model(family)
-    by_size = registry.evaluate(model, seq_len=7, images=[(64, 100), (450, 260)])
-    by_tokens = registry.evaluate(model, seq_len=7, image_tokens=[60, 66])
+    by_size = registry.evaluate(model, seq_len=7, images=[(64, 100), (450, 260)], processor=OPTIONS[family])
+    by_tokens = registry.evaluate(model, seq_len=7, image_tokens=[60, 66], processor=OPTIONS[family])
     assert (by_tokens.forward, by_tokens.seqlens) == (by_size.forward, by_size.seqlens)
     title = "Gemma 4 ViT" if family == "gemma4" else "Gemma 4 unified vision embedder"
     with pytest.raises(flopsreg.FlopsregError, match=rf"^image_tokens\[0\] = 71: an image is at most max_soft_tokens = 70 soft tokens \({title}\)$"):
-        registry.evaluate(model, seq_len=7, image_tokens=[71])
+        registry.evaluate(model, seq_len=7, image_tokens=[71], processor=OPTIONS[family])
 
 
-@pytest.mark.parametrize(("family", "change", "message"), [
-    ("gemma4", {"max_soft_tokens": 100}, r"max_soft_tokens = 100: the processor takes one of 70, 140, 280, 560, 1120 \(Gemma 4 ViT\)"),
+@pytest.mark.parametrize(("family", "change", "options", "message"), [
+    ("gemma4", {}, {"max_soft_tokens": 100}, r"max_soft_tokens = 100: the processor takes one of 70, 140, 280, 560, 1120 \(Gemma 4 ViT\)"),
     ("gemma4_unified", {"vision_config": {**MODELS["gemma4_unified"]["config"]["vision_config"], "output_proj_dims": 26}},
-     r"output_proj_dims = 26: the projection takes the embedder's mm_embed_dim = 30 \(transformers fails on it\)"),
+     OPTIONS["gemma4_unified"], r"output_proj_dims = 26: the projection takes the embedder's mm_embed_dim = 30 \(transformers fails on it\)"),
 ])
-def test_a_budget_or_embedder_transformers_refuses_is_refused(registry, family, change, message):
+def test_a_budget_or_embedder_transformers_refuses_is_refused(registry, family, change, options, message):
     model = flopsreg.Model.from_hf_config({**_config(family), **change})
     with pytest.raises(flopsreg.FlopsregError, match=r"^images\[0\] = \(300, 500\): " + message):
-        registry.evaluate(model, seq_len=7, images=[(300, 500)])
+        registry.evaluate(model, seq_len=7, images=[(300, 500)], processor=options)
 
 
 def test_an_unknown_bidirectional_setting_is_one_line():
@@ -275,25 +276,26 @@ def test_every_other_convention_refuses_gemma4_images_by_name(registry, family, 
     title = "vision tower (Gemma 4 ViT)" if family == "gemma4" else "vision_embedder tower (Gemma 4 unified vision embedder)"
     message = f"images: convention '{convention}' has no term for the {title}: count images with the exact convention"
     with pytest.raises(flopsreg.FlopsregError, match="^" + re.escape(message) + "$"):
-        registry.evaluate(_model(family), seq_len=7, images=[(300, 500)], convention=convention)
+        registry.evaluate(_model(family), seq_len=7, images=[(300, 500)], convention=convention, processor=OPTIONS[family])
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_verl_counts_no_gemma4_at_all(registry, family):
     """verl has no estimator for either model_type (its FlopsCounter returns 0): the model is refused, images or not."""
     with pytest.raises(flopsreg.FlopsregError, match=r"verl .*model_type"):
-        registry.evaluate(_model(family), seq_len=7, images=[(300, 500)], convention="verl")
+        registry.evaluate(_model(family), seq_len=7, images=[(300, 500)], convention="verl", processor=OPTIONS[family])
 
 
 def test_the_command_line_takes_gemma4_images(tmp_path, capsys, registry):
     path = tmp_path / "gemma4.json"
     path.write_text(json.dumps(_config("gemma4")))
-    assert main(["eval", str(path), "--seq-len", "7", "--image", "300x500", "--format", "json", "--no-cache"]) == 0
+    options = ["--processor", "max_soft_tokens=70"]
+    assert main(["eval", str(path), "--seq-len", "7", "--image", "300x500", *options, "--format", "json", "--no-cache"]) == 0
     output = json.loads(capsys.readouterr().out)
-    expected = registry.evaluate(_model("gemma4"), seq_len=7, images=[(300, 500)])
+    expected = registry.evaluate(_model("gemma4"), seq_len=7, images=[(300, 500)], processor=OPTIONS["gemma4"])
     assert output["forward_flops"] == str(expected.forward) and output["seqlens"] == [7 + 60 + 2]
     assert output["images"]["bidirectional_flops_per_sequence"] == str(expected.images.bidirectional)
-    assert main(["explain", str(path), "--image", "300x500", "--no-cache"]) == 0
+    assert main(["explain", str(path), "--image", "300x500", *options, "--no-cache"]) == 0
     text = capsys.readouterr().out
     assert "image 1: 300x500 -> 144x240, patch grid 1x18x30 (t x h x w), 62 tokens" in text
     assert "embedder = 2*columns*h*rows*t*text/pooling**2" in text
@@ -319,15 +321,15 @@ def test_after_a_cached_image_the_next_image_adds_its_own_layer_pairs(registry, 
     text = MODELS[family]["config"]["text_config"]
     model, case = _model(family), max(MODELS[family]["cases"], key=lambda c: len(MODELS[family]["cases"][c]["images"]))
     first, second = _images(family, case)[:2]
-    soft = registry.images(model, images=[second]).plans[0].tokens - WRAPPER_TOKENS
+    soft = registry.images(model, images=[second], processor=OPTIONS[family]).plans[0].tokens - WRAPPER_TOKENS
     w = text["sliding_window"]
     triangle, beyond = soft * (soft - 1) // 2, (soft - w) * (soft - w + 1) // 2 if soft > w else 0
     added = {"full_attention": 0, "sliding_attention": triangle} if family == "gemma4" else {
         "full_attention": triangle, "sliding_attention": triangle + beyond}
     width = {"sliding_attention": text["head_dim"], "full_attention": text["global_head_dim"]}
     pairs = sum(2 * text["num_attention_heads"] * 2 * width[kind] * added[kind] for kind in text["layer_types"])
-    cached = registry.images(model, images=[first]).tokens
-    step = registry.evaluate(model, seq_len=5, cached=cached, images=[first, second])
-    tokens = registry.images(model, images=[second]).tokens
+    cached = registry.images(model, images=[first], processor=OPTIONS[family]).tokens
+    step = registry.evaluate(model, seq_len=5, cached=cached, images=[first, second], processor=OPTIONS[family])
+    tokens = registry.images(model, images=[second], processor=OPTIONS[family]).tokens
     language_model = registry.evaluate(model, seq_len=5 + tokens, cached=cached).forward
-    assert step.forward == language_model + registry.images(model, images=[second]).tower + pairs
+    assert step.forward == language_model + registry.images(model, images=[second], processor=OPTIONS[family]).tower + pairs

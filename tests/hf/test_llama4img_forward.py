@@ -74,7 +74,7 @@ def test_the_tiling_and_token_count_equal_the_processors(record, vision):
     for entry in entries:
         height, width = entry["image"]
         assert list(best_fit(height, width, vision["image_size"])) == entry["aspect_ratio"], entry
-        plan = LLAMA4_IMAGES.plan(dims, height, width)
+        plan = LLAMA4_IMAGES.plan({**dims, **LLAMA4_IMAGES.options}, height, width)
         assert plan.grid == (entry["tiles"], side, side) and list(plan.resized) == entry["resized"], entry
         assert plan.tokens == entry["tokens"], entry
         assert entry["patch_tokens"] == entry["tiles"] * side * side // 4

@@ -66,9 +66,9 @@ def test_the_resizing_rule_gives_the_image_processors_grid(family, row):
     rule, patch = RULES[family]
     if "refused" in row:
         with pytest.raises(ValueError, match="aspect ratio above 200"):
-            rule.plan({"patch": patch, "merge": 2}, *row["size"])
+            rule.plan({"patch": patch, "merge": 2, **rule.options}, *row["size"])
         return
-    plan = rule.plan({"patch": patch, "merge": 2}, *row["size"])
+    plan = rule.plan({"patch": patch, "merge": 2, **rule.options}, *row["size"])
     assert list(plan.grid) == row["grid"]
     assert plan.resized == (row["grid"][1] * patch, row["grid"][2] * patch)
     assert plan.tokens == row["grid"][1] * row["grid"][2] // 4 + 2

@@ -1,0 +1,112 @@
+"""Record what the Qwen-VL processors do with their own options (min_pixels, max_pixels), as an RL
+run sets them (verl's ``max_pixels=1003520``): image_grid_thw of transformers'
+Qwen2VLImageProcessorPil built with ``min_pixels=`` / ``max_pixels=`` for a dozen sizes at two
+settings and both patch sizes (14: Qwen2-VL, Qwen2.5-VL; 16: Qwen3-VL, Qwen3.5), and
+video_grid_thw of the video processors (Qwen2VLVideoProcessor, Qwen3VLVideoProcessor, frames taken
+as given, as measure_qwenvid.py takes them) built with the same options; and Llama4ImageProcessor's
+canvas and tiles with max_patches 4 and 9 (the published 16: measure_llama4img.py). The result,
+forward_procopts.json, comes from transformers alone: tests/hf/test_procopts.py compares
+flopsreg's plans (``processor={...}``) with it.
+
+Needs torch and transformers (not flopsreg dependencies):
+    pip install torch==2.13.0 transformers==5.24.0 pillow && python tests/data/hf_forward/measure_procopts.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import transformers
+from transformers import Llama4ImageProcessor, Qwen2VLImageProcessorPil, Qwen2VLVideoProcessor
+from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
+
+HERE = Path(__file__).parent
+# Sizes around the bounds, odd and half-way multiples, extreme ratios.
+SIZES = [(1, 1), (28, 28), (100, 100), (257, 391), (333, 777), (720, 1280), (1080, 1920), (1440, 2560),
+         (2000, 40), (3000, 4000), (4096, 4096), (15, 2990), (10, 2500)]
+# Two settings: verl's common max_pixels with the family's own min_pixels, and both bounds set
+# (256 to 512 merged 28-pixel tokens, as Qwen's model cards suggest bounding them).
+SETTINGS = {"max_only": {"max_pixels": 1003520}, "both": {"min_pixels": 200704, "max_pixels": 401408}}
+# Each family's image processor patch size and published size (preprocessor_config.json: min, max
+# pixels), which the options then override, as AutoProcessor.from_pretrained(..., max_pixels=) does.
+FAMILIES = {"qwen2_5_vl": (14, (3136, 12845056)), "qwen3_vl": (16, (65536, 16777216))}
+# The video processors' own size (transformers 5.24 class defaults), overridden the same way: the
+# Qwen3-VL video processor takes the bounds only as size's shortest_edge and longest_edge.
+VIDEO_PIXELS = {"qwen2_vl": (100352, 602112), "qwen3_vl": (131072, 786432)}
+VIDEOS = [(4, 720, 1280), (8, 360, 640), (2, 1080, 1920), (6, 100, 3000)]
+# Llama 4: the published tile (336 pixels) with other max_patches than the published 16.
+LLAMA4_MAX_PATCHES = (4, 9)
+LLAMA4_SIZES = [(768, 1024), (336, 336), (337, 336), (100, 2000), (720, 1280), (1080, 1920), (4000, 3000), (500, 500),
+                (1344, 336), (50, 60)]
+VIDEO_SETTINGS = {"max_only": {"max_pixels": 230400}, "both": {"min_pixels": 50176, "max_pixels": 1605632}}
+
+
+def _images(sizes, seed: int) -> list[np.ndarray]:
+    generator = np.random.default_rng(seed)
+    return [generator.integers(0, 256, (h, w, 3), dtype=np.uint8) for h, w in sizes]
+
+
+def _size(pixels: tuple[int, int], options: dict) -> dict:
+    """The processor's size: its own bounds, *options* (min_pixels, max_pixels) over them."""
+    return {"shortest_edge": options.get("min_pixels", pixels[0]), "longest_edge": options.get("max_pixels", pixels[1])}
+
+
+def image_grids(patch: int, pixels: tuple[int, int], options: dict) -> list[dict]:
+    """image_grid_thw of the image processor built with *options*, per size (refusals kept)."""
+    processor = Qwen2VLImageProcessorPil(patch_size=patch, merge_size=2, temporal_patch_size=2, size=dict(zip(
+        ("shortest_edge", "longest_edge"), pixels)), **options)
+    assert dict(processor.size) == _size(pixels, options), processor.size
+    rows = []
+    for (h, w), image in zip(SIZES, _images(SIZES, 5)):
+        try:
+            grid = processor(images=[image], return_tensors="pt", input_data_format="channels_last")["image_grid_thw"][0].tolist()
+        except ValueError as exc:
+            rows.append({"size": [h, w], "refused": str(exc)})
+            continue
+        rows.append({"size": [h, w], "grid": grid})
+    return rows
+
+
+def video_grids(family: str, options: dict) -> list[dict]:
+    """video_grid_thw of the family's video processor built with *options*, per video."""
+    qwen3 = family == "qwen3_vl"
+    cls = Qwen3VLVideoProcessor if qwen3 else Qwen2VLVideoProcessor
+    processor = cls(patch_size=16 if qwen3 else 14, merge_size=2, temporal_patch_size=2, do_sample_frames=False,
+                    cap_pixels_per_frame=False, size=_size(VIDEO_PIXELS[family], options))
+    generator = np.random.default_rng(6)
+    rows = []
+    for frames, h, w in VIDEOS:
+        video = generator.integers(0, 256, (frames, h, w, 3), dtype=np.uint8)
+        grid = processor(videos=[video], return_tensors="pt", input_data_format="channels_last")["video_grid_thw"][0].tolist()
+        rows.append({"video": [frames, h, w], "grid": grid})
+    return rows
+
+
+def llama4_tiling(max_patches: int) -> list[dict]:
+    """aspect_ratios (the canvas) and tiles (with the global one) of Llama4ImageProcessor at *max_patches*."""
+    processor = Llama4ImageProcessor(size={"height": 336, "width": 336}, max_patches=max_patches, resize_to_max_canvas=False)
+    rows = []
+    for (h, w), image in zip(LLAMA4_SIZES, _images(LLAMA4_SIZES, 7)):
+        inputs = processor(images=[image], return_tensors="pt", input_data_format="channels_last")
+        rows.append({"size": [h, w], "aspect_ratio": [int(v) for v in inputs["aspect_ratios"][0]],
+                     "tiles": int(inputs["pixel_values"].shape[0])})
+    return rows
+
+
+def main() -> None:
+    record = {
+        "transformers": transformers.__version__,
+        "models": {},  # no model runs here: the processors alone (the records' common layout)
+        "images": {family: {name: {"options": options, "rows": image_grids(*FAMILIES[family], options)} for name, options in SETTINGS.items()}
+                   for family in FAMILIES},
+        "videos": {family: {name: {"options": options, "rows": video_grids(family, options)}
+                            for name, options in VIDEO_SETTINGS.items()} for family in ("qwen2_vl", "qwen3_vl")},
+        "llama4": {str(max_patches): llama4_tiling(max_patches) for max_patches in LLAMA4_MAX_PATCHES},
+    }
+    (HERE / "forward_procopts.json").write_text(json.dumps(record, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""The processor's own options (ImageRule.options; ``processor=`` and ``--processor KEY=VALUE``):
+Qwen-VL's min_pixels and max_pixels for images and videos against the grids transformers'
+processors give with them (tests/data/hf_forward/forward_procopts.json, measure_procopts.py),
+the defaults unchanged, and every refusal one line."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import flopsreg
+from flopsreg.cli import main
+from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
+from flopsreg.patterns.hf._qwen_vit import QWEN3_PIXELS
+from flopsreg.plugin import ImageRule
+
+DATA = Path(__file__).parents[1] / "data"
+RECORD = json.loads((DATA / "hf_forward" / "forward_procopts.json").read_text())
+CONFIGS = {"qwen2_5_vl": "qwen2-5-vl", "qwen2_vl": "qwen2-vl", "qwen3_vl": "qwen3-vl"}
+
+
+def _model(family: str) -> flopsreg.Model:
+    return flopsreg.Model.from_hf_config(json.loads((DATA / "hf" / f"{CONFIGS[family]}-defaults.json").read_text()))
+
+
+def _rows(medium: str):
+    return [(family, setting, row) for family, settings in RECORD[medium].items()
+            for setting, entry in settings.items() for row in entry["rows"]]
+
+
+def test_the_record_names_its_version_and_both_settings():
+    assert RECORD["transformers"] == "5.24.0"
+    assert {family: set(settings) for family, settings in RECORD["images"].items()} == {
+        "qwen2_5_vl": {"max_only", "both"}, "qwen3_vl": {"max_only", "both"}}
+    assert RECORD["images"]["qwen3_vl"]["max_only"]["options"] == {"max_pixels": 1003520}
+
+
+@pytest.mark.parametrize(("family", "setting", "row"), _rows("images"))
+def test_images_resize_as_the_image_processor_with_its_options(registry, family, setting, row):
+    options = RECORD["images"][family][setting]["options"]
+    if "refused" in row:
+        with pytest.raises(flopsreg.FlopsregError, match="aspect ratio above 200"):
+            registry.images(_model(family), images=[tuple(row["size"])], processor=options)
+        return
+    images = registry.images(_model(family), images=[tuple(row["size"])], processor=options)
+    (plan,) = images.plans
+    t, rows, columns = row["grid"]
+    assert plan.grid == (t, rows, columns) and plan.tokens == rows * columns // 4 + 2
+    assert images.options == options
+
+
+@pytest.mark.parametrize(("family", "setting", "row"), _rows("videos"))
+def test_videos_resize_as_the_video_processor_with_its_options(registry, family, setting, row):
+    options = RECORD["videos"][family][setting]["options"]
+    (plan,) = registry.videos(_model(family), videos=[tuple(row["video"])], processor=options).plans
+    assert list(plan.grid) == row["grid"]
+
+
+def test_an_option_changes_the_count_and_its_default_changes_nothing(registry):
+    model, image = _model("qwen3_vl"), [(1440, 2560)]
+    plain = registry.evaluate(model, seq_len=10, images=image)
+    assert registry.evaluate(model, seq_len=10, images=image, processor={"max_pixels": QWEN3_PIXELS[1]}).forward == plain.forward
+    capped = registry.evaluate(model, seq_len=10, images=image, processor={"max_pixels": 1003520})
+    assert capped.images.plans[0].grid == (1, 46, 82) != plain.images.plans[0].grid  # the record's 1440 x 2560, max_only
+    assert capped.seqlens == (10 + 46 * 82 // 4 + 2,) and capped.forward < plain.forward
+    assert capped.images.to_dict()["processor"] == {"max_pixels": 1003520} and "processor" not in plain.images.to_dict()
+    assert "  processor options: max_pixels=1003520 (the rest at their defaults)" in capped.images.text()
+
+
+def test_image_tokens_take_the_options_too(registry):
+    """Gemma 4: an image known by its soft tokens is at most the budget the options set."""
+    config = json.loads((DATA / "hf_forward" / "forward_gemma4img.json").read_text())["models"]["gemma4"]["config"]
+    model = flopsreg.Model.from_hf_config(config)
+    assert registry.images(model, image_tokens=[300], processor={"max_soft_tokens": 560}).tokens == 302
+    with pytest.raises(flopsreg.FlopsregError, match=r"at most max_soft_tokens = 280 soft tokens"):
+        registry.images(model, image_tokens=[300])
+
+
+def _llama4(**vision) -> flopsreg.Model:
+    """The recorded tiny Llama 4 with the published 336-pixel tile (patch 14: 24 x 24 patches, 144 tokens a tile)."""
+    config = json.loads((DATA / "hf_forward" / "forward_llama4img.json").read_text())["models"]["llama4"]["config"]
+    return flopsreg.Model.from_hf_config({**config, "vision_config": {**config["vision_config"], "image_size": 336, "patch_size": 14, **vision}})
+
+
+@pytest.mark.parametrize(("max_patches", "row"), [(int(m), row) for m, rows in RECORD["llama4"].items() for row in rows])
+def test_llama4_tiles_as_the_image_processor_with_its_max_patches(registry, max_patches, row):
+    """Llama4ImageProcessor(max_patches=4 or 9): its canvas, and its tiles with the global one."""
+    (plan,) = registry.images(_llama4(), images=[tuple(row["size"])], processor={"max_patches": max_patches}).plans
+    rows, columns = row["aspect_ratio"]
+    assert plan.grid == (row["tiles"], 24, 24)
+    assert plan.tokens == 3 + 144 + (rows * columns * 145 if rows * columns > 1 else 0)  # the expansion, as its own test checks
+
+
+def test_llama4_image_tokens_take_at_most_max_patches_tiles(registry):
+    assert registry.images(_llama4(), image_tokens=[10 * 144], processor={"max_patches": 9}).plans[0].grid == (10, 24, 24)
+    with pytest.raises(flopsreg.FlopsregError, match=r"on 1 tile or 3 to 5 \(the canvas's and the global one\)"):
+        registry.images(_llama4(), image_tokens=[10 * 144], processor={"max_patches": 4})
+
+
+def _pixtral() -> flopsreg.Model:
+    return flopsreg.Model.from_hf_config(json.loads((DATA / "hf_forward" / "forward_pixkimi.json").read_text())["models"]["mistral_large4"]["config"])
+
+
+@pytest.mark.parametrize(("processor", "message"), [
+    ({"max_pixel": 1003520}, "processor: 'max_pixel' is not an option of Qwen3-VL ViT's processor (it takes min_pixels, max_pixels); "
+     "did you mean 'max_pixels'?"),
+    ({"max_pixels": 0}, "processor: max_pixels = 0: expected an integer >= 1"),
+    ({"max_pixels": "1003520"}, "processor: max_pixels = '1003520': expected an integer >= 1"),
+    ({"min_pixels": True}, "processor: min_pixels = True: expected an integer >= 1"),
+    ([("max_pixels", 1)], "processor = [('max_pixels', 1)]: expected a mapping of the processor's options, e.g. {'max_pixels': 1003520}"),
+])
+def test_a_bad_option_is_one_line(registry, processor, message):
+    with pytest.raises(flopsreg.FlopsregError, match=re.escape(message) + "$"):
+        registry.evaluate(_model("qwen3_vl"), seq_len=5, images=[(720, 1280)], processor=processor)
+
+
+def test_options_without_images_and_for_a_rule_without_options_are_refused(registry):
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor = \{'max_pixels': 1003520\}: no images or videos for the processor's "
+                       r"options: give images= or videos= beside it$"):
+        registry.evaluate(_model("qwen3_vl"), seq_len=5, processor={"max_pixels": 1003520})
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor: 'max_pixels' is not an option of .*'s processor \(it takes none\)$"):
+        registry.evaluate(_pixtral(), seq_len=5, images=[(64, 64)], processor={"max_pixels": 1003520})
+
+
+def test_gemma3_pan_and_scan_is_refused_by_name(registry):
+    model = flopsreg.Model.from_hf_config(json.loads((DATA / "hf_forward" / "forward_gemma3img.json").read_text())["models"]["gemma3"]["config"])
+    assert GEMMA3_IMAGES.options == {"do_pan_and_scan": False}
+    same = registry.evaluate(model, seq_len=5, images=[(300, 500)], processor={"do_pan_and_scan": False})
+    assert same.forward == registry.evaluate(model, seq_len=5, images=[(300, 500)]).forward
+    with pytest.raises(flopsreg.FlopsregError, match=r"^images\[0\] = \(300, 500\): do_pan_and_scan = true: the processor's pan-and-scan "
+                       r"crops are not counted by flopsreg \(SigLIP ViT\)$"):
+        registry.evaluate(model, seq_len=5, images=[(300, 500)], processor={"do_pan_and_scan": True})
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor: do_pan_and_scan = 1: expected true or false$"):
+        registry.evaluate(model, seq_len=5, images=[(300, 500)], processor={"do_pan_and_scan": 1})
+
+
+def test_an_option_default_is_an_int_or_a_bool():
+    with pytest.raises(ValueError, match=r"^ImageRule.options\['max_pixels'\] = 0: expected an int >= 1 or a bool default$"):
+        ImageRule(summary="s", plan=GEMMA3_IMAGES.plan, options={"max_pixels": 0})
+
+
+def test_the_command_line_takes_processor_options(tmp_path, capsys, registry):
+    path = tmp_path / "qwen3.json"
+    path.write_text((DATA / "hf" / "qwen3-vl-defaults.json").read_text())
+    args = ["eval", str(path), "--seq-len", "10", "--image", "1440x2560", "--processor", "max_pixels=1003520", "--format", "json", "--no-cache"]
+    assert main(args) == 0
+    output = json.loads(capsys.readouterr().out)
+    expected = registry.evaluate(_model("qwen3_vl"), seq_len=10, images=[(1440, 2560)], processor={"max_pixels": 1003520})
+    assert output["forward_flops"] == str(expected.forward) and output["images"]["processor"] == {"max_pixels": 1003520}
+    assert main(["explain", str(path), "--image", "1440x2560", "--processor", "max_pixels=1003520", "--no-cache"]) == 0
+    assert "image 1: 1440x2560 -> 736x1312, patch grid 1x46x82 (t x h x w), 945 tokens" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (["--processor", "max_pixels"], "expected KEY=VALUE, an option of the model's processor (e.g. max_pixels=1003520), got 'max_pixels'"),
+    (["--processor", "max_pixels=1e6"], "expected KEY=VALUE with an integer, true or false as the value"),
+    (["--processor", "max_pixels=1", "--processor", "max_pixels=2"], "--processor max_pixels: given twice (1 and 2); give each option once"),
+    (["--processor", "max_pixel=1003520"], "did you mean 'max_pixels'?"),
+])
+def test_bad_processor_options_on_the_command_line_are_one_line(tmp_path, capsys, options, message):
+    path = tmp_path / "qwen3.json"
+    path.write_text((DATA / "hf" / "qwen3-vl-defaults.json").read_text())
+    assert main(["eval", str(path), "--seq-len", "10", "--image", "720x1280", *options, "--no-cache"]) != 0
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_processor_options_without_an_image_on_the_command_line_are_refused(tmp_path, capsys):
+    path = tmp_path / "qwen3.json"
+    path.write_text((DATA / "hf" / "qwen3-vl-defaults.json").read_text())
+    for command in (["eval", "--seq-len", "10"], ["explain"]):
+        assert main([command[0], str(path), *command[1:], "--processor", "max_pixels=1003520", "--no-cache"]) != 0
+        assert "--processor: no --image, --image-tokens or --video for the processor's options to apply to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("command", "shown"), [
+    (["sweep", "--seq-len", "10"], "10,{forward},"),
+    (["compare", "--seq-len", "10"], "batch 1 x 955 tokens"),
+    (["generate", "--prompt", "10", "--new-tokens", "2"], "prompt 10 text tokens + 945 image tokens"),
+])
+def test_every_command_with_images_takes_the_options(tmp_path, capsys, registry, command, shown):
+    """945 image tokens: the 46 x 82 patches of 1440 x 2560 under max_pixels 1003520 (the record's)."""
+    path = tmp_path / "qwen3.json"
+    path.write_text((DATA / "hf" / "qwen3-vl-defaults.json").read_text())
+    assert main([command[0], str(path), *command[1:], "--image", "1440x2560", "--processor", "max_pixels=1003520", "--no-cache"]) == 0
+    forward = registry.evaluate(_model("qwen3_vl"), seq_len=10, images=[(1440, 2560)], processor={"max_pixels": 1003520}).forward
+    assert shown.format(forward=forward) in capsys.readouterr().out
