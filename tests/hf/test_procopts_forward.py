@@ -188,3 +188,14 @@ def test_every_command_with_images_takes_the_options(tmp_path, capsys, registry,
     assert main([command[0], str(path), *command[1:], "--image", "1440x2560", "--processor", "max_pixels=1003520", "--no-cache"]) == 0
     forward = registry.evaluate(_model("qwen3_vl"), seq_len=10, images=[(1440, 2560)], processor={"max_pixels": 1003520}).forward
     assert shown.format(forward=forward) in capsys.readouterr().out
+
+
+def test_each_requests_own_images_and_a_sweep_take_the_options(registry):
+    """The options reach the images of each request (``request_images``) and of a sweep's held
+    media: the capped 1440 x 2560 image is 46 x 82 patches there too (the recorded max_only grid)."""
+    model, image, options = _model("qwen3_vl"), [(1440, 2560)], {"max_pixels": 1003520}
+    step = registry.evaluate(model, requests=[(10, 0), (1, 50)], request_images=[image, None], processor=options)
+    alone = registry.evaluate(model, seq_len=10, images=image, processor=options, logits="last")
+    assert step.per_request[0] == alone.forward and alone.seqlens == (10 + 46 * 82 // 4 + 2,)
+    (held,) = registry.held_media(model, "exact", images=image, processor=options)
+    assert held.plans[0].grid == (1, 46, 82)
