@@ -23,6 +23,7 @@ from flopsreg.model import shown
 
 __all__ = ["Placed", "place", "with_positions"]
 
+
 @attrs.frozen
 class Placed:
     """What one sequence's media add to one step: the image, video and audio tokens among its new
@@ -46,6 +47,7 @@ class Placed:
     def forward(self) -> int:
         return sum(held.forward for held in self.media) + sum(self.cross.values())
 
+
 def with_positions(images: Images, positions: Any, field: str = "image_positions") -> Images:
     """*images* placed after ``positions[k]`` text tokens each (one per image, in order, not
     decreasing); None keeps every image before the text."""
@@ -66,6 +68,7 @@ def with_positions(images: Images, positions: Any, field: str = "image_positions
                 f"{field}[{index}] = {value}: below the image before it ({values[index - 1]}): images are given in the order they appear"
             )
     return attrs.evolve(images, positions=tuple(values))
+
 
 def place(media: Sequence[Images], text: int, cached: int) -> Placed:
     """The *media* of a sequence (its images, then its videos, then its audio clips; any may be
