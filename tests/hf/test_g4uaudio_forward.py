@@ -200,9 +200,10 @@ def test_an_image_and_a_clip_together_an_image_block_and_causal_audio(registry, 
     real tokens; the language model under the eager convention is the rest of the record."""
     measured = RECORD["with_image"]
     text = measured["config"]["text_config"]
-    model = flopsreg.Model.from_hf_config({**measured["config"], "max_soft_tokens": measured["max_soft_tokens"]})
+    model = flopsreg.Model.from_hf_config(measured["config"])
+    options = {"max_soft_tokens": measured["max_soft_tokens"]}  # the processor's budget the record ran with
     assert registry.parameters(model).total == measured["parameters"]
-    result = registry.evaluate(model, seq_len=measured["text_tokens"], images=[tuple(measured["image"])], audio=[1])
+    result = registry.evaluate(model, seq_len=measured["text_tokens"], images=[tuple(measured["image"])], audio=[1], processor=options)
     length = measured["sequence_length"]
     image, audio = measured["image_soft_tokens"], measured["audio_soft_tokens"]
     assert result.seqlens == (length,) == (image + 2 + audio + 2 + measured["text_tokens"],)
