@@ -157,8 +157,7 @@ def main() -> None:
         "torch": torch.__version__.split("+")[0],
         "sampling_rate": SAMPLING_RATE,
         "processor_text": _processor_text(),
-        "tiny": measure(AUDIO, CASES),
-        "default": measure({}, {"1s": 16_000}, meta=True),
+        "models": {"tiny": measure(AUDIO, CASES), "default": measure({}, {"1s": 16_000}, meta=True)},
     }
     (HERE / "forward_g3naudio.json").write_text(json.dumps(record, indent=1) + "\n")
 
