@@ -1,7 +1,9 @@
 """Gemma 3n's towers beside its language model (Gemma3nModel of transformers 5.24): timm's
 MobileNetV5 vision encoder, the USM conformer audio encoder, and the two multimodal embedders
 that map their soft tokens to the text width; each ``sum(p.numel())`` of its module as a formula
-of the config, checked against transformers' counts in tests/hf/test_gemma3nmm_forward.py.
+of the config, checked against transformers' counts in tests/hf/test_gemma3nmm_forward.py, and the
+forward FLOPs of an image and of an audio clip as closed forms (tests/hf/test_g3naudio_forward.py
+for the audio encoder).
 """
 
 from __future__ import annotations
@@ -144,15 +146,21 @@ GEMMA3N_VISION = TowerKind(
     "models/mobilenetv5.py mobilenetv5_300m_enc",
 )
 
-# The subsampling convolutions pad the frequency axis by one on each side (Gemma3nAudioSubSampleConvProjection).
-_FREQ0 = sympy.floor((mel + 2 - kw0) / sw0) + 1
-_FREQ1 = sympy.floor((_FREQ0 + 2 - kw1) / sw1) + 1
+
+def _freq(bins: sympy.Expr, kernel: sympy.Expr, stride: sympy.Expr) -> sympy.Expr:
+    """The frequencies after a subsampling convolution: it pads the axis by one on each side
+    (Gemma3nAudioSubSampleConvProjection)."""
+    return sympy.floor((bins + 2 - kernel) / stride) + 1
+
+
+_FREQ0 = _freq(mel, kw0, sw0)
+_FREQ1 = _freq(_FREQ0, kw1, sw1)
 _HEAD = sympy.floor(h / heads)  # Gemma3nAudioAttention's head_dim: hidden_size // heads
 
 # The encoder over one clip's spectrogram (t = 1, rows mel frames, columns = mel bins): T1 and n
 # frames after each subsampling convolution (time strides sh0, sh1; each pads the time axis by
 # kernel - 1 after it), F1 and F2 frequencies; w = heads x head_dim; P, the pairs the chunked local
-# mask allows: each of the n queries sees the keys from L = left - 1 back to A = right ahead, its
+# mask allows: each of the n queries sees the keys from L = max(0, left - 1) back to A = right ahead, its
 # own included, inside the clip; R relative positions (L + A + 1); o output tokens (one frame in
 # conf_reduction_factor), each through the embedder.
 (sh0, sh1, left, right, reduction) = sympy.symbols("sh0 sh1 left right reduction", integer=True, nonnegative=True)
@@ -168,8 +176,8 @@ def _side(reach: sympy.Expr) -> sympy.Expr:
 
 
 _GEMMA3N_AUDIO_WHERE = {
-    "T1": sympy.ceiling(rows / sh0), "n": sympy.ceiling(_T1 / sh1), "F1": sympy.floor((columns + 2 - kw0) / sw0) + 1,
-    "F2": sympy.floor((_F1 + 2 - kw1) / sw1) + 1, "w": heads * _HEAD,
+    "T1": sympy.ceiling(rows / sh0), "n": sympy.ceiling(_T1 / sh1), "F1": _freq(columns, kw0, sw0),
+    "F2": _freq(_F1, kw1, sw1), "w": heads * _HEAD,
     "L": sympy.Max(left - 1, 0), "A": right, "R": _BACK + _AHEAD + 1,
     "P": _N + _side(_BACK) + _side(_AHEAD), "o": sympy.ceiling(_N / reduction),
 }

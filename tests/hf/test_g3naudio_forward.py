@@ -144,6 +144,12 @@ def test_every_other_convention_refuses_gemma3n_audio_by_name(registry):
             registry.audio(_model(), audio=[1], convention=convention)
 
 
+def test_a_clip_given_by_its_tokens_is_refused_saying_why(registry):
+    with pytest.raises(flopsreg.FlopsregError, match=r"^audio_tokens: Gemma 3n USM audio encoder needs each audio clip's length "
+                       r"in seconds \(give audio=\): every clip is 188 tokens whatever its length"):
+        registry.audio(_model(), audio_tokens=[192])
+
+
 def test_a_clip_too_short_for_one_frame_is_refused(registry):
     with pytest.raises(flopsreg.FlopsregError, match=r"a clip of 512 samples has no mel frame"):
         registry.audio(_model(), audio=[Fraction(512, SAMPLING_RATE)])
