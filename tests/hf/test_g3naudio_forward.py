@@ -23,7 +23,7 @@ from flopsreg.patterns.hf._gemma3n_audio import SAMPLING_RATE, WRAPPER_TOKENS
 DATA = Path(__file__).parents[1] / "data" / "hf_forward"
 RECORD = json.loads((DATA / "forward_g3naudio.json").read_text())
 TINY, DEFAULT = RECORD["models"]["tiny"], RECORD["models"]["default"]
-AUDIO = TINY["config"]
+AUDIO = TINY["config"]["audio_config"]
 # a gemma3n config: Gemma3nTextConfig's defaults as its text_config (vision and audio configs left out)
 BASE = json.loads((DATA.parent / "hf" / "gemma-3n-e4b-defaults.json").read_text())
 CASES = sorted(TINY["cases"])
@@ -35,7 +35,7 @@ def _config(audio: dict, text_hidden: int) -> dict:
 
 
 def _model(audio: dict | None = None) -> flopsreg.Model:
-    return flopsreg.Model.from_hf_config(_config(AUDIO if audio is None else audio, TINY["text_config"]["hidden_size"]))
+    return flopsreg.Model.from_hf_config(_config(AUDIO if audio is None else audio, TINY["config"]["text_config"]["hidden_size"]))
 
 
 def _seconds(samples: int) -> Fraction:
@@ -131,7 +131,7 @@ def test_the_tower_equals_flop_counter_mode_with_the_kernels_blocks_apart(regist
 
 def test_the_class_defaults_equal_flop_counter_mode(registry):
     """The published widths (h 1536, 12 layers, chunk 12, 12 keys back) on a 1 s clip, into a 2048-wide model."""
-    model = flopsreg.Model.from_hf_config(_config({}, DEFAULT["text_config"]["hidden_size"]))
+    model = flopsreg.Model.from_hf_config(_config({}, DEFAULT["config"]["text_config"]["hidden_size"]))
     assert model.towers["audio"].parameters == DEFAULT["audio_parameters"]
     _reconcile(registry, model, {}, DEFAULT["cases"]["1s"])
 

@@ -141,8 +141,8 @@ def measure(audio: dict, cases: dict, meta: bool = False) -> dict:
             record["mask"] = _mask_pairs(encoder, features, ~mask, 10**9)
         out[case] = record
     return {
-        "config": audio,
-        "text_config": TEXT if not meta else {"hidden_size": text.hidden_size},
+        # the gemma3n config these towers belong to (the language model's widths but the text width do not matter here)
+        "config": {"model_type": "gemma3n", "text_config": TEXT if not meta else {"hidden_size": text.hidden_size}, "audio_config": audio},
         "classes": [type(encoder).__name__, type(embedder).__name__],
         "audio_parameters": int(sum(p.numel() for p in encoder.parameters())),
         "embedder_parameters": int(sum(p.numel() for p in embedder.parameters())),
