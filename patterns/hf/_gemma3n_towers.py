@@ -1,15 +1,18 @@
 """Gemma 3n's towers beside its language model (Gemma3nModel of transformers 5.24): timm's
 MobileNetV5 vision encoder, the USM conformer audio encoder, and the two multimodal embedders
 that map their soft tokens to the text width; each ``sum(p.numel())`` of its module as a formula
-of the config, checked against transformers' counts in tests/hf/test_gemma3nmm_forward.py.
+of the config, checked against transformers' counts in tests/hf/test_gemma3nmm_forward.py, and the
+forward FLOPs of an image and of an audio clip as closed forms (tests/hf/test_g3naudio_forward.py
+for the audio encoder).
 """
 
 from __future__ import annotations
 
 import sympy
 
+from flopsreg.patterns.hf._gemma3n_audio import GEMMA3N_AUDIO_CLIPS
 from flopsreg.patterns.hf._gemma3n_vit import GEMMA3N_IMAGES
-from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind
+from flopsreg.plugin import IMAGE_GRID, Dim, TowerKind, where_symbol
 
 _SOURCE = "transformers 5.24.0 models/gemma3n/modeling_gemma3n.py "
 # The one vision architecture counted: Gemma3nVisionConfig's default, what every Gemma 3n
@@ -143,10 +146,52 @@ GEMMA3N_VISION = TowerKind(
     "models/mobilenetv5.py mobilenetv5_300m_enc",
 )
 
-# The subsampling convolutions pad the frequency axis by one on each side (Gemma3nAudioSubSampleConvProjection).
-_FREQ0 = sympy.floor((mel + 2 - kw0) / sw0) + 1
-_FREQ1 = sympy.floor((_FREQ0 + 2 - kw1) / sw1) + 1
+
+def _freq(bins: sympy.Expr, kernel: sympy.Expr, stride: sympy.Expr) -> sympy.Expr:
+    """The frequencies after a subsampling convolution: it pads the axis by one on each side
+    (Gemma3nAudioSubSampleConvProjection)."""
+    return sympy.floor((bins + 2 - kernel) / stride) + 1
+
+
+_FREQ0 = _freq(mel, kw0, sw0)
+_FREQ1 = _freq(_FREQ0, kw1, sw1)
 _HEAD = sympy.floor(h / heads)  # Gemma3nAudioAttention's head_dim: hidden_size // heads
+
+# The encoder over one clip's spectrogram (t = 1, rows mel frames, columns = mel bins): T1 and n
+# frames after each subsampling convolution (time strides sh0, sh1; each pads the time axis by
+# kernel - 1 after it), F1 and F2 frequencies; w = heads x head_dim; P, the pairs the chunked local
+# mask allows: each of the n queries sees the keys from L = max(0, left - 1) back to A = right ahead, its
+# own included, inside the clip; R relative positions (L + A + 1); o output tokens (one frame in
+# conf_reduction_factor), each through the embedder.
+(sh0, sh1, left, right, reduction) = sympy.symbols("sh0 sh1 left right reduction", integer=True, nonnegative=True)
+_N, _T1, _F1, _F2, _WIDTH, _POSITIONS, _BACK, _AHEAD, _PAIRS, _OUT = (
+    where_symbol(name) for name in ("n", "T1", "F1", "F2", "w", "R", "L", "A", "P", "o")
+)
+
+
+def _side(reach: sympy.Expr) -> sympy.Expr:
+    """The (query, key) pairs at distances 1..reach on one side of n frames: sum of (n - d) while d < n."""
+    m = sympy.Min(reach, _N)
+    return m * _N - m * (m + 1) / 2
+
+
+_GEMMA3N_AUDIO_WHERE = {
+    "T1": sympy.ceiling(rows / sh0), "n": sympy.ceiling(_T1 / sh1), "F1": _freq(columns, kw0, sw0),
+    "F2": _freq(_F1, kw1, sw1), "w": heads * _HEAD,
+    "L": sympy.Max(left - 1, 0), "A": right, "R": _BACK + _AHEAD + 1,
+    "P": _N + _side(_BACK) + _side(_AHEAD), "o": sympy.ceiling(_N / reduction),
+}
+_GEMMA3N_AUDIO_FLOPS = {  # multiply-adds x 2 (derived in docs/multimodal.md)
+    "subsample.conv0": 2 * _T1 * _F1 * conv0 * kh0 * kw0,
+    "subsample.conv1": 2 * _N * _F2 * conv1 * kh1 * kw1 * conv0,
+    "subsample.input_proj": 2 * _N * _F2 * conv1 * h,
+    "blocks.feed_forward": layers * 2 * 2 * 2 * _N * 4 * h * h,  # ffw_layer_start and ffw_layer_end: h -> 4h -> h
+    "blocks.qkv_post": layers * 2 * _N * (3 * h * _WIDTH + h * h),
+    "blocks.pos_proj": layers * 2 * _POSITIONS * h * _WIDTH,
+    "blocks.attention": layers * (2 * 2 * _WIDTH * _PAIRS + 2 * _WIDTH * _N * _POSITIONS),
+    "blocks.light_conv": layers * 2 * _N * (2 * h * h + h * kernel + h * h),
+    "embedder": 2 * _OUT * h * text,
+}
 
 GEMMA3N_AUDIO = TowerKind(
     name="gemma3n_audio",
@@ -162,6 +207,10 @@ GEMMA3N_AUDIO = TowerKind(
         Dim("kh0", "{tower}.sscp_conv_kernel_size[0][0]", [[3, 3], [3, 3]]), Dim("kw0", "{tower}.sscp_conv_kernel_size[0][1]", [[3, 3], [3, 3]]),
         Dim("kh1", "{tower}.sscp_conv_kernel_size[1][0]", [[3, 3], [3, 3]]), Dim("kw1", "{tower}.sscp_conv_kernel_size[1][1]", [[3, 3], [3, 3]]),
         Dim("sw0", "{tower}.sscp_conv_stride_size[0][1]", [[2, 2], [2, 2]]), Dim("sw1", "{tower}.sscp_conv_stride_size[1][1]", [[2, 2], [2, 2]]),
+        Dim("sh0", "{tower}.sscp_conv_stride_size[0][0]", [[2, 2], [2, 2]]), Dim("sh1", "{tower}.sscp_conv_stride_size[1][0]", [[2, 2], [2, 2]]),
+        Dim("left", "{tower}.conf_attention_context_left", 13),
+        Dim("right", "{tower}.conf_attention_context_right", 0), Dim("reduction", "{tower}.conf_reduction_factor", 4),
+        Dim("tokens", "audio_soft_tokens_per_image", 188), Dim("text", "text_config.hidden_size", 2048),
     ),
     parameters=(
         kh0 * kw0 * conv0 + conv0 + kh1 * kw1 * conv0 * conv1 + conv1  # conv_0, conv_1 and their norms' scales
@@ -174,6 +223,9 @@ GEMMA3N_AUDIO = TowerKind(
         )
     ),
     reference=_SOURCE + "Gemma3nAudioEncoder",
+    images=GEMMA3N_AUDIO_CLIPS,
+    flops=_GEMMA3N_AUDIO_FLOPS,
+    flops_where=_GEMMA3N_AUDIO_WHERE,
 )
 
 

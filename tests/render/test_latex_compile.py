@@ -72,6 +72,9 @@ TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
 THREE_PAGES |= _DOTS3 | {"hf/phi4-multimodal-defaults (exact)"}
+# Gemma 3n's defaults under the exact convention: the vision tower's closed forms and the audio
+# encoder's (nine pieces over a clip's spectrogram and the mask's pairs) after the four layer kinds.
+THREE_PAGES |= {"hf/gemma-3n-e4b-defaults (exact)"}
 
 
 def _compile(tmp_path: Path, source: str) -> str:
