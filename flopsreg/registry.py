@@ -169,12 +169,22 @@ class Registry(PluginLoader):
         media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos, request_videos, request_audio, processor)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
-    def image_towers(self, model: Model, takes: str = "image") -> dict[str, tuple[str, Mapping[str, int], Any]]:
+    def image_towers(
+        self, model: Model, takes: str = "image", kinds: Mapping[str, Any] | None = None,
+    ) -> dict[str, tuple[str, Mapping[str, int], Any]]:
         """``{part: (title, dims, rule or None)}`` of *model*'s towers, the image rules (with
-        ``takes="video"``, the video rules) found on the tower kinds its Hugging Face reader declares."""
-        kinds = tower_kinds(model, self.hf_readers)
+        ``takes="video"``, the video rules; ``"audio"``, the audio rules the kinds declare as their
+        ``images``) found on the tower kinds its Hugging Face reader declares (*kinds*, when the
+        caller has them already)."""
+        kinds = tower_kinds(model, self.hf_readers) if kinds is None else kinds
         field = "videos" if takes == "video" else "images"
         return {part: (tower.title, tower.dims, getattr(kinds.get(part), field, None)) for part, tower in model.towers.items()}
+
+    def _plan_media(self, model: Model, takes: str, given: Any, by_tokens: Any, convention: str, **options: Any) -> Images:
+        """*model*'s images (videos, audio clips) of one sequence planned by :func:`plan_images`,
+        its tower kinds looked up once for the towers and their closed forms."""
+        kinds = tower_kinds(model, self.hf_readers)
+        return plan_images(model.name, self.image_towers(model, takes, kinds), given, by_tokens, convention, kinds, takes=takes, **options)
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
@@ -185,10 +195,8 @@ class Registry(PluginLoader):
         *convention* counts them; a convention with no term for the tower is refused), and the
         language model's work on the pairs its mask adds within each image (Gemma 3).
         *processor* sets the image processor's options (``{"max_pixels": 1003520}``)."""
-        return plan_images(
-            model.name, self.image_towers(model), images, image_tokens, convention, tower_kinds(model, self.hf_readers),
-            pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs), processor=processor,
-        )
+        return self._plan_media(model, "image", images, image_tokens, convention, processor=processor,
+                                pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs))
 
     def audio(
         self, model: Model, *, audio: Sequence[Any] | None = None, audio_tokens: Sequence[int] | None = None, convention: str = EXACT,
@@ -196,8 +204,7 @@ class Registry(PluginLoader):
         """The audio clips of one sequence as *model*'s audio tower takes them (each in seconds,
         or by its audio tokens): each clip's samples, spectrogram grid and tokens, and the tower's
         forward FLOPs per piece (exact; a convention with no term for the tower is refused)."""
-        return plan_images(model.name, self.image_towers(model), audio, audio_tokens, convention, tower_kinds(model, self.hf_readers),
-                           takes="audio")
+        return self._plan_media(model, "audio", audio, audio_tokens, convention)
 
     def videos(
         self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT, processor: Mapping[str, Any] | None = None,
@@ -206,8 +213,7 @@ class Registry(PluginLoader):
         width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
         per piece (exact; a convention with no term for the tower is refused). *processor* sets
         the video processor's options."""
-        return plan_images(model.name, self.image_towers(model, "video"), videos, None, convention, tower_kinds(model, self.hf_readers),
-                           takes="video", processor=processor)
+        return self._plan_media(model, "video", videos, None, convention, processor=processor)
 
     def _evaluate_images(
         self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images,
