@@ -1,6 +1,6 @@
 """The processor's own options (ImageRule.options; ``processor=`` and ``--processor KEY=VALUE``):
-Qwen-VL's min_pixels and max_pixels for images and videos against the grids transformers'
-processors give with them (tests/data/hf_forward/forward_procopts.json, measure_procopts.py),
+Qwen-VL's min_pixels and max_pixels for images and videos, Llama 4's max_patches, Pixtral's
+longest_edge and Kimi K2.5's max_patches against what transformers' processors give with them (tests/data/hf_forward/forward_procopts.json, measure_procopts.py),
 the defaults unchanged, and every refusal one line."""
 
 from __future__ import annotations
@@ -9,13 +9,15 @@ import json
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN3_PIXELS
-from flopsreg.plugin import ImageRule
+from flopsreg.patterns.hf._towers import PIXTRAL_VISION
+from flopsreg.plugin import ImageRule, TowerKind
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_procopts.json").read_text())
@@ -100,8 +102,62 @@ def test_llama4_image_tokens_take_at_most_max_patches_tiles(registry):
         registry.images(_llama4(), image_tokens=[10 * 144], processor={"max_patches": 4})
 
 
-def _pixtral() -> flopsreg.Model:
-    return flopsreg.Model.from_hf_config(json.loads((DATA / "hf_forward" / "forward_pixkimi.json").read_text())["models"]["mistral_large4"]["config"])
+def _fuyu() -> flopsreg.Model:
+    """Fuyu: a processor rule with no options (the patches through one matrix)."""
+    return flopsreg.Model.from_hf_config(json.loads((DATA / "hf_forward" / "forward_phi4git.json").read_text())["models"]["fuyu"]["config"])
+
+
+def _pixkimi(name: str, **vision) -> flopsreg.Model:
+    """The recorded tiny Mistral Large 4 or Kimi K2.5 with the published patch of 14 pixels (merge 2)."""
+    config = json.loads((DATA / "hf_forward" / "forward_pixkimi.json").read_text())["models"][name]["config"]
+    return flopsreg.Model.from_hf_config({**config, "vision_config": {**config["vision_config"], "patch_size": 14, **vision}})
+
+
+@pytest.mark.parametrize(("edge", "row"), [(int(edge), row) for edge, rows in RECORD["pixtral"].items() for row in rows])
+def test_pixtral_resizes_as_the_image_processor_with_its_longest_edge(registry, edge, row):
+    """PixtralImageProcessorPil(size={"longest_edge": 1024 or 512}) and PixtralProcessor's tokens, whatever the tower's image_size."""
+    images = registry.images(_pixkimi("mistral_large4", image_size=1540), images=[tuple(row["size"])], processor={"longest_edge": edge})
+    (plan,) = images.plans
+    assert (list(plan.resized), plan.tokens) == (row["resized"], row["tokens"])
+    assert plan.grid == (1, row["resized"][0] // 14, row["resized"][1] // 14) and images.options == {"longest_edge": edge}
+
+
+def test_pixtrals_longest_edge_defaults_to_the_towers_image_size(registry):
+    """The published processors set longest_edge to the tower's image_size: the default follows it,
+    and giving it that value changes nothing."""
+    for size in ((720, 1280), (3000, 2000)):
+        for edge in (1024, 512):
+            default = registry.images(_pixkimi("mistral_large4", image_size=edge), images=[size])
+            given = registry.images(_pixkimi("mistral_large4", image_size=1540), images=[size], processor={"longest_edge": edge})
+            assert default.plans == given.plans and default.tower == given.tower and default.options == {}
+
+
+@pytest.mark.parametrize(("max_patches", "row"), [(int(m), row) for m, rows in RECORD["kimi_k25"].items() for row in rows])
+def test_kimi_resizes_as_the_image_processor_with_its_max_patches(registry, max_patches, row):
+    """Kimi_K25ImageProcessor(max_patches=1024 or 4096): its grid (the padding may take it past the
+    budget), and Kimi_K25Processor's <|media_pad|> tokens plus the chat template's 4 wrapper tokens."""
+    (plan,) = registry.images(_pixkimi("kimi_k25"), images=[tuple(row["size"])], processor={"max_patches": max_patches}).plans
+    assert list(plan.grid) == row["grid"] and plan.tokens == row["tokens"] + 4
+
+
+def test_pixtral_and_kimi_options_change_the_count_and_their_defaults_change_nothing(registry):
+    for name, option, default, other in (("mistral_large4", "longest_edge", 1540, 512), ("kimi_k25", "max_patches", 16384, 1024)):
+        model = _pixkimi(name, image_size=1540) if name == "mistral_large4" else _pixkimi(name)
+        plain = registry.evaluate(model, seq_len=10, images=[(1440, 2560)])
+        assert registry.evaluate(model, seq_len=10, images=[(1440, 2560)], processor={option: default}).forward == plain.forward
+        capped = registry.evaluate(model, seq_len=10, images=[(1440, 2560)], processor={option: other})
+        assert capped.forward < plain.forward and capped.images.to_dict()["processor"] == {option: other}
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor: longest_edge = 0: expected an integer >= 1$"):
+        registry.evaluate(_pixkimi("mistral_large4"), seq_len=5, images=[(64, 64)], processor={"longest_edge": 0})
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor: 'max_patch' is not an option of MoonViT \(Kimi K2.5\)'s processor "
+                       r"\(it takes max_patches\); did you mean 'max_patches'\?$"):
+        registry.evaluate(_pixkimi("kimi_k25"), seq_len=5, images=[(64, 64)], processor={"max_patch": 1024})
+
+
+def test_an_option_defaulting_to_a_dim_names_one_the_kind_declares():
+    rule = attrs.evolve(PIXTRAL_VISION.images, options={"longest_edge": "image_edge"})
+    with pytest.raises(ValueError, match=r"^TowerKind 'pixtral_vision': images.options\['longest_edge'\] = 'image_edge' names no dim of the kind$"):
+        TowerKind(**{**attrs.asdict(PIXTRAL_VISION, recurse=False), "images": rule})
 
 
 @pytest.mark.parametrize(("processor", "message"), [
@@ -122,7 +178,7 @@ def test_options_without_images_and_for_a_rule_without_options_are_refused(regis
                        r"options: give images= or videos= beside it$"):
         registry.evaluate(_model("qwen3_vl"), seq_len=5, processor={"max_pixels": 1003520})
     with pytest.raises(flopsreg.FlopsregError, match=r"^processor: 'max_pixels' is not an option of .*'s processor \(it takes none\)$"):
-        registry.evaluate(_pixtral(), seq_len=5, images=[(64, 64)], processor={"max_pixels": 1003520})
+        registry.evaluate(_fuyu(), seq_len=5, images=[(64, 64)], processor={"max_pixels": 1003520})
 
 
 def test_gemma3_pan_and_scan_is_refused_by_name(registry):
