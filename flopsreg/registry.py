@@ -163,9 +163,7 @@ class Registry(PluginLoader):
                 and audio is None and audio_tokens is None and videos is None and request_videos is None
                 and request_audio is None and processor is None):  # text alone: the hot path, no tuple built
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        if processor is not None and images is None and image_tokens is None and request_images is None and videos is None \
-                and request_videos is None:
-            raise FlopsregError(f"processor = {processor!r:.60}: no images or videos for the processor's options: give images= or videos= beside it")
+        _processor_needs_media(processor, images, image_tokens, request_images, videos, request_videos)
         media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos, request_videos, request_audio, processor)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
@@ -359,6 +357,7 @@ class Registry(PluginLoader):
         videos: Sequence[tuple[int, int, int]] | None = None,
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Any:
         """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
 
@@ -380,12 +379,14 @@ class Registry(PluginLoader):
 
         ``images`` / ``image_tokens``, ``videos``, ``audio`` / ``audio_tokens`` (as :meth:`evaluate`
         takes them, planned once): each length is a sequence's text tokens, and every sequence
-        holds the media before it.
+        holds the media before it. ``processor={"max_pixels": 1003520}`` (as :meth:`evaluate`'s)
+        applies to every point: the media are planned once, with those options; a sweep over an
+        option's values is one sweep per value.
         """
         if params is not None:
-            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens)
+            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens, processor)
             return grid_sweep(self._evaluator, model, convention, params, seq_len, batch=batch, dtype=dtype)
-        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens)
+        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor)
         return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype, media=planned)  # type: ignore[arg-type]
 
     def iter_sweep(
@@ -401,6 +402,7 @@ class Registry(PluginLoader):
         videos: Sequence[tuple[int, int, int]] | None = None,
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Iterator[tuple[int, ...]]:
         """``(seq_len, forward FLOPs)`` rows of *model*, exact ints, computed a chunk of lengths at a
         time: memory stays flat whatever the number of lengths (a range of 10**12, an endless
@@ -408,12 +410,12 @@ class Registry(PluginLoader):
 
         With ``params`` (see :meth:`sweep`): rows ``(value1, ..., valuek, seq_len, forward FLOPs)``
         over the grid, in :meth:`sweep`'s order, one parameter point at a time (no bound).
-        ``images`` / ``image_tokens``, ``videos``, ``audio`` / ``audio_tokens``: as :meth:`sweep`'s,
-        planned once (memory stays flat)."""
+        ``images`` / ``image_tokens``, ``videos``, ``audio`` / ``audio_tokens`` and ``processor``: as
+        :meth:`sweep`'s, planned once (memory stays flat)."""
         if params is not None:
-            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens)
+            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens, processor)
             return iter_grid(self._evaluator, model, convention, params, seq_len, batch)
-        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens)
+        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor)
         return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch, media=planned)  # type: ignore[arg-type]
 
     def held_media(
@@ -422,12 +424,17 @@ class Registry(PluginLoader):
     ) -> tuple[Images, ...]:
         """The images, videos and audio clips every sequence of a sweep holds, each planned once,
         in that order (empty: text alone); *processor* as :meth:`evaluate`'s."""
+        _processor_needs_media(processor, images, image_tokens, videos)
         shared = self._shared_media(model, convention, images, image_tokens, None, videos, audio, audio_tokens, processor)
         return tuple(held for held in shared if held is not None)
 
     @staticmethod
     def _no_grid_media(*given: Any) -> None:
-        """A grid over parameters changes the towers' dims too: its media are not swept yet."""
+        """A grid over parameters changes the towers' dims too: its media (and their processor's
+        options) are not swept yet."""
+        *media, processor = given
+        if all(value is None for value in media):
+            _processor_needs_media(processor)
         if any(value is not None for value in given):
             raise FlopsregError("images: a sweep over params= takes no images, videos or audio (the towers' work depends on them); sweep lengths alone")
 
@@ -469,6 +476,13 @@ class Registry(PluginLoader):
             self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts,
             media=media,
         )
+
+
+def _processor_needs_media(processor: Any, *media: Any) -> None:
+    """The processor's options apply to images or videos: refused without any (*media*, the
+    images, image tokens, videos... given)."""
+    if processor is not None and all(given is None for given in media):
+        raise FlopsregError(f"processor = {processor!r:.60}: no images or videos for the processor's options: give images= or videos= beside it")
 
 
 def _check_arguments(plugins: object, switches: dict[str, object]) -> None:

@@ -735,8 +735,6 @@ def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> 
 
     plot.output_format(args.output)  # refused before any work
     media = _media(args)
-    if "processor" in media:
-        raise FlopsregError("--processor: a plot takes the processor's defaults only; count other options with flopsreg eval or sweep")
     if "image_positions" in media:
         raise FlopsregError("--image ...@K: a plot places every image before the text (each length is the text); drop @K")
     if len(models) > 1:

@@ -255,3 +255,55 @@ def test_each_requests_own_images_and_a_sweep_take_the_options(registry):
     assert step.per_request[0] == alone.forward and alone.seqlens == (10 + 46 * 82 // 4 + 2,)
     (held,) = registry.held_media(model, "exact", images=image, processor=options)
     assert held.plans[0].grid == (1, 46, 82)
+
+
+def test_a_sweep_applies_the_processor_options_to_every_point(registry):
+    """Registry.sweep / iter_sweep(processor=): every length's evaluation with the capped image (945
+    tokens, the record's 46 x 82 patches); a sweep over an option's values is one sweep per value."""
+    model, image, lengths = _model("qwen3_vl"), [(1440, 2560)], [10, 100, 1000]
+    for options in ({"max_pixels": 1003520}, {"min_pixels": 200704, "max_pixels": 401408}):
+        expected = [registry.evaluate(model, seq_len=n, batch=2, images=image, processor=options).forward for n in lengths]
+        assert registry.sweep(model, lengths, batch=2, images=image, processor=options) == expected
+        assert list(registry.iter_sweep(model, iter(lengths), batch=2, images=image, processor=options)) == list(zip(lengths, expected))
+    capped = registry.sweep(model, lengths, images=image, processor={"max_pixels": 1003520})
+    assert capped != registry.sweep(model, lengths, images=image)
+    assert registry.sweep(model, lengths, images=image, processor={"max_pixels": QWEN3_PIXELS[1]}) == registry.sweep(model, lengths, images=image)
+    by_value = {cap: registry.sweep(model, lengths, images=image, processor={"max_pixels": cap}) for cap in (401408, 1003520, 4014080)}
+    assert by_value[401408] < by_value[1003520] < by_value[4014080]  # each length: fewer pixels, fewer FLOPs
+    assert all(a < b for a, b in zip(by_value[401408], by_value[1003520]))
+
+
+def test_a_sweep_refuses_options_without_media_and_over_params(registry):
+    model = _model("qwen3_vl")
+    message = r"^processor = \{'max_pixels': 1003520\}: no images or videos for the processor's options: give images= or videos= beside it$"
+    for sweep in (registry.sweep, registry.iter_sweep):
+        with pytest.raises(flopsreg.FlopsregError, match=message):
+            sweep(model, [10, 20], processor={"max_pixels": 1003520})
+        with pytest.raises(flopsreg.FlopsregError, match=message):
+            sweep(model, 10, params={"hidden": [64]}, processor={"max_pixels": 1003520})
+        with pytest.raises(flopsreg.FlopsregError, match=r"^images: a sweep over params= takes no images, videos or audio"):
+            sweep(model, 10, params={"hidden": [64]}, images=[(64, 64)], processor={"max_pixels": 1003520})
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor: 'max_patches' is not an option of Qwen3-VL ViT's processor"):
+        registry.sweep(model, [10, 20], images=[(64, 64)], processor={"max_patches": 4})
+
+
+def test_plots_take_the_processor_options(registry, tmp_path, capsys):
+    """plot.by_slot, conventions and models (and flopsreg plot --processor) draw the capped image: its
+    945 tokens and tower, as the sweep with the options counts them."""
+    pytest.importorskip("matplotlib")
+    from flopsreg.render import plot
+
+    model, image, options = _model("qwen3_vl"), [(1440, 2560)], {"max_pixels": 1003520}
+    figure = plot.by_slot(model, "8:64:8", registry=registry, images=image, processor=options)
+    assert "+ 1 image(s) of 945 tokens" in figure.axes[0].get_title()
+    lines = plot.models([model], "8:64:8", registry=registry, images=image, processor=options).axes[0].lines
+    assert list(lines[0].get_ydata()) == [float(f) for f in registry.sweep(model, range(8, 65, 8), images=image, processor=options)]
+    ratios = plot.conventions(model, "8:64:8", names=["verl"], registry=registry, images=image, processor=options).axes[0].lines
+    exact = registry.sweep(model, range(8, 65, 8), images=image, processor=options)
+    verl = registry.sweep(model, range(8, 65, 8), convention="verl", images=image, processor=options)
+    assert list(ratios[-1].get_ydata()) == [v / e for v, e in zip(verl, exact)]
+    path = tmp_path / "qwen3.json"
+    path.write_text((DATA / "hf" / "qwen3-vl-defaults.json").read_text())
+    out = tmp_path / "plot.svg"
+    assert main(["plot", str(path), "--seq-len", "8:64", "--image", "1440x2560", "--processor", "max_pixels=1003520", "-o", str(out)]) == 0
+    assert "945 tokens" in out.read_text()
