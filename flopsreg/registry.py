@@ -107,6 +107,8 @@ class Registry(PluginLoader):
         request_videos: Sequence[Sequence[tuple[int, int, int]] | None] | None = None,
         request_audio: Sequence[Sequence[Any] | None] | None = None,
         processor: Mapping[str, Any] | None = None,
+        video_positions: Sequence[int] | None = None,
+        audio_positions: Sequence[int] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -152,7 +154,9 @@ class Registry(PluginLoader):
         Videos and clips ride the cache as images do: the P cached tokens include their tokens,
         and one whose first token is cached is not encoded again. ``request_videos=`` and
         ``request_audio=`` (one list or None per request, as ``request_images``) give each
-        request of ``requests`` its own.
+        request of ``requests`` its own. ``video_positions=[k, ...]`` and ``audio_positions=[k, ...]``
+        place each video (clip) after k text tokens, as ``image_positions`` places images (at one
+        k: the images, then the videos, then the clips).
 
         ``processor={"max_pixels": 1003520}`` sets the options the family's processor was run
         with (its image rule's and video rule's ``options``: Qwen-VL's min_pixels and max_pixels,
@@ -161,10 +165,12 @@ class Registry(PluginLoader):
         selection = self._evaluator.select(model, convention)
         if (images is None and image_tokens is None and image_positions is None and request_images is None
                 and audio is None and audio_tokens is None and videos is None and request_videos is None
-                and request_audio is None and processor is None):  # text alone: the hot path, no tuple built
+                and request_audio is None and processor is None and video_positions is None
+                and audio_positions is None):  # text alone: the hot path, no tuple built
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
         _processor_needs_media(processor, images, image_tokens, request_images, videos, request_videos)
-        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos, request_videos, request_audio, processor)
+        positions = (image_positions, video_positions, audio_positions)
+        media = (images, image_tokens, positions, request_images, audio, audio_tokens, videos, request_videos, request_audio, processor)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
     def image_towers(
@@ -214,14 +220,14 @@ class Registry(PluginLoader):
         return self._plan_media(model, "video", videos, None, convention, processor=processor)
 
     def _evaluate_images(
-        self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images,
+        self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, positions, request_images,
         audio, audio_tokens, videos, request_videos, request_audio, processor,
     ) -> Result:
         """The language model over each sequence's text and new image, video and audio tokens, plus
         the towers for the images, videos and clips each sequence's step encodes (those not in its
         cached prefix), each sequence's media placed by :func:`~flopsreg.engine.placement.place`."""
         model, convention = selection.model, selection.convention
-        shared = self._shared_media(model, convention, images, image_tokens, image_positions, videos, audio, audio_tokens, processor)
+        shared = self._shared_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor, positions)
         own = {"request_images": request_images, "request_videos": request_videos, "request_audio": request_audio}
         if requests is not None:
             if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
@@ -252,18 +258,25 @@ class Registry(PluginLoader):
         return attrs.evolve(result, forward=result.forward + extra, images=shown_images, placed=placed, videos=shown_videos, audio=shown_audio)
 
     def _shared_media(
-        self, model: Model, convention: str, images: Any, image_tokens: Any, image_positions: Any, videos: Any, audio: Any, audio_tokens: Any,
-        processor: Any,
+        self, model: Model, convention: str, images: Any, image_tokens: Any, videos: Any, audio: Any, audio_tokens: Any,
+        processor: Any, positions: tuple[Any, Any, Any] = (None, None, None),
     ) -> tuple[Images | None, Images | None, Images | None]:
-        """The images, videos and audio clips every sequence holds, each planned once (None: none)."""
-        planned_images = None
+        """The images, videos and audio clips every sequence holds, each planned once (None: none)
+        and placed at its *positions* (image, video and audio positions; None: before the text)."""
+        image_positions, video_positions, audio_positions = positions
+        planned_images = planned_videos = planned_audio = None
         if images is not None or image_tokens is not None:
             planned_images = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention, processor=processor), image_positions)
         elif image_positions is not None:
             raise FlopsregError("image_positions: no images to place: give images= or image_tokens= beside it")
-        planned_videos = None if videos is None else self.videos(model, videos=videos, convention=convention, processor=processor)
-        planned_audio = None if audio is None and audio_tokens is None else self.audio(
-            model, audio=audio, audio_tokens=audio_tokens, convention=convention)
+        if videos is not None:
+            planned_videos = with_positions(self.videos(model, videos=videos, convention=convention, processor=processor), video_positions, "video_positions")
+        elif video_positions is not None:
+            raise FlopsregError("video_positions: no videos to place: give videos= beside it")
+        if audio is not None or audio_tokens is not None:
+            planned_audio = with_positions(self.audio(model, audio=audio, audio_tokens=audio_tokens, convention=convention), audio_positions, "audio_positions")
+        elif audio_positions is not None:
+            raise FlopsregError("audio_positions: no audio clips to place: give audio= or audio_tokens= beside it")
         return planned_images, planned_videos, planned_audio
 
     def _request_media(
@@ -326,6 +339,8 @@ class Registry(PluginLoader):
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
         processor: Mapping[str, Any] | None = None,
+        video_positions: Sequence[int] | None = None,
+        audio_positions: Sequence[int] | None = None,
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
         (logits at the last position) and the decode steps, per phase and per token. With
@@ -337,7 +352,7 @@ class Registry(PluginLoader):
 
         selection = self._evaluator.select(model, convention)
         given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "videos": videos, "audio": audio,
-                 "audio_tokens": audio_tokens, "processor": processor}
+                 "audio_tokens": audio_tokens, "processor": processor, "video_positions": video_positions, "audio_positions": audio_positions}
         media = {key: value for key, value in given.items() if value is not None}
         if not media:
             return generate(selection, prompt, new_tokens, batch)
@@ -425,7 +440,7 @@ class Registry(PluginLoader):
         """The images, videos and audio clips every sequence of a sweep holds, each planned once,
         in that order (empty: text alone); *processor* as :meth:`evaluate`'s."""
         _processor_needs_media(processor, images, image_tokens, videos)
-        shared = self._shared_media(model, convention, images, image_tokens, None, videos, audio, audio_tokens, processor)
+        shared = self._shared_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor)
         return tuple(held for held in shared if held is not None)
 
     @staticmethod
@@ -458,6 +473,8 @@ class Registry(PluginLoader):
         request_videos: Sequence[Sequence[tuple[int, int, int]] | None] | None = None,
         request_audio: Sequence[Sequence[Any] | None] | None = None,
         processor: Mapping[str, Any] | None = None,
+        video_positions: Sequence[int] | None = None,
+        audio_positions: Sequence[int] | None = None,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them; ``requests``
@@ -470,7 +487,7 @@ class Registry(PluginLoader):
 
         given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images,
                  "videos": videos, "audio": audio, "audio_tokens": audio_tokens, "request_videos": request_videos, "request_audio": request_audio,
-                 "processor": processor}
+                 "processor": processor, "video_positions": video_positions, "audio_positions": audio_positions}
         media = {key: value for key, value in given.items() if value is not None}
         return compare(
             self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts,
