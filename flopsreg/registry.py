@@ -344,8 +344,8 @@ class Registry(PluginLoader):
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
         (logits at the last position) and the decode steps, per phase and per token. With
-        ``images`` (or ``image_tokens``, placed as :meth:`evaluate` places them), ``videos`` or
-        ``audio`` (``audio_tokens``) the prompt holds them: the prefill encodes them and runs over
+        ``images`` (or ``image_tokens``), ``videos`` or ``audio`` (``audio_tokens``), placed as
+        :meth:`evaluate` places them (``image_positions``, ``video_positions``, ``audio_positions``), the prompt holds them: the prefill encodes them and runs over
         the prompt's text and media tokens, and each decode step attends to them in the cache;
         ``processor`` as :meth:`evaluate`'s."""
         from flopsreg.engine.serving import generate
