@@ -216,10 +216,10 @@ def _placed(args: argparse.Namespace, dest: str) -> dict[str, Any]:
 
 def _unplaced(media: dict[str, Any], what: str) -> None:
     """*what* (a sweep, a plot) places every medium before the text, each length being the text: ``@K`` is refused."""
-    for option, placed in (("--image", "image_positions"), ("--video", "video_positions"), ("--audio", "audio_positions")):
+    for dest in ("image", "video", "audio"):
+        _, placed, one = _PLACED[dest]
         if placed in media:
-            medium = option[2:] if option != "--audio" else "clip"
-            raise FlopsregError(f"{option} ...@K: {what} places every {medium} before the text (each length is the text); drop @K")
+            raise FlopsregError(f"--{dest} ...@K: {what} places every {one} before the text (each length is the text); drop @K")
 
 
 def _audio_options(p: argparse.ArgumentParser) -> None:
