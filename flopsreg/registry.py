@@ -107,6 +107,8 @@ class Registry(PluginLoader):
         request_videos: Sequence[Sequence[tuple[int, int, int]] | None] | None = None,
         request_audio: Sequence[Sequence[Any] | None] | None = None,
         processor: Mapping[str, Any] | None = None,
+        video_positions: Sequence[int] | None = None,
+        audio_positions: Sequence[int] | None = None,
     ) -> Result:
         """Exact FLOPs of *model* for ``batch`` sequences of ``seq_len`` tokens, or a packed row.
 
@@ -152,7 +154,9 @@ class Registry(PluginLoader):
         Videos and clips ride the cache as images do: the P cached tokens include their tokens,
         and one whose first token is cached is not encoded again. ``request_videos=`` and
         ``request_audio=`` (one list or None per request, as ``request_images``) give each
-        request of ``requests`` its own.
+        request of ``requests`` its own. ``video_positions=[k, ...]`` and ``audio_positions=[k, ...]``
+        place each video (clip) after k text tokens, as ``image_positions`` places images (at one
+        k: the images, then the videos, then the clips).
 
         ``processor={"max_pixels": 1003520}`` sets the options the family's processor was run
         with (its image rule's and video rule's ``options``: Qwen-VL's min_pixels and max_pixels,
@@ -161,20 +165,30 @@ class Registry(PluginLoader):
         selection = self._evaluator.select(model, convention)
         if (images is None and image_tokens is None and image_positions is None and request_images is None
                 and audio is None and audio_tokens is None and videos is None and request_videos is None
-                and request_audio is None and processor is None):  # text alone: the hot path, no tuple built
+                and request_audio is None and processor is None and video_positions is None
+                and audio_positions is None):  # text alone: the hot path, no tuple built
             return evaluate(selection, seq_len, seqlens, batch, recompute, cached, logits, requests)
-        if processor is not None and images is None and image_tokens is None and request_images is None and videos is None \
-                and request_videos is None:
-            raise FlopsregError(f"processor = {processor!r:.60}: no images or videos for the processor's options: give images= or videos= beside it")
-        media = (images, image_tokens, image_positions, request_images, audio, audio_tokens, videos, request_videos, request_audio, processor)
+        _processor_needs_media(processor, images, image_tokens, request_images, videos, request_videos)
+        positions = (image_positions, video_positions, audio_positions)
+        media = (images, image_tokens, positions, request_images, audio, audio_tokens, videos, request_videos, request_audio, processor)
         return self._evaluate_images(selection, seq_len, seqlens, batch, recompute, cached, logits, requests, *media)
 
-    def image_towers(self, model: Model, takes: str = "image") -> dict[str, tuple[str, Mapping[str, int], Any]]:
+    def image_towers(
+        self, model: Model, takes: str = "image", kinds: Mapping[str, Any] | None = None,
+    ) -> dict[str, tuple[str, Mapping[str, int], Any]]:
         """``{part: (title, dims, rule or None)}`` of *model*'s towers, the image rules (with
-        ``takes="video"``, the video rules) found on the tower kinds its Hugging Face reader declares."""
-        kinds = tower_kinds(model, self.hf_readers)
+        ``takes="video"``, the video rules; ``"audio"``, the audio rules the kinds declare as their
+        ``images``) found on the tower kinds its Hugging Face reader declares (*kinds*, when the
+        caller has them already)."""
+        kinds = tower_kinds(model, self.hf_readers) if kinds is None else kinds
         field = "videos" if takes == "video" else "images"
         return {part: (tower.title, tower.dims, getattr(kinds.get(part), field, None)) for part, tower in model.towers.items()}
+
+    def _plan_media(self, model: Model, takes: str, given: Any, by_tokens: Any, convention: str, **options: Any) -> Images:
+        """*model*'s images (videos, audio clips) of one sequence planned by :func:`plan_images`,
+        its tower kinds looked up once for the towers and their closed forms."""
+        kinds = tower_kinds(model, self.hf_readers)
+        return plan_images(model.name, self.image_towers(model, takes, kinds), given, by_tokens, convention, kinds, takes=takes, **options)
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
@@ -185,10 +199,8 @@ class Registry(PluginLoader):
         *convention* counts them; a convention with no term for the tower is refused), and the
         language model's work on the pairs its mask adds within each image (Gemma 3).
         *processor* sets the image processor's options (``{"max_pixels": 1003520}``)."""
-        return plan_images(
-            model.name, self.image_towers(model), images, image_tokens, convention, tower_kinds(model, self.hf_readers),
-            pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs), processor=processor,
-        )
+        return self._plan_media(model, "image", images, image_tokens, convention, processor=processor,
+                                pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs))
 
     def audio(
         self, model: Model, *, audio: Sequence[Any] | None = None, audio_tokens: Sequence[int] | None = None, convention: str = EXACT,
@@ -196,8 +208,7 @@ class Registry(PluginLoader):
         """The audio clips of one sequence as *model*'s audio tower takes them (each in seconds,
         or by its audio tokens): each clip's samples, spectrogram grid and tokens, and the tower's
         forward FLOPs per piece (exact; a convention with no term for the tower is refused)."""
-        return plan_images(model.name, self.image_towers(model), audio, audio_tokens, convention, tower_kinds(model, self.hf_readers),
-                           takes="audio")
+        return self._plan_media(model, "audio", audio, audio_tokens, convention)
 
     def videos(
         self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT, processor: Mapping[str, Any] | None = None,
@@ -206,18 +217,17 @@ class Registry(PluginLoader):
         width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
         per piece (exact; a convention with no term for the tower is refused). *processor* sets
         the video processor's options."""
-        return plan_images(model.name, self.image_towers(model, "video"), videos, None, convention, tower_kinds(model, self.hf_readers),
-                           takes="video", processor=processor)
+        return self._plan_media(model, "video", videos, None, convention, processor=processor)
 
     def _evaluate_images(
-        self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, image_positions, request_images,
+        self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, positions, request_images,
         audio, audio_tokens, videos, request_videos, request_audio, processor,
     ) -> Result:
         """The language model over each sequence's text and new image, video and audio tokens, plus
         the towers for the images, videos and clips each sequence's step encodes (those not in its
         cached prefix), each sequence's media placed by :func:`~flopsreg.engine.placement.place`."""
         model, convention = selection.model, selection.convention
-        shared = self._shared_media(model, convention, images, image_tokens, image_positions, videos, audio, audio_tokens, processor)
+        shared = self._shared_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor, positions)
         own = {"request_images": request_images, "request_videos": request_videos, "request_audio": request_audio}
         if requests is not None:
             if seq_len is not None or seqlens is not None or not (type(cached) is int and cached == 0):
@@ -248,18 +258,25 @@ class Registry(PluginLoader):
         return attrs.evolve(result, forward=result.forward + extra, images=shown_images, placed=placed, videos=shown_videos, audio=shown_audio)
 
     def _shared_media(
-        self, model: Model, convention: str, images: Any, image_tokens: Any, image_positions: Any, videos: Any, audio: Any, audio_tokens: Any,
-        processor: Any,
+        self, model: Model, convention: str, images: Any, image_tokens: Any, videos: Any, audio: Any, audio_tokens: Any,
+        processor: Any, positions: tuple[Any, Any, Any] = (None, None, None),
     ) -> tuple[Images | None, Images | None, Images | None]:
-        """The images, videos and audio clips every sequence holds, each planned once (None: none)."""
-        planned_images = None
+        """The images, videos and audio clips every sequence holds, each planned once (None: none)
+        and placed at its *positions* (image, video and audio positions; None: before the text)."""
+        image_positions, video_positions, audio_positions = positions
+        planned_images = planned_videos = planned_audio = None
         if images is not None or image_tokens is not None:
             planned_images = with_positions(self.images(model, images=images, image_tokens=image_tokens, convention=convention, processor=processor), image_positions)
         elif image_positions is not None:
             raise FlopsregError("image_positions: no images to place: give images= or image_tokens= beside it")
-        planned_videos = None if videos is None else self.videos(model, videos=videos, convention=convention, processor=processor)
-        planned_audio = None if audio is None and audio_tokens is None else self.audio(
-            model, audio=audio, audio_tokens=audio_tokens, convention=convention)
+        if videos is not None:
+            planned_videos = with_positions(self.videos(model, videos=videos, convention=convention, processor=processor), video_positions, "video_positions")
+        elif video_positions is not None:
+            raise FlopsregError("video_positions: no videos to place: give videos= beside it")
+        if audio is not None or audio_tokens is not None:
+            planned_audio = with_positions(self.audio(model, audio=audio, audio_tokens=audio_tokens, convention=convention), audio_positions, "audio_positions")
+        elif audio_positions is not None:
+            raise FlopsregError("audio_positions: no audio clips to place: give audio= or audio_tokens= beside it")
         return planned_images, planned_videos, planned_audio
 
     def _request_media(
@@ -322,18 +339,20 @@ class Registry(PluginLoader):
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
         processor: Mapping[str, Any] | None = None,
+        video_positions: Sequence[int] | None = None,
+        audio_positions: Sequence[int] | None = None,
     ) -> Generation:
         """Exact FLOPs of generating *new_tokens* tokens after a *prompt*-token prompt: the prefill
         (logits at the last position) and the decode steps, per phase and per token. With
-        ``images`` (or ``image_tokens``, placed as :meth:`evaluate` places them), ``videos`` or
-        ``audio`` (``audio_tokens``) the prompt holds them: the prefill encodes them and runs over
+        ``images`` (or ``image_tokens``), ``videos`` or ``audio`` (``audio_tokens``), placed as
+        :meth:`evaluate` places them (``image_positions``, ``video_positions``, ``audio_positions``), the prompt holds them: the prefill encodes them and runs over
         the prompt's text and media tokens, and each decode step attends to them in the cache;
         ``processor`` as :meth:`evaluate`'s."""
         from flopsreg.engine.serving import generate
 
         selection = self._evaluator.select(model, convention)
         given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "videos": videos, "audio": audio,
-                 "audio_tokens": audio_tokens, "processor": processor}
+                 "audio_tokens": audio_tokens, "processor": processor, "video_positions": video_positions, "audio_positions": audio_positions}
         media = {key: value for key, value in given.items() if value is not None}
         if not media:
             return generate(selection, prompt, new_tokens, batch)
@@ -353,6 +372,7 @@ class Registry(PluginLoader):
         videos: Sequence[tuple[int, int, int]] | None = None,
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Any:
         """Forward FLOPs of *model* for each sequence length in *seq_len* (a range, list, ...).
 
@@ -374,12 +394,14 @@ class Registry(PluginLoader):
 
         ``images`` / ``image_tokens``, ``videos``, ``audio`` / ``audio_tokens`` (as :meth:`evaluate`
         takes them, planned once): each length is a sequence's text tokens, and every sequence
-        holds the media before it.
+        holds the media before it. ``processor={"max_pixels": 1003520}`` (as :meth:`evaluate`'s)
+        applies to every point: the media are planned once, with those options; a sweep over an
+        option's values is one sweep per value.
         """
         if params is not None:
-            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens)
+            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens, processor)
             return grid_sweep(self._evaluator, model, convention, params, seq_len, batch=batch, dtype=dtype)
-        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens)
+        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor)
         return sweep(self._evaluator.select(model, convention), seq_len, batch=batch, dtype=dtype, media=planned)  # type: ignore[arg-type]
 
     def iter_sweep(
@@ -395,6 +417,7 @@ class Registry(PluginLoader):
         videos: Sequence[tuple[int, int, int]] | None = None,
         audio: Sequence[Any] | None = None,
         audio_tokens: Sequence[int] | None = None,
+        processor: Mapping[str, Any] | None = None,
     ) -> Iterator[tuple[int, ...]]:
         """``(seq_len, forward FLOPs)`` rows of *model*, exact ints, computed a chunk of lengths at a
         time: memory stays flat whatever the number of lengths (a range of 10**12, an endless
@@ -402,12 +425,12 @@ class Registry(PluginLoader):
 
         With ``params`` (see :meth:`sweep`): rows ``(value1, ..., valuek, seq_len, forward FLOPs)``
         over the grid, in :meth:`sweep`'s order, one parameter point at a time (no bound).
-        ``images`` / ``image_tokens``, ``videos``, ``audio`` / ``audio_tokens``: as :meth:`sweep`'s,
-        planned once (memory stays flat)."""
+        ``images`` / ``image_tokens``, ``videos``, ``audio`` / ``audio_tokens`` and ``processor``: as
+        :meth:`sweep`'s, planned once (memory stays flat)."""
         if params is not None:
-            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens)
+            self._no_grid_media(images, image_tokens, videos, audio, audio_tokens, processor)
             return iter_grid(self._evaluator, model, convention, params, seq_len, batch)
-        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens)
+        planned = self.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor)
         return iter_sweep(self._evaluator.select(model, convention), seq_len, batch=batch, media=planned)  # type: ignore[arg-type]
 
     def held_media(
@@ -416,12 +439,17 @@ class Registry(PluginLoader):
     ) -> tuple[Images, ...]:
         """The images, videos and audio clips every sequence of a sweep holds, each planned once,
         in that order (empty: text alone); *processor* as :meth:`evaluate`'s."""
-        shared = self._shared_media(model, convention, images, image_tokens, None, videos, audio, audio_tokens, processor)
+        _processor_needs_media(processor, images, image_tokens, videos)
+        shared = self._shared_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor)
         return tuple(held for held in shared if held is not None)
 
     @staticmethod
     def _no_grid_media(*given: Any) -> None:
-        """A grid over parameters changes the towers' dims too: its media are not swept yet."""
+        """A grid over parameters changes the towers' dims too: its media (and their processor's
+        options) are not swept yet."""
+        *media, processor = given
+        if all(value is None for value in media):
+            _processor_needs_media(processor)
         if any(value is not None for value in given):
             raise FlopsregError("images: a sweep over params= takes no images, videos or audio (the towers' work depends on them); sweep lengths alone")
 
@@ -445,6 +473,8 @@ class Registry(PluginLoader):
         request_videos: Sequence[Sequence[tuple[int, int, int]] | None] | None = None,
         request_audio: Sequence[Sequence[Any] | None] | None = None,
         processor: Mapping[str, Any] | None = None,
+        video_positions: Sequence[int] | None = None,
+        audio_positions: Sequence[int] | None = None,
     ) -> Comparison:
         """*model* under exact and each convention (all registered ones by default), with the
         differences from exact traced to the slots and patterns that cause them; ``requests``
@@ -457,12 +487,19 @@ class Registry(PluginLoader):
 
         given = {"images": images, "image_tokens": image_tokens, "image_positions": image_positions, "request_images": request_images,
                  "videos": videos, "audio": audio, "audio_tokens": audio_tokens, "request_videos": request_videos, "request_audio": request_audio,
-                 "processor": processor}
+                 "processor": processor, "video_positions": video_positions, "audio_positions": audio_positions}
         media = {key: value for key, value in given.items() if value is not None}
         return compare(
             self, model, seq_len=seq_len, seqlens=seqlens, batch=batch, conventions=conventions, requests=requests, all_experts=all_experts,
             media=media,
         )
+
+
+def _processor_needs_media(processor: Any, *media: Any) -> None:
+    """The processor's options apply to images or videos: refused without any (*media*, the
+    images, image tokens, videos... given)."""
+    if processor is not None and all(given is None for given in media):
+        raise FlopsregError(f"processor = {processor!r:.60}: no images or videos for the processor's options: give images= or videos= beside it")
 
 
 def _check_arguments(plugins: object, switches: dict[str, object]) -> None:

@@ -129,12 +129,31 @@ def _processor_option(text: str) -> tuple[str, int | bool]:
     return key.strip(), int(value)
 
 
-def _video(text: str) -> tuple[int, int, int]:
-    """``FxHxW``: a video's frames (as sampled) and their height and width in pixels."""
-    parts = text.lower().split("x")
-    if len(parts) != 3 or not all(part.isdigit() for part in parts):
-        raise argparse.ArgumentTypeError(f"expected FRAMESxHEIGHTxWIDTH (e.g. 16x720x1280), got {text!r}")
-    return int(parts[0]), int(parts[1]), int(parts[2])
+def _video(text: str) -> tuple[tuple[int, int, int], int | None]:
+    """``FxHxW`` or ``FxHxW@K``: a video's frames (as sampled) and their height and width in pixels,
+    and the text tokens before it."""
+    video, at, position = text.lower().partition("@")
+    parts = video.split("x")
+    if len(parts) != 3 or not all(part.isdigit() for part in parts) or at and not position.isdigit():
+        after = ", then @K: the text tokens before the video (e.g. 16x720x1280@50)" if at else ""
+        raise argparse.ArgumentTypeError(f"expected FRAMESxHEIGHTxWIDTH (e.g. 16x720x1280), got {text!r}{after}")
+    return (int(parts[0]), int(parts[1]), int(parts[2])), int(position) if at else None
+
+
+def _clip(text: str) -> tuple[str, int | None]:
+    """``SECONDS`` or ``SECONDS@K``: an audio clip's length (checked where it is planned), and the text tokens before it."""
+    seconds, at, position = text.partition("@")
+    if at and not position.isdigit():
+        raise argparse.ArgumentTypeError(f"expected SECONDS, optionally @K text tokens before the clip (e.g. 2.5 or 2.5@50), got {text!r}")
+    return seconds, int(position) if at else None
+
+
+def _clip_count(text: str) -> tuple[int, int | None]:
+    """``N`` or ``N@K``: an audio clip by its audio tokens, and the text tokens before it."""
+    count, at, position = text.partition("@")
+    if not count.isdigit() or at and not position.isdigit():
+        raise argparse.ArgumentTypeError(f"expected the clip's audio tokens N, optionally @K text tokens before it (e.g. 188 or 188@50), got {text!r}")
+    return int(count), int(position) if at else None
 
 
 def _image_options(p: argparse.ArgumentParser) -> None:
@@ -144,8 +163,8 @@ def _image_options(p: argparse.ArgumentParser) -> None:
                        help="an image every sequence holds, before its text or after K text tokens (height x width in pixels; repeatable)")
     given.add_argument("--image-tokens", type=_image_count, action="append", metavar="N[@K]",
                        help="an image by the image tokens its processor expands it to (repeatable)")
-    p.add_argument("--video", type=_video, action="append", metavar="FxHxW",
-                   help="a video every sequence holds, after its images and before its text "
+    p.add_argument("--video", type=_video, action="append", metavar="FxHxW[@K]",
+                   help="a video every sequence holds, after its images and before its text or after K text tokens "
                    "(frames as sampled x height x width in pixels; repeatable)")
     p.add_argument("--processor", type=_processor_option, action="append", metavar="KEY=VALUE",
                    help="an option the model's image and video processor was run with, e.g. max_pixels=1003520 "
@@ -169,35 +188,47 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 def _media(args: argparse.Namespace) -> dict[str, Any]:
     """The ``images`` / ``image_tokens`` / ``image_positions`` keywords of the ``--image`` options,
-    and ``videos``, ``audio`` / ``audio_tokens`` of ``--video`` and ``--audio`` (none without
-    them): each ``@K`` gives its image's place, all or none of them."""
-    media = {key: value for key in ("video", "audio", "audio_tokens") if (value := getattr(args, key, None))}
-    media = {"videos" if key == "video" else key: value for key, value in media.items()}
-    return {**_image_media(args), **media}
+    ``videos`` / ``video_positions`` of ``--video``, ``audio`` / ``audio_tokens`` /
+    ``audio_positions`` of ``--audio`` (none without them): each ``@K`` gives its entry's place,
+    all or none of one option's."""
+    return {key: value for dest in _PLACED for key, value in _placed(args, dest).items()} | _options(args)
 
 
-def _image_media(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``images`` / ``image_tokens`` / ``image_positions`` keywords of the ``--image`` options."""
-    given = getattr(args, "image", None) or getattr(args, "image_tokens", None)
+# Each media option's dest: (the keyword of its entries, the keyword of their positions, what one is called).
+_PLACED = {"image": ("images", "image_positions", "image"), "image_tokens": ("image_tokens", "image_positions", "image"),
+           "video": ("videos", "video_positions", "video"), "audio": ("audio", "audio_positions", "clip"),
+           "audio_tokens": ("audio_tokens", "audio_positions", "clip")}
+
+
+def _placed(args: argparse.Namespace, dest: str) -> dict[str, Any]:
+    """The keywords of the option *dest* (``--video``, ...): its entries and, where each gives
+    ``@K``, their positions (some placed and others not is refused)."""
+    given = getattr(args, dest, None)
     if not given:
-        return _options(args)
-    option = "--image" if args.image else "--image-tokens"
+        return {}
+    keyword, placed, one = _PLACED[dest]
     positions = [position for _, position in given]
     if None in positions and any(position is not None for position in positions):
-        raise FlopsregError(f"{option}: @K on some images and not others: give each image's place (@K text tokens before it), or none")
-    media: dict[str, Any] = {"images" if args.image else "image_tokens": [image for image, _ in given]}
-    if positions[0] is not None:
-        media["image_positions"] = positions
-    return {**media, **_options(args)}
+        option = "--" + dest.replace("_", "-")
+        raise FlopsregError(f"{option}: @K on some {one}s and not others: give each {one}'s place (@K text tokens before it), or none")
+    return {keyword: [entry for entry, _ in given], **({placed: positions} if positions[0] is not None else {})}
+
+
+def _unplaced(media: dict[str, Any], what: str) -> None:
+    """*what* (a sweep, a plot) places every medium before the text, each length being the text: ``@K`` is refused."""
+    for dest in ("image", "video", "audio"):
+        _, placed, one = _PLACED[dest]
+        if placed in media:
+            raise FlopsregError(f"--{dest} ...@K: {what} places every {one} before the text (each length is the text); drop @K")
 
 
 def _audio_options(p: argparse.ArgumentParser) -> None:
     """The audio clips every sequence holds, after its images and videos: in seconds, or by their audio tokens."""
     given = p.add_mutually_exclusive_group()
-    given.add_argument("--audio", action="append", metavar="SECONDS",
-                       help="an audio clip every sequence holds, after its images and videos and before its text "
+    given.add_argument("--audio", type=_clip, action="append", metavar="SECONDS[@K]",
+                       help="an audio clip every sequence holds, after its images and videos and before its text or after K text tokens "
                        "(its length in seconds, exact: 2.5 or 5/2; repeatable)")
-    given.add_argument("--audio-tokens", type=int, action="append", metavar="N",
+    given.add_argument("--audio-tokens", type=_clip_count, action="append", metavar="N[@K]",
                        help="an audio clip by the audio tokens its processor expands it to, where that fixes its FLOPs (repeatable)")
 
 
@@ -584,8 +615,7 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
     if args.command == "sweep":
         media = _media(args)
         if media:  # the media planned once; the rows stream as without them
-            if "image_positions" in media:
-                raise FlopsregError("--image ...@K: a sweep places every image before the text (each length is the text); drop @K")
+            _unplaced(media, "a sweep")
             planned = session.registry.held_media(model, args.convention, **media)
             plan = session.registry.select(model, convention=args.convention)
             rows = iter_sweep(plan, parse_lengths(args.seq_len), batch=args.batch, media=planned)
@@ -614,17 +644,17 @@ def _run(args: argparse.Namespace, session: _Session) -> str | Iterable[str]:
         return json.dumps(held.to_dict(), indent=2) if args.format == "json" else held.text()
     if args.command == "explain":
         text = session.registry.select(model, convention=args.convention).explain()
-        _options(args)  # --processor without images or videos is refused
+        media = _media(args)  # where an entry lies (@K) changes no rule; --processor without images or videos is refused
+        options = {"processor": media["processor"]} if "processor" in media else {}
         if args.image or args.image_tokens:
-            media = _image_media(args)
-            media.pop("image_positions", None)  # where an image lies changes no rule
-            images = session.registry.images(model, convention=args.convention, **media)
+            images = session.registry.images(model, images=media.get("images"), image_tokens=media.get("image_tokens"),
+                                             convention=args.convention, **options)
             text = "\n".join([text, "", *images.text(rules=True)])
         if args.audio or args.audio_tokens:
-            audio = session.registry.audio(model, audio=args.audio, audio_tokens=args.audio_tokens, convention=args.convention)
+            audio = session.registry.audio(model, audio=media.get("audio"), audio_tokens=media.get("audio_tokens"), convention=args.convention)
             text = "\n".join([text, "", *audio.text(rules=True)])
         if args.video:
-            videos = session.registry.videos(model, videos=args.video, convention=args.convention, **_options(args))
+            videos = session.registry.videos(model, videos=media["videos"], convention=args.convention, **options)
             text = "\n".join([text, "", *videos.text(rules=True)])
         return text
     if args.command in ("formula", "latex"):
@@ -735,10 +765,7 @@ def _plot(args: argparse.Namespace, models: list[Model], registry: Registry) -> 
 
     plot.output_format(args.output)  # refused before any work
     media = _media(args)
-    if "processor" in media:
-        raise FlopsregError("--processor: a plot takes the processor's defaults only; count other options with flopsreg eval or sweep")
-    if "image_positions" in media:
-        raise FlopsregError("--image ...@K: a plot places every image before the text (each length is the text); drop @K")
+    _unplaced(media, "a plot")
     if len(models) > 1:
         if len(args.convention) > 1:
             raise FlopsregError(f"--convention: with several models give at most one (got {', '.join(args.convention)})")

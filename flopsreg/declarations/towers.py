@@ -195,8 +195,10 @@ class ImageRule:
         options: ``{name: default}``, the options the family's processor takes that change its
             plan (Qwen-VL's ``min_pixels``, ``max_pixels``): a request's ``processor=`` values, else
             these defaults, are merged into the dims ``plan`` and ``from_tokens`` receive. An int
-            default takes an integer >= 1, a bool default true or false; the plan refuses (a
-            ``ValueError``) a value its processor refuses or flopsreg does not count.
+            default takes an integer >= 1, a bool default true or false; a str default names the
+            kind's dim whose value is the default (Pixtral's ``longest_edge`` is the tower's
+            ``image_size``, as the published processors set it) and takes an integer >= 1. The
+            plan refuses (a ``ValueError``) a value its processor refuses or flopsreg does not count.
     """
 
     summary: str = attrs.field(validator=_text)
@@ -215,10 +217,12 @@ class ImageRule:
     takes: str = attrs.field(default="image", validator=attrs.validators.in_(MEDIA))
     sampling_rate: int = 0
     axes: tuple[str, str, str] = ("spectrogram", "mel frames", "mel bins")
-    options: Mapping[str, int | bool] = attrs.field(factory=dict)
+    options: Mapping[str, int | bool | str] = attrs.field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         for name, default in self.options.items():
+            if isinstance(default, str) and default.strip():
+                continue  # a dim's name: TowerKind checks that it declares it
             if not isinstance(default, int) or not isinstance(default, bool) and default < 1:
                 raise ValueError(f"ImageRule.options[{name!r}] = {default!r}: expected an int >= 1 or a bool default")
         if self.bidirectional is not None and not self.pair_slot:
@@ -229,6 +233,12 @@ class ImageRule:
             raise ValueError("ImageRule.layer_pairs needs bidirectional: the runs of tokens whose pairs it counts")
         if (self.takes == "audio") != (self.sampling_rate > 0):
             raise ValueError(f"ImageRule.sampling_rate = {self.sampling_rate}: expected > 0 exactly for a rule that takes audio")
+
+    def planning(self, dims: Mapping[str, int], options: Mapping[str, int | bool] | None = None) -> dict[str, int | bool]:
+        """What ``plan`` and ``from_tokens`` read: the tower's *dims*, each option at its default (a
+        str default: that dim's value) and the *options* a request set over them."""
+        defaults = {name: dims[default] if isinstance(default, str) else default for name, default in self.options.items()}
+        return {**dims, **defaults, **(options or {})}
 
 
 @attrs.frozen(kw_only=True)
@@ -280,6 +290,12 @@ class TowerKind:
             extra = getattr(self, name).free_symbols - known
             if extra:
                 raise ValueError(f"TowerKind {self.name!r}: {name} uses {sorted(map(str, extra))}, which no dim declares")
+        names = {dim.name for dim in self.dims}
+        for field in ("images", "videos"):
+            rule = getattr(self, field)
+            for option, default in (rule.options.items() if rule is not None else ()):
+                if isinstance(default, str) and default not in names:
+                    raise ValueError(f"TowerKind {self.name!r}: {field}.options[{option!r}] = {default!r} names no dim of the kind")
         for piece, expr in self.sequence_flops.items():
             self._check(f"sequence_flops[{piece!r}]", expr, known | set(CROSS_ATTENTION))
         known |= set(IMAGE_GRID)

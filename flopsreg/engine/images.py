@@ -318,7 +318,7 @@ def _processor_options(rule: ImageRule, title: str, processor: Mapping[str, Any]
         if name not in rule.options:
             raise FlopsregError(f"processor: {name!r} is not an option of {title}'s processor (it takes {taken})"
                                 + did_you_mean(str(name), rule.options))
-        default = rule.options[name]
+        default = rule.options[name]  # a str default names the dim it defaults to: an integer too
         if isinstance(default, bool) and not isinstance(value, bool):
             raise FlopsregError(f"processor: {name} = {value!r:.60}: expected true or false")
         if not isinstance(default, bool) and (type(value) is not int or value < 1):
@@ -440,7 +440,7 @@ def plan_images(
             f"count {medium.many} with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
         )
     options = _processor_options(rule, title, processor)
-    planning = {**dims, **rule.options, **options}  # what the rule's plan reads: the dims and the processor's options
+    planning = rule.planning(dims, options)  # what the rule's plan reads: the dims and the processor's options
     plans = []
     for index, entry in enumerate(entries):
         if images is not None:

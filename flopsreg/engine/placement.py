@@ -1,9 +1,9 @@
 """Where a sequence's images, videos and audio clips lie among its tokens, and what one step's
 new tokens hold of them.
 
-A sequence is its text with each image's tokens inserted after ``positions[k]`` text tokens
-(by default every image before the text, as chat templates place them), then its videos' and its
-audio clips' tokens before the text (after the images placed there). A step after a cached
+A sequence is its text with each image's, video's and audio clip's tokens inserted after
+``positions[k]`` text tokens (by default every one before the text, as chat templates place them;
+at one text position the images first, then the videos, then the clips). A step after a cached
 prefix of P tokens (media tokens included) runs the language model over the tokens from P on,
 and the towers encode the entries whose first token lies there: an entry whose first token is in
 the cache was encoded by the step that first held it (vLLM's encoder cache), and attention from
@@ -22,6 +22,9 @@ from flopsreg.errors import FlopsregError
 from flopsreg.model import shown
 
 __all__ = ["Placed", "place", "with_positions"]
+
+# What a medium's entries are called in a position's error line: (one, several, with its article).
+_WORDS = {"image": ("image", "images", "an image"), "video": ("video", "videos", "a video"), "audio": ("clip", "clips", "a clip")}
 
 
 @attrs.frozen
@@ -49,23 +52,24 @@ class Placed:
 
 
 def with_positions(images: Images, positions: Any, field: str = "image_positions") -> Images:
-    """*images* placed after ``positions[k]`` text tokens each (one per image, in order, not
-    decreasing); None keeps every image before the text."""
+    """*images* (videos, audio clips) placed after ``positions[k]`` text tokens each (one per
+    entry, in order, not decreasing); None keeps every one before the text."""
     if positions is None:
         return images
+    one, many, _ = _WORDS[images.rule.takes]
     if isinstance(positions, (str, bytes)) or not isinstance(positions, Iterable):
-        raise FlopsregError(f"{field} = {shown(positions)}: expected one count of text tokens before each image")
+        raise FlopsregError(f"{field} = {shown(positions)}: expected one count of text tokens before each {one}")
     values = list(positions)
     if len(values) != len(images.plans):
-        raise FlopsregError(f"{field}: {len(values)} positions for {len(images.plans)} images: expected one per image")
+        raise FlopsregError(f"{field}: {len(values)} positions for {len(images.plans)} {many}: expected one per {one}")
     for index, value in enumerate(values):
         if images.rule.first and value != 0:
-            raise FlopsregError(f"{field}[{index}] = {shown(value)}: {images.title}'s images always come before the text (the model puts them there)")
+            raise FlopsregError(f"{field}[{index}] = {shown(value)}: {images.title}'s {many} always come before the text (the model puts them there)")
         if type(value) is not int or value < 0:
-            raise FlopsregError(f"{field}[{index}] = {shown(value)}: expected the text tokens before the image, an integer >= 0")
+            raise FlopsregError(f"{field}[{index}] = {shown(value)}: expected the text tokens before the {one}, an integer >= 0")
         if index and value < values[index - 1]:
             raise FlopsregError(
-                f"{field}[{index}] = {value}: below the image before it ({values[index - 1]}): images are given in the order they appear"
+                f"{field}[{index}] = {value}: below the {one} before it ({values[index - 1]}): {many} are given in the order they appear"
             )
     return attrs.evolve(images, positions=tuple(values))
 
@@ -74,8 +78,8 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
     """The *media* of a sequence (its images, then its videos, then its audio clips; any may be
     absent) in a step that runs *text* new text tokens after *cached* tokens (media tokens
     included): the media tokens among the new tokens and the entries whose first token is new.
-    An image or video lies after ``positions[k]`` text tokens (none given: before the text); at
-    one text position the images come first, then the videos, then the clips. An entry of
+    An entry lies after ``positions[k]`` text tokens (none given: before the text); at one text
+    position the images come first, then the videos, then the clips, each medium in its order. An entry of
     bidirectional tokens (Gemma 3's images) cut by the cache boundary is refused: its cached half
     was computed without the keys of the other half, which no count of one mask describes."""
     entries = sorted(
@@ -90,12 +94,12 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
         before += tokens
     in_cache = sum(min(max(cached - start, 0), end - start) for _, start, end in spans)
     total_text = cached - in_cache + text
-    for medium, images in enumerate(media):
+    for images in media:
         for index, position in enumerate(images.positions):
             if position > total_text:
                 raise FlopsregError(
-                    f"image_positions[{index}] = {position}: after the sequence's {total_text} text tokens "
-                    f"({cached - in_cache} cached, {text} new): an image lies within its sequence's text or at its end"
+                    f"{images.rule.takes}_positions[{index}] = {position}: after the sequence's {total_text} text tokens "
+                    f"({cached - in_cache} cached, {text} new): {_WORDS[images.rule.takes][2]} lies within its sequence's text or at its end"
                 )
     by_medium: list[list[tuple[int, int]]] = [[] for _ in media]
     for (_, _, index, _), (medium, start, end) in zip(entries, spans):

@@ -17,7 +17,7 @@ import functools
 import io
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -215,17 +215,19 @@ def by_slot(
     videos: Sequence[tuple[int, int, int]] | None = None,
     audio: Sequence[Any] | None = None,
     audio_tokens: Sequence[int] | None = None,
+    processor: Mapping[str, Any] | None = None,
 ) -> Figure:
     """*model*'s forward FLOPs against context length, stacked by slot in forward-pass order
     (the first slot at the bottom), each slot named in words and with its own colour and hatch.
     With *images* (or *image_tokens*), *videos* or *audio* (*audio_tokens*) every sequence holds
     them: the lengths are its text, the language model runs over text and media tokens, and the
-    towers' pieces stack on top (per token: per token of the language model, media tokens included)."""
+    towers' pieces stack on top (per token: per token of the language model, media tokens included).
+    *processor* sets the image and video processor's options (``{"max_pixels": 1003520}``)."""
     registry = registry or Registry.default()
     plan = registry.select(model, convention=convention)
     lengths = _lengths(seq_len)
     batch = positive_int("batch", batch, "a batch size")
-    planned = registry.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens)
+    planned = registry.held_media(model, convention, images, image_tokens, videos, audio, audio_tokens, processor)
     shift = sum(held.tokens for held in planned)
     stacks = {slot: values for slot, values in slot_flops(plan, [n + shift for n in lengths], batch=batch, per_token=per_token).items() if any(values)}
     labels = [slot_label(plan.slots[slot]) for slot in stacks]
@@ -276,6 +278,7 @@ def conventions(
     videos: Sequence[tuple[int, int, int]] | None = None,
     audio: Sequence[Any] | None = None,
     audio_tokens: Sequence[int] | None = None,
+    processor: Mapping[str, Any] | None = None,
 ) -> Figure:
     """Each convention's forward FLOPs of *model* as a ratio to exact, against context length.
 
@@ -284,11 +287,13 @@ def conventions(
     (the default when *names* are given) it is an error instead. Nothing drawable is an error.
     With *images* (or *image_tokens*), *videos* or *audio* (*audio_tokens*) every sequence holds
     them, under each convention as it counts them; one with no term for a tower is skipped (or refused) by name.
+    *processor*: the image and video processor's options, as :func:`by_slot`'s.
     """
     registry = registry or Registry.default()
     skip = names is None if skip is None else skip
     lengths = _lengths(seq_len)
-    media = {"images": images, "image_tokens": image_tokens, "videos": videos, "audio": audio, "audio_tokens": audio_tokens}
+    media = {"images": images, "image_tokens": image_tokens, "videos": videos, "audio": audio, "audio_tokens": audio_tokens,
+             "processor": processor}
     exact = registry.sweep(model, lengths, **media)
     chosen = list(names) if names is not None else list(registry.conventions)
     for name in chosen:  # a typo is an error, never a skipped convention
@@ -334,9 +339,11 @@ def models(
     videos: Sequence[tuple[int, int, int]] | None = None,
     audio: Sequence[Any] | None = None,
     audio_tokens: Sequence[int] | None = None,
+    processor: Mapping[str, Any] | None = None,
 ) -> Figure:
     """Several models' forward FLOPs (or per token) against context length, on one axis; with
-    *images*, *videos* or *audio* each sequence of each model holds them (per token: the language model's tokens)."""
+    *images*, *videos* or *audio* each sequence of each model holds them (per token: the language model's tokens).
+    *processor*: the processor's options, for every model (one whose processor does not take one is refused)."""
     registry = registry or Registry.default()
     lengths = _lengths(seq_len)
     figure = _figure(width=7.2)
@@ -346,7 +353,8 @@ def models(
         ax.set_yscale("log")
     series = []
     for model in model_list:
-        media = {"images": images, "image_tokens": image_tokens, "videos": videos, "audio": audio, "audio_tokens": audio_tokens}
+        media = {"images": images, "image_tokens": image_tokens, "videos": videos, "audio": audio, "audio_tokens": audio_tokens,
+                 "processor": processor}
         shift = sum(held.tokens for held in registry.held_media(model, convention, **media))
         totals = registry.sweep(model, lengths, batch=batch, convention=convention, **media)
         series.append([Fraction(t, batch * (n + shift)) if per_token else t for t, n in zip(totals, lengths)])

@@ -2,7 +2,7 @@
 budget, the padding to whole merge groups, and the tokens the chat template and processor place.
 
 Kimi_K25ImageProcessor's ``navit_resize`` scales an image down (never up) so that it holds at most
-``max_patches`` patches and ``max_side`` patches a side, then pads it with zeros to a multiple of
+``max_patches`` patches (the processor's option, 16384 by default: ``processor={"max_patches": n}``) and ``max_side`` patches a side, then pads it with zeros to a multiple of
 ``patch x merge`` pixels a side: the padded patches are part of the image (the ViT runs over them
 and they become tokens). MoonViT attends within each image (transformers splits the packed
 patches by image), the projector takes each ``merge x merge`` group of patches to one token, and
@@ -26,13 +26,14 @@ WRAPPER_TOKENS = 4  # <|media_begin|>, "image", <|media_content|> before the pad
 MAX_PATCHES, MAX_SIDE = 16384, 512  # Kimi_K25ImageProcessor's max_patches and size["max_height"] (patches a side)
 
 
-def navit_resize(height: int, width: int, patch: int, merge: int) -> tuple[tuple[int, int], tuple[int, int]]:
+def navit_resize(height: int, width: int, patch: int, merge: int, max_patches: int = MAX_PATCHES) -> tuple[tuple[int, int], tuple[int, int]]:
     """Kimi_K25ImageProcessor's ``navit_resize``, step for step (floats as there): the resized
-    ``(height, width)`` and the size it is padded to, a multiple of ``patch x merge`` a side."""
+    ``(height, width)`` within *max_patches* patches and the size it is padded to, a multiple of
+    ``patch x merge`` a side."""
     if height < 1 or width < 1:
         raise ValueError(f"{height}x{width}: expected a height and width of at least 1 pixel")
     current = max(1.0, height // patch) * max(1.0, width // patch)
-    scale = min(1.0, math.sqrt(MAX_PATCHES / current), MAX_SIDE * patch / height, MAX_SIDE * patch / width)
+    scale = min(1.0, math.sqrt(max_patches / current), MAX_SIDE * patch / height, MAX_SIDE * patch / width)
     new_height = min(max(1, int(height * scale)), MAX_SIDE * patch)
     new_width = min(max(1, int(width * scale)), MAX_SIDE * patch)
     factor = merge * patch
@@ -43,13 +44,13 @@ def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
     patch, merge = d["patch"], d["merge_h"]
     if d["merge_w"] != merge:
         raise ValueError(f"merge_kernel_size = [{merge}, {d['merge_w']}]: Kimi_K25ImageProcessor merges square groups (merge_size)")
-    resized, padded = navit_resize(height, width, patch, merge)
+    resized, padded = navit_resize(height, width, patch, merge, d["max_patches"])
     rows, columns = padded[0] // patch, padded[1] // patch
     return ImagePlan(height=height, width=width, resized=padded, grid=(1, rows, columns), tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
 
 
 KIMI_IMAGES = ImageRule(
-    summary=f"Kimi_K25ImageProcessor: scaled down to at most {MAX_PATCHES} patches and {MAX_SIDE} a side, zero-padded to "
+    summary=f"Kimi_K25ImageProcessor: scaled down to at most max_patches (default {MAX_PATCHES}) patches and {MAX_SIDE} a side, zero-padded to "
     "patch x merge pixels a side; tokens = patches / merge^2 + 4 (<|media_begin|>image<|media_content|> ... <|media_end|>)",
     plan=_plan,
     shape_note="attention within each image and the padding to whole merge groups depend on its rows and columns",
@@ -60,4 +61,5 @@ KIMI_IMAGES = ImageRule(
         "blocks.mlp = layers x 2 x patches x 2 h i",
         "projector = 2 x (patches / merge^2) x ((h merge^2)^2 + h merge^2 x text) (in_proj, out_proj)",
     ),
+    options={"max_patches": MAX_PATCHES},  # the processor's patch budget
 )

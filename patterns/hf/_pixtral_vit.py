@@ -9,7 +9,8 @@ request's images into one sequence with a block-diagonal mask), the projector's 
 turns each ``merge x merge`` group into one token, and the processor writes one ``[IMG]`` per
 merged token, an ``[IMG_BREAK]`` after each row of them, the last one replaced by ``[IMG_END]``:
 ``rows/merge x (columns/merge + 1)`` tokens. The published processors set ``longest_edge`` to the
-tower's ``image_size`` (1540 for Mistral Small 3.1's tower, which Mistral Large 4 builds).
+tower's ``image_size`` (1540 for Mistral Small 3.1's tower, which Mistral Large 4 builds): the
+option's default (``processor={"longest_edge": n}`` sets another).
 FLOPs are the kind's closed forms (patterns/hf/_towers.py PIXTRAL_VISION); derived in
 docs/multimodal.md, checked against tests/data/hf_forward/forward_pixkimi.json.
 """
@@ -45,13 +46,13 @@ def pixtral_tokens(rows: int, columns: int, merge: int) -> int:
 
 def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
     patch, merge = d["patch"], d["merge"]
-    resized = pixtral_resize(height, width, d["image"], patch * merge)
+    resized = pixtral_resize(height, width, d["longest_edge"], patch * merge)
     rows, columns = resized[0] // patch, resized[1] // patch
     return ImagePlan(height=height, width=width, resized=resized, grid=(1, rows, columns), tokens=pixtral_tokens(rows, columns, merge))
 
 
 PIXTRAL_IMAGES = ImageRule(
-    summary="PixtralImageProcessor: scaled down to fit longest_edge = image_size, each side rounded up to patch x merge pixels; "
+    summary="PixtralImageProcessor: scaled down to fit longest_edge (default the tower's image_size), each side rounded up to patch x merge pixels; "
     "tokens = rows/merge x (columns/merge + 1) ([IMG] per merged patch, [IMG_BREAK] per row, [IMG_END] last)",
     plan=_plan,
     shape_note="the row breaks and attention within each image depend on its rows and columns",
@@ -63,4 +64,5 @@ PIXTRAL_IMAGES = ImageRule(
         "projector.merge = 2 x (patches / merge^2) x (h merge^2) x h (patch merger)",
         "projector.mlp = 2 x (patches / merge^2) x (h features x text + text^2) (linear_1, linear_2)",
     ),
+    options={"longest_edge": "image"},  # the processor's longest edge, by default the tower's image_size
 )

@@ -108,8 +108,8 @@ def with_a_video_tower(registry, monkeypatch):
     kind = TowerKind(name="stand_in", title="stand-in", summary="1000 FLOPs a frame", dims=(), parameters=0, reference="x",
                      videos=rule, flops={"all": 1000 * IMAGE_GRID[0]})
     towers, kinds = registry.image_towers, flopsreg.registry.tower_kinds
-    monkeypatch.setattr(registry, "image_towers", lambda m, takes="image": {
-        **towers(m, takes), **({"vision": ("stand-in", {}, rule)} if takes == "video" else {})})
+    monkeypatch.setattr(registry, "image_towers", lambda m, takes="image", kinds=None: {
+        **towers(m, takes, kinds), **({"vision": ("stand-in", {}, rule)} if takes == "video" else {})})
     monkeypatch.setattr(flopsreg.registry, "tower_kinds", lambda m, readers: {**kinds(m, readers), "vision": kind})
     return registry
 
@@ -271,3 +271,13 @@ def test_the_command_line_carries_videos_and_audio_everywhere(tmp_path, capsys, 
     assert str(3 * registry.evaluate(_qwen(), seq_len=7, videos=[VIDEO]).forward) in json.dumps(data)
     latex = run("eval", str(gemma), "--seq-len", "7", "--audio", CLIP, "--format", "latex")
     assert r"\text{(the audio: audio tower)}" in latex
+
+
+@pytest.mark.parametrize(("model", "plan", "media"), [
+    (_qwen, "images", {"images": [IMAGE]}), (_qwen, "videos", {"videos": [VIDEO]}), (_gemma4, "audio", {"audio": [CLIP]})])
+def test_images_videos_and_audio_each_look_the_tower_kinds_up_once(registry, monkeypatch, model, plan, media):
+    """Registry._plan_media: one tower_kinds lookup serves the towers' rules and their closed forms."""
+    calls, kinds = [], flopsreg.registry.tower_kinds
+    monkeypatch.setattr(flopsreg.registry, "tower_kinds", lambda m, readers: calls.append(m.name) or kinds(m, readers))
+    planned = getattr(registry, plan)(model(), **media)
+    assert len(calls) == 1 and planned.tower > 0

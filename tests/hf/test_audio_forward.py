@@ -222,7 +222,7 @@ def test_images_and_audio_together_run_both_towers_and_both_token_runs(registry,
     kind = TowerKind(name="stand_in", title="stand-in", summary="1000 FLOPs an image", dims=(), parameters=0, reference="x",
                      images=stand_in, flops={"all": 1000 * IMAGE_GRID[0]})
     towers, kinds = registry.image_towers(model), flopsreg.registry.tower_kinds
-    monkeypatch.setattr(registry, "image_towers", lambda m: {**towers, "vision": ("stand-in", {}, stand_in)})
+    monkeypatch.setattr(registry, "image_towers", lambda m, takes="image", kinds=None: {**towers, "vision": ("stand-in", {}, stand_in)})
     monkeypatch.setattr(flopsreg.registry, "tower_kinds", lambda m, readers: {**kinds(m, readers), "vision": kind})
     both = registry.evaluate(model, seq_len=7, images=[(10, 10)], audio=[1])
     audio = registry.audio(model, audio=[1])
@@ -245,7 +245,7 @@ def test_audio_tokens_plan_a_clip_where_a_rule_says_the_count_fixes_its_flops(re
 
     title, dims, rule = registry.image_towers(model)["audio"]
     stand_in = ImageRule(summary="4 frames a token", plan=rule.plan, takes="audio", sampling_rate=SAMPLING_RATE, from_tokens=from_tokens)
-    monkeypatch.setattr(registry, "image_towers", lambda m: {"audio": (title, dims, stand_in)})
+    monkeypatch.setattr(registry, "image_towers", lambda m, takes="image", kinds=None: {"audio": (title, dims, stand_in)})
     by_tokens = registry.evaluate(model, seq_len=7, audio_tokens=[25, 3])
     assert by_tokens.seqlens == (7 + 27 + 5,) and [plan.grid for plan in by_tokens.audio.plans] == [(1, 100, 20), (1, 12, 20)]
     assert by_tokens.audio.tower == registry.audio(model, audio=["1.01", "0.13"]).tower  # 100 and 12 real frames

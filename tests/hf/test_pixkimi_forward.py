@@ -62,7 +62,7 @@ def test_the_pixtral_rule_gives_the_processors_size_and_tokens(row):
     """PixtralImageProcessorPil and PixtralProcessor at Mistral Small 3.1 / Large 3's settings (patch 14,
     merge 2, longest edge 1540): the resized size and the [IMG], [IMG_BREAK], [IMG_END] count."""
     settings = RECORD["resizing"]["pixtral"]["settings"]
-    dims = {"patch": settings["patch"], "merge": settings["merge"], "image": settings["longest_edge"]}
+    dims = {"patch": settings["patch"], "merge": settings["merge"], "longest_edge": settings["longest_edge"]}
     plan = PIXTRAL_IMAGES.plan(dims, *row["size"])
     assert (list(plan.resized), plan.tokens) == (row["resized"], row["tokens"])
 
@@ -73,7 +73,7 @@ def test_the_kimi_rule_gives_the_processors_grid_and_tokens(row):
     (patch 14, merge 2, 16384 patches, 512 a side), plus the chat template's 4 wrapper tokens."""
     settings = RECORD["resizing"]["kimi_k25"]["settings"]
     assert (settings["max_patches"], settings["max_side"]) == (16384, 512)
-    dims = {"patch": settings["patch"], "merge_h": settings["merge"], "merge_w": settings["merge"]}
+    dims = {"patch": settings["patch"], "merge_h": settings["merge"], "merge_w": settings["merge"], **KIMI_IMAGES.options}
     plan = KIMI_IMAGES.plan(dims, *row["size"])
     assert (list(plan.resized), list(plan.grid)) == (row["padded"], row["grid"])
     assert plan.tokens == row["tokens"] + WRAPPER_TOKENS
@@ -169,7 +169,7 @@ def test_the_closed_forms_equal_the_recorded_tower_per_image(name):
     model = _model(name)
     dims = model.towers["vision"].dims
     for case, measured in MODELS[name]["cases"].items():
-        plans = [kind.images.plan(dims, *size) for size in _images(name, case)]
+        plans = [kind.images.plan(kind.images.planning(dims), *size) for size in _images(name, case)]
         per_image = [tower_flops(kind, dims, [plan.grid]) for plan in plans]
         together = tower_flops(kind, dims, [plan.grid for plan in plans])
         assert {piece: sum(flops[piece] for flops in per_image) for piece in together} == together

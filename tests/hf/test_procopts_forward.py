@@ -1,6 +1,6 @@
 """The processor's own options (ImageRule.options; ``processor=`` and ``--processor KEY=VALUE``):
-Qwen-VL's min_pixels and max_pixels for images and videos against the grids transformers'
-processors give with them (tests/data/hf_forward/forward_procopts.json, measure_procopts.py),
+Qwen-VL's min_pixels and max_pixels for images and videos, Llama 4's max_patches, Pixtral's
+longest_edge and Kimi K2.5's max_patches against what transformers' processors give with them (tests/data/hf_forward/forward_procopts.json, measure_procopts.py),
 the defaults unchanged, and every refusal one line."""
 
 from __future__ import annotations
@@ -9,13 +9,15 @@ import json
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN3_PIXELS
-from flopsreg.plugin import ImageRule
+from flopsreg.patterns.hf._towers import PIXTRAL_VISION
+from flopsreg.plugin import ImageRule, TowerKind
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_procopts.json").read_text())
@@ -100,8 +102,62 @@ def test_llama4_image_tokens_take_at_most_max_patches_tiles(registry):
         registry.images(_llama4(), image_tokens=[10 * 144], processor={"max_patches": 4})
 
 
-def _pixtral() -> flopsreg.Model:
-    return flopsreg.Model.from_hf_config(json.loads((DATA / "hf_forward" / "forward_pixkimi.json").read_text())["models"]["mistral_large4"]["config"])
+def _fuyu() -> flopsreg.Model:
+    """Fuyu: a processor rule with no options (the patches through one matrix)."""
+    return flopsreg.Model.from_hf_config(json.loads((DATA / "hf_forward" / "forward_phi4git.json").read_text())["models"]["fuyu"]["config"])
+
+
+def _pixkimi(name: str, **vision) -> flopsreg.Model:
+    """The recorded tiny Mistral Large 4 or Kimi K2.5 with the published patch of 14 pixels (merge 2)."""
+    config = json.loads((DATA / "hf_forward" / "forward_pixkimi.json").read_text())["models"][name]["config"]
+    return flopsreg.Model.from_hf_config({**config, "vision_config": {**config["vision_config"], "patch_size": 14, **vision}})
+
+
+@pytest.mark.parametrize(("edge", "row"), [(int(edge), row) for edge, rows in RECORD["pixtral"].items() for row in rows])
+def test_pixtral_resizes_as_the_image_processor_with_its_longest_edge(registry, edge, row):
+    """PixtralImageProcessorPil(size={"longest_edge": 1024 or 512}) and PixtralProcessor's tokens, whatever the tower's image_size."""
+    images = registry.images(_pixkimi("mistral_large4", image_size=1540), images=[tuple(row["size"])], processor={"longest_edge": edge})
+    (plan,) = images.plans
+    assert (list(plan.resized), plan.tokens) == (row["resized"], row["tokens"])
+    assert plan.grid == (1, row["resized"][0] // 14, row["resized"][1] // 14) and images.options == {"longest_edge": edge}
+
+
+def test_pixtrals_longest_edge_defaults_to_the_towers_image_size(registry):
+    """The published processors set longest_edge to the tower's image_size: the default follows it,
+    and giving it that value changes nothing."""
+    for size in ((720, 1280), (3000, 2000)):
+        for edge in (1024, 512):
+            default = registry.images(_pixkimi("mistral_large4", image_size=edge), images=[size])
+            given = registry.images(_pixkimi("mistral_large4", image_size=1540), images=[size], processor={"longest_edge": edge})
+            assert default.plans == given.plans and default.tower == given.tower and default.options == {}
+
+
+@pytest.mark.parametrize(("max_patches", "row"), [(int(m), row) for m, rows in RECORD["kimi_k25"].items() for row in rows])
+def test_kimi_resizes_as_the_image_processor_with_its_max_patches(registry, max_patches, row):
+    """Kimi_K25ImageProcessor(max_patches=1024 or 4096): its grid (the padding may take it past the
+    budget), and Kimi_K25Processor's <|media_pad|> tokens plus the chat template's 4 wrapper tokens."""
+    (plan,) = registry.images(_pixkimi("kimi_k25"), images=[tuple(row["size"])], processor={"max_patches": max_patches}).plans
+    assert list(plan.grid) == row["grid"] and plan.tokens == row["tokens"] + 4
+
+
+def test_pixtral_and_kimi_options_change_the_count_and_their_defaults_change_nothing(registry):
+    for name, option, default, other in (("mistral_large4", "longest_edge", 1540, 512), ("kimi_k25", "max_patches", 16384, 1024)):
+        model = _pixkimi(name, image_size=1540) if name == "mistral_large4" else _pixkimi(name)
+        plain = registry.evaluate(model, seq_len=10, images=[(1440, 2560)])
+        assert registry.evaluate(model, seq_len=10, images=[(1440, 2560)], processor={option: default}).forward == plain.forward
+        capped = registry.evaluate(model, seq_len=10, images=[(1440, 2560)], processor={option: other})
+        assert capped.forward < plain.forward and capped.images.to_dict()["processor"] == {option: other}
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor: longest_edge = 0: expected an integer >= 1$"):
+        registry.evaluate(_pixkimi("mistral_large4"), seq_len=5, images=[(64, 64)], processor={"longest_edge": 0})
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor: 'max_patch' is not an option of MoonViT \(Kimi K2.5\)'s processor "
+                       r"\(it takes max_patches\); did you mean 'max_patches'\?$"):
+        registry.evaluate(_pixkimi("kimi_k25"), seq_len=5, images=[(64, 64)], processor={"max_patch": 1024})
+
+
+def test_an_option_defaulting_to_a_dim_names_one_the_kind_declares():
+    rule = attrs.evolve(PIXTRAL_VISION.images, options={"longest_edge": "image_edge"})
+    with pytest.raises(ValueError, match=r"^TowerKind 'pixtral_vision': images.options\['longest_edge'\] = 'image_edge' names no dim of the kind$"):
+        TowerKind(**{**attrs.asdict(PIXTRAL_VISION, recurse=False), "images": rule})
 
 
 @pytest.mark.parametrize(("processor", "message"), [
@@ -122,7 +178,7 @@ def test_options_without_images_and_for_a_rule_without_options_are_refused(regis
                        r"options: give images= or videos= beside it$"):
         registry.evaluate(_model("qwen3_vl"), seq_len=5, processor={"max_pixels": 1003520})
     with pytest.raises(flopsreg.FlopsregError, match=r"^processor: 'max_pixels' is not an option of .*'s processor \(it takes none\)$"):
-        registry.evaluate(_pixtral(), seq_len=5, images=[(64, 64)], processor={"max_pixels": 1003520})
+        registry.evaluate(_fuyu(), seq_len=5, images=[(64, 64)], processor={"max_pixels": 1003520})
 
 
 def test_gemma3_pan_and_scan_is_refused_by_name(registry):
@@ -199,3 +255,55 @@ def test_each_requests_own_images_and_a_sweep_take_the_options(registry):
     assert step.per_request[0] == alone.forward and alone.seqlens == (10 + 46 * 82 // 4 + 2,)
     (held,) = registry.held_media(model, "exact", images=image, processor=options)
     assert held.plans[0].grid == (1, 46, 82)
+
+
+def test_a_sweep_applies_the_processor_options_to_every_point(registry):
+    """Registry.sweep / iter_sweep(processor=): every length's evaluation with the capped image (945
+    tokens, the record's 46 x 82 patches); a sweep over an option's values is one sweep per value."""
+    model, image, lengths = _model("qwen3_vl"), [(1440, 2560)], [10, 100, 1000]
+    for options in ({"max_pixels": 1003520}, {"min_pixels": 200704, "max_pixels": 401408}):
+        expected = [registry.evaluate(model, seq_len=n, batch=2, images=image, processor=options).forward for n in lengths]
+        assert registry.sweep(model, lengths, batch=2, images=image, processor=options) == expected
+        assert list(registry.iter_sweep(model, iter(lengths), batch=2, images=image, processor=options)) == list(zip(lengths, expected))
+    capped = registry.sweep(model, lengths, images=image, processor={"max_pixels": 1003520})
+    assert capped != registry.sweep(model, lengths, images=image)
+    assert registry.sweep(model, lengths, images=image, processor={"max_pixels": QWEN3_PIXELS[1]}) == registry.sweep(model, lengths, images=image)
+    by_value = {cap: registry.sweep(model, lengths, images=image, processor={"max_pixels": cap}) for cap in (401408, 1003520, 4014080)}
+    assert by_value[401408] < by_value[1003520] < by_value[4014080]  # each length: fewer pixels, fewer FLOPs
+    assert all(a < b for a, b in zip(by_value[401408], by_value[1003520]))
+
+
+def test_a_sweep_refuses_options_without_media_and_over_params(registry):
+    model = _model("qwen3_vl")
+    message = r"^processor = \{'max_pixels': 1003520\}: no images or videos for the processor's options: give images= or videos= beside it$"
+    for sweep in (registry.sweep, registry.iter_sweep):
+        with pytest.raises(flopsreg.FlopsregError, match=message):
+            sweep(model, [10, 20], processor={"max_pixels": 1003520})
+        with pytest.raises(flopsreg.FlopsregError, match=message):
+            sweep(model, 10, params={"hidden": [64]}, processor={"max_pixels": 1003520})
+        with pytest.raises(flopsreg.FlopsregError, match=r"^images: a sweep over params= takes no images, videos or audio"):
+            sweep(model, 10, params={"hidden": [64]}, images=[(64, 64)], processor={"max_pixels": 1003520})
+    with pytest.raises(flopsreg.FlopsregError, match=r"^processor: 'max_patches' is not an option of Qwen3-VL ViT's processor"):
+        registry.sweep(model, [10, 20], images=[(64, 64)], processor={"max_patches": 4})
+
+
+def test_plots_take_the_processor_options(registry, tmp_path, capsys):
+    """plot.by_slot, conventions and models (and flopsreg plot --processor) draw the capped image: its
+    945 tokens and tower, as the sweep with the options counts them."""
+    pytest.importorskip("matplotlib")
+    from flopsreg.render import plot
+
+    model, image, options = _model("qwen3_vl"), [(1440, 2560)], {"max_pixels": 1003520}
+    figure = plot.by_slot(model, "8:64:8", registry=registry, images=image, processor=options)
+    assert "+ 1 image(s) of 945 tokens" in figure.axes[0].get_title()
+    lines = plot.models([model], "8:64:8", registry=registry, images=image, processor=options).axes[0].lines
+    assert list(lines[0].get_ydata()) == [float(f) for f in registry.sweep(model, range(8, 65, 8), images=image, processor=options)]
+    ratios = plot.conventions(model, "8:64:8", names=["verl"], registry=registry, images=image, processor=options).axes[0].lines
+    exact = registry.sweep(model, range(8, 65, 8), images=image, processor=options)
+    verl = registry.sweep(model, range(8, 65, 8), convention="verl", images=image, processor=options)
+    assert list(ratios[-1].get_ydata()) == [v / e for v, e in zip(verl, exact)]
+    path = tmp_path / "qwen3.json"
+    path.write_text((DATA / "hf" / "qwen3-vl-defaults.json").read_text())
+    out = tmp_path / "plot.svg"
+    assert main(["plot", str(path), "--seq-len", "8:64", "--image", "1440x2560", "--processor", "max_pixels=1003520", "-o", str(out)]) == 0
+    assert "945 tokens" in out.read_text()

@@ -4,12 +4,17 @@ Qwen2VLImageProcessorPil built with ``min_pixels=`` / ``max_pixels=`` for a doze
 settings and both patch sizes (14: Qwen2-VL, Qwen2.5-VL; 16: Qwen3-VL, Qwen3.5), and
 video_grid_thw of the video processors (Qwen2VLVideoProcessor, Qwen3VLVideoProcessor, frames taken
 as given, as measure_qwenvid.py takes them) built with the same options; and Llama4ImageProcessor's
-canvas and tiles with max_patches 4 and 9 (the published 16: measure_llama4img.py). The result,
+canvas and tiles with max_patches 4 and 9 (the published 16: measure_llama4img.py);
+PixtralImageProcessorPil with longest_edge 1024 and 512 (the published tower's 1540:
+measure_pixkimi.py), its [IMG] / [IMG_BREAK] / [IMG_END] count as PixtralProcessor expands it;
+and Kimi_K25ImageProcessor with max_patches 1024 and 4096 (the published 16384), its grid and its
+<|media_pad|> count as Kimi_K25Processor expands it. The result,
 forward_procopts.json, comes from transformers alone: tests/hf/test_procopts.py compares
 flopsreg's plans (``processor={...}``) with it.
 
-Needs torch and transformers (not flopsreg dependencies):
-    pip install torch==2.13.0 transformers==5.24.0 pillow && python tests/data/hf_forward/measure_procopts.py
+Needs torch, transformers and Pillow, and torchvision for Kimi_K25ImageProcessor (not flopsreg
+dependencies; the PyPI torchvision wheel does not load beside torch+cpu, /tmp/tvonly is one that does):
+    PYTHONPATH=/tmp/tvonly:/tmp/pilonly python tests/data/hf_forward/measure_procopts.py
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from pathlib import Path
 
 import numpy as np
 import transformers
+from measure_pixkimi import _pixtral_processor, _pixtral_tokens, _stub_processor
 from transformers import Llama4ImageProcessor, Qwen2VLImageProcessorPil, Qwen2VLVideoProcessor
+from transformers.models.kimi_k25.image_processing_kimi_k25 import Kimi_K25ImageProcessor
+from transformers.models.kimi_k25.processing_kimi_k25 import Kimi_K25Processor
 from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
 
 HERE = Path(__file__).parent
@@ -40,6 +48,10 @@ VIDEOS = [(4, 720, 1280), (8, 360, 640), (2, 1080, 1920), (6, 100, 3000)]
 LLAMA4_MAX_PATCHES = (4, 9)
 LLAMA4_SIZES = [(768, 1024), (336, 336), (337, 336), (100, 2000), (720, 1280), (1080, 1920), (4000, 3000), (500, 500),
                 (1344, 336), (50, 60)]
+# Pixtral (patch 14, merge 2, as Mistral Large 4's tower) at two longest edges other than the
+# published tower's 1540; Kimi K2.5 (patch 14, merge 2) at two patch budgets other than 16384.
+PIXTRAL_LONGEST_EDGES = (1024, 512)
+KIMI_MAX_PATCHES = (1024, 4096)
 VIDEO_SETTINGS = {"max_only": {"max_pixels": 230400}, "both": {"min_pixels": 50176, "max_pixels": 1605632}}
 
 
@@ -95,6 +107,29 @@ def llama4_tiling(max_patches: int) -> list[dict]:
     return rows
 
 
+def pixtral_resizing(longest_edge: int) -> list[dict]:
+    """image_sizes of PixtralImageProcessorPil at *longest_edge* (patch 14 x merge 2), and PixtralProcessor's tokens."""
+    processor = _pixtral_processor(14, 2, longest_edge)
+    rows = []
+    for (h, w), image in zip(SIZES, _images(SIZES, 8)):
+        size = [int(v) for v in processor(images=[image], return_tensors="np", input_data_format="channels_last")["image_sizes"][0]]
+        rows.append({"size": [h, w], "resized": size, "tokens": len(_pixtral_tokens(*size, 14, 2))})
+    return rows
+
+
+def kimi_resizing(max_patches: int) -> list[dict]:
+    """image_grid_thw of Kimi_K25ImageProcessor(max_patches=...) (patch 14, merge 2), and Kimi_K25Processor's pads."""
+    processor = Kimi_K25ImageProcessor(max_patches=max_patches, patch_size=14, merge_size=2)
+    expander = _stub_processor(Kimi_K25Processor)
+    expander.image_processor = processor
+    rows = []
+    for (h, w), image in zip(SIZES, _images(SIZES, 9)):
+        grid = processor(images=[image], return_tensors="pt", input_data_format="channels_last")["image_grid_thw"]
+        pads = expander.replace_image_token({"image_grid_thw": grid}, 0)
+        rows.append({"size": [h, w], "grid": grid[0].tolist(), "tokens": len(pads) // len(expander.image_token)})
+    return rows
+
+
 def main() -> None:
     record = {
         "transformers": transformers.__version__,
@@ -104,6 +139,8 @@ def main() -> None:
         "videos": {family: {name: {"options": options, "rows": video_grids(family, options)}
                             for name, options in VIDEO_SETTINGS.items()} for family in ("qwen2_vl", "qwen3_vl")},
         "llama4": {str(max_patches): llama4_tiling(max_patches) for max_patches in LLAMA4_MAX_PATCHES},
+        "pixtral": {str(edge): pixtral_resizing(edge) for edge in PIXTRAL_LONGEST_EDGES},
+        "kimi_k25": {str(max_patches): kimi_resizing(max_patches) for max_patches in KIMI_MAX_PATCHES},
     }
     (HERE / "forward_procopts.json").write_text(json.dumps(record, indent=1) + "\n")
 
