@@ -204,9 +204,11 @@ class Registry(PluginLoader):
     ) -> Images:
         """The videos of one sequence as *model*'s vision tower takes them (each ``(frames, height,
         width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
-        per piece (exact; a convention with no term for the tower is refused). *processor* sets
-        the video processor's options."""
+        per piece (exact; a convention with no term for the tower is refused), and the language
+        model's work on the pairs its mask adds within each frame's tokens (Gemma 4). *processor*
+        sets the video processor's options."""
         return plan_images(model.name, self.image_towers(model, "video"), videos, None, convention, tower_kinds(model, self.hf_readers),
+                           pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs),
                            takes="video", processor=processor)
 
     def _evaluate_images(

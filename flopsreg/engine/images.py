@@ -379,6 +379,11 @@ def _video(entry: Any, index: int) -> tuple[int, int, int]:
     return entry[0], entry[1], entry[2]
 
 
+def _runs(runs: int | Sequence[int]) -> Sequence[int]:
+    """A bidirectional rule's runs of one plan: one run (an image), or several (a video's frames)."""
+    return (runs,) if isinstance(runs, int) else runs
+
+
 def bidirectional_pairs(runs: Sequence[int]) -> int:
     """Pairs a language model's mask adds per layer when each run of *runs* tokens (one image's)
     attends bidirectionally on top of a causal mask: the n(n-1)/2 above the diagonal of each run.
@@ -460,7 +465,7 @@ def plan_images(
         """The language model's FLOPs for the pairs its mask adds within *plans*' tokens."""
         if rule.bidirectional is None:
             return 0
-        runs = [rule.bidirectional(dims, plan) for plan in plans]
+        runs = [run for plan in plans for run in _runs(rule.bidirectional(dims, plan))]
         layer_pairs = rule.layer_pairs
         return pair(rule.pair_slot, lambda flags, params: (
             bidirectional_pairs(runs) if layer_pairs is None else layer_pairs(dims, runs, flags, params)))

@@ -14,9 +14,15 @@ import sympy
 from flopsreg.patterns.hf._fuyu_vit import FUYU_IMAGES
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._gemma4_audio import GEMMA4_AUDIO_CLIPS
-from flopsreg.patterns.hf._gemma4_vit import BIDIRECTIONAL, GEMMA4_IMAGES, GEMMA4_UNIFIED_IMAGES
+from flopsreg.patterns.hf._gemma4_vit import (
+    BIDIRECTIONAL,
+    GEMMA4_IMAGES,
+    GEMMA4_UNIFIED_IMAGES,
+    GEMMA4_UNIFIED_VIDEOS,
+    GEMMA4_VIDEOS,
+)
 from flopsreg.patterns.hf._gemma4u_audio import GEMMA4_UNIFIED_AUDIO_CLIPS
-from flopsreg.patterns.hf._git_vit import GIT_IMAGES
+from flopsreg.patterns.hf._git_vit import GIT_IMAGES, GIT_VIDEOS
 from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
@@ -419,6 +425,7 @@ GEMMA4_VISION = TowerKind(
     ),
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4VisionModel",
     images=GEMMA4_IMAGES,
+    videos=GEMMA4_VIDEOS,
     # One image of t x rows x columns real patches: the input projection, q/k/v/o, attention over
     # the image both ways, the gated MLP, and the embedder's matrix on the rows x columns / pooling^2
     # soft tokens the average pooling leaves (the pooling and the norms are elementwise).
@@ -534,6 +541,7 @@ GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
     ),
     reference=_SOURCE + "gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedVisionEmbedder",
     images=GEMMA4_UNIFIED_IMAGES,
+    videos=GEMMA4_UNIFIED_VIDEOS,
     # One image of t x rows x columns patches of patch pixels: each pooling x pooling of them one
     # merged patch and one token, through patch_dense and the projection (the norms and the
     # position embedding elementwise).
@@ -718,6 +726,7 @@ GIT_VISION = TowerKind(
         Dim("layers", "{tower}.num_hidden_layers", 12), Dim("channels", "{tower}.num_channels", 3),
         Dim("image", "{tower}.image_size", 224), Dim("patch", "{tower}.patch_size", 16),
         Dim("text", "hidden_size", 768),  # GitProjection's output width: its FLOPs are counted with the tower's
+        Dim("frame_embeddings", "num_image_with_embedding", 0),  # the most frames of a video (null: no video)
     ),
     parameters=(
         channels * patch**2 * h + h  # patch_embedding (no bias), class_embedding
@@ -727,6 +736,7 @@ GIT_VISION = TowerKind(
     embeddings=(sympy.floor(image / patch) ** 2 + 1) * h,
     reference=_SOURCE + "git/modeling_git.py GitVisionModel",
     images=GIT_IMAGES,
+    videos=GIT_VIDEOS,
     flops=_clip_flops(),
 )
 
