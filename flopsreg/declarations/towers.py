@@ -139,6 +139,9 @@ class ImagePlan:
             truncation); 0 for an image, or a clip given by its token count.
         frames: a video's frames as given (before the processor pads them to whole temporal
             patches); 0 for an image.
+        grids: where the tower takes the plan as several clips, each its own attention span, the
+            grid of each (Kimi K2.5's video chunks of up to ``temporal_patch_size`` frames); the
+            closed forms are summed over them. Empty: the tower takes ``grid`` alone.
     """
 
     height: int
@@ -148,6 +151,7 @@ class ImagePlan:
     tokens: int
     samples: int = 0
     frames: int = 0
+    grids: tuple[tuple[int, ...], ...] = ()
 
 
 @attrs.frozen(kw_only=True)

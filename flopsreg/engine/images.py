@@ -477,7 +477,7 @@ def plan_images(
         if convention != EXACT:
             return rule.conventions[convention](dims, plans)
         if kind is not None and kind.flops:
-            return tower_flops(kind, dims, [plan.grid for plan in plans])
+            return tower_flops(kind, dims, [grid for plan in plans for grid in plan.grids or (plan.grid,)])
         raise FlopsregError(f"{given}: {title} declares no FLOPs for its {medium.many} (TowerKind.flops)")
 
     cross, keys = None, ()

@@ -23,7 +23,7 @@ from flopsreg.patterns.hf._gemma4_vit import (
 )
 from flopsreg.patterns.hf._gemma4u_audio import GEMMA4_UNIFIED_AUDIO_CLIPS
 from flopsreg.patterns.hf._git_vit import GIT_IMAGES, GIT_VIDEOS
-from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES
+from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES, KIMI_VIDEOS
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
 from flopsreg.patterns.hf._phi4_audio import PHI4_AUDIO_CLIPS, WINDOW
@@ -362,18 +362,22 @@ KIMI_K25_VISION = TowerKind(
         Dim("grid_h", "{tower}.pos_emb_height", 64), Dim("grid_w", "{tower}.pos_emb_width", 64),
         Dim("merge_h", "{tower}.merge_kernel_size[0]", [2, 2], latex="m_{h}"),
         Dim("merge_w", "{tower}.merge_kernel_size[1]", [2, 2], latex="m_{w}"), Dim("text", "text_config.hidden_size", 7168, latex="D"),
+        Dim("time", "{tower}.pos_emb_time", 4),  # the temporal positions: the most frames of a video chunk
     ),
     parameters=3 * patch**2 * h + h + grid_h * grid_w * h + layers * VIT_BLOCK + 2 * h,
     reference=_SOURCE + "kimi_k25/modeling_kimi_k25.py Kimi_K25VisionModel",
     images=KIMI_IMAGES,
+    videos=KIMI_VIDEOS,
+    # One image (t = 1) or one video chunk of t frames: attention spans the whole clip, and
+    # temporal_merge averages its frames before the projector (elementwise).
     flops={
         "patch_embed": 2 * _PATCHES * h * 3 * patch**2,
         "blocks.qkv_proj": layers * 2 * _PATCHES * 4 * h**2,
-        "blocks.attention": 4 * h * layers * _T * (_ROWS * _COLUMNS) ** 2,  # within the image only
+        "blocks.attention": 4 * h * layers * _PATCHES**2,  # within the image (the chunk) only
         "blocks.mlp": layers * 2 * _PATCHES * 2 * h * i,
         "projector": 2 * _MERGED * ((h * merge_h * merge_w) ** 2 + h * merge_h * merge_w * text),
     },
-    flops_where={"M": _T * (_ROWS / merge_h) * (_COLUMNS / merge_w)},
+    flops_where={"M": (_ROWS / merge_h) * (_COLUMNS / merge_w)},
 )
 
 KIMI_K25_PROJECTOR = TowerKind(

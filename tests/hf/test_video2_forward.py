@@ -293,3 +293,52 @@ def test_the_command_line_takes_gemma4_videos(tmp_path, capsys, registry):
                                              "tokens": 186}
     assert main(["explain", str(path), "--video", "40x300x500", "--processor", "do_sample_frames=true", "--no-cache"]) == 0
     assert "video 1: 40 frames of 300x500 -> 144x240, patch grid 32x18x30 (t x h x w), 1984 tokens" in capsys.readouterr().out
+
+
+# --- Kimi K2.5: chunks of temporal_patch_size frames through Kimi_K25VideoProcessor --------------------------
+
+KIMI = MODELS["kimi_k25"]
+
+
+def test_kimis_video_processor_defaults_are_the_rules_options(registry):
+    """Kimi_K25VideoProcessor's class defaults: a budget of 4096 patches (its images' is 16384),
+    chunks of 4 frames, 512 patches a side; its sampling (fps = 2 of the video's own rate) is off in flopsreg."""
+    defaults = KIMI["processor_defaults"]
+    assert defaults == {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": True, "fps": 2,
+                        "size": {"max_height": 512, "max_width": 512}, "patch_size": 14, "merge_size": 2}
+    kind = next(tower.kind for tower in registry.hf_readers["kimi_k25"].towers if tower.part == "vision")
+    assert dict(kind.videos.options) == {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False}
+
+
+@pytest.mark.parametrize("case", sorted(KIMI["cases"]))
+def test_kimi_chunks_tokens_tower_and_forward_equal_the_record(registry, eager_registry, case):
+    """Each chunk one clip: its grid as the processor's video_grid_thw, 4 wrapper tokens and its
+    pads (rows x columns / 4, the frames averaged into one); MoonViT's attention over the whole
+    chunk; the language model (causal) over the rest of the record."""
+    measured, model = KIMI["cases"][case], _model("kimi_k25")
+    text = KIMI["text_tokens"] + KIMI["timestamp_tokens"] * measured["chunks"]
+    result = registry.evaluate(model, seq_len=text, videos=[tuple(measured["video"])], processor=measured["options"] or None)
+    (plan,) = result.videos.plans
+    assert [list(grid) for grid in plan.grids] == measured["video_grid_thw"]
+    assert plan.grid == (measured["video"][0], *measured["video_grid_thw"][0][1:])
+    assert plan.tokens == measured["video_tokens"] == measured["pads"] + 4 * measured["chunks"]
+    assert result.seqlens == (measured["sequence_length"],)
+    flops = dict(result.videos.flops)
+    assert flops.pop("projector") == measured["projector"]
+    assert sum(flops.values()) == measured["vision_tower"]
+    # By hand: h 36, MLP 50, 2 layers, patches of 4 x 4 pixels; attention over each chunk's t x rows x columns patches.
+    grids = measured["video_grid_thw"]
+    assert flops["blocks.attention"] == 4 * 36 * 2 * sum((t * r * c) ** 2 for t, r, c in grids)
+    assert eager_registry.evaluate(model, seq_len=measured["sequence_length"], convention="eager").forward == measured["rest"]
+    assert result.forward == registry.evaluate(model, seq_len=measured["sequence_length"]).forward + result.videos.tower
+
+
+def test_kimi_refuses_sampling_and_chunks_past_its_temporal_positions(registry):
+    model = _model("kimi_k25")
+    with pytest.raises(flopsreg.FlopsregError, match=r"^videos\[0\] = \(8, 50, 37\): do_sample_frames samples fps = 2 frames a second "
+                       r"of the video's own frame rate, which a request does not carry"):
+        registry.evaluate(model, seq_len=7, videos=[(8, 50, 37)], processor={"do_sample_frames": True})
+    with pytest.raises(flopsreg.FlopsregError, match=r"temporal_patch_size = 5: MoonViT holds pos_emb_time = 4 temporal positions"):
+        registry.evaluate(model, seq_len=7, videos=[(8, 50, 37)], processor={"temporal_patch_size": 5})
+    with pytest.raises(flopsreg.FlopsregError, match=r"^videos: convention 'megatron' has no term for the vision tower \(MoonViT \(Kimi K2.5\)\)"):
+        registry.evaluate(model, seq_len=7, videos=[(8, 50, 37)], convention="megatron")

@@ -39,11 +39,14 @@ import transformers
 from measure_gemma4img import MODELS as GEMMA4_MODELS
 from measure_gemma4img import _masks
 from measure_phi4git import GIT_CONFIG, _eager, _flops, _pairs
+from measure_pixkimi import KIMI_AFTER, KIMI_BEFORE, KIMI_K25, _build, _stub_processor
 from torch.utils.flop_counter import FlopCounterMode
 from transformers import AutoConfig, CLIPImageProcessorPil, Gemma4ForConditionalGeneration, Gemma4Processor, GitForCausalLM
 from transformers.models.gemma4.video_processing_gemma4 import Gemma4VideoProcessor
 from transformers.models.gemma4_unified.modeling_gemma4_unified import Gemma4UnifiedForConditionalGeneration
 from transformers.models.gemma4_unified.video_processing_gemma4_unified import Gemma4UnifiedVideoProcessor
+from transformers.models.kimi_k25.processing_kimi_k25 import Kimi_K25Processor
+from transformers.models.kimi_k25.video_processing_kimi_k25 import Kimi_K25VideoProcessor
 from transformers.video_utils import VideoMetadata
 
 HERE = Path(__file__).parent
@@ -57,6 +60,12 @@ GEMMA4_CASES = {"three": (3, 300, 500), "one": (1, 64, 100), "tall": (2, 1000, 1
 SAMPLED = {"video": (6, 200, 260), "num_frames": 4}
 GIT_FRAMES = 4  # num_image_with_embedding of the tiny GIT
 GIT_CASES = {"four": (4, 300, 500), "two": (2, 450, 260), "one": (1, 20, 30)}
+KIMI_VIDEO = 98  # the tiny Kimi K2.5's video_token_id (<|kimi_k25_video_placeholder|>'s pads)
+KIMI = {**KIMI_K25, "video_token_id": KIMI_VIDEO}
+# (frames, height, width) and processor options per case: chunks of 4 and a shorter last one, a
+# single frame, and a video past a small max_patches budget.
+KIMI_CASES = {"six": ((6, 50, 37), {}), "four": ((4, 30, 64), {}), "one": ((1, 23, 23), {}),
+              "budget": ((5, 120, 90), {"max_patches": 100}), "chunks_of_two": ((5, 40, 40), {"temporal_patch_size": 2})}
 
 
 def _frames(shape: tuple[int, int, int], seed: int) -> np.ndarray:
@@ -188,12 +197,71 @@ def measure_git() -> dict:
     }
 
 
+def _kimi_expansion(grids: list[list[int]], chunk: int) -> list[str]:
+    """Kimi_K25Processor.replace_video_token for a video of these chunk grids (a stand-in
+    processor holds the video processor's merge and chunk sizes), cut into its tokens: the
+    timestamps as "text", the special tokens and "video" by name, each pad as "<pad>"."""
+    processor = _stub_processor(Kimi_K25Processor)
+    processor.video_processor = SimpleNamespace(merge_size=2, temporal_patch_size=chunk)
+    processor.video_token = "<pad>"
+    frames = sum(grid[0] for grid in grids)
+    metadata = VideoMetadata(total_num_frames=frames, fps=24, frames_indices=list(range(frames)))
+    text = processor.replace_video_token({"num_chunks_per_video": [len(grids)], "video_grid_thw": torch.tensor(grids),
+                                          "video_metadata": [metadata]}, 0)
+    names = ("<|media_begin|>", "video", "<|media_content|>", "<pad>", "<|media_end|>")
+    out = []
+    while text:
+        piece = next((name for name in names if text.startswith(name)), None)
+        out.append(piece or "text")
+        text = text[len(piece):] if piece else text[1:]
+    return out
+
+
+def measure_kimi() -> dict:
+    model = _build(KIMI)
+    vision = KIMI["vision_config"]
+    root = type(model).__name__
+    ids_of = dict(zip(("<|media_begin|>", "video", "<|media_content|>", "<|media_end|>"), (*KIMI_BEFORE, *KIMI_AFTER)))
+    cases = {}
+    for case, (shape, options) in KIMI_CASES.items():
+        processor = Kimi_K25VideoProcessor(patch_size=vision["patch_size"], merge_size=vision["merge_kernel_size"][0],
+                                           do_sample_frames=False, **options)
+        out = processor(videos=[_frames(shape, 3)], return_tensors="pt", input_data_format="channels_last")
+        grids = out["video_grid_thw"].tolist()
+        pieces = _kimi_expansion(grids, processor.temporal_patch_size)
+        ids = []
+        for piece in pieces:
+            if piece == "<|media_begin|>":
+                ids += torch.randint(3, 80, (TIMESTAMP_TOKENS,)).tolist()  # the chunk's timestamp, as text
+            if piece != "text":
+                ids.append(KIMI_VIDEO if piece == "<pad>" else ids_of[piece])
+        ids = torch.tensor(ids + torch.randint(3, 80, (TEXT_TOKENS,)).tolist()).unsqueeze(0)
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            model(input_ids=ids, pixel_values_videos=out["pixel_values_videos"], video_grid_thw=out["video_grid_thw"])
+        tower, projector = _flops(counter, f"{root}.model.vision_tower"), _flops(counter, f"{root}.model.mm_projector")
+        cases[case] = {
+            "video": list(shape), "options": options, "video_grid_thw": grids, "chunks": int(out["num_chunks_per_video"][0]),
+            "video_tokens": sum(piece != "text" for piece in pieces), "pads": pieces.count("<pad>"),
+            "sequence_length": int(ids.shape[1]), "forward": int(counter.get_total_flops()), "vision_tower": tower,
+            "projector": projector, "rest": int(counter.get_total_flops()) - tower - projector,
+        }
+    default = Kimi_K25VideoProcessor()
+    return {
+        "config": KIMI, "class": root, "text_tokens": TEXT_TOKENS, "timestamp_tokens": TIMESTAMP_TOKENS, "cases": cases,
+        "processor_defaults": {"max_patches": default.max_patches, "temporal_patch_size": default.temporal_patch_size,
+                               "do_sample_frames": default.do_sample_frames, "fps": default.fps, "size": dict(default.size),
+                               "patch_size": default.patch_size, "merge_size": default.merge_size},
+    }
+
+
 def main() -> None:
     warnings.filterwarnings("ignore")
     record = {
         "transformers": transformers.__version__,
         "torch": torch.__version__.split("+")[0],
-        "models": {"gemma4": measure_gemma4("gemma4"), "gemma4_unified": measure_gemma4("gemma4_unified"), "git": measure_git()},
+        "models": {"gemma4": measure_gemma4("gemma4"), "gemma4_unified": measure_gemma4("gemma4_unified"), "git": measure_git(),
+                   "kimi_k25": measure_kimi()},
     }
     (HERE / "forward_video2.json").write_text(json.dumps(record, indent=1) + "\n")
 
