@@ -248,6 +248,8 @@ class Images:
                 grid = "x".join(map(str, plan.grid))
                 given = (f"{plan.frames} frames of {plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, "
                          f"patch grid {grid} (t x h x w)")
+                if plan.grids:
+                    given += f", encoded as {len(plan.grids)} clips of {' + '.join(str(clip[0]) for clip in plan.grids)} frames"
                 lines.append(f"  video {number}: {given}, {plan.tokens} tokens")
                 continue
             if plan.height:
@@ -288,7 +290,7 @@ class Images:
             "title": self.title,
             "images": [
                 {**({"frames": p.frames} if p.frames else {}), "height": p.height, "width": p.width, "resized": list(p.resized),
-                 "grid": list(p.grid), "tokens": p.tokens, **({"text_tokens_before": self.positions[i]} if self.positions else {})}
+                 "grid": list(p.grid), **({"clips": [list(clip) for clip in p.grids]} if p.grids else {}), "tokens": p.tokens, **({"text_tokens_before": self.positions[i]} if self.positions else {})}
                 for i, p in enumerate(self.plans)
             ],
             **({"processor": dict(self.options)} if self.options else {}),

@@ -342,3 +342,14 @@ def test_kimi_refuses_sampling_and_chunks_past_its_temporal_positions(registry):
         registry.evaluate(model, seq_len=7, videos=[(8, 50, 37)], processor={"temporal_patch_size": 5})
     with pytest.raises(flopsreg.FlopsregError, match=r"^videos: convention 'megatron' has no term for the vision tower \(MoonViT \(Kimi K2.5\)\)"):
         registry.evaluate(model, seq_len=7, videos=[(8, 50, 37)], convention="megatron")
+
+
+def test_a_kimi_videos_clips_are_shown_in_text_and_json(tmp_path, capsys):
+    path = tmp_path / "kimi.json"
+    path.write_text(json.dumps(KIMI["config"]))
+    assert main(["explain", str(path), "--video", "6x50x37", "--no-cache"]) == 0
+    assert "video 1: 6 frames of 50x37 -> 56x40, patch grid 6x14x10 (t x h x w), encoded as 2 clips of 4 + 2 frames, 78 tokens" in (
+        capsys.readouterr().out)
+    assert main(["eval", str(path), "--seq-len", "7", "--video", "6x50x37", "--format", "json", "--no-cache"]) == 0
+    (video,) = json.loads(capsys.readouterr().out)["videos"]["images"]
+    assert video["clips"] == KIMI["cases"]["six"]["video_grid_thw"] and video["grid"] == [6, 14, 10]
