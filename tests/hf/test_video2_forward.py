@@ -353,3 +353,15 @@ def test_a_kimi_videos_clips_are_shown_in_text_and_json(tmp_path, capsys):
     assert main(["eval", str(path), "--seq-len", "7", "--video", "6x50x37", "--format", "json", "--no-cache"]) == 0
     (video,) = json.loads(capsys.readouterr().out)["videos"]["images"]
     assert video["clips"] == KIMI["cases"]["six"]["video_grid_thw"] and video["grid"] == [6, 14, 10]
+
+
+@pytest.mark.parametrize("family", GEMMA4)
+def test_a_step_after_a_cached_video_encodes_nothing_and_a_cut_video_is_refused(registry, family):
+    """A decode step after the whole video is cached is the language model alone (no tower, no
+    block pairs: the frames' keys were computed with them); a prefix ending inside the video is refused."""
+    model = _model(family)
+    tokens = registry.videos(model, videos=[(3, 300, 500)]).tokens
+    step = registry.evaluate(model, seq_len=5, cached=tokens + 7, videos=[(3, 300, 500)])
+    assert step.forward == registry.evaluate(model, seq_len=5, cached=tokens + 7).forward
+    with pytest.raises(flopsreg.FlopsregError, match=r"^cached = 100: cuts video 1 \(tokens 0 to 185\), whose tokens attend to each other"):
+        registry.evaluate(model, seq_len=5, cached=100, videos=[(3, 300, 500)])
