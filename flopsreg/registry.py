@@ -215,9 +215,11 @@ class Registry(PluginLoader):
     ) -> Images:
         """The videos of one sequence as *model*'s vision tower takes them (each ``(frames, height,
         width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
-        per piece (exact; a convention with no term for the tower is refused). *processor* sets
-        the video processor's options."""
-        return self._plan_media(model, "video", videos, None, convention, processor=processor)
+        per piece (exact; a convention with no term for the tower is refused), and the language
+        model's work on the pairs its mask adds within each frame's tokens (Gemma 4). *processor*
+        sets the video processor's options."""
+        return self._plan_media(model, "video", videos, None, convention, processor=processor,
+                                pair=lambda slot, pairs: pair_flops(self._evaluator.select(model, convention).units, slot, pairs))
 
     def _evaluate_images(
         self, selection, seq_len, seqlens, batch, recompute, cached, logits, requests, images, image_tokens, positions, request_images,

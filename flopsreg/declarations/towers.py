@@ -139,6 +139,9 @@ class ImagePlan:
             truncation); 0 for an image, or a clip given by its token count.
         frames: a video's frames as given (before the processor pads them to whole temporal
             patches); 0 for an image.
+        grids: where the tower takes the plan as several clips, each its own attention span, the
+            grid of each (Kimi K2.5's video chunks of up to ``temporal_patch_size`` frames); the
+            closed forms are summed over them. Empty: the tower takes ``grid`` alone.
     """
 
     height: int
@@ -148,6 +151,7 @@ class ImagePlan:
     tokens: int
     samples: int = 0
     frames: int = 0
+    grids: tuple[tuple[int, ...], ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -166,7 +170,8 @@ class ImageRule:
         shape_note: why the shape is needed, where ``from_tokens`` is None.
         bidirectional: ``bidirectional(dims, plan) -> n``, the run of *plan*'s tokens the language
             model attends to bidirectionally on top of its causal and sliding masks (Gemma 3's
-            soft tokens); None: the image's tokens are causal like text.
+            soft tokens), or a tuple of runs where a plan holds several blocks (each frame of a
+            Gemma 4 video); None: the image's tokens are causal like text.
         pair_slot: with ``bidirectional``, the slot whose FLOPs are those of the attended pairs
             (linear in them): its cost at a one-token sequence is one more pair's, in each layer.
         layer_pairs: with ``bidirectional``, ``layer_pairs(dims, runs, flags, params) -> pairs``
@@ -206,7 +211,7 @@ class ImageRule:
     rules: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     from_tokens: Callable[[Mapping[str, int], int], ImagePlan] | None = None
     shape_note: str = ""
-    bidirectional: Callable[[Mapping[str, int], ImagePlan], int] | None = None
+    bidirectional: Callable[[Mapping[str, int], ImagePlan], int | tuple[int, ...]] | None = None
     pair_slot: str = ""
     layer_pairs: Callable[[Mapping[str, int], Sequence[int], frozenset[str], Mapping[str, int]], int] | None = None
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)

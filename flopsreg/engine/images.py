@@ -248,6 +248,8 @@ class Images:
                 grid = "x".join(map(str, plan.grid))
                 given = (f"{plan.frames} frames of {plan.height}x{plan.width} -> {plan.resized[0]}x{plan.resized[1]}, "
                          f"patch grid {grid} (t x h x w)")
+                if plan.grids:
+                    given += f", encoded as {len(plan.grids)} clips of {' + '.join(str(clip[0]) for clip in plan.grids)} frames"
                 lines.append(f"  video {number}: {given}, {plan.tokens} tokens")
                 continue
             if plan.height:
@@ -288,7 +290,7 @@ class Images:
             "title": self.title,
             "images": [
                 {**({"frames": p.frames} if p.frames else {}), "height": p.height, "width": p.width, "resized": list(p.resized),
-                 "grid": list(p.grid), "tokens": p.tokens, **({"text_tokens_before": self.positions[i]} if self.positions else {})}
+                 "grid": list(p.grid), **({"clips": [list(clip) for clip in p.grids]} if p.grids else {}), "tokens": p.tokens, **({"text_tokens_before": self.positions[i]} if self.positions else {})}
                 for i, p in enumerate(self.plans)
             ],
             **({"processor": dict(self.options)} if self.options else {}),
@@ -379,6 +381,11 @@ def _video(entry: Any, index: int) -> tuple[int, int, int]:
     return entry[0], entry[1], entry[2]
 
 
+def _runs(runs: int | Sequence[int]) -> Sequence[int]:
+    """A bidirectional rule's runs of one plan: one run (an image), or several (a video's frames)."""
+    return (runs,) if isinstance(runs, int) else runs
+
+
 def bidirectional_pairs(runs: Sequence[int]) -> int:
     """Pairs a language model's mask adds per layer when each run of *runs* tokens (one image's)
     attends bidirectionally on top of a causal mask: the n(n-1)/2 above the diagonal of each run.
@@ -460,7 +467,7 @@ def plan_images(
         """The language model's FLOPs for the pairs its mask adds within *plans*' tokens."""
         if rule.bidirectional is None:
             return 0
-        runs = [rule.bidirectional(dims, plan) for plan in plans]
+        runs = [run for plan in plans for run in _runs(rule.bidirectional(dims, plan))]
         layer_pairs = rule.layer_pairs
         return pair(rule.pair_slot, lambda flags, params: (
             bidirectional_pairs(runs) if layer_pairs is None else layer_pairs(dims, runs, flags, params)))
@@ -472,7 +479,7 @@ def plan_images(
         if convention != EXACT:
             return rule.conventions[convention](dims, plans)
         if kind is not None and kind.flops:
-            return tower_flops(kind, dims, [plan.grid for plan in plans])
+            return tower_flops(kind, dims, [grid for plan in plans for grid in plan.grids or (plan.grid,)])
         raise FlopsregError(f"{given}: {title} declares no FLOPs for its {medium.many} (TowerKind.flops)")
 
     cross, keys = None, ()

@@ -81,7 +81,14 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
     An entry lies after ``positions[k]`` text tokens (none given: before the text); at one text
     position the images come first, then the videos, then the clips, each medium in its order. An entry of
     bidirectional tokens (Gemma 3's images) cut by the cache boundary is refused: its cached half
-    was computed without the keys of the other half, which no count of one mask describes."""
+    was computed without the keys of the other half, which no count of one mask describes. A
+    tower whose model puts its entries before the text itself (:attr:`ImageRule.first`, GIT's
+    one ``pixel_values``, an image or a video) takes no other medium beside them."""
+    first = next((held for held in media if held.rule.first), None)
+    if first is not None and len(media) > 1:
+        held = " and ".join(_WORDS[held.rule.takes][1] for held in media)
+        raise FlopsregError(f"{first.title} takes its {_WORDS[first.rule.takes][1]} before the text from one input of the model: "
+                            f"a sequence holds one medium there, not {held}")
     entries = sorted(
         ((images.positions[index] if images.positions else 0, medium, index, plan.tokens)
          for medium, images in enumerate(media) for index, plan in enumerate(images.plans)),

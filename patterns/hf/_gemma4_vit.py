@@ -14,6 +14,15 @@ attends both ways within each image's soft tokens: Gemma 4 on its sliding layers
 (``create_masks_for_vision_model``: AND(window, OR(causal, block))), Gemma 4 unified on every layer
 (``create_masks_for_generate`` ORs the block after the window). Derived in docs/multimodal.md;
 checked against tests/data/hf_forward/forward_gemma4img.json.
+
+Videos (Gemma4VideoProcessor, Gemma4UnifiedVideoProcessor): each frame is resized as an image is,
+to a budget of its own (``max_soft_tokens`` 70 by default), and becomes one block of soft tokens:
+Gemma4Processor.replace_video_token writes ``"mm:ss <boi>" + soft tokens + "<eoi>"`` per frame,
+joined by spaces. The timestamps and spaces are text (their tokens need the tokenizer: the caller
+counts them in seq_len); flopsreg counts ``frames x (soft + 2)``. Each frame's soft tokens are one
+bidirectional block (get_block_sequence_ids_for_mask starts a block at every run of video tokens).
+The tower encodes each frame as one image (a batch of frames, attention within each); checked
+against tests/data/hf_forward/forward_video2.json.
 """
 
 from __future__ import annotations
@@ -24,7 +33,10 @@ from collections.abc import Mapping, Sequence
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["BIDIRECTIONAL", "BUDGETS", "GEMMA4_IMAGES", "GEMMA4_UNIFIED_IMAGES", "WRAPPER_TOKENS", "resized_size"]
+__all__ = [
+    "BIDIRECTIONAL", "BUDGETS", "GEMMA4_IMAGES", "GEMMA4_UNIFIED_IMAGES", "GEMMA4_UNIFIED_VIDEOS", "GEMMA4_VIDEOS", "VIDEO_OPTIONS",
+    "WRAPPER_TOKENS", "resized_size",
+]
 
 BUDGETS = (70, 140, 280, 560, 1120)  # the max_soft_tokens the processor accepts (its _SUPPORTED_SOFT_TOKENS)
 WRAPPER_TOKENS = 2  # <boi> before the soft tokens, <eoi> after
@@ -141,4 +153,70 @@ GEMMA4_UNIFIED_IMAGES = ImageRule(
         "+ (n-w)(n-w+1)/2 more on a sliding layer of window w < n",
     ),
     **_RULE,
+)
+
+
+# Gemma4VideoProcessor's class defaults (Gemma4UnifiedVideoProcessor's are the same): a budget of 70
+# soft tokens a frame, and uniform sampling of num_frames = 32 frames when do_sample_frames is on.
+# flopsreg takes the frames as given (do_sample_frames off), as for every family's videos.
+VIDEO_OPTIONS = {"max_soft_tokens": 70, "do_sample_frames": False, "num_frames": 32}
+
+
+def _kept_frames(d: Mapping[str, int], frames: int) -> int:
+    """The frames the processor keeps: all (do_sample_frames off), or num_frames of them picked
+    uniformly (default_sample_indices_fn), which it refuses for a video of fewer frames."""
+    if not d["do_sample_frames"]:
+        return frames
+    if d["num_frames"] > frames:
+        raise ValueError(f"do_sample_frames picks num_frames = {d['num_frames']} frames, more than the video's {frames} "
+                         "(the processor refuses it)")
+    return d["num_frames"]
+
+
+def _video_planner(unified: bool):
+    """The video processor's rule: the kept frames, each resized as an image to the video budget;
+    tokens = frames x (soft tokens + <boi> + <eoi>), the timestamps before each frame being text."""
+
+    def plan(d: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+        image = (_unified_plan if unified else _plan)(d, height, width)
+        kept = _kept_frames(d, frames)
+        return ImagePlan(height=height, width=width, resized=image.resized, grid=(kept, *image.grid[1:]),
+                         tokens=kept * image.tokens, frames=frames)
+
+    return plan
+
+
+def _frame_runs(d: Mapping[str, int], plan: ImagePlan) -> tuple[int, ...] | int:
+    """Each frame's soft tokens, one bidirectional block each (use_bidirectional_attention = "vision")."""
+    frames = plan.grid[0]
+    return (plan.tokens // frames - WRAPPER_TOKENS,) * frames if BIDIRECTIONAL[d["bidirectional"]] == "vision" else 0
+
+
+_VIDEO_RULE = {
+    "options": VIDEO_OPTIONS,
+    "bidirectional": _frame_runs,
+    "pair_slot": "attention.core",
+    "takes": "video",
+}
+_FRAMES = ("the frames as given (do_sample_frames off; on: num_frames = 32 of them, uniformly), each resized as an image to "
+           "max_soft_tokens = 70 (Gemma4VideoProcessor's defaults); tokens = frames x (rows x columns / pooling^2 + 2): "
+           "<boi> and <eoi> around each frame's soft tokens (its \"mm:ss \" timestamp is text: count it in seq_len)")
+_PER_FRAME = "the tower encodes each frame as one image: the image's closed forms over t = frames (attention within each frame)"
+
+GEMMA4_VIDEOS = ImageRule(
+    summary=_FRAMES + "; with use_bidirectional_attention = vision the sliding layers attend both ways within each frame's soft tokens",
+    plan=_video_planner(unified=False),
+    layer_pairs=_sliding_only,
+    rules=(_PER_FRAME, "language model (use_bidirectional_attention = vision): + n(n-1)/2 pairs per frame on each sliding layer"),
+    **_VIDEO_RULE,
+)
+
+GEMMA4_UNIFIED_VIDEOS = ImageRule(
+    summary=_FRAMES + "; with use_bidirectional_attention = vision (the default) every layer attends both ways within each "
+    "frame's soft tokens, past the sliding window",
+    plan=_video_planner(unified=True),
+    layer_pairs=_every_layer,
+    rules=(_PER_FRAME, "language model (use_bidirectional_attention = vision): + n(n-1)/2 pairs per frame on every layer, "
+           "+ (n-w)(n-w+1)/2 more on a sliding layer of window w < n"),
+    **_VIDEO_RULE,
 )

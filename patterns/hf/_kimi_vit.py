@@ -11,6 +11,15 @@ placed ``<|media_begin|>image<|media_content|><|media_pad|><|media_end|>`` (vLLM
 KimiK25ForConditionalGeneration.get_placeholder_str): 4 wrapper tokens an image.
 FLOPs are the kind's closed forms (patterns/hf/_towers.py KIMI_K25_VISION); derived in
 docs/multimodal.md, checked against tests/data/hf_forward/forward_pixkimi.json.
+
+Videos (Kimi_K25VideoProcessor): the frames are cut into chunks of ``temporal_patch_size`` (4),
+the last one shorter, each chunk resized and padded as an image is at the video's ``max_patches``
+(4096). MoonViT attends over each whole chunk (``merge_temporal``: one span of ``t x rows x
+columns`` patches), adds a sinusoidal temporal position (elementwise), and averages the chunk's
+frames into one (``temporal_merge``): each chunk gives ``rows x columns / merge^2`` tokens.
+Kimi_K25Processor.replace_video_token writes per chunk ``HH:MM:SS.mmm`` (text: the caller counts it
+in seq_len) and ``<|media_begin|>video<|media_content|>`` + pads + ``<|media_end|>``: 4 wrapper
+tokens ("video" taken as one token). Checked against tests/data/hf_forward/forward_video2.json.
 """
 
 from __future__ import annotations
@@ -20,16 +29,16 @@ from collections.abc import Mapping
 
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["KIMI_IMAGES", "MAX_PATCHES", "MAX_SIDE", "WRAPPER_TOKENS", "navit_resize"]
+__all__ = ["KIMI_IMAGES", "KIMI_VIDEOS", "MAX_PATCHES", "MAX_SIDE", "VIDEO_OPTIONS", "WRAPPER_TOKENS", "navit_resize"]
 
 WRAPPER_TOKENS = 4  # <|media_begin|>, "image", <|media_content|> before the pads; <|media_end|> after
 MAX_PATCHES, MAX_SIDE = 16384, 512  # Kimi_K25ImageProcessor's max_patches and size["max_height"] (patches a side)
 
 
 def navit_resize(height: int, width: int, patch: int, merge: int, max_patches: int = MAX_PATCHES) -> tuple[tuple[int, int], tuple[int, int]]:
-    """Kimi_K25ImageProcessor's ``navit_resize``, step for step (floats as there): the resized
-    ``(height, width)`` within *max_patches* patches and the size it is padded to, a multiple of
-    ``patch x merge`` a side."""
+    """Kimi_K25ImageProcessor's ``navit_resize`` (Kimi_K25VideoProcessor's is the same, at its own
+    *max_patches*), step for step (floats as there): the resized ``(height, width)`` and the size
+    it is padded to, a multiple of ``patch x merge`` a side."""
     if height < 1 or width < 1:
         raise ValueError(f"{height}x{width}: expected a height and width of at least 1 pixel")
     current = max(1.0, height // patch) * max(1.0, width // patch)
@@ -62,4 +71,45 @@ KIMI_IMAGES = ImageRule(
         "projector = 2 x (patches / merge^2) x ((h merge^2)^2 + h merge^2 x text) (in_proj, out_proj)",
     ),
     options={"max_patches": MAX_PATCHES},  # the processor's patch budget
+)
+
+
+# Kimi_K25VideoProcessor's class defaults: a budget of its own, chunks of temporal_patch_size
+# frames; do_sample_frames samples fps = 2 frames a second of the video's own frame rate.
+VIDEO_OPTIONS = {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False}
+
+
+def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+    """The video's chunks of temporal_patch_size frames (the last one shorter), each resized and
+    padded as an image at the video budget; tokens = chunks x (patches / merge^2 + 4)."""
+    if d["do_sample_frames"]:
+        raise ValueError("do_sample_frames samples fps = 2 frames a second of the video's own frame rate, which a request "
+                         "does not carry: give the frames the processor keeps, with do_sample_frames off")
+    chunk = d["temporal_patch_size"]
+    if chunk > d["time"]:
+        raise ValueError(f"temporal_patch_size = {chunk}: MoonViT holds pos_emb_time = {d['time']} temporal positions, "
+                         "one a frame of a chunk (transformers fails on more)")
+    patch, merge = d["patch"], d["merge_h"]
+    if d["merge_w"] != merge:
+        raise ValueError(f"merge_kernel_size = [{merge}, {d['merge_w']}]: Kimi_K25VideoProcessor merges square groups (merge_size)")
+    _, padded = navit_resize(height, width, patch, merge, d["max_patches"])
+    rows, columns = padded[0] // patch, padded[1] // patch
+    full, rest = divmod(frames, chunk)
+    grids = ((chunk, rows, columns),) * full + (((rest, rows, columns),) if rest else ())
+    return ImagePlan(height=height, width=width, resized=padded, grid=(frames, rows, columns),
+                     tokens=len(grids) * (rows * columns // merge**2 + WRAPPER_TOKENS), frames=frames, grids=grids)
+
+
+KIMI_VIDEOS = ImageRule(
+    summary="Kimi_K25VideoProcessor: the frames as given (do_sample_frames off) in chunks of temporal_patch_size = 4 "
+    "(the last one shorter), each scaled down to at most max_patches = 4096 patches and zero-padded to patch x merge "
+    "pixels a side; tokens = chunks x (patches / merge^2 + 4) (<|media_begin|>video<|media_content|> ... <|media_end|>; "
+    "the HH:MM:SS.mmm timestamp before each chunk is text: count it in seq_len)",
+    plan=_video_plan,
+    options=VIDEO_OPTIONS,
+    takes="video",
+    rules=(
+        "each chunk of t frames is one clip: patch_embed, q/k/v/o and the MLP over its t x patches, attention over the "
+        "whole chunk ((t patches)^2 pairs), the projector over its patches / merge^2 tokens (temporal_merge averages the frames)",
+    ),
 )

@@ -14,10 +14,16 @@ import sympy
 from flopsreg.patterns.hf._fuyu_vit import FUYU_IMAGES
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._gemma4_audio import GEMMA4_AUDIO_CLIPS
-from flopsreg.patterns.hf._gemma4_vit import BIDIRECTIONAL, GEMMA4_IMAGES, GEMMA4_UNIFIED_IMAGES
+from flopsreg.patterns.hf._gemma4_vit import (
+    BIDIRECTIONAL,
+    GEMMA4_IMAGES,
+    GEMMA4_UNIFIED_IMAGES,
+    GEMMA4_UNIFIED_VIDEOS,
+    GEMMA4_VIDEOS,
+)
 from flopsreg.patterns.hf._gemma4u_audio import GEMMA4_UNIFIED_AUDIO_CLIPS
-from flopsreg.patterns.hf._git_vit import GIT_IMAGES
-from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES
+from flopsreg.patterns.hf._git_vit import GIT_IMAGES, GIT_VIDEOS
+from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES, KIMI_VIDEOS
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
 from flopsreg.patterns.hf._phi4_audio import PHI4_AUDIO_CLIPS, WINDOW
@@ -356,18 +362,22 @@ KIMI_K25_VISION = TowerKind(
         Dim("grid_h", "{tower}.pos_emb_height", 64), Dim("grid_w", "{tower}.pos_emb_width", 64),
         Dim("merge_h", "{tower}.merge_kernel_size[0]", [2, 2], latex="m_{h}"),
         Dim("merge_w", "{tower}.merge_kernel_size[1]", [2, 2], latex="m_{w}"), Dim("text", "text_config.hidden_size", 7168, latex="D"),
+        Dim("time", "{tower}.pos_emb_time", 4),  # the temporal positions: the most frames of a video chunk
     ),
     parameters=3 * patch**2 * h + h + grid_h * grid_w * h + layers * VIT_BLOCK + 2 * h,
     reference=_SOURCE + "kimi_k25/modeling_kimi_k25.py Kimi_K25VisionModel",
     images=KIMI_IMAGES,
+    videos=KIMI_VIDEOS,
+    # One image (t = 1) or one video chunk of t frames: attention spans the whole clip, and
+    # temporal_merge averages its frames before the projector (elementwise).
     flops={
         "patch_embed": 2 * _PATCHES * h * 3 * patch**2,
         "blocks.qkv_proj": layers * 2 * _PATCHES * 4 * h**2,
-        "blocks.attention": 4 * h * layers * _T * (_ROWS * _COLUMNS) ** 2,  # within the image only
+        "blocks.attention": 4 * h * layers * _PATCHES**2,  # within the image (the chunk) only
         "blocks.mlp": layers * 2 * _PATCHES * 2 * h * i,
         "projector": 2 * _MERGED * ((h * merge_h * merge_w) ** 2 + h * merge_h * merge_w * text),
     },
-    flops_where={"M": _T * (_ROWS / merge_h) * (_COLUMNS / merge_w)},
+    flops_where={"M": (_ROWS / merge_h) * (_COLUMNS / merge_w)},
 )
 
 KIMI_K25_PROJECTOR = TowerKind(
@@ -419,6 +429,7 @@ GEMMA4_VISION = TowerKind(
     ),
     reference=_SOURCE + "gemma4/modeling_gemma4.py Gemma4VisionModel",
     images=GEMMA4_IMAGES,
+    videos=GEMMA4_VIDEOS,
     # One image of t x rows x columns real patches: the input projection, q/k/v/o, attention over
     # the image both ways, the gated MLP, and the embedder's matrix on the rows x columns / pooling^2
     # soft tokens the average pooling leaves (the pooling and the norms are elementwise).
@@ -534,6 +545,7 @@ GEMMA4_UNIFIED_VISION_EMBEDDER = TowerKind(
     ),
     reference=_SOURCE + "gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedVisionEmbedder",
     images=GEMMA4_UNIFIED_IMAGES,
+    videos=GEMMA4_UNIFIED_VIDEOS,
     # One image of t x rows x columns patches of patch pixels: each pooling x pooling of them one
     # merged patch and one token, through patch_dense and the projection (the norms and the
     # position embedding elementwise).
@@ -718,6 +730,7 @@ GIT_VISION = TowerKind(
         Dim("layers", "{tower}.num_hidden_layers", 12), Dim("channels", "{tower}.num_channels", 3),
         Dim("image", "{tower}.image_size", 224), Dim("patch", "{tower}.patch_size", 16),
         Dim("text", "hidden_size", 768),  # GitProjection's output width: its FLOPs are counted with the tower's
+        Dim("frame_embeddings", "num_image_with_embedding", 0),  # the most frames of a video (null: no video)
     ),
     parameters=(
         channels * patch**2 * h + h  # patch_embedding (no bias), class_embedding
@@ -727,6 +740,7 @@ GIT_VISION = TowerKind(
     embeddings=(sympy.floor(image / patch) ** 2 + 1) * h,
     reference=_SOURCE + "git/modeling_git.py GitVisionModel",
     images=GIT_IMAGES,
+    videos=GIT_VIDEOS,
     flops=_clip_flops(),
 )
 
