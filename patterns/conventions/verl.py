@@ -51,6 +51,7 @@ ESTIMATORS = {
     "qwen2_5_vl": "_estimate_qwen3_vl_flops",
     "qwen3_vl": "_estimate_qwen3_vl_flops",
     "qwen2_vl": "_estimate_qwen3_vl_flops",
+    "qwen3_vl_moe": "_estimate_qwen3_vl_moe_flops",
 }
 # Read by flopsreg; verl has no estimator for them (its _estimate_unknown_flops returns 0).
 UNSUPPORTED = (
@@ -61,9 +62,10 @@ UNSUPPORTED = (
     "qwen3_5_text", "qwen3_5_moe_text",  # verl's qwen3_5 estimator is keyed by the multimodal wrappers' types
     "deepseek_v4", "gemma3n", "gemma3n_text", "glm5_next", "glm5_next_text",
     "qwen2_5_vl_text", "qwen3_vl_text", "qwen2_vl_text",  # verl's qwen3_vl estimator is keyed by the multimodal wrappers' types
+    "qwen3_vl_moe_text",  # and its qwen3_vl_moe estimator too
 )
 SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
-QWEN_MOE = ("qwen2_moe", "qwen3_moe")
+QWEN_MOE = ("qwen2_moe", "qwen3_moe", "qwen3_vl_moe")  # the estimators that count every layer as MoE
 DENSE_AS_MOE = "_dense_layer_as_moe"  # the rules' name suffix: a dense layer verl counts as MoE
 
 
@@ -215,8 +217,9 @@ PATTERNS += [
         reference=SOURCE,
     ),
 ]
-# _estimate_qwen2_moe_flops counts num_hidden_layers MoE layers (router h x E and top-k experts) and
-# reads neither mlp_only_layers nor decoder_sparse_step: a dense layer is counted as a MoE one.
+# _estimate_qwen2_moe_flops and _estimate_qwen3_vl_moe_flops count num_hidden_layers MoE layers (router
+# h x E and top-k experts) and read neither mlp_only_layers nor decoder_sparse_step: a dense layer is
+# counted as a MoE one.
 for _type in QWEN_MOE:
     PATTERNS.append(
         Pattern(

@@ -508,3 +508,131 @@ def test_qwen2_vl_images_are_refused_under_verl_and_its_text_is_counted(registry
     assert verl(registry, model, seqlens=[512]) == verl_qwen_vl(config, [512], None)
     with pytest.raises(flopsreg.FlopsregError, match=r"^images: convention 'verl' has no term for the vision tower \(Qwen2-VL ViT\)"):
         registry.evaluate(model, seq_len=9, images=[(300, 500)], convention="verl")
+
+
+# -- Qwen3-VL-MoE: _estimate_qwen3_vl_moe_flops and the same ViT term --------------------------------
+
+# verl/utils/flops_counter.py at verl-project/verl 1dda039b, lines 171-216, verbatim.
+def _estimate_qwen3_vl_moe_flops(config, tokens_sum, batch_seqlens, delta_time, **kargs):
+    # qwen3_vl uses text_config and vision_config to distinguish configs of different parts.
+    hidden_size = config.text_config.hidden_size
+    vocab_size = config.text_config.vocab_size
+    num_hidden_layers = config.text_config.num_hidden_layers
+    num_key_value_heads = config.text_config.num_key_value_heads
+    num_attention_heads = config.text_config.num_attention_heads
+    moe_intermediate_size = config.text_config.moe_intermediate_size
+    moe_num_expert = config.text_config.num_experts
+    moe_topk = config.text_config.num_experts_per_tok
+
+    head_dim = getattr(
+        config.text_config, "head_dim", config.text_config.hidden_size // config.text_config.num_attention_heads
+    )
+    q_size = num_attention_heads * head_dim
+    k_size = num_key_value_heads * head_dim
+    v_size = num_key_value_heads * head_dim
+
+    # non-attn per layer parm
+    moe_gata_N = hidden_size * moe_num_expert
+    # moe has gate_proj, up_proj and down_proj using SwiGLU in ExpertMlp layer & shared experts
+    moe_expertmlp_N = hidden_size * moe_intermediate_size * (moe_topk) * 3
+    attn_linear_N = hidden_size * (q_size + k_size + v_size + num_attention_heads * head_dim)
+    emd_and_lm_head_N = vocab_size * hidden_size * 2
+    # non-attn all_layer parm
+    moe_N = (moe_gata_N + moe_expertmlp_N + attn_linear_N) * (num_hidden_layers) + emd_and_lm_head_N
+    # non-attn all_layer & all_token fwd & bwd flops
+    dense_N_flops = 6 * moe_N * tokens_sum
+
+    # attn all_layer & all_token fwd & bwd flops
+    seqlen_square_sum = 0
+    for seqlen in batch_seqlens:
+        seqlen_square_sum += seqlen * seqlen
+    attn_qkv_flops = 6 * seqlen_square_sum * head_dim * num_attention_heads * num_hidden_layers
+
+    # vit flops
+    images_seqlens = kargs.get("images_seqlens", None)
+    if images_seqlens is not None:
+        vit_flops = _estimate_qwen3_vit_flop(images_seqlens, config.vision_config)
+    else:
+        vit_flops = 0
+
+    # all_layer & all_token fwd & bwd flops
+    flops_all_token = dense_N_flops + attn_qkv_flops + vit_flops
+    flops_achieved = flops_all_token * (1.0 / delta_time) / 1e12
+    return flops_achieved
+
+
+QWENVID = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_qwenvid.json").read_text())
+# The tiny recorded model (head_dim 12 where hidden // heads is 11, layer 0 dense by mlp_only_layers), the
+# class defaults, the published Qwen3-VL-30B-A3B, and the tiny one with every layer MoE.
+QWEN3_VL_MOE = {
+    "tiny": QWENVID["models"]["qwen3_vl_moe"]["config"],
+    "defaults": hf("qwen3-vl-moe-defaults"),
+    "30b-a3b": QWENVID["published"]["qwen3-vl-30b-a3b"]["config"],
+}
+QWEN3_VL_MOE["tiny all MoE"] = {**QWEN3_VL_MOE["tiny"], "text_config": {**QWEN3_VL_MOE["tiny"]["text_config"], "mlp_only_layers": []}}
+
+
+def verl_qwen3_vl_moe(config, seqlens, images_seqlens):
+    """verl's training FLOPs of a Qwen3-VL-MoE batch, as :func:`verl_qwen_vl`. The text config reads
+    num_experts through Qwen3VLMoeTextConfig's attribute_map (num_local_experts) and head_dim as its
+    __post_init__ sets it (head_dim or hidden // heads); the vision config gets in_channels 3."""
+    text = dict(config["text_config"])
+    text.setdefault("num_experts", text.get("num_local_experts"))
+    text["head_dim"] = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
+    vision = {"in_channels": 3, **config["vision_config"]}
+    namespace = SimpleNamespace(text_config=SimpleNamespace(**text), vision_config=SimpleNamespace(**vision))
+    return _estimate_qwen3_vl_moe_flops(namespace, sum(seqlens), seqlens, _ExactFlops(), images_seqlens=images_seqlens)
+
+
+@pytest.mark.parametrize("name", sorted(QWEN3_VL_MOE))
+@pytest.mark.parametrize("images", [None, [(300, 500)], [(64, 100), (450, 260), (1280, 720)]])
+@pytest.mark.parametrize("seqlens", [[9], [9, 4000]])
+def test_qwen3_vl_moe_as_verl_counts_it(registry, name, images, seqlens):
+    """Language model and ViT to the digit: the config's head_dim (unlike qwen3_vl's estimator), every layer
+    MoE (router h x E and top-k experts, mlp_only_layers ignored), 2 V h, the deepstack mergers on every patch."""
+    config = QWEN3_VL_MOE[name]
+    model = flopsreg.Model.from_hf_config(config)
+    result = registry.evaluate(model, seqlens=seqlens, images=images, convention="verl")
+    patches = [t * rows * columns for t, rows, columns in (plan.grid for plan in result.images.plans)] if images else None
+    assert result.training == verl_qwen3_vl_moe(config, list(result.seqlens), patches * len(seqlens) if images else None)
+    if name == "tiny":  # head_dim 12 and a dense layer 0: both differ from what verl counts
+        assert result.training != registry.evaluate(model, seqlens=seqlens, images=images).training
+
+
+def test_qwen3_vl_moe_dense_layers_show_in_compare(registry):
+    model = flopsreg.Model.from_hf_config(QWEN3_VL_MOE["tiny"])
+    (mlp,) = [d for d in registry.compare(model, seq_len=64, conventions=["verl"]).differences if d.slot == "mlp"]
+    assert mlp.pattern == "verl_qwen3_vl_moe_dense_layer_as_moe"
+    assert mlp.reason.startswith("verl (_estimate_qwen3_vl_moe_flops) ignores the dense layers")
+
+
+def test_qwen3_vl_moe_text_config_gets_verls_zero(registry):
+    model = flopsreg.Model.from_hf_config(QWEN3_VL_MOE["defaults"]["text_config"])
+    with pytest.raises(flopsreg.ModelError, match=r"verl has no FLOPs estimator for model_type 'qwen3_vl_moe_text': its FlopsCounter returns 0"):
+        registry.evaluate(model, seq_len=64, convention="verl")
+
+
+# -- what verl does where it has no vision term ------------------------------------------------------
+
+
+@pytest.mark.parametrize("config", [QWEN3_VL_MOE["tiny"], TOWERS5["qwen3_vl"]["config"], TOWERS5["qwen2_5_vl"]["config"],
+                                    TOWERS5["qwen3_5"]["config"], TOWERS5["qwen2_vl"]["config"]],
+                         ids=lambda config: config["model_type"])
+def test_videos_are_refused_saying_verl_counts_only_their_tokens(registry, config):
+    """images_seqlens come from image_grid_thw alone (verl's agent loop and trainer): no video term."""
+    model = flopsreg.Model.from_hf_config(config)
+    with pytest.raises(flopsreg.FlopsregError) as error:
+        registry.evaluate(model, seq_len=9, videos=[(4, 300, 500)], convention="verl")
+    assert str(error.value).startswith("videos: convention 'verl' has no term for the vision tower (")
+    assert ("verl builds images_seqlens from image_grid_thw alone, so it counts no video through the tower, only the video "
+            "tokens through the language model (give them in seq_len for verl's number); count videos with the exact convention") in str(error.value)
+    # what verl counts for the request: the language model over text and video tokens
+    tokens = registry.evaluate(model, seq_len=9, videos=[(4, 300, 500)]).seqlens
+    assert registry.evaluate(model, seqlens=tokens, convention="verl").training > 0
+
+
+def test_qwen2_vl_images_refusal_says_verl_raises(registry):
+    model = flopsreg.Model.from_hf_config(TOWERS5["qwen2_vl"]["config"])
+    with pytest.raises(flopsreg.FlopsregError, match=r"reads vision_config.intermediate_size, which Qwen2VLVisionConfig has not: "
+                       r"verl's FlopsCounter raises AttributeError when given images_seqlens for qwen2_vl; count images with the exact convention$"):
+        registry.evaluate(model, seq_len=9, images=[(300, 500)], convention="verl")
