@@ -845,3 +845,35 @@ def test_qwen3_5_with_images_as_verl_counts_it(registry, images, seqlens):
     assert not hasattr(vision, "deepstack_visual_indexes")
     text = {"linear_conv_kernel_dim": 4, **config["text_config"]}  # Qwen3_5TextConfig's default, which the tiny config leaves out
     assert result.training == verl_qwen3_5(text, list(result.seqlens)) + _estimate_qwen3_vit_flop(patches, vision)
+
+
+# -- the drop-in takes verl's images_seqlens ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["qwen3_vl", "qwen3_5"])
+def test_the_drop_in_counts_images_seqlens_as_verl_and_exactly(registry, name):
+    """verl's trainer passes images_seqlens (h x w of each image_grid_thw) beside batch_seqlens, which hold
+    the image tokens already; an empty list (a step without images) adds nothing."""
+    config = TOWERS5[name]["config"]
+    model = flopsreg.Model.from_hf_config(config)
+    images = [(300, 500), (64, 100)]
+    as_verl = registry.evaluate(model, seqlens=[9, 40], images=images, convention="verl")
+    patches = [t * rows * columns for t, rows, columns in (plan.grid for plan in as_verl.images.plans)] * 2
+    counter = FlopsCounter(config, convention="verl")
+    batch = list(as_verl.seqlens)
+    assert counter.training_flops(batch) + counter.tower_flops(patches) == as_verl.training
+    if name == "qwen3_vl":
+        assert as_verl.training == verl_qwen_vl(config, batch, patches)
+    assert counter.estimate_flops(batch, 1.0, images_seqlens=patches)[0] == as_verl.training / 10**12
+    assert counter.estimate_flops(batch, 1.0, images_seqlens=[]) == counter.estimate_flops(batch, 1.0)
+    exact = FlopsCounter(config)  # by patch counts: Qwen3-VL's and Qwen3.5's towers depend on them alone
+    assert exact.tower_flops(patches) == 3 * 2 * registry.images(model, images=images).forward
+
+
+def test_the_drop_in_refuses_images_seqlens_it_cannot_count(registry):
+    qwen2_vl = FlopsCounter(TOWERS5["qwen2_vl"]["config"], convention="verl")
+    with pytest.raises(flopsreg.FlopsregError, match=r"verl's FlopsCounter raises AttributeError when given images_seqlens for qwen2_vl"):
+        qwen2_vl.estimate_flops([64], 1.0, images_seqlens=[64])
+    qwen3_vl = FlopsCounter(TOWERS5["qwen3_vl"]["config"], convention="verl")
+    with pytest.raises(flopsreg.ModelError, match=r"^images_seqlens\[1\] = 6: expected the patches of one image, a multiple of 4 "):
+        qwen3_vl.estimate_flops([64], 1.0, images_seqlens=[64, 6])
