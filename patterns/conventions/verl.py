@@ -250,7 +250,7 @@ for _type in QWEN_MOE:
 # dense layer's kind holds no expert widths to count it so: refused, saying what verl counts.
 PATTERNS.append(
     Pattern(
-        name=f"verl_hy_v3{DENSE_AS_MOE}",
+        name="verl_hy_v3_dense_layer_refused",
         slot="mlp",
         flags={"verl", family("hy_v3"), "mlp"},
         precedence=family_precedence("hy_v3"),
