@@ -181,6 +181,9 @@ class ImageRule:
             way (verl's estimator): ``flops(dims, plans) -> {piece: forward FLOPs}`` over the
             images of one sequence; under any other convention but the exact one a request with
             images is refused, naming the convention.
+        refusals: ``{convention: why}`` for a convention without a term for the tower, where what
+            that framework really does is worth saying (it raises, or counts only the tokens):
+            said in the refusal.
         cross_part: the tower whose cross-attention layers inside the language model attend to
             the images' vision tokens (Mllama's ``cross_attention``), counted by its kind's
             :attr:`TowerKind.sequence_flops`; empty: the language model takes image tokens only.
@@ -215,6 +218,7 @@ class ImageRule:
     pair_slot: str = ""
     layer_pairs: Callable[[Mapping[str, int], Sequence[int], frozenset[str], Mapping[str, int]], int] | None = None
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
+    refusals: Mapping[str, str] = attrs.field(factory=dict)
     cross_part: str = ""
     cross_keys: Callable[[Mapping[str, int], ImagePlan], int] | None = None
     most: int = 0

@@ -444,7 +444,8 @@ def plan_images(
     if convention != EXACT and convention not in rule.conventions:
         raise FlopsregError(
             f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
-            f"count {medium.many} with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
+            + (f"{rule.refusals[convention]}; " if convention in rule.refusals else "")
+            + f"count {medium.many} with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
         )
     options = _processor_options(rule, title, processor)
     planning = rule.planning(dims, options)  # what the rule's plan reads: the dims and the processor's options

@@ -2,8 +2,9 @@
 
 Replace ``from verl.utils.flops_counter import FlopsCounter`` with
 ``from flopsreg.integrations.verl import FlopsCounter``: same constructor (the model's Hugging
-Face config), same ``estimate_flops(batch_seqlens, delta_time)`` returning (achieved TFLOP/s,
-promised TFLOP/s per device) as floats. ``convention="verl"`` reproduces verl's own number; the
+Face config), same ``estimate_flops(batch_seqlens, delta_time, images_seqlens=...)`` returning
+(achieved TFLOP/s, promised TFLOP/s per device) as floats, the vision tower counted for the images
+of ``images_seqlens`` (Qwen-VL types). ``convention="verl"`` reproduces verl's own number; the
 default counts exactly. The training FLOPs behind the first value, an exact int, are
 :meth:`FlopsCounter.training_flops`.
 
@@ -128,20 +129,42 @@ class FlopsCounter:
             return 3 * sum(map(self._plan.forward, batch_seqlens))  # the training-loop case
         return evaluate(self._plan, None, length_list("batch_seqlens", batch_seqlens, "a list of sequence lengths")).training
 
+    def tower_flops(self, images_seqlens: Sequence[int]) -> int:
+        """Training FLOPs of the vision tower over verl's *images_seqlens* (each image's patches,
+        h x w of its ``image_grid_thw``), exact or as the convention counts them; 0 for none. The
+        images' tokens are in ``batch_seqlens`` already, as verl's trainer counts them."""
+        if not images_seqlens:
+            return 0
+        model = self._plan.model
+        merges = [dims["merge"] for _, dims, rule in self.registry.image_towers(model).values() if rule is not None and "merge" in dims]
+        if not merges:
+            raise ModelError(f"images_seqlens: not counted by flopsreg for {model.name}: it has no vision tower whose patches "
+                             "image_grid_thw counts (verl's own estimator ignores them for such a type)")
+        groups = merges[0] ** 2
+        tokens = []
+        for index, patches in enumerate(images_seqlens):
+            if type(patches) is not int or patches < 1 or patches % groups:
+                raise ModelError(f"images_seqlens[{index}] = {patches!r:.40}: expected the patches of one image, a multiple of "
+                                 f"{groups} (h x w of its image_grid_thw, merged {merges[0]} x {merges[0]})")
+            tokens.append(patches // groups)
+        return 3 * self.registry.images(model, image_tokens=tokens, convention=self.convention).forward
+
     def estimate_flops(self, batch_seqlens: Sequence[int], delta_time: float, **kwargs: Any) -> tuple[float, float]:
         """(achieved TFLOP/s, promised TFLOP/s per device) for a step of *delta_time* seconds.
 
         *batch_seqlens* are the valid tokens of each sequence of the step; each attends within
-        itself. verl's extra keywords (``images_seqlens`` for vision towers) are refused when set:
-        flopsreg counts no vision tower. A *delta_time* no step takes (negative, nan, infinite,
-        outside 1 ns to 1e7 s) is warned about once (:class:`flopsreg.errors.PlausibilityWarning`)
-        and gives verl's own value for it; 0, where verl divides by zero, is an error.
+        itself. verl's ``images_seqlens`` (the patches of each image of the step) add the vision
+        tower (:meth:`tower_flops`; none or an empty list: no images); other keywords are refused
+        when set. A *delta_time* no step takes (negative, nan, infinite, outside 1 ns to 1e7 s) is
+        warned about once (:class:`flopsreg.errors.PlausibilityWarning`) and gives verl's own value
+        for it; 0, where verl divides by zero, is an error.
         """
+        images_seqlens = kwargs.pop("images_seqlens", None)
         extra = {name: value for name, value in kwargs.items() if value is not None}
         if extra:
-            raise ModelError(f"{', '.join(extra)}: not counted by flopsreg (no vision tower); leave unset")
+            raise ModelError(f"{', '.join(extra)}: not counted by flopsreg; leave unset")
         problem = time_problem("delta_time", delta_time)
-        flops = self.training_flops(batch_seqlens)
+        flops = self.training_flops(batch_seqlens) + self.tower_flops(images_seqlens or ())
         if problem is None:
             return float(flops / exact_number(delta_time) / _TERA), self.peak / _TERA
         try:

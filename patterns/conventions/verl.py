@@ -8,14 +8,21 @@ over s^2 positions per layer: a causal s^2/2 pairs, with the input embedding and
 two V x h matmuls whether or not they are tied, 3 FFN matmuls, and no MTP. ``gemma3_text`` and
 ``gpt_oss`` count a sliding layer as s min(s, W) positions, i.e. s W / 2 pairs once s > W (half
 of what the window attends); every other type ignores windows (Mistral's ``sliding_window``
-included). ``qwen2_moe`` and ``qwen3_moe`` count every layer as MoE, the dense ones of ``mlp_only_layers`` and
-``decoder_sparse_step`` included, and leave out shared experts.
+included). ``qwen2_moe``, ``qwen3_moe`` and ``qwen3_vl_moe`` count every layer as MoE, the dense
+ones of ``mlp_only_layers`` and ``decoder_sparse_step`` included, and leave out shared experts;
+``hy_v3`` counts every layer as MoE with its shared experts (a dense layer of ``mlp_layer_types``
+is refused: its kind holds no expert widths). ``apertus`` counts its xIELU MLP as 2 matmuls and
+its q_norm and k_norm as h + n_kv d weights applied like a matmul. ``seed_oss`` is the qwen2
+estimator.
 ``qwen3_5`` and ``qwen3_5_moe`` count the Gated DeltaNet recurrence as 5 d_k d_v H_v per token
 forward (the recurrent minimum is 6). ``qwen2_vl``, ``qwen2_5_vl`` and ``qwen3_vl`` (``_estimate_qwen3_vl_flops``)
-take head_dim as hidden_size // num_attention_heads, whatever the config's head_dim; their
-vision tower (``images_seqlens``, ``_estimate_qwen3_vit_flop``) is the image rule's ``verl`` count
-(patterns/hf/_qwen_vit.py ``verl_vit_flops``); Qwen2-VL's images are refused, as
-``_estimate_qwen3_vit_flop`` reads ``vision_config.intermediate_size``, which Qwen2VLVisionConfig has not.
+take head_dim as hidden_size // num_attention_heads, whatever the config's head_dim
+(``_estimate_qwen3_vl_moe_flops`` reads the config's); the vision tower of these four and of
+``qwen3_5`` / ``qwen3_5_moe`` (``images_seqlens``, ``_estimate_qwen3_vit_flop``) is the image
+rule's ``verl`` count (patterns/hf/_qwen_vit.py ``verl_vit_flops``). Qwen2-VL's images are refused,
+as ``_estimate_qwen3_vit_flop`` reads ``vision_config.intermediate_size``, which Qwen2VLVisionConfig
+has not (verl raises AttributeError), and so are videos: verl's images_seqlens come from
+``image_grid_thw`` alone (each refusal says so: the rules' ``refusals``).
 A model type verl has no estimator for gets 0 from verl: the convention refuses it, naming that.
 """
 
@@ -25,10 +32,11 @@ import sympy
 from flopsreg.patterns import gated_deltanet
 from flopsreg.patterns.conventions._rules import BUILTIN_TERMS, PRECEDENCE, half_square_causal, not_counted
 from flopsreg.patterns.gated_deltanet import H_v, d_k, d_v
-from flopsreg.patterns.gqa_projection import GQA_PROJECTION, n_kv
+from flopsreg.patterns.gqa_projection import GQA_PROJECTION, KV_HEADS, n_kv
 from flopsreg.patterns.logits import VOCAB
 from flopsreg.patterns.moe import EXPERT_HIDDEN, EXPERTS, TOP_K
-from flopsreg.patterns.quantities import f
+from flopsreg.patterns.norms import QK_NORM
+from flopsreg.patterns.quantities import d_qk, f
 from flopsreg.patterns.sliding_window import WINDOW
 from flopsreg.plugin import Convention, Pattern, h, hookimpl, n_h, s
 from flopsreg.plugin import family_flag as family
@@ -51,6 +59,10 @@ ESTIMATORS = {
     "qwen2_5_vl": "_estimate_qwen3_vl_flops",
     "qwen3_vl": "_estimate_qwen3_vl_flops",
     "qwen2_vl": "_estimate_qwen3_vl_flops",
+    "qwen3_vl_moe": "_estimate_qwen3_vl_moe_flops",
+    "seed_oss": "_estimate_qwen2_flops",
+    "apertus": "_estimate_apertus_flops",
+    "hy_v3": "_estimate_hy_v3_flops",
 }
 # Read by flopsreg; verl has no estimator for them (its _estimate_unknown_flops returns 0).
 UNSUPPORTED = (
@@ -61,9 +73,10 @@ UNSUPPORTED = (
     "qwen3_5_text", "qwen3_5_moe_text",  # verl's qwen3_5 estimator is keyed by the multimodal wrappers' types
     "deepseek_v4", "gemma3n", "gemma3n_text", "glm5_next", "glm5_next_text",
     "qwen2_5_vl_text", "qwen3_vl_text", "qwen2_vl_text",  # verl's qwen3_vl estimator is keyed by the multimodal wrappers' types
+    "qwen3_vl_moe_text",  # and its qwen3_vl_moe estimator too
 )
 SLIDING = ("gemma3_text", "gpt_oss")  # the estimators that read layer_types and sliding_window
-QWEN_MOE = ("qwen2_moe", "qwen3_moe")
+QWEN_MOE = ("qwen2_moe", "qwen3_moe", "qwen3_vl_moe")  # the estimators that count every layer as MoE
 DENSE_AS_MOE = "_dense_layer_as_moe"  # the rules' name suffix: a dense layer verl counts as MoE
 
 
@@ -94,7 +107,7 @@ PATTERNS = [
         precedence=PRECEDENCE,
         produces="ffn_matrices",
         formula=3,
-        summary="verl: 3 FFN matmuls in every estimator flopsreg maps (SwiGLU/GeGLU written into each)",
+        summary="verl: 3 FFN matmuls in every estimator flopsreg maps but apertus's (SwiGLU/GeGLU written into each)",
         reference=SOURCE,
     ),
     not_counted("verl", "mtp", "mtp", {"mtp"}, "verl: multi-token prediction (num_nextn_predict_layers)", SOURCE, scope="model"),
@@ -215,8 +228,9 @@ PATTERNS += [
         reference=SOURCE,
     ),
 ]
-# _estimate_qwen2_moe_flops counts num_hidden_layers MoE layers (router h x E and top-k experts) and
-# reads neither mlp_only_layers nor decoder_sparse_step: a dense layer is counted as a MoE one.
+# _estimate_qwen2_moe_flops and _estimate_qwen3_vl_moe_flops count num_hidden_layers MoE layers (router
+# h x E and top-k experts) and read neither mlp_only_layers nor decoder_sparse_step: a dense layer is
+# counted as a MoE one.
 for _type in QWEN_MOE:
     PATTERNS.append(
         Pattern(
@@ -231,6 +245,50 @@ for _type in QWEN_MOE:
             reference=SOURCE,
         )
     )
+# _estimate_hy_v3_flops counts num_hidden_layers MoE layers with the shared experts
+# (3 h F_e (k + num_shared_experts) + h E) and reads no mlp_layer_types: its dense first layer too. A
+# dense layer's kind holds no expert widths to count it so: refused, saying what verl counts.
+PATTERNS.append(
+    Pattern(
+        name="verl_hy_v3_dense_layer_refused",
+        slot="mlp",
+        flags={"verl", family("hy_v3"), "mlp"},
+        precedence=family_precedence("hy_v3"),
+        formula=0,
+        summary="verl (_estimate_hy_v3_flops) ignores the dense layers (mlp_layer_types): a dense layer counted as MoE",
+        reference=SOURCE,
+        refusal=(
+            "verl's _estimate_hy_v3_flops reads no mlp_layer_types and counts every layer as MoE (router h x E, top-k and "
+            "shared experts), this dense one too; flopsreg does not reproduce that for a dense layer (it holds no expert "
+            "widths): count a model whose every layer is MoE, or use the exact convention"
+        ),
+    )
+)
+# _estimate_apertus_flops: a plain MLP of 2 matmuls (xIELU), and q_norm and k_norm counted as h + n_kv d
+# weights applied like a matmul to every token (qk_norm_params_per_layer), in every layer.
+PATTERNS += [
+    Pattern(
+        name="verl_apertus_ffn",
+        slot="mlp.activation",
+        flags={"verl", family("apertus")},
+        precedence=family_precedence("apertus"),
+        produces="ffn_matrices",
+        formula=2,
+        summary="verl (_estimate_apertus_flops): 2 FFN matmuls (up_proj, down_proj; xIELU has no gate)",
+        reference=SOURCE,
+    ),
+    attrs.evolve(
+        QK_NORM,
+        name="verl_apertus_qk_norm",
+        flags={"verl", family("apertus"), "qk_norm"},
+        precedence=family_precedence("apertus"),
+        params=(KV_HEADS,),
+        formula=2 * s * (h + KV_HEADS.symbol * d_qk),
+        summary="verl (_estimate_apertus_flops): q_norm and k_norm as h + n_kv d weights applied like a matmul "
+        "to every token (the norms are elementwise, of width d each)",
+        reference=SOURCE,
+    ),
+]
 
 
 @hookimpl

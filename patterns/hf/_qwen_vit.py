@@ -152,6 +152,18 @@ def verl_vit_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str
     }
 
 
+# What verl (1dda039b) does where it has no term: its trainer builds images_seqlens from each
+# sample's image_grid_thw alone (agent_loop.py, ray_trainer.py), and _estimate_qwen3_vit_flop reads
+# vision_config fields Qwen2VLVisionConfig does not have.
+VERL_NO_VIDEOS = {"verl": (
+    "verl builds images_seqlens from image_grid_thw alone, so it counts no video through the tower, only the video "
+    "tokens through the language model (give them in seq_len for verl's number)"
+)}
+VERL_QWEN2_VL = {"verl": (
+    "verl's _estimate_qwen3_vit_flop reads vision_config.intermediate_size, which Qwen2VLVisionConfig has not: "
+    "verl's FlopsCounter raises AttributeError when given images_seqlens for qwen2_vl"
+)}
+
 _EMBED = "patch_embed = 2 x patches x h x channels x frames x patch^2 (Conv3d over temporal_patch_size frames)"
 _PROJ = "blocks.qkv_proj = layers x 2 x patches x 4h^2 (qkv and proj)"
 _MERGER = "merger = 2 x (patches / merge^2) x ((h merge^2)^2 + h merge^2 x out)"
@@ -181,6 +193,7 @@ QWEN2_VL_IMAGES = ImageRule(
         "blocks.mlp = layers x 2 x patches x 2 h (h mlp_ratio)", _MERGER,
     ),
     from_tokens=_from_tokens,
+    refusals=VERL_QWEN2_VL,
 )
 
 QWEN3_VL_IMAGES = ImageRule(
@@ -209,6 +222,7 @@ QWEN2_VL_VIDEOS = ImageRule(
     options=_options(QWEN2_VIDEO_PIXELS),
     rules=(_VIDEO_TOWER,),
     takes="video",
+    refusals=VERL_NO_VIDEOS,
 )
 
 QWEN3_VL_VIDEOS = ImageRule(
@@ -220,4 +234,5 @@ QWEN3_VL_VIDEOS = ImageRule(
     options=_options(QWEN3_VIDEO_PIXELS),
     rules=(_VIDEO_TOWER,),
     takes="video",
+    refusals=VERL_NO_VIDEOS,
 )

@@ -16,6 +16,8 @@ import pytest
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.integrations.verl import FlopsCounter
+from flopsreg.patterns.conventions.verl import ESTIMATORS
+from flopsreg.patterns.conventions.verl import UNSUPPORTED as NO_ESTIMATOR
 
 HF = Path(__file__).parents[1] / "data" / "hf"
 
@@ -508,3 +510,370 @@ def test_qwen2_vl_images_are_refused_under_verl_and_its_text_is_counted(registry
     assert verl(registry, model, seqlens=[512]) == verl_qwen_vl(config, [512], None)
     with pytest.raises(flopsreg.FlopsregError, match=r"^images: convention 'verl' has no term for the vision tower \(Qwen2-VL ViT\)"):
         registry.evaluate(model, seq_len=9, images=[(300, 500)], convention="verl")
+
+
+# -- Qwen3-VL-MoE: _estimate_qwen3_vl_moe_flops and the same ViT term --------------------------------
+
+# verl/utils/flops_counter.py at verl-project/verl 1dda039b, lines 171-216, verbatim.
+def _estimate_qwen3_vl_moe_flops(config, tokens_sum, batch_seqlens, delta_time, **kargs):
+    # qwen3_vl uses text_config and vision_config to distinguish configs of different parts.
+    hidden_size = config.text_config.hidden_size
+    vocab_size = config.text_config.vocab_size
+    num_hidden_layers = config.text_config.num_hidden_layers
+    num_key_value_heads = config.text_config.num_key_value_heads
+    num_attention_heads = config.text_config.num_attention_heads
+    moe_intermediate_size = config.text_config.moe_intermediate_size
+    moe_num_expert = config.text_config.num_experts
+    moe_topk = config.text_config.num_experts_per_tok
+
+    head_dim = getattr(
+        config.text_config, "head_dim", config.text_config.hidden_size // config.text_config.num_attention_heads
+    )
+    q_size = num_attention_heads * head_dim
+    k_size = num_key_value_heads * head_dim
+    v_size = num_key_value_heads * head_dim
+
+    # non-attn per layer parm
+    moe_gata_N = hidden_size * moe_num_expert
+    # moe has gate_proj, up_proj and down_proj using SwiGLU in ExpertMlp layer & shared experts
+    moe_expertmlp_N = hidden_size * moe_intermediate_size * (moe_topk) * 3
+    attn_linear_N = hidden_size * (q_size + k_size + v_size + num_attention_heads * head_dim)
+    emd_and_lm_head_N = vocab_size * hidden_size * 2
+    # non-attn all_layer parm
+    moe_N = (moe_gata_N + moe_expertmlp_N + attn_linear_N) * (num_hidden_layers) + emd_and_lm_head_N
+    # non-attn all_layer & all_token fwd & bwd flops
+    dense_N_flops = 6 * moe_N * tokens_sum
+
+    # attn all_layer & all_token fwd & bwd flops
+    seqlen_square_sum = 0
+    for seqlen in batch_seqlens:
+        seqlen_square_sum += seqlen * seqlen
+    attn_qkv_flops = 6 * seqlen_square_sum * head_dim * num_attention_heads * num_hidden_layers
+
+    # vit flops
+    images_seqlens = kargs.get("images_seqlens", None)
+    if images_seqlens is not None:
+        vit_flops = _estimate_qwen3_vit_flop(images_seqlens, config.vision_config)
+    else:
+        vit_flops = 0
+
+    # all_layer & all_token fwd & bwd flops
+    flops_all_token = dense_N_flops + attn_qkv_flops + vit_flops
+    flops_achieved = flops_all_token * (1.0 / delta_time) / 1e12
+    return flops_achieved
+
+
+QWENVID = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_qwenvid.json").read_text())
+# The tiny recorded model (head_dim 12 where hidden // heads is 11, layer 0 dense by mlp_only_layers), the
+# class defaults, the published Qwen3-VL-30B-A3B, and the tiny one with every layer MoE.
+QWEN3_VL_MOE = {
+    "tiny": QWENVID["models"]["qwen3_vl_moe"]["config"],
+    "defaults": hf("qwen3-vl-moe-defaults"),
+    "30b-a3b": QWENVID["published"]["qwen3-vl-30b-a3b"]["config"],
+}
+QWEN3_VL_MOE["tiny all MoE"] = {**QWEN3_VL_MOE["tiny"], "text_config": {**QWEN3_VL_MOE["tiny"]["text_config"], "mlp_only_layers": []}}
+
+
+def verl_qwen3_vl_moe(config, seqlens, images_seqlens):
+    """verl's training FLOPs of a Qwen3-VL-MoE batch, as :func:`verl_qwen_vl`. The text config reads
+    num_experts through Qwen3VLMoeTextConfig's attribute_map (num_local_experts) and head_dim as its
+    __post_init__ sets it (head_dim or hidden // heads); the vision config gets in_channels 3."""
+    text = dict(config["text_config"])
+    text.setdefault("num_experts", text.get("num_local_experts"))
+    text["head_dim"] = text.get("head_dim") or text["hidden_size"] // text["num_attention_heads"]
+    vision = {"in_channels": 3, **config["vision_config"]}
+    namespace = SimpleNamespace(text_config=SimpleNamespace(**text), vision_config=SimpleNamespace(**vision))
+    return _estimate_qwen3_vl_moe_flops(namespace, sum(seqlens), seqlens, _ExactFlops(), images_seqlens=images_seqlens)
+
+
+@pytest.mark.parametrize("name", sorted(QWEN3_VL_MOE))
+@pytest.mark.parametrize("images", [None, [(300, 500)], [(64, 100), (450, 260), (1280, 720)]])
+@pytest.mark.parametrize("seqlens", [[9], [9, 4000]])
+def test_qwen3_vl_moe_as_verl_counts_it(registry, name, images, seqlens):
+    """Language model and ViT to the digit: the config's head_dim (unlike qwen3_vl's estimator), every layer
+    MoE (router h x E and top-k experts, mlp_only_layers ignored), 2 V h, the deepstack mergers on every patch."""
+    config = QWEN3_VL_MOE[name]
+    model = flopsreg.Model.from_hf_config(config)
+    result = registry.evaluate(model, seqlens=seqlens, images=images, convention="verl")
+    patches = [t * rows * columns for t, rows, columns in (plan.grid for plan in result.images.plans)] if images else None
+    assert result.training == verl_qwen3_vl_moe(config, list(result.seqlens), patches * len(seqlens) if images else None)
+    if name == "tiny":  # head_dim 12 and a dense layer 0: both differ from what verl counts
+        assert result.training != registry.evaluate(model, seqlens=seqlens, images=images).training
+
+
+def test_qwen3_vl_moe_dense_layers_show_in_compare(registry):
+    model = flopsreg.Model.from_hf_config(QWEN3_VL_MOE["tiny"])
+    (mlp,) = [d for d in registry.compare(model, seq_len=64, conventions=["verl"]).differences if d.slot == "mlp"]
+    assert mlp.pattern == "verl_qwen3_vl_moe_dense_layer_as_moe"
+    assert mlp.reason.startswith("verl (_estimate_qwen3_vl_moe_flops) ignores the dense layers")
+
+
+def test_qwen3_vl_moe_text_config_gets_verls_zero(registry):
+    model = flopsreg.Model.from_hf_config(QWEN3_VL_MOE["defaults"]["text_config"])
+    with pytest.raises(flopsreg.ModelError, match=r"verl has no FLOPs estimator for model_type 'qwen3_vl_moe_text': its FlopsCounter returns 0"):
+        registry.evaluate(model, seq_len=64, convention="verl")
+
+
+# -- what verl does where it has no vision term ------------------------------------------------------
+
+
+@pytest.mark.parametrize("config", [QWEN3_VL_MOE["tiny"], TOWERS5["qwen3_vl"]["config"], TOWERS5["qwen2_5_vl"]["config"],
+                                    TOWERS5["qwen3_5"]["config"], TOWERS5["qwen2_vl"]["config"]],
+                         ids=lambda config: config["model_type"])
+def test_videos_are_refused_saying_verl_counts_only_their_tokens(registry, config):
+    """images_seqlens come from image_grid_thw alone (verl's agent loop and trainer): no video term."""
+    model = flopsreg.Model.from_hf_config(config)
+    with pytest.raises(flopsreg.FlopsregError) as error:
+        registry.evaluate(model, seq_len=9, videos=[(4, 300, 500)], convention="verl")
+    assert str(error.value).startswith("videos: convention 'verl' has no term for the vision tower (")
+    assert ("verl builds images_seqlens from image_grid_thw alone, so it counts no video through the tower, only the video "
+            "tokens through the language model (give them in seq_len for verl's number); count videos with the exact convention") in str(error.value)
+    # what verl counts for the request: the language model over text and video tokens
+    tokens = registry.evaluate(model, seq_len=9, videos=[(4, 300, 500)]).seqlens
+    assert registry.evaluate(model, seqlens=tokens, convention="verl").training > 0
+
+
+def test_qwen2_vl_images_refusal_says_verl_raises(registry):
+    model = flopsreg.Model.from_hf_config(TOWERS5["qwen2_vl"]["config"])
+    with pytest.raises(flopsreg.FlopsregError, match=r"reads vision_config.intermediate_size, which Qwen2VLVisionConfig has not: "
+                       r"verl's FlopsCounter raises AttributeError when given images_seqlens for qwen2_vl; count images with the exact convention$"):
+        registry.evaluate(model, seq_len=9, images=[(300, 500)], convention="verl")
+
+
+# -- the other types flopsreg reads that verl has an estimator for: seed_oss, apertus, hy_v3 ------------
+
+# verl/utils/flops_counter.py at verl-project/verl 1dda039b, lines 92-124, 522-559, 637-675 and the
+# keys of ESTIMATE_FUNC (lines 678-701), verbatim.
+def _estimate_qwen2_flops(config, tokens_sum, batch_seqlens, delta_time):
+    hidden_size = config.hidden_size
+    vocab_size = config.vocab_size
+    num_hidden_layers = config.num_hidden_layers
+    num_key_value_heads = config.num_key_value_heads
+    num_attention_heads = config.num_attention_heads
+    intermediate_size = config.intermediate_size
+
+    head_dim = getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
+    q_size = num_attention_heads * head_dim
+    k_size = num_key_value_heads * head_dim
+    v_size = num_key_value_heads * head_dim
+
+    # non-attn per layer parm
+    # Qwen2/LLama use SwiGelu, gate, having up and down linear layer in mlp
+    mlp_N = hidden_size * intermediate_size * 3
+    attn_linear_N = hidden_size * (q_size + k_size + v_size + num_attention_heads * head_dim)
+    emd_and_lm_head_N = vocab_size * hidden_size * 2
+    # non-attn all_layer parm
+    dense_N = (mlp_N + attn_linear_N) * num_hidden_layers + emd_and_lm_head_N
+    # non-attn all_layer & all_token fwd & bwd flops
+    dense_N_flops = 6 * dense_N * tokens_sum
+
+    # attn all_layer & all_token fwd & bwd flops
+    seqlen_square_sum = 0
+    for seqlen in batch_seqlens:
+        seqlen_square_sum += seqlen * seqlen
+    attn_qkv_flops = 6 * seqlen_square_sum * head_dim * num_attention_heads * num_hidden_layers
+
+    # all_layer & all_token fwd & bwd flops
+    flops_all_token = dense_N_flops + attn_qkv_flops
+    flops_achieved = flops_all_token * (1.0 / delta_time) / 1e12
+    return flops_achieved
+
+
+def _estimate_apertus_flops(config, tokens_sum, batch_seqlens, delta_time):
+    hidden_size = config.hidden_size
+    vocab_size = config.vocab_size
+    num_hidden_layers = config.num_hidden_layers
+    num_key_value_heads = config.num_key_value_heads
+    num_attention_heads = config.num_attention_heads
+    intermediate_size = config.intermediate_size
+
+    head_dim = getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)
+    q_size = num_attention_heads * head_dim
+    k_size = num_key_value_heads * head_dim
+    v_size = num_key_value_heads * head_dim
+
+    # Apertus MLP with XIELU activation uses only 2 linear layers (up_proj, down_proj)
+    # No gate_proj for XIELU, unlike SwiGLU which has 3 layers
+    mlp_N = hidden_size * intermediate_size * 2
+    attn_linear_N = hidden_size * (q_size + k_size + v_size + num_attention_heads * head_dim)
+
+    # ApertusConfig has qk_norm defaulting to True.
+    # This adds params for q_norm (on H) and k_norm (on num_kv_heads * head_dim)
+    qk_norm_params_per_layer = hidden_size + num_key_value_heads * head_dim  # q_norm + k_norm
+
+    emd_and_lm_head_N = vocab_size * hidden_size * 2
+    # non-attn all_layer params
+    dense_N = (mlp_N + attn_linear_N + qk_norm_params_per_layer) * num_hidden_layers + emd_and_lm_head_N
+    # non-attn all_layer & all_token fwd & bwd flops
+    dense_N_flops = 6 * dense_N * tokens_sum
+
+    # attn all_layer & all_token fwd & bwd flops
+    seqlen_square_sum = 0
+    for seqlen in batch_seqlens:
+        seqlen_square_sum += seqlen * seqlen
+    attn_qkv_flops = 6 * seqlen_square_sum * head_dim * num_attention_heads * num_hidden_layers
+
+    # all_layer & all_token fwd & bwd flops
+    flops_all_token = dense_N_flops + attn_qkv_flops
+    flops_achieved = flops_all_token * (1.0 / delta_time) / 1e12
+    return flops_achieved
+
+
+def _estimate_hy_v3_flops(config, tokens_sum, batch_seqlens, delta_time):
+    hidden_size = config.hidden_size
+    vocab_size = config.vocab_size
+    # Hy V3 uses expert_hidden_dim as the legacy alias for moe_intermediate_size.
+    # Prefer the standard name and fall back.
+    moe_intermediate_size = getattr(config, "moe_intermediate_size", None)
+    if moe_intermediate_size is None:
+        moe_intermediate_size = config.expert_hidden_dim
+    num_hidden_layers = config.num_hidden_layers
+    num_experts = config.num_experts
+    moe_topk = config.num_experts_per_tok
+    share_expert_num = config.num_shared_experts
+
+    num_attention_heads = config.num_attention_heads
+    num_key_value_heads = config.num_key_value_heads
+    head_dim = config.head_dim
+    q_size = num_attention_heads * head_dim
+    k_size = num_key_value_heads * head_dim
+    v_size = num_key_value_heads * head_dim
+
+    # non-attn per layer parm: router gate + moe experts (topk routed + shared)
+    moe_gata_N = hidden_size * num_experts
+    moe_expertmlp_N = hidden_size * moe_intermediate_size * (moe_topk + share_expert_num) * 3
+    moe_mlp_N = moe_gata_N + moe_expertmlp_N
+
+    attn_linear_N = hidden_size * (q_size + k_size + v_size + num_attention_heads * head_dim)
+    emd_and_lm_head_N = vocab_size * hidden_size * 2
+
+    dense_N = (moe_mlp_N + attn_linear_N) * num_hidden_layers + emd_and_lm_head_N
+    dense_N_flops = 6 * dense_N * tokens_sum
+
+    seqlen_square_sum = 0
+    for seqlen in batch_seqlens:
+        seqlen_square_sum += seqlen * seqlen
+    attn_qkv_flops = 6 * seqlen_square_sum * head_dim * num_attention_heads * num_hidden_layers
+
+    flops_all_token = dense_N_flops + attn_qkv_flops
+    flops_achieved = flops_all_token * (1.0 / delta_time) / 1e12
+    return flops_achieved
+
+
+ESTIMATE_FUNC = {
+    "qwen2": _estimate_qwen2_flops,
+    "llama": _estimate_qwen2_flops,
+    "qwen2_moe": _estimate_qwen2_moe_flops,
+    "qwen2_vl": _estimate_qwen3_vl_flops,
+    "qwen2_5_vl": _estimate_qwen3_vl_flops,
+    "qwen3": _estimate_qwen2_flops,
+    "qwen3_moe": _estimate_qwen2_moe_flops,
+    "qwen3_vl": _estimate_qwen3_vl_flops,
+    "qwen3_vl_moe": _estimate_qwen3_vl_moe_flops,
+    "qwen3_5": "_estimate_qwen3_5_flops",  # names where the function is not copied here
+    "qwen3_5_moe": "_estimate_qwen3_5_flops",
+    "deepseek_v3": "_estimate_deepseek_v3_flops",
+    "minicpmv": _estimate_qwen2_flops,
+    "minicpmo": _estimate_qwen2_flops,
+    "mistral": _estimate_qwen2_flops,
+    "gemma3_text": "_estimate_gemma3_flops",
+    "seed_oss": _estimate_qwen2_flops,
+    "apertus": _estimate_apertus_flops,
+    "glm4v": _estimate_qwen2_flops,
+    "gpt_oss": "_estimate_gpt_oss_flops",
+    "mimo": _estimate_qwen2_flops,
+    "hy_v3": _estimate_hy_v3_flops,
+}
+
+
+def test_every_type_verl_has_an_estimator_for_and_flopsreg_reads_is_reproduced(registry):
+    """The convention maps each model_type of verl's table that flopsreg reads to verl's estimator; every
+    other type it reads gets a refusal saying verl counts 0 (a type missing here was refused as 0 wrongly)."""
+    read = set(registry.hf_readers)
+    names = {t: f if isinstance(f, str) else f.__name__ for t, f in ESTIMATE_FUNC.items()}
+    assert {t: names[t] for t in names if t in read} == ESTIMATORS
+    assert not set(NO_ESTIMATOR) & set(ESTIMATE_FUNC) and set(NO_ESTIMATOR) <= read
+
+
+def verl_text(estimator, config, seqlens):
+    return estimator(SimpleNamespace(**config), sum(seqlens), seqlens, _ExactFlops())
+
+
+SEED_OSS = hf("seed-oss-defaults")
+APERTUS = hf("apertus-defaults")
+HY_V3 = {**hf("hy-v3-defaults"), "mlp_layer_types": ["sparse"] * hf("hy-v3-defaults")["num_hidden_layers"]}
+OTHER_TYPES = {
+    "seed_oss": (_estimate_qwen2_flops, SEED_OSS),
+    "seed_oss head_dim 96 no biases": (_estimate_qwen2_flops, {**SEED_OSS, "head_dim": 96, "attention_bias": False}),
+    "apertus": (_estimate_apertus_flops, APERTUS),
+    "apertus gqa": (_estimate_apertus_flops, {**APERTUS, "num_key_value_heads": 8, "intermediate_size": 8192}),
+    "hy_v3 every layer MoE": (_estimate_hy_v3_flops, HY_V3),
+    "hy_v3 two shared experts": (_estimate_hy_v3_flops, {**HY_V3, "num_shared_experts": 2, "num_experts_per_tok": 4}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_TYPES))
+def test_seed_oss_apertus_and_hy_v3_as_verl_counts_them(registry, name):
+    estimator, config = OTHER_TYPES[name]
+    model = flopsreg.Model.from_hf_config(config)
+    for batch in VERL_BATCHES:
+        assert verl(registry, model, seqlens=batch) == verl_text(estimator, config, batch), batch
+
+
+def test_apertus_qk_norms_and_two_matrix_mlp_show_in_compare(registry):
+    """verl counts Apertus's q_norm and k_norm as h + n_kv d weights per token and its xIELU MLP as 2 matmuls."""
+    differences = registry.compare(flopsreg.Model.from_hf_config(APERTUS), seq_len=4096, conventions=["verl"]).differences
+    patterns = {d.pattern for d in differences}
+    assert "verl_apertus_qk_norm" in patterns and "verl_apertus_ffn" not in patterns  # 2 matrices: as exact
+
+
+def test_hy_v3_dense_layer_is_refused_saying_what_verl_counts(registry):
+    model = flopsreg.Model.from_hf_config(hf("hy-v3-defaults"))  # layer 0 dense by mlp_layer_types
+    with pytest.raises(flopsreg.ModelError, match=r"^layer 0 \(kind 'dense'\).*verl's _estimate_hy_v3_flops reads no mlp_layer_types "
+                       r"and counts every layer as MoE \(router h x E, top-k and shared experts\), this dense one too"):
+        registry.evaluate(model, seq_len=4096, convention="verl")
+
+
+@pytest.mark.parametrize("images", [[(300, 500)], [(64, 100), (450, 260)]])
+@pytest.mark.parametrize("seqlens", [[9], [9, 40]])
+def test_qwen3_5_with_images_as_verl_counts_it(registry, images, seqlens):
+    """_estimate_qwen3_5_flops adds the same ViT term (Qwen3.5's ViT has no deepstack mergers)."""
+    config = TOWERS5["qwen3_5"]["config"]
+    result = registry.evaluate(flopsreg.Model.from_hf_config(config), seqlens=seqlens, images=images, convention="verl")
+    patches = [t * rows * columns for t, rows, columns in (plan.grid for plan in result.images.plans)] * len(seqlens)
+    vision = SimpleNamespace(**{"in_channels": 3, **config["vision_config"]})
+    assert not hasattr(vision, "deepstack_visual_indexes")
+    text = {"linear_conv_kernel_dim": 4, **config["text_config"]}  # Qwen3_5TextConfig's default, which the tiny config leaves out
+    assert result.training == verl_qwen3_5(text, list(result.seqlens)) + _estimate_qwen3_vit_flop(patches, vision)
+
+
+# -- the drop-in takes verl's images_seqlens ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["qwen3_vl", "qwen3_5"])
+def test_the_drop_in_counts_images_seqlens_as_verl_and_exactly(registry, name):
+    """verl's trainer passes images_seqlens (h x w of each image_grid_thw) beside batch_seqlens, which hold
+    the image tokens already; an empty list (a step without images) adds nothing."""
+    config = TOWERS5[name]["config"]
+    model = flopsreg.Model.from_hf_config(config)
+    images = [(300, 500), (64, 100)]
+    as_verl = registry.evaluate(model, seqlens=[9, 40], images=images, convention="verl")
+    patches = [t * rows * columns for t, rows, columns in (plan.grid for plan in as_verl.images.plans)] * 2
+    counter = FlopsCounter(config, convention="verl")
+    batch = list(as_verl.seqlens)
+    assert counter.training_flops(batch) + counter.tower_flops(patches) == as_verl.training
+    if name == "qwen3_vl":
+        assert as_verl.training == verl_qwen_vl(config, batch, patches)
+    assert counter.estimate_flops(batch, 1.0, images_seqlens=patches)[0] == as_verl.training / 10**12
+    assert counter.estimate_flops(batch, 1.0, images_seqlens=[]) == counter.estimate_flops(batch, 1.0)
+    exact = FlopsCounter(config)  # by patch counts: Qwen3-VL's and Qwen3.5's towers depend on them alone
+    assert exact.tower_flops(patches) == 3 * 2 * registry.images(model, images=images).forward
+
+
+def test_the_drop_in_refuses_images_seqlens_it_cannot_count(registry):
+    qwen2_vl = FlopsCounter(TOWERS5["qwen2_vl"]["config"], convention="verl")
+    with pytest.raises(flopsreg.FlopsregError, match=r"verl's FlopsCounter raises AttributeError when given images_seqlens for qwen2_vl"):
+        qwen2_vl.estimate_flops([64], 1.0, images_seqlens=[64])
+    qwen3_vl = FlopsCounter(TOWERS5["qwen3_vl"]["config"], convention="verl")
+    with pytest.raises(flopsreg.ModelError, match=r"^images_seqlens\[1\] = 6: expected the patches of one image, a multiple of 4 "):
+        qwen3_vl.estimate_flops([64], 1.0, images_seqlens=[64, 6])

@@ -215,6 +215,11 @@ def _models():
                for name in ("zamba2-tiny", "zamba2-gqa-tiny", "recurrent-gemma-tiny", "xlstm-tiny")]
     qwen_vl = json.loads((HF.parent / "hf_forward" / "forward_towers5.json").read_text())["models"]  # verl's Qwen-VL rules
     models += [(name, flopsreg.Model.from_hf_config(qwen_vl[name]["config"]), ("exact", "verl")) for name in ("qwen2_vl", "qwen2_5_vl", "qwen3_vl")]
+    qwenvid = json.loads((HF.parent / "hf_forward" / "forward_qwenvid.json").read_text())["models"]  # verl's qwen3_vl_moe (a dense layer 0)
+    hy_v3 = json.loads((HF / "hy-v3-defaults.json").read_text())
+    models += [(name, flopsreg.Model.from_hf_config(config), ("exact", "verl")) for name, config in (
+        ("qwen3_vl_moe", qwenvid["qwen3_vl_moe"]["config"]), ("apertus", HF / "apertus-defaults.json"), ("seed_oss", HF / "seed-oss-defaults.json"),
+        ("hy_v3 every layer MoE", {**hy_v3, "mlp_layer_types": ["sparse"] * hy_v3["num_hidden_layers"]}))]
     r5new = json.loads((HF.parent / "hf_forward" / "forward_r5new.json").read_text())["models"]  # iHC, A.X K2's gates, block-sparse, a loop
     models += [(name, flopsreg.Model.from_hf_config(r5new[name]["config"]), ("exact",)) for name in ("hy_v4", "axk2_freq", "minimax_m3_vl_text", "dory")]
     longseq = json.loads((HF.parent / "hf_forward" / "forward_longseq.json").read_text())["models"]  # look-back chunks, a 2h head
