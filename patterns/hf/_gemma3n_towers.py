@@ -159,37 +159,59 @@ _HEAD = sympy.floor(h / heads)  # Gemma3nAudioAttention's head_dim: hidden_size 
 
 # The encoder over one clip's spectrogram (t = 1, rows mel frames, columns = mel bins): T1 and n
 # frames after each subsampling convolution (time strides sh0, sh1; each pads the time axis by
-# kernel - 1 after it), F1 and F2 frequencies; w = heads x head_dim; P, the pairs the chunked local
-# mask allows: each of the n queries sees the keys from L = max(0, left - 1) back to A = right ahead, its
-# own included, inside the clip; R relative positions (L + A + 1); o output tokens (one frame in
-# conf_reduction_factor), each through the embedder.
+# kernel - 1 after it), F1 and F2 frequencies; w = heads x head_dim; L = max(0, left - 1) keys back
+# and A = right ahead of a query, its own included, inside the clip; R relative positions (L + A +
+# 1); o output tokens (frames 0, reduction, 2 reduction, ...: the output keeps one frame in
+# conf_reduction_factor), each through the embedder. Only work a kept frame depends on is counted
+# (docs/multimodal.md derives it; tests/hf/test_g3naudio_forward.py walks the dependency graph):
+# g frames follow the last kept one; the last block's attention queries and light convolution
+# input run over the u = n - g frames up to it (the depthwise kernel, at least the reduction,
+# joins the kept frames), its light convolution output and closing feed-forward over the o kept
+# frames only; every earlier block and the subsampling over e frames: u where no query looks
+# ahead (A = 0: the tail is dead everywhere), all n where one does (a key ahead reaches the tail;
+# A >= reduction - 1 reaches all of it, a smaller A > 0 is refused in the audio rule); the first
+# convolution's T0 rows are those the second's e rows read, and all before them (its cumulative
+# group norm). Pu and Pe: the pairs the mask allows for the queries 0..u-1 and 0..e-1.
 (sh0, sh1, left, right, reduction) = sympy.symbols("sh0 sh1 left right reduction", integer=True, nonnegative=True)
-_N, _T1, _F1, _F2, _WIDTH, _POSITIONS, _BACK, _AHEAD, _PAIRS, _OUT = (
-    where_symbol(name) for name in ("n", "T1", "F1", "F2", "w", "R", "L", "A", "P", "o")
+_N, _T1, _F1, _F2, _WIDTH, _POSITIONS, _BACK, _AHEAD, _OUT, _TAIL, _UPTO, _EACH, _PAIRS_UPTO, _PAIRS_EACH, _T0 = (
+    where_symbol(name) for name in ("n", "T1", "F1", "F2", "w", "R", "L", "A", "o", "g", "u", "e", "Pu", "Pe", "T0")
 )
 
 
-def _side(reach: sympy.Expr) -> sympy.Expr:
-    """The (query, key) pairs at distances 1..reach on one side of n frames: sum of (n - d) while d < n."""
-    m = sympy.Min(reach, _N)
-    return m * _N - m * (m + 1) / 2
+def _triangle(x: sympy.Expr) -> sympy.Expr:
+    return x * (x + 1) / 2
+
+
+def _pairs(queries: sympy.Expr) -> sympy.Expr:
+    """The (query, key) pairs the chunked local mask allows to the first *queries* of n frames: each
+    sees L + A + 1 keys, less those before frame 0 (queries q < L lose L - q) and after frame n - 1
+    (queries q > n - 1 - A lose q + A - n + 1)."""
+    m = sympy.Min(queries, _BACK)
+    before = m * _BACK - m * (m - 1) / 2
+    after = _triangle(sympy.Max(0, queries + _AHEAD - _N)) - _triangle(sympy.Max(0, _AHEAD - _N))
+    return queries * (_BACK + _AHEAD + 1) - before - after
 
 
 _GEMMA3N_AUDIO_WHERE = {
     "T1": sympy.ceiling(rows / sh0), "n": sympy.ceiling(_T1 / sh1), "F1": _freq(columns, kw0, sw0),
     "F2": _freq(_F1, kw1, sw1), "w": heads * _HEAD,
     "L": sympy.Max(left - 1, 0), "A": right, "R": _BACK + _AHEAD + 1,
-    "P": _N + _side(_BACK) + _side(_AHEAD), "o": sympy.ceiling(_N / reduction),
+    "o": sympy.ceiling(_N / reduction), "g": _N - 1 - reduction * (_OUT - 1), "u": _N - _TAIL,
+    "e": sympy.Piecewise((_UPTO, sympy.Eq(_AHEAD, 0)), (_N, True)),
+    "Pu": _pairs(_UPTO), "Pe": _pairs(_EACH), "T0": sympy.Min(sh1 * (_EACH - 1) + kh1, _T1),
 }
 _GEMMA3N_AUDIO_FLOPS = {  # multiply-adds x 2 (derived in docs/multimodal.md)
-    "subsample.conv0": 2 * _T1 * _F1 * conv0 * kh0 * kw0,
-    "subsample.conv1": 2 * _N * _F2 * conv1 * kh1 * kw1 * conv0,
-    "subsample.input_proj": 2 * _N * _F2 * conv1 * h,
-    "blocks.feed_forward": layers * 2 * 2 * 2 * _N * 4 * h * h,  # ffw_layer_start and ffw_layer_end: h -> 4h -> h
-    "blocks.qkv_post": layers * 2 * _N * (3 * h * _WIDTH + h * h),
+    "subsample.conv0": 2 * _T0 * _F1 * conv0 * kh0 * kw0,
+    "subsample.conv1": 2 * _EACH * _F2 * conv1 * kh1 * kw1 * conv0,
+    "subsample.input_proj": 2 * _EACH * _F2 * conv1 * h,
+    # ffw_layer_start (h -> 4h -> h) over e frames in every block; ffw_layer_end over o in the last, e in the others
+    "blocks.feed_forward": 2 * 2 * 4 * h * h * (layers * _EACH + _OUT + (layers - 1) * _EACH),
+    # q_proj and post over the queries (u in the last block, e in the others), k_proj and v_proj over e frames
+    "blocks.qkv_post": 2 * (h * _WIDTH + h * h) * (_UPTO + (layers - 1) * _EACH) + 2 * 2 * h * _WIDTH * layers * _EACH,
     "blocks.pos_proj": layers * 2 * _POSITIONS * h * _WIDTH,
-    "blocks.attention": layers * (2 * 2 * _WIDTH * _PAIRS + 2 * _WIDTH * _N * _POSITIONS),
-    "blocks.light_conv": layers * 2 * _N * (2 * h * h + h * kernel + h * h),
+    "blocks.attention": 2 * 2 * _WIDTH * (_PAIRS_UPTO + (layers - 1) * _PAIRS_EACH) + 2 * _WIDTH * _POSITIONS * (_UPTO + (layers - 1) * _EACH),
+    # linear_start (h -> 2h, GLU) over the queries' frames; the depthwise kernel and linear_end over o, then e
+    "blocks.light_conv": 2 * 2 * h * h * (_UPTO + (layers - 1) * _EACH) + 2 * (h * kernel + h * h) * (_OUT + (layers - 1) * _EACH),
     "embedder": 2 * _OUT * h * text,
 }
 
