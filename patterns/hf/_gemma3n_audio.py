@@ -85,8 +85,8 @@ GEMMA3N_AUDIO_CLIPS = ImageRule(
         "grid: (1, rows = mel frames = floor((ceil(samples / 128) x 128 - 513) / 160) + 1, columns = mel bins = input_feat_size); "
         "the extractor's mask calls every frame real",
         "useful work only: the output keeps frames 0, r, 2r, ... (r = conf_reduction_factor) of the n after the "
-        "subsampling; g frames follow the last kept one; u = n - g; e = u where no query looks ahead (right = 0: the "
-        "tail is dead in every block), n where one does (a key ahead reaches it)",
+        "subsampling; g frames follow the last kept one; u = n - g; e = min(n, u + right): u where no query looks "
+        "ahead (the tail is dead in every block), n where one does (a key ahead reaches it)",
         "subsample: two Conv2d without bias (1 -> c0 -> c1 channels, kh x kw taps) over T0 = min(sh1 (e - 1) + kh1, T1) "
         "rows of T1 = ceil(rows / sh0), then e of n = ceil(T1 / sh1) (their cumulative group norms read every row "
         "before), F1, F2 = floor((F + 2 - kw) / sw) + 1 frequencies; input_proj (F2 x c1 -> h) over the e frames",
