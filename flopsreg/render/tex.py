@@ -34,10 +34,14 @@ if TYPE_CHECKING:
     from flopsreg.engine.evaluate import Result
     from flopsreg.model import Model
 
-__all__ = ["ACRONYMS", "kind_words", "latex", "legend", "mathjax", "scientific", "title"]
+__all__ = ["ACRONYMS", "PREAMBLE", "kind_words", "latex", "legend", "mathjax", "scientific", "title"]
 
 _SPECIALS = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
 _NEEDS = "% Needs only \\usepackage{amsmath}."
+# The preamble of the document form: amsmath, and its \allowdisplaybreaks so that a long align (a
+# model's layer kinds, a tower's closed forms) breaks across pages between rows instead of running
+# off the page's foot (docs/latex.md).
+PREAMBLE = "\\usepackage{amsmath}\n\\allowdisplaybreaks\n"
 
 
 def escape(text: str) -> str:
@@ -695,7 +699,7 @@ def latex(selection: ModelSelection, result: Result | None = None, *, document: 
     if not document:
         return body
     return (
-        "\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n"
+        f"\\documentclass{{article}}\n{PREAMBLE}\\begin{{document}}\n"
         f"\\section*{{{escape(title(selection.model, selection.hf_readers))}}}\n" + body + "\\end{document}\n"
     )
 

@@ -159,37 +159,59 @@ _HEAD = sympy.floor(h / heads)  # Gemma3nAudioAttention's head_dim: hidden_size 
 
 # The encoder over one clip's spectrogram (t = 1, rows mel frames, columns = mel bins): T1 and n
 # frames after each subsampling convolution (time strides sh0, sh1; each pads the time axis by
-# kernel - 1 after it), F1 and F2 frequencies; w = heads x head_dim; P, the pairs the chunked local
-# mask allows: each of the n queries sees the keys from L = max(0, left - 1) back to A = right ahead, its
-# own included, inside the clip; R relative positions (L + A + 1); o output tokens (one frame in
-# conf_reduction_factor), each through the embedder.
+# kernel - 1 after it), F1 and F2 frequencies; w = heads x head_dim; L = max(0, left - 1) keys back
+# and A = right ahead of a query, its own included, inside the clip; R relative positions (L + A +
+# 1); o output tokens (frames 0, reduction, 2 reduction, ...: the output keeps one frame in
+# conf_reduction_factor), each through the embedder. Only work a kept frame depends on is counted
+# (docs/multimodal.md derives it; tests/hf/test_g3naudio_forward.py walks the dependency graph):
+# g frames follow the last kept one; the last block's attention queries and light convolution
+# input run over the u = n - g frames up to it (the depthwise kernel, at least the reduction,
+# joins the kept frames), its light convolution output and closing feed-forward over the o kept
+# frames only; every earlier block and the subsampling over e = min(n, u + A) frames: u where no
+# query looks ahead (A = 0: the tail is dead everywhere), all n where one does (a key ahead reaches
+# the tail; A >= reduction - 1 reaches all of it, a smaller A > 0 is refused in the audio rule); the first
+# convolution's T0 rows are those the second's e rows read, and all before them (its cumulative
+# group norm). Over all blocks: Q = u + (layers - 1) e query frames, C = o + (layers - 1) e frames
+# of the closing pieces (the depthwise kernel, linear_end, ffw_layer_end), P = P_u + (layers - 1) P_e pairs. P_u and P_e: the pairs the mask allows the queries 0..u-1 and 0..e-1.
 (sh0, sh1, left, right, reduction) = sympy.symbols("sh0 sh1 left right reduction", integer=True, nonnegative=True)
-_N, _T1, _F1, _F2, _WIDTH, _POSITIONS, _BACK, _AHEAD, _PAIRS, _OUT = (
-    where_symbol(name) for name in ("n", "T1", "F1", "F2", "w", "R", "L", "A", "P", "o")
+(_N, _T1, _F1, _F2, _WIDTH, _POSITIONS, _BACK, _AHEAD, _OUT, _TAIL, _UPTO, _EACH, _NEAR_UPTO, _NEAR_EACH, _SHORT, _PAST_UPTO, _PAST_EACH,
+ _PAIRS_UPTO, _PAIRS_EACH, _T0, _QUERIES, _CLOSING, _PAIRS) = (
+    where_symbol(name) for name in ("n", "T1", "F1", "F2", "w", "R", "L", "A", "o", "g", "u", "e", "M_u", "M_e", "D_0", "D_u", "D_e",
+                                    "P_u", "P_e", "T0", "Q", "C", "P")
 )
 
 
-def _side(reach: sympy.Expr) -> sympy.Expr:
-    """The (query, key) pairs at distances 1..reach on one side of n frames: sum of (n - d) while d < n."""
-    m = sympy.Min(reach, _N)
-    return m * _N - m * (m + 1) / 2
+def _pairs(queries: sympy.Expr, near: sympy.Expr, past: sympy.Expr) -> sympy.Expr:
+    """The (query, key) pairs the chunked local mask allows to the first *queries* of n frames: each
+    sees L + A + 1 keys, less those before frame 0 (the *near* = min(L, queries) first lose L, L - 1,
+    ...) and after frame n - 1 (the *past* = max(0, queries + A - n) last lose 1, 2, ..., less the
+    D0 = max(0, A - n) that no query of the clip loses: the clip is shorter than A)."""
+    return queries * (_BACK + _AHEAD + 1) - near * _BACK + near * (near - 1) / 2 - past * (past + 1) / 2 + _SHORT * (_SHORT + 1) / 2
 
 
 _GEMMA3N_AUDIO_WHERE = {
     "T1": sympy.ceiling(rows / sh0), "n": sympy.ceiling(_T1 / sh1), "F1": _freq(columns, kw0, sw0),
     "F2": _freq(_F1, kw1, sw1), "w": heads * _HEAD,
     "L": sympy.Max(left - 1, 0), "A": right, "R": _BACK + _AHEAD + 1,
-    "P": _N + _side(_BACK) + _side(_AHEAD), "o": sympy.ceiling(_N / reduction),
+    "o": sympy.ceiling(_N / reduction), "g": _N - 1 - reduction * (_OUT - 1), "u": _N - _TAIL, "e": sympy.Min(_N, _UPTO + _AHEAD),
+    "M_u": sympy.Min(_BACK, _UPTO), "M_e": sympy.Min(_BACK, _EACH), "D_0": sympy.Max(0, _AHEAD - _N),
+    "D_u": sympy.Max(0, _UPTO + _AHEAD - _N), "D_e": sympy.Max(0, _EACH + _AHEAD - _N),
+    "P_u": _pairs(_UPTO, _NEAR_UPTO, _PAST_UPTO), "P_e": _pairs(_EACH, _NEAR_EACH, _PAST_EACH),
+    "T0": sympy.Min(sh1 * (_EACH - 1) + kh1, _T1),
+    "Q": _UPTO + (layers - 1) * _EACH, "C": _OUT + (layers - 1) * _EACH, "P": _PAIRS_UPTO + (layers - 1) * _PAIRS_EACH,
 }
 _GEMMA3N_AUDIO_FLOPS = {  # multiply-adds x 2 (derived in docs/multimodal.md)
-    "subsample.conv0": 2 * _T1 * _F1 * conv0 * kh0 * kw0,
-    "subsample.conv1": 2 * _N * _F2 * conv1 * kh1 * kw1 * conv0,
-    "subsample.input_proj": 2 * _N * _F2 * conv1 * h,
-    "blocks.feed_forward": layers * 2 * 2 * 2 * _N * 4 * h * h,  # ffw_layer_start and ffw_layer_end: h -> 4h -> h
-    "blocks.qkv_post": layers * 2 * _N * (3 * h * _WIDTH + h * h),
+    "subsample.conv0": 2 * _T0 * _F1 * conv0 * kh0 * kw0,
+    "subsample.conv1": 2 * _EACH * _F2 * conv1 * kh1 * kw1 * conv0,
+    "subsample.input_proj": 2 * _EACH * _F2 * conv1 * h,
+    # ffw_layer_start (h -> 4h -> h) over e frames in every block; ffw_layer_end over the C closing frames
+    "blocks.feed_forward": 2 * 2 * 4 * h * h * (layers * _EACH + _CLOSING),
+    # q_proj and post over the Q query frames, k_proj and v_proj over e frames in every block
+    "blocks.qkv_post": 2 * (h * _WIDTH + h * h) * _QUERIES + 2 * 2 * h * _WIDTH * layers * _EACH,
     "blocks.pos_proj": layers * 2 * _POSITIONS * h * _WIDTH,
-    "blocks.attention": layers * (2 * 2 * _WIDTH * _PAIRS + 2 * _WIDTH * _N * _POSITIONS),
-    "blocks.light_conv": layers * 2 * _N * (2 * h * h + h * kernel + h * h),
+    "blocks.attention": 2 * 2 * _WIDTH * _PAIRS + 2 * _WIDTH * _POSITIONS * _QUERIES,
+    # linear_start (h -> 2h, GLU) over the Q query frames; the depthwise kernel and linear_end over the C closing frames
+    "blocks.light_conv": 2 * 2 * h * h * _QUERIES + 2 * (h * kernel + h * h) * _CLOSING,
     "embedder": 2 * _OUT * h * text,
 }
 

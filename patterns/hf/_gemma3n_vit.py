@@ -5,8 +5,9 @@ patterns/hf/_gemma3n_towers.py).
 
 Gemma3nProcessor's image processor is SiglipImageProcessor, which resizes every image to one
 fixed size whatever its shape; Gemma 3n's model card gives 256, 512 or 768 square inputs, and
-flopsreg plans the largest, 768 (the size its measure records; SiglipImageProcessor's own default
-is 224 and config.json does not hold it). MobileNetV5 downsamples by 32 (a grid of 24 x 24 at the
+flopsreg plans the largest, 768, unless the processor option ``size`` names another of them
+(SiglipImageProcessor's own default is 224 and config.json does not hold it; transformers runs
+the tower at any size, and measure_gemma3nmm.py records the three). MobileNetV5 downsamples by 32 (a grid of 24 x 24 at the
 last stage) and its fusion adapter average-pools its 1/16 map to 16 x 16 whatever the size, the
 ``vision_soft_tokens_per_image`` = 256 soft tokens Gemma3nModel.get_image_features reshapes to.
 Gemma3nProcessor replaces each image by ``"\\n\\n" <start_of_image> 256 x <image_soft_token>
@@ -21,9 +22,10 @@ from collections.abc import Mapping
 
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["GEMMA3N_IMAGES", "RESOLUTION", "WRAPPER_TOKENS"]
+__all__ = ["GEMMA3N_IMAGES", "RESOLUTION", "SIZES", "WRAPPER_TOKENS"]
 
-RESOLUTION = 768  # every image's height and width after the processor's resize
+RESOLUTION = 768  # every image's height and width after the processor's resize, by default
+SIZES = (256, 512, RESOLUTION)  # the square sizes Gemma 3n's model card gives (processor option "size")
 STRIDE = 32  # MobileNetV5's downsampling to its last stage: the grid is RESOLUTION / 32 a side
 POOLED = 16  # the fusion adapter's output_resolution: 16 x 16 soft tokens
 FUSION_WIDTH = 2048  # the fusion adapter's output channels, which the embedder reads as hidden_size
@@ -38,8 +40,11 @@ def _checked(d: Mapping[str, int]) -> ImagePlan:
     if d["h"] != FUSION_WIDTH:
         raise ValueError(f"vision_config.hidden_size = {d['h']}: MobileNetV5 gives {FUSION_WIDTH} channels per soft token "
                          "(transformers fails on another width)")
-    side = RESOLUTION // STRIDE
-    return ImagePlan(height=0, width=0, resized=(RESOLUTION, RESOLUTION), grid=(1, side, side), tokens=d["tokens"] + WRAPPER_TOKENS)
+    if d["size"] not in SIZES:
+        raise ValueError(f"size = {d['size']}: flopsreg counts Gemma 3n's images at the model card's sizes, "
+                         f"{', '.join(map(str, SIZES))} pixels a side")
+    side = d["size"] // STRIDE
+    return ImagePlan(height=0, width=0, resized=(d["size"], d["size"]), grid=(1, side, side), tokens=d["tokens"] + WRAPPER_TOKENS)
 
 
 def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
@@ -50,17 +55,19 @@ def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
 def _from_tokens(d: Mapping[str, int], tokens: int) -> ImagePlan:
     """Every Gemma 3n image is 256 soft tokens: another count is no Gemma 3n image."""
     if tokens != d["tokens"]:
-        raise ValueError(f"every image is {d['tokens']} soft tokens (vision_soft_tokens_per_image), resized to {RESOLUTION} x {RESOLUTION}")
+        raise ValueError(f"every image is {d['tokens']} soft tokens (vision_soft_tokens_per_image), resized to {d['size']} x {d['size']}")
     return _checked(d)
 
 
 GEMMA3N_IMAGES = ImageRule(
-    summary=f"every image resized to {RESOLUTION} x {RESOLUTION} (SiglipImageProcessor at Gemma 3n's largest size); "
+    summary=f"every image resized to size x size, {RESOLUTION} by default (SiglipImageProcessor at Gemma 3n's largest size; "
+    "processor option size: 256, 512 or 768); "
     "tokens = 256 + 4 (\\n\\n, start_of_image, end_of_image, \\n\\n); causal like text in the language model",
     plan=_plan,
     from_tokens=_from_tokens,
     rules=(
-        f"grid = {RESOLUTION} / {STRIDE} = {RESOLUTION // STRIDE} rows x columns at MobileNetV5's last stage (1/32)",
+        f"grid = size / {STRIDE} rows x columns at MobileNetV5's last stage (1/32): {RESOLUTION // STRIDE} at {RESOLUTION}; "
+        "the fusion adapter pools its 1/16 map to 16 x 16 whatever the size",
         "convolutions (stem, stage0..3, msfa): 2 x out_channels x in_channels per group x the taps that read the "
         "image, not the padding (depthwise 3x3 and 5x5 lose their border taps)",
         "attention = 4 x heads x head_dim x queries x keys per MQA block (14 at 1/16 with keys and values "
@@ -68,4 +75,5 @@ GEMMA3N_IMAGES = ImageRule(
         "embedder = 2 x 256 x hidden_size x text hidden_size (Gemma3nMultimodalEmbedder's one matrix)",
         "language model: the image's 260 tokens causal and sliding like text",
     ),
+    options={"size": RESOLUTION},
 )

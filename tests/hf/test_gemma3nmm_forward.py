@@ -105,9 +105,13 @@ def _conv_flops(conv: dict) -> tuple[int, int]:
     return full, real
 
 
-def _tower(registry, images=((600, 1000),)):
+# The tower over the same image at the model card's three sizes (the processor option "size").
+VISION_AT = {768: VISION, **{int(size): record for size, record in RECORD["vision_forward_sizes"].items()}}
+
+
+def _tower(registry, images=((600, 1000),), size: int | None = None):
     model = flopsreg.Model.from_hf_config(HF / "gemma-3n-e4b-defaults.json", registry=registry)
-    return model, registry.evaluate(model, seq_len=16, images=list(images))
+    return model, registry.evaluate(model, seq_len=16, images=list(images), processor=None if size is None else {"size": size})
 
 
 def test_the_recorded_image_is_resized_to_768_and_pooled_to_256_soft_tokens(registry):
@@ -119,26 +123,50 @@ def test_the_recorded_image_is_resized_to_768_and_pooled_to_256_soft_tokens(regi
     assert plan.grid == (1, 768 // 32, 768 // 32)
 
 
-def test_the_tower_is_flopcountermode_less_the_taps_on_padding(registry):
+@pytest.mark.parametrize("size", sorted(VISION_AT))
+def test_the_tower_is_flopcountermode_less_the_taps_on_padding(registry, size):
     """Every convolution of the record counted over its real taps, summed by stage, equals
     flopsreg's piece; FlopCounterMode's counts are those plus the taps on padding (reconciled
-    per stage against its module totals); the MQA blocks' attention is its bmm."""
-    _, result = _tower(registry)
+    per stage against its module totals); the MQA blocks' attention is its bmm. At each size the
+    model card gives (768 by default; 256 and 512 with the processor option)."""
+    vision = VISION_AT[size]
+    _, result = _tower(registry, size=None if size == 768 else size)
+    (plan,) = result.images.plans
+    assert vision["pixel_values"] == [1, 3, *plan.resized] == [1, 3, size, size] and plan.grid == (1, size // 32, size // 32)
+    assert vision["output"] == [1, 2048, 16, 16] and plan.tokens == 260
     full, real = {}, {}
-    for conv in VISION["convs"]:
+    for conv in vision["convs"]:
         piece = _piece(conv["name"])
         counted, useful = _conv_flops(conv)
         full[piece] = full.get(piece, 0) + counted
         real[piece] = real.get(piece, 0) + useful
-    recorded = {piece: VISION["flops"][f"TimmWrapperModel.timm_model.{module}"]["aten.convolution"] for module, piece in PIECE_OF_MODULE.items()}
+    recorded = {piece: vision["flops"][f"TimmWrapperModel.timm_model.{module}"]["aten.convolution"] for module, piece in PIECE_OF_MODULE.items()}
     assert full == recorded
     padding = {piece: full[piece] - real[piece] for piece in full}
     assert padding["msfa"] == 0 and all(padding[piece] > 0 for piece in ("stem", "stage0", "stage1", "stage2", "stage3"))
-    bmm = sum(VISION["flops"][f"TimmWrapperModel.timm_model.blocks.{i}"].get("aten.bmm", 0) for i in range(4))
+    bmm = sum(vision["flops"][f"TimmWrapperModel.timm_model.blocks.{i}"].get("aten.bmm", 0) for i in range(4))
     flops = result.images.flops
     assert {piece: flops[piece] for piece in real} == real
     assert flops["attention"] == bmm
-    assert sum(real.values()) + sum(padding.values()) + bmm == VISION["total"] == 871_482_949_632
+    assert sum(real.values()) + sum(padding.values()) + bmm == vision["total"]
+    assert VISION["total"] == 871_482_949_632
+
+
+def test_another_size_is_refused_by_name(registry):
+    """transformers runs the tower at any square; flopsreg counts the model card's sizes, recorded above."""
+    with pytest.raises(flopsreg.FlopsregError, match=r"^images\[0\] = \(600, 1000\): size = 640: flopsreg counts Gemma 3n's images "
+                       r"at the model card's sizes, 256, 512, 768 pixels a side \(MobileNetV5-300M\)$"):
+        _tower(registry, size=640)
+
+
+def test_the_size_changes_the_tower_only(registry):
+    """At 256 and 512 px the image is still 256 soft tokens (+ 4): the language model's work is the same."""
+    _, default = _tower(registry)
+    for size in (256, 512):
+        _, sized = _tower(registry, size=size)
+        assert sized.seqlens == default.seqlens and sized.images.plans[0].resized == (size, size)
+        assert sized.forward - sum(sized.images.flops.values()) == default.forward - sum(default.images.flops.values())
+        assert sized.images.flops["embedder"] == default.images.flops["embedder"]
 
 
 def test_the_stem_by_hand(registry):

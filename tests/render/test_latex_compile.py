@@ -1,7 +1,9 @@
 """The LaTeX of every bundled example and every test Hugging Face config compiles with pdflatex.
 
-In a plain ``article`` and a two-column ``article`` that load only amsmath: no error, and no
-overfull box wider than 1pt (the output must fit one column). CI installs pdflatex and sets
+In a plain ``article`` and a two-column ``article`` with the preamble of the document flopsreg
+writes (amsmath and its ``\\allowdisplaybreaks``): no error, no overfull box wider than 1pt (the
+output must fit one column), nothing running off a page's foot, and each fragment on the pages
+listed here. CI installs pdflatex and sets
 ``FLOPSREG_REQUIRE_PDFLATEX=1``, so there a missing pdflatex fails instead of skipping.
 """
 
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.render.tex import escape
+from flopsreg.render.tex import PREAMBLE, escape
 
 pytestmark = pytest.mark.slow  # every test here runs pdflatex or pip
 
@@ -35,46 +37,39 @@ def _models() -> list[tuple[str, flopsreg.Model]]:
     return examples + configs + with_blocks
 
 
-TWO_PAGES = {f"{prefix}kimi-linear-48b-a3b{suffix}" for prefix in ("", "hf/") for suffix in ("", " (chunked_scan)")}
+# The pages each fragment longer than one takes, each fragment starting a page, in the document
+# flopsreg writes (amsmath and \allowdisplaybreaks: a long align breaks between rows). A
+# one-column article: Kimi Linear's three layer kinds (KDA + dense, KDA + MoE, MLA + MoE) and 18
+# symbols, with its numbers and under chunked_scan.
+_KIMI = {f"{prefix}kimi-linear-48b-a3b{suffix}" for prefix in ("", "hf/") for suffix in ("", " (chunked_scan)")}
 # DeepSeek-V4: two layer kinds of 12 slots (compressors, the CSA indexer's scores, mHC) and 20 symbols.
-TWO_PAGES |= {f"{name}{suffix}" for name in ("deepseek-v4-flash", "hf/deepseek-v4-defaults") for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
+_DEEPSEEK_V4 = {f"{name}{suffix}" for name in ("deepseek-v4-flash", "hf/deepseek-v4-defaults") for suffix in ("", " (exact)", " (chunked_scan)")}
 # Gemma 3n: four layer kinds (sliding, full, each with and without shared K/V), every 35-layer count and 19 symbols.
-TWO_PAGES |= {f"{name}{suffix}" for name in ("gemma-3n-e4b", "hf/gemma-3n-e4b-defaults") for suffix in ("", " (exact)", " (chunked_scan)")}
+_GEMMA3N = {f"{name}{suffix}" for name in ("gemma-3n-e4b", "hf/gemma-3n-e4b-defaults") for suffix in ("", " (chunked_scan)")} | {"gemma-3n-e4b (exact)"}
 # GLM-5.3-Flash: three layer kinds (KDA + dense, KDA + MoE, MLA + k-pool DSA + MoE), mHC, the pool
-# indexer's scores over floor(s/L) pools (a row per summand) and 25 symbols; under chunked_scan a
-# one-column article takes a third page (the bound below is over the whole document).
-TWO_PAGES |= {f"hf/glm-5.3-flash-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)")}
+# indexer's scores over floor(s/L) pools (a row per summand) and 25 symbols.
+_GLM = {f"hf/glm-5.3-flash-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)")}
 # Lara Mini and Ling 3.0 under chunked_scan: three layer kinds (a linear mixer with its padded conv and
-# chunked scan, sliding or MLA attention, MoE with shared experts) and their symbols.
-TWO_PAGES |= {"hf/lara-mini-defaults (chunked_scan)", "hf/bailing-hybrid-defaults (chunked_scan)"}
+# chunked scan, sliding or MLA attention, MoE with shared experts) and their symbols; Zamba2's
+# Mamba-2 scan beside its shared attention blocks.
+_HYBRID = {"hf/lara-mini-defaults (chunked_scan)", "hf/bailing-hybrid-defaults (chunked_scan)", "hf/zamba2-defaults (chunked_scan)"}
 # Dory with its totals: four layer kinds (sliding and full, each once and looped); Hy4: three (an
 # indexer or a shared top-k, dense or MoE) with iHC, sinks and the gate; A.X K2: two with its split
 # query/gate and norm gates.
-TWO_PAGES |= {"hf/dory-defaults"}
-TWO_PAGES |= {f"hf/hy-v4-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
-TWO_PAGES |= {f"hf/axk2-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
-# dots.3 note: three layer kinds (indexed dense, indexed MoE, sliding MoE) whose MLA widths differ,
-# each symbol written per kind; all but hf_trainer's take a third page in a one-column article.
-_DOTS3 = {f"hf/dots3-note-text-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
-TWO_PAGES |= _DOTS3 | {"hf/dots3-note-text-defaults (hf_trainer)"}
-# Llama 4 Scout with its vision tower's align (six pieces over three named parts) beside 36 chunked
-# and 12 full MoE layers, in a one-column article.
-TWO_PAGES |= {"hf/llama-4-scout (exact)"}
-# Mistral Large 4's formula: its MLA + DSA layer kinds, then its
-# Pixtral tower's closed forms (six pieces and the merged tokens M) run on to a second page.
-TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
-# Phi-4-multimodal under the exact convention: its vision tower's align (the crops' real patches,
-# their squared lengths and the image's tokens named, five pieces and their sum) and its audio
-# encoder's (nine pieces over a clip's spectrogram) cannot break: a page each after the language
-# model's in a one-column article.
-TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
-# A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
-# kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
-THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
-THREE_PAGES |= _DOTS3 | {"hf/phi4-multimodal-defaults (exact)"}
-# Gemma 3n's defaults under the exact convention: the vision tower's closed forms and the audio
-# encoder's (nine pieces over a clip's spectrogram and the mask's pairs) after the four layer kinds.
-THREE_PAGES |= {"hf/gemma-3n-e4b-defaults (exact)"}
+_DORY_HY_AXK2 = {"hf/dory-defaults"} | {f"hf/hy-v4-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
+_DORY_HY_AXK2 |= {f"hf/axk2-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
+# dots.3 note: three layer kinds (indexed dense, indexed MoE, sliding MoE) whose MLA widths differ, each symbol written per kind.
+_DOTS3 = {f"hf/dots3-note-text-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
+# Towers after the language model under the exact convention: Llama 4 Scout's vision align (six
+# pieces over three named parts), Mistral Large 4's Pixtral closed forms after its MLA + DSA kinds,
+# Phi-4-multimodal's vision and audio aligns.
+_TOWERS = {"hf/llama-4-scout (exact)", "hf/mistral-large-4 (exact)", "hf/phi4-multimodal-defaults (exact)"}
+ONE_COLUMN = dict.fromkeys(_KIMI | _DEEPSEEK_V4 | _GEMMA3N | _GLM | _HYBRID | _DORY_HY_AXK2 | _DOTS3 | _TOWERS, 2)
+# Gemma 3n's defaults under the exact convention: the four layer kinds, then MobileNetV5's closed
+# forms and the audio encoder's (its useful frames named, nine pieces over a clip's spectrogram).
+ONE_COLUMN["hf/gemma-3n-e4b-defaults (exact)"] = 4
+# A two-column article: that one alone runs on to a second page.
+TWO_COLUMN = {"hf/gemma-3n-e4b-defaults (exact)": 2}
 
 
 def _compile(tmp_path: Path, source: str) -> str:
@@ -116,21 +111,27 @@ def _fragments(registry: flopsreg.Registry) -> list[tuple[str, str]]:
     return fragments
 
 
-@pytest.mark.parametrize("options", ["", "[twocolumn]"], ids=["article", "twocolumn-article"])
-def test_every_model_compiles_fits_the_column_and_one_page(tmp_path, options):
+_START = "fragment starts on page"
+
+
+def _pages(log: str) -> list[int]:
+    """The pages each fragment takes, from the page each one (and the end) starts on."""
+    starts = [int(page) for page in re.findall(rf"^{_START} (\d+)$", log, re.MULTILINE)]
+    return [after - before for before, after in zip(starts, starts[1:])]
+
+
+@pytest.mark.parametrize(("options", "long"), [("", ONE_COLUMN), ("[twocolumn]", TWO_COLUMN)], ids=["article", "twocolumn-article"])
+def test_every_model_compiles_fits_the_column_and_its_pages(tmp_path, options, long):
     fragments = _fragments(flopsreg.Registry.default())
-    body = "".join(f"\\clearpage\n\\subsubsection*{{{escape(title)}}}\n{latex}" for title, latex in fragments)
-    source = f"\\documentclass{options}{{article}}\n\\usepackage{{amsmath}}\n\\begin{{document}}\n{body}\\end{{document}}\n"
+    mark = f"\\clearpage\n\\typeout{{{_START} \\thepage}}\n"
+    body = "".join(f"{mark}\\subsubsection*{{{escape(title)}}}\n{latex}" for title, latex in fragments)
+    source = f"\\documentclass{options}{{article}}\n{PREAMBLE}\\begin{{document}}\n{body}{mark}\\end{{document}}\n"
     log = _compile(tmp_path, source)
     assert _overfull(log, source) == []
-    pages = int(re.search(r"Output written on doc\.pdf \((\d+) pages?", log).group(1))
-    # each fragment starts a page and none spills onto another, but the longest: Kimi Linear's
-    # three layer kinds (KDA + dense, KDA + MoE, MLA + MoE) and 18 symbols take a second page
-    # with its numbers and under the chunked_scan convention (the definitions, a paragraph, may
-    # run on to the next page or column: no tabular)
-    long = [title for title, _ in fragments if title in TWO_PAGES]
-    assert len(long) == len(TWO_PAGES)
-    assert len(fragments) <= pages <= len(fragments) + len(long) + len(THREE_PAGES)
+    assert "Overfull \\vbox" not in log  # an align that cannot break runs off the page's foot
+    pages = _pages(log)
+    assert len(pages) == len(fragments) and min(pages) == 1
+    assert {title: n for (title, _), n in zip(fragments, pages, strict=True) if n > 1} == long
 
 
 def test_the_document_form_compiles_on_its_own(tmp_path):

@@ -9,7 +9,9 @@ does, and embed_audio on its output. Recorded per clip: the FLOPs of each piece 
 real, the frames after the subsampling, the encoder's output tokens, the (query, key) pairs the
 conformer's chunked local mask allows over the real frames, and the text Gemma3nProcessor puts in
 place of one audio placeholder (with a stand-in tokenizer naming its special tokens). The class
-default's shapes on a meta device (no weights) for a 1 s clip. The result, forward_g3naudio.json,
+default's shapes on a meta device (no weights) for a 1 s clip. For the tiny encoders (one with
+keys ahead, one causal), which frames of each matrix's output the encoder's output depends on
+(backpropagation from the kept frames: the liveness flopsreg's count follows). The result, forward_g3naudio.json,
 comes from torch and transformers alone: tests/hf/test_g3naudio_forward.py compares flopsreg with it.
 
 Needs torch and transformers (not flopsreg dependencies):
@@ -41,6 +43,9 @@ AUDIO = {"hidden_size": 36, "conf_num_hidden_layers": 2, "conf_num_attention_hea
          "input_feat_size": 20, "sscp_conv_channel_size": [6, 5], "conf_attention_chunk_size": 4,
          "conf_attention_context_left": 5, "conf_attention_context_right": 2, "conf_reduction_factor": 3, "vocab_size": 11}
 TEXT = {"hidden_size": 44, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 12}
+# The tiny one with no key ahead (every block's work after the last kept frame is dead) and a
+# light convolution kernel wider than the reduction.
+CAUSAL = {**AUDIO, "conf_attention_context_right": 0, "conf_conv_kernel_size": 4}
 # 1 s (a multiple of 128 samples); 2.49 s (padded to 39936 samples); 0.1 s; 31 s (truncated to 30 s).
 CASES = {"0.1s": 1_600, "1s": 16_000, "2.49s": 39_840, "31s": 496_000}
 
@@ -84,6 +89,43 @@ def _mask_pairs(encoder, features, mask, frames: int) -> dict:
         encoder(features, mask)
     handle.remove()
     return seen
+
+
+# The modules whose output rows (frames) the liveness record reads, and the axis of their time.
+_LIVE = {"ffw_start": ("ffw_layer_start.ffw_layer_1", 1), "q": ("attention.attn.q_proj", 1), "k": ("attention.attn.k_proj", 1),
+         "v": ("attention.attn.v_proj", 1),
+         "post": ("attention.post", 1), "linear_start": ("lconv1d.linear_start", 1), "conv": ("lconv1d.depthwise_conv1d", 2),
+         "linear_end": ("lconv1d.linear_end", 1), "ffw_end": ("ffw_layer_end.ffw_layer_1", 1)}
+
+
+def _liveness(encoder, features, mask) -> dict:
+    """The frames of each matrix's output that the encoder's output depends on: the output (one frame
+    in conf_reduction_factor) times random weights, backpropagated; a frame is live where any element
+    of its output row has a nonzero gradient. Per block (first first) and for the subsampling."""
+    outputs = {}
+
+    def keep(name):
+        def hook(module, args, output):
+            output.retain_grad()
+            outputs[name] = output
+        return hook
+
+    modules = {"conv0": ("subsample_conv_projection.conv_0.conv", 2), "conv1": ("subsample_conv_projection.conv_1.conv", 2),
+               "input_proj": ("subsample_conv_projection.input_proj_linear", 1)}
+    for index in range(len(encoder.conformer)):
+        modules |= {f"{index}.{piece}": (f"conformer.{index}.{path}", axis) for piece, (path, axis) in _LIVE.items()}
+    handles = [encoder.get_submodule(path).register_forward_hook(keep(name)) for name, (path, _) in modules.items()]
+    out = encoder(features, mask).last_hidden_state
+    (out * torch.randn_like(out)).sum().backward()
+    for handle in handles:
+        handle.remove()
+
+    def live(name):
+        grad, axis = outputs[name].grad, modules[name][1]
+        return int((grad.movedim(axis, 0).reshape(grad.shape[axis], -1) != 0).any(dim=1).sum())
+
+    return {"subsample": {name: live(name) for name in ("conv0", "conv1", "input_proj")},
+            "layers": [{piece: live(f"{index}.{piece}") for piece in _LIVE} for index in range(len(encoder.conformer))]}
 
 
 def _pieces(counts: dict, root: str, layers: int) -> dict:
@@ -139,6 +181,7 @@ def measure(audio: dict, cases: dict, meta: bool = False) -> dict:
         }
         if not meta:
             record["mask"] = _mask_pairs(encoder, features, ~mask, 10**9)
+            record["live"] = _liveness(encoder, features, ~mask)
         out[case] = record
     return {
         # the gemma3n config these towers belong to (the language model's widths but the text width do not matter here)
@@ -157,7 +200,8 @@ def main() -> None:
         "torch": torch.__version__.split("+")[0],
         "sampling_rate": SAMPLING_RATE,
         "processor_text": _processor_text(),
-        "models": {"tiny": measure(AUDIO, CASES), "default": measure({}, {"1s": 16_000}, meta=True)},
+        "models": {"tiny": measure(AUDIO, CASES), "default": measure({}, {"1s": 16_000}, meta=True),
+                   "causal": measure(CAUSAL, {case: CASES[case] for case in ("0.1s", "1s", "2.49s")})},
     }
     (HERE / "forward_g3naudio.json").write_text(json.dumps(record, indent=1) + "\n")
 

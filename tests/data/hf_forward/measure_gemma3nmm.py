@@ -3,8 +3,8 @@ conformer audio encoder, the two multimodal embedders) beside its language model
 tower's forward FLOPs over one image, for flopsreg's tower kinds (patterns/hf/_gemma3n_towers.py);
 writes forward_gemma3nmm.json, which tests/hf/test_gemma3nmm_forward.py compares flopsreg with.
 
-The vision tower runs once under FlopCounterMode at the published resolution, 768 x 768 (the
-tower is the architecture's whatever the config says): a 1000 x 600 image through
+The vision tower runs under FlopCounterMode at the published resolution, 768 x 768, and at the
+model card's other sizes, 256 and 512 (the tower is the architecture's whatever the config says): a 1000 x 600 image through
 SiglipImageProcessorPil resized to 768 x 768, as Gemma3nProcessor's image processor; recorded are
 the FLOPs by module and operator, every Conv2d's shapes, kernel, stride, padding and groups (the
 test counts the taps that fall on padding from them) and the output's shape.
@@ -56,16 +56,19 @@ TINY = {
 
 
 RESOLUTION = 768
+# The other sizes the model card gives Gemma 3n's images; the processor resizes to any, the tower
+# pools its 1/16 map to 16 x 16 whatever the size.
+OTHER_RESOLUTIONS = (256, 512)
 
 
-def vision_forward() -> dict:
-    """The class-default vision tower over one real image at RESOLUTION: FlopCounterMode's counts
+def vision_forward(resolution: int = RESOLUTION) -> dict:
+    """The class-default vision tower over one real image at *resolution*: FlopCounterMode's counts
     by module (depth 3) and each convolution as it ran."""
     from PIL import Image  # the system Pillow (PYTHONPATH), as measure_towers5.py
 
     torch.manual_seed(0)
     tower = TimmWrapperModel(AutoConfig.for_model("gemma3n").vision_config).eval()
-    processor = SiglipImageProcessorPil(size={"height": RESOLUTION, "width": RESOLUTION})
+    processor = SiglipImageProcessorPil(size={"height": resolution, "width": resolution})
     pixels = torch.rand(600, 1000, 3, generator=torch.Generator().manual_seed(0))
     image = Image.fromarray((pixels * 255).to(torch.uint8).numpy())
     values = processor(images=[image], return_tensors="pt")["pixel_values"]
@@ -103,6 +106,7 @@ def main() -> int:
         config = AutoConfig.for_model("gemma3n", **data)
         out["models"][name] = {"config": config.to_dict(), **measure(config, PARTS)}  # as transformers resolved it
     out["vision_forward"] = vision_forward()
+    out["vision_forward_sizes"] = {str(size): vision_forward(size) for size in OTHER_RESOLUTIONS}
     print("vision forward", out["vision_forward"]["total"], out["vision_forward"]["output"], file=sys.stderr)
     for group in ("defaults", "published", "models"):
         for name, record in out[group].items():
