@@ -80,6 +80,11 @@ class Dim:
             wrapper's config (a sum over the layers of a per-layer schedule, dots.3 note's experts).
         latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
             upright where it is longer than a letter.
+        derive: with ``read="derived"``, ``derive(sub_config, wrapper_config) -> int`` (the tower's
+            sub-config, or its ``absent`` values, and the whole wrapper config); it raises
+            ``ValueError("field = value: why")`` for a config transformers refuses, which the
+            reader reports under the sub-config's name. ``field`` and ``default`` then document
+            the config value it mainly reads and its class-default result.
     """
 
     name: str = attrs.field(validator=_text)

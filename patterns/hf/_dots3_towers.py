@@ -155,7 +155,7 @@ def _vision(key: str):
     "h head channels patch merge layers qkv_bias mlp_bias out dense_layers dense_width routers held active", integer=True, nonnegative=True
 )
 t, rows, columns = IMAGE_GRID
-patches = where_symbol("patches")
+patches = where_symbol("P")  # the image's patches
 
 
 def _plan(dims: Mapping[str, int], height: int, width: int) -> ImagePlan:
@@ -217,10 +217,10 @@ DOTS3_VISION = TowerKind(
         Dim("mlp_bias", "{tower}.mlp_bias", False, read="bool"),
         Dim("out", "{tower}.adapter_out_dim", TEXT_HIDDEN, read="derived", derive=_vision("out")),
         Dim("dense_layers", "{tower}.mlp_layer_types", 25, read="derived", derive=_vision("dense_layers"), latex="L_d"),
-        Dim("dense_width", "{tower}.intermediate_size", 105600, read="derived", derive=_vision("dense_width"), latex=r"\Sigma F"),
-        Dim("routers", "{tower}.num_local_experts", 608, read="derived", derive=_vision("routers"), latex=r"\Sigma E"),
-        Dim("held", "{tower}.moe_intermediate_size", 1284096, read="derived", derive=_vision("held"), latex=r"\Sigma E F_e"),
-        Dim("active", "{tower}.num_experts_per_tok", 71808, read="derived", derive=_vision("active"), latex=r"\Sigma k F_e"),
+        Dim("dense_width", "{tower}.intermediate_size", 105600, read="derived", derive=_vision("dense_width"), latex=r"{\Sigma F}"),
+        Dim("routers", "{tower}.num_local_experts", 608, read="derived", derive=_vision("routers"), latex=r"{\Sigma E}"),
+        Dim("held", "{tower}.moe_intermediate_size", 1284096, read="derived", derive=_vision("held"), latex=r"{\Sigma E F_e}"),
+        Dim("active", "{tower}.num_experts_per_tok", 71808, read="derived", derive=_vision("active"), latex=r"{\Sigma k F_e}"),
     ),
     parameters=(
         channels * patch**2 * h + 2 * h  # patch_embed: Conv2d with bias, RMSNorm
@@ -233,7 +233,7 @@ DOTS3_VISION = TowerKind(
     reference=_SOURCE + "Dots3NoteVisionModel",
     images=DOTS3_IMAGES,
     flops=_vision_flops(),
-    flops_where={"patches": t * rows * columns},
+    flops_where={"P": t * rows * columns},
 )
 
 
@@ -307,9 +307,10 @@ def _taps(n: sympy.Expr) -> sympy.Expr:
 def _audio_flops() -> dict[str, sympy.Expr]:
     """One clip of n tokens (``rows = 8n`` frames, ``columns`` mel bins): multiply-adds x 2."""
     return {
-        "conv_stem.convs": 2 * conv * _taps(columns) * _taps(rows)
-        + 2 * conv**2 * _taps(sympy.ceiling(columns / 2)) * _taps(rows / 2)
-        + 2 * conv**2 * _taps(sympy.ceiling(columns / 4)) * _taps(rows / 4),
+        # along time the inputs are 8n, 4n, 2n frames (even): 12n - 1, 6n - 1, 3n - 1 real taps
+        "conv_stem.convs": 2 * conv * _taps(columns) * (12 * tokens - 1)
+        + 2 * conv**2 * _taps(sympy.ceiling(columns / 2)) * (6 * tokens - 1)
+        + 2 * conv**2 * _taps(sympy.ceiling(columns / 4)) * (3 * tokens - 1),
         "conv_stem.conv_out": 2 * tokens * conv * sympy.ceiling(columns / 8) * ah,
         "layers.qkvo_proj": alayers * 2 * tokens * 4 * ah**2,
         "layers.attention": 4 * ah * alayers * tokens**2,
@@ -329,7 +330,7 @@ DOTS3_AUDIO = TowerKind(
         Dim("layers", "{tower}.num_hidden_layers", 32, read="derived", derive=_audio("layers"), latex="L"),
         Dim("mel", "{tower}.feature_size", 128, read="derived", derive=_audio("mel")),
         Dim("hop", "{tower}.hop_length", 160, read="derived", derive=_audio("hop")),
-        Dim("conv", "{tower}.downsample_hidden_size", 480, latex="c"),
+        Dim("conv", "{tower}.downsample_hidden_size", 480, latex="d_c"),
         Dim("bias", "{tower}.attention_bias", True, read="bool"),
         Dim("out", "{tower}.adapter_out_dim", TEXT_HIDDEN, read="derived", derive=_audio("out")),
     ),

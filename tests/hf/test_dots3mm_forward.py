@@ -237,6 +237,47 @@ def test_a_clip_longer_than_a_chunk_is_refused_by_name(registry):
 @pytest.mark.parametrize("convention", sorted(set(flopsreg.Registry().conventions) - {"exact"}))
 @pytest.mark.parametrize("medium", ["images", "audio"])
 def test_every_other_convention_refuses_the_towers_by_name(registry, convention, medium):
+    """Where a convention counts the language model, a request with images or audio is refused naming the
+    tower; where it refuses the language model itself (the per-head gate, MLA...), that refusal stands."""
+    model = _model("per_layer")
     media = {"images": [(50, 37)]} if medium == "images" else {"audio": ["0.7"]}
-    with pytest.raises(flopsreg.FlopsregError):
-        registry.evaluate(_model("per_layer"), seq_len=7, convention=convention, processor=TINY if medium == "images" else None, **media)
+    try:
+        registry.evaluate(model, seq_len=7, convention=convention)
+    except flopsreg.FlopsregError as exc:
+        refusal = re.escape(str(exc))
+    else:
+        tower = "vision tower (dots.3 note MoE ViT)" if medium == "images" else "audio tower (dots.3 note audio encoder)"
+        refusal = rf"^{medium}: convention '{convention}' has no term for the {re.escape(tower)}: count {medium} with the exact convention"
+    with pytest.raises(flopsreg.FlopsregError, match=refusal):
+        registry.evaluate(model, seq_len=7, convention=convention, **media)
+
+
+# The worked example of docs/multimodal.md ("dots.3 note"): the class defaults, a 1280 x 720 picture,
+# a 10 s clip and 1000 text tokens; every piece written out by hand.
+def test_the_worked_example_of_the_docs(registry):
+    model = flopsreg.Model.from_hf_config({"model_type": "dots3_note", "text_config": TEXT_DEFAULTS})
+    result = registry.evaluate(model, seq_len=1000, images=[(720, 1280)], audio=["10"])
+    (image,), (clip,) = result.images.plans, result.audio.plans
+    assert (image.resized, image.grid, image.tokens) == ((728, 1288), (1, 52, 92), 1196)
+    assert (clip.samples, clip.grid, clip.tokens) == (160_000, (1, 1000, 128), 125)
+    p, h, layers = 52 * 92, 1536, 42
+    experts = sum(range(4, 65, 4)) + 64  # the pyramid's 17 sparse layers
+    vision = {
+        "patch_embed": 2 * p * h * 3 * 14**2, "blocks.qkv_proj": layers * 2 * p * 4 * h * h,
+        "blocks.attention": 4 * h * layers * p * p, "blocks.mlp": 2 * p * 3 * h * 25 * 4224,
+        "blocks.router": 2 * p * h * experts, "blocks.experts": 2 * p * 3 * h * 17 * 2 * 2112,
+        "merger": 2 * (p // 4) * ((4 * h) ** 2 + 4 * h * 5120),
+    }
+    assert experts == 608 and dict(result.images.flops) == vision and result.images.tower == 17_703_164_903_424
+    n, a, c = 125, 1280, 480
+    assert [(x + 1) // 2 + x - 1 for x in (128, 1000, 64, 500, 32, 250)] == [191, 1499, 95, 749, 47, 374]
+    audio = {
+        "conv_stem.convs": 2 * c * 191 * 1499 + 2 * c * c * 95 * 749 + 2 * c * c * 47 * 374,
+        "conv_stem.conv_out": 2 * n * c * 16 * a, "layers.qkvo_proj": 32 * 2 * n * 4 * a * a,
+        "layers.attention": 4 * a * 32 * n * n, "layers.mlp": 32 * 2 * n * 3 * a * 5120, "adapter": 2 * n * (a * 5120 + 5120 * 5120),
+    }
+    assert dict(result.audio.flops) == audio and result.audio.tower == 264_087_823_040
+    assert result.seqlens == (2321,)
+    language_model = registry.evaluate(model, seq_len=2321).forward
+    assert language_model == 76_959_297_888_896
+    assert result.forward == language_model + 17_703_164_903_424 + 264_087_823_040 == 94_926_550_615_360
