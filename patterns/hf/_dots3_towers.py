@@ -277,11 +277,17 @@ def _clip(dims: Mapping[str, int], samples: int) -> ImagePlan:
     return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * tokens, dims["mel"]), tokens=tokens, samples=samples)
 
 
+def _clip_from_tokens(dims: Mapping[str, int], tokens: int) -> ImagePlan:
+    """A clip known by its n tokens: 8n frames, the grid every piece is counted over (exactly as its samples would give)."""
+    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * tokens, dims["mel"]), tokens=tokens)
+
+
 DOTS3_AUDIO_CLIPS = ImageRule(
     summary="16 kHz clips of one chunk (chunk_length, 60 s); n = ceil(samples / (8 hop_length)) tokens, 8n mel frames; "
     "Dots3NoteProcessor adds no others; the language model attends to them causally "
     "(Dots3NoteFeatureExtractor, Dots3NoteProcessor.replace_audio_token)",
     plan=_clip,
+    from_tokens=_clip_from_tokens,
     takes="audio",
     sampling_rate=SAMPLING_RATE,
     rules=(
@@ -298,19 +304,24 @@ DOTS3_AUDIO_CLIPS = ImageRule(
 tokens = where_symbol("n")
 
 
-def _taps(n: sympy.Expr) -> sympy.Expr:
-    """The (output, tap) pairs of a 3-tap stride-2 kernel padded 1 on each side along an axis of n
-    inputs that read a real input: ceil(n / 2) outputs of 3 taps, less the left pad and, n odd, the right."""
-    return sympy.ceiling(n / 2) + n - 1
+# The (output, tap) pairs of a 3-tap stride-2 kernel padded 1 on each side that read a real input,
+# along an axis of x inputs: ceil(x / 2) outputs of 3 taps, less the left pad and, x odd, the right:
+# ceil(x / 2) + x - 1. Along the mel axis the convs take M, ceil(M / 2), ceil(M / 4) bins (T_1..T_3);
+# along time 8n, 4n, 2n frames (even): 12n - 1, 6n - 1, 3n - 1.
+_T1, _T2, _T3 = where_symbol("T_1"), where_symbol("T_2"), where_symbol("T_3")
+_AUDIO_WHERE = {
+    "n": rows / 8,
+    "T_1": sympy.ceiling(columns / 2) + columns - 1,
+    "T_2": sympy.ceiling(columns / 4) + sympy.ceiling(columns / 2) - 1,
+    "T_3": sympy.ceiling(columns / 8) + sympy.ceiling(columns / 4) - 1,
+}
 
 
 def _audio_flops() -> dict[str, sympy.Expr]:
     """One clip of n tokens (``rows = 8n`` frames, ``columns`` mel bins): multiply-adds x 2."""
     return {
-        # along time the inputs are 8n, 4n, 2n frames (even): 12n - 1, 6n - 1, 3n - 1 real taps
-        "conv_stem.convs": 2 * conv * _taps(columns) * (12 * tokens - 1)
-        + 2 * conv**2 * _taps(sympy.ceiling(columns / 2)) * (6 * tokens - 1)
-        + 2 * conv**2 * _taps(sympy.ceiling(columns / 4)) * (3 * tokens - 1),
+        "conv_stem.convs": 2 * conv * _T1 * (12 * tokens - 1) + 2 * conv**2 * _T2 * (6 * tokens - 1)
+        + 2 * conv**2 * _T3 * (3 * tokens - 1),
         "conv_stem.conv_out": 2 * tokens * conv * sympy.ceiling(columns / 8) * ah,
         "layers.qkvo_proj": alayers * 2 * tokens * 4 * ah**2,
         "layers.attention": 4 * ah * alayers * tokens**2,
@@ -344,5 +355,5 @@ DOTS3_AUDIO = TowerKind(
     reference=_SOURCE + "Dots3NoteAudioModel",
     images=DOTS3_AUDIO_CLIPS,
     flops=_audio_flops(),
-    flops_where={"n": rows / 8},
+    flops_where=_AUDIO_WHERE,
 )

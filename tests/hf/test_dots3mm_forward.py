@@ -229,6 +229,16 @@ def test_a_flat_config_of_the_released_width_reads_as_the_nested_one(registry):
     assert registry.parameters(flat).total == registry.parameters(nested).total
 
 
+@pytest.mark.parametrize(("name", "case"), CASES)
+def test_audio_and_image_tokens_alone_plan_the_same_work(registry, name, case):
+    """n audio tokens are 8n frames, an image's n tokens n x merge^2 patches: the towers' FLOPs follow from the counts."""
+    measured = MODELS[name]["cases"][case]
+    by_shape = _evaluate(registry, name, case)
+    by_tokens = registry.evaluate(_model(name), seq_len=TEXT_TOKENS, image_tokens=measured["image_tokens"],
+                                  audio_tokens=[measured["audio_tokens"]])
+    assert by_tokens.forward == by_shape.forward and by_tokens.seqlens == (measured["sequence"],)
+
+
 def test_a_clip_longer_than_a_chunk_is_refused_by_name(registry):
     with pytest.raises(flopsreg.FlopsregError, match=r"longer than one chunk \(60 s, the feature extractor's chunk_length\)"):
         registry.evaluate(_model("per_layer"), seq_len=7, audio=["60.001"])
