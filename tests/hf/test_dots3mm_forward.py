@@ -75,15 +75,20 @@ def test_the_whole_model_and_its_towers_hold_transformers_parameters(registry, n
 
 
 def test_the_class_defaults_hold_the_conditional_generation_models_parameters(registry):
-    """The whole Dots3NoteForConditionalGeneration (what ``params`` counts, as for Mllama); AutoModelForCausalLM
-    builds Dots3NoteForCausalLM, the text model alone, whose total is the language model's part."""
+    """The whole Dots3NoteForConditionalGeneration (what ``params`` counts, as for Mllama), read from the towers'
+    sub-configs as to_dict saves them (the schedule as mlp_layer_types and per_layer_config); AutoModelForCausalLM
+    builds Dots3NoteForCausalLM, the text model alone, whose total is the language model's part. The absent
+    sub-configs (the class's own pyramid) count the same."""
     defaults = RECORD["defaults"]["dots3_note"]
-    model = flopsreg.Model.from_hf_config({"model_type": "dots3_note", "text_config": TEXT_DEFAULTS})
+    model = flopsreg.Model.from_hf_config({**defaults["config"], "text_config": TEXT_DEFAULTS})  # the towers as saved
+    assert defaults["config"]["vision_config"]["per_layer_config"]["25"] == {"num_local_experts": 4}
     total = registry.parameters(model).total
     assert total == defaults["parameters"] == 287_309_195_008
     assert (model.towers["vision"].parameters, model.towers["audio"].parameters) == (defaults["vision_parameters"], defaults["audio_parameters"])
     assert defaults["causal_lm"]["class"] == "Dots3NoteForCausalLM"
     assert total - defaults["vision_parameters"] - defaults["audio_parameters"] == defaults["causal_lm"]["parameters"]
+    absent = flopsreg.Model.from_hf_config({"model_type": "dots3_note", "text_config": TEXT_DEFAULTS})
+    assert registry.parameters(absent).total == total
 
 
 @pytest.mark.parametrize(("name", "case"), CASES)

@@ -190,13 +190,20 @@ def audio_tokens() -> dict:
     return out
 
 
+def _plain(config: dict) -> dict:
+    """A saved sub-config without what JSON cannot hold or flopsreg does not read (rope_parameters, dtype)."""
+    return {k: v for k, v in config.items() if isinstance(v, (int, float, str, bool, list, dict, type(None))) and k not in ("dtype", "rope_parameters")}
+
+
 def class_defaults() -> dict:
-    """The class defaults' parameters (meta device): the whole model, each tower; and what AutoModelForCausalLM builds."""
+    """The class defaults' parameters (meta device): the whole model, each tower; and what AutoModelForCausalLM builds.
+    The towers' sub-configs are recorded as to_dict writes them (the text config is measure_dots3.py's)."""
     config = AutoConfig.for_model("dots3_note")
     with torch.device("meta"):
         model = modeling_dots3_note.Dots3NoteForConditionalGeneration(config)
+    saved = config.to_dict()  # the towers as a config.json holds them (the vision schedule as per_layer_config)
     out = {
-        "config": {},
+        "config": {"model_type": "dots3_note", **{key: _plain(saved[key]) for key in ("vision_config", "audio_config")}},
         "parameters": int(sum(p.numel() for p in model.parameters())),
         "vision_parameters": int(sum(p.numel() for p in model.model.vision_tower.parameters())),
         "audio_parameters": int(sum(p.numel() for p in model.model.audio_tower.parameters())),
