@@ -25,6 +25,8 @@ DATA = Path(__file__).parents[1] / "data" / "hf_forward"
 RECORD = json.loads((DATA / "forward_dots3mm.json").read_text())
 # The text class default's config.json (recorded for dots3_note_text by measure_dots3.py): the decoder of the class default.
 TEXT_DEFAULTS = json.loads((DATA / "forward_dots3.json").read_text())["defaults"]["dots3_note_text"]["config"]
+# Dots3NoteConfig's defaults as a config.json (tests/data/hf/SOURCES.md): that text config and the towers as saved.
+DEFAULTS = DATA.parent / "hf" / "dots3-note-defaults.json"
 MODELS = RECORD["models"]
 CASES = [(name, case) for name in sorted(MODELS) for case in sorted(MODELS[name]["cases"])]
 TINY = {"min_pixels": 64, "max_pixels": 4096}  # the tiny processor's bounds (measure_dots3mm.py)
@@ -88,7 +90,7 @@ def test_the_class_defaults_hold_the_conditional_generation_models_parameters(re
     assert defaults["causal_lm"]["class"] == "Dots3NoteForCausalLM"
     assert total - defaults["vision_parameters"] - defaults["audio_parameters"] == defaults["causal_lm"]["parameters"]
     absent = flopsreg.Model.from_hf_config({"model_type": "dots3_note", "text_config": TEXT_DEFAULTS})
-    assert registry.parameters(absent).total == total
+    assert registry.parameters(absent).total == total == registry.parameters(flopsreg.Model.from_hf_config(DEFAULTS)).total
 
 
 @pytest.mark.parametrize(("name", "case"), CASES)
@@ -270,7 +272,7 @@ def test_every_other_convention_refuses_the_towers_by_name(registry, convention,
 # The worked example of docs/multimodal.md ("dots.3 note"): the class defaults, a 1280 x 720 picture,
 # a 10 s clip and 1000 text tokens; every piece written out by hand.
 def test_the_worked_example_of_the_docs(registry):
-    model = flopsreg.Model.from_hf_config({"model_type": "dots3_note", "text_config": TEXT_DEFAULTS})
+    model = flopsreg.Model.from_hf_config(DEFAULTS)
     result = registry.evaluate(model, seq_len=1000, images=[(720, 1280)], audio=["10"])
     (image,), (clip,) = result.images.plans, result.audio.plans
     assert (image.resized, image.grid, image.tokens) == ((728, 1288), (1, 52, 92), 1196)
