@@ -32,7 +32,7 @@ __all__ = [
     "TowerKind", "where_symbol",
 ]
 
-READS = ("int", "bool", "count", "product", "inverse_square", "choice", "from_end")  # how a Dim turns its config value into an int
+READS = ("int", "bool", "count", "product", "inverse_square", "choice", "from_end", "derived")  # how a Dim turns its config value into an int
 # One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
@@ -76,9 +76,15 @@ class Dim:
             ratio r in (0, 1] as ``round(1 / r^2)`` (Llama 4's ``pixel_shuffle_ratio`` 0.5 as the
             4 patches each token takes, as Llama4Processor reads it); ``"choice"`` the
             value's index in ``choices`` (Gemma 4's ``use_bidirectional_attention``: null, "vision"); ``"from_end"`` a negative index counted from the end as its
-            distance (``feature_layer = -2`` -> 2).
+            distance (``feature_layer = -2`` -> 2); ``"derived"`` computed by ``derive`` from the
+            wrapper's config (a sum over the layers of a per-layer schedule, dots.3 note's experts).
         latex: how LaTeX writes its symbol (``"L"``, ``"n_{\\mathrm{ch}}"``); empty: its name,
             upright where it is longer than a letter.
+        derive: with ``read="derived"``, ``derive(sub_config, wrapper_config) -> int`` (the tower's
+            sub-config, or its ``absent`` values, and the whole wrapper config); it raises
+            ``ValueError("field = value: why")`` for a config transformers refuses, which the
+            reader reports under the sub-config's name. ``field`` and ``default`` then document
+            the config value it mainly reads and its class-default result.
     """
 
     name: str = attrs.field(validator=_text)
@@ -87,10 +93,13 @@ class Dim:
     read: str = attrs.field(default="int", validator=_read)
     latex: str = ""
     choices: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    derive: Callable[[Mapping[str, Any], Mapping[str, Any]], int] | None = None
 
     def __attrs_post_init__(self) -> None:
         if bool(self.choices) != (self.read == "choice"):
             raise ValueError(f"Dim {self.name!r}: choices go with read='choice', and it needs them")
+        if (self.derive is not None) != (self.read == "derived"):
+            raise ValueError(f"Dim {self.name!r}: derive goes with read='derived', and it needs it")
 
     @property
     def symbol(self) -> sympy.Symbol:

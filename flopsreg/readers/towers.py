@@ -29,6 +29,12 @@ TOWER_PARAMETERS = "vision_parameters"
 
 def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int:
     """The integer *dim* reads from the wrapper config *data* (its default when absent)."""
+    if dim.derive is not None:  # computed from the tower's sub-config (its absent values) and the wrapper's
+        sub = data.get(tower.config)
+        try:
+            return dim.derive(tower.absent if sub is None else sub, data)
+        except ValueError as exc:
+            raise ModelError(f"{where}: {tower.config}.{exc}") from None
     path = dim.field.replace("{tower}", tower.config)
     head, _, rest = path.partition(".")
     holder, field = (data.get(head), rest) if rest else (data, head)

@@ -1,4 +1,5 @@
-"""Hugging Face reader of ``dots3_note_text`` (dots.3 note preview): MLA with a per-head sigmoid
+"""Hugging Face readers of ``dots3_note_text`` (dots.3 note preview) and its wrapper ``dots3_note``
+(the decoder beside the MoE ViT and the audio encoder: :mod:`flopsreg.patterns.hf._dots3_towers`): MLA with a per-head sigmoid
 gate on every layer, DSA (its own indexer) on the indexed layers and a sliding window on the others,
 whose MLA widths come from ``per_layer_config`` (or the ``swa_*`` keys the class pops into it);
 dense then MoE with shared experts by ``mlp_layer_types``."""
@@ -8,13 +9,14 @@ from flopsreg.patterns.dense_mlp import dense_mlp
 from flopsreg.patterns.dsa_indexer import DSA_INDEXER, INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_topk import DSA_TOPK, INDEX_TOPK
 from flopsreg.patterns.hf._common import mla, silu_gated, weight_flags
+from flopsreg.patterns.hf._dots3_towers import DOTS3_AUDIO, DOTS3_VISION
 from flopsreg.patterns.hf._linear import type_list
 from flopsreg.patterns.hf.axk1 import mlp_layer_types
 from flopsreg.patterns.hf.layer_types import FULL, INDEXED, SLIDING
 from flopsreg.patterns.mla_projection import K_ROPE_NORM
 from flopsreg.patterns.moe import moe_mlp
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.plugin import Decoder, Fields, HFReader, Layers, hookimpl
+from flopsreg.plugin import Decoder, Fields, HFReader, HFTower, Layers, hookimpl
 
 # Dots3NoteTextConfig.__post_init__: the sliding layers' MLA, from swa_<name> (default) when the
 # config holds no per_layer_config; swa_qk_rope_head_dim defaults to head_dim - qk_nope_head_dim.
@@ -105,6 +107,11 @@ def dots3_note_text(c: Fields) -> Decoder:
                    mlps=mlps, mlp_kinds=mlp_kinds)
 
 
+# Dots3NoteModel always builds both towers (an absent sub-config is its class default).
+VISION = HFTower(part="vision", kind=DOTS3_VISION, config="vision_config")
+AUDIO = HFTower(part="audio", kind=DOTS3_AUDIO, config="audio_config")
+
+
 @hookimpl
 def flopsreg_register_hf_readers():
     return [
@@ -116,5 +123,16 @@ def flopsreg_register_hf_readers():
             aliases={"num_local_experts": "n_routed_experts"},
             # num_key_value_heads must equal num_attention_heads there too (checked by the reader)
             per_layer={**_PARAMS, "num_key_value_heads": "heads"},
+        ),
+        # Dots3NoteConfig: a flat config (no text_config) is the text config, every key but model_type
+        # passed on; the head is tied by the wrapper's tie_word_embeddings (default false).
+        HFReader(
+            name="dots3_note",
+            title="dots.3 note",
+            text_config="dots3_note_text",
+            towers=(VISION, AUDIO),
+            flat_text=("*",),
+            tied_by="wrapper",
+            summary="Dots3NoteConfig: the dots3_note_text decoder, the MoE ViT and the audio encoder (FLOPs for the images and clips given)",
         ),
     ]

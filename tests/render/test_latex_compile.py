@@ -59,7 +59,9 @@ _HYBRID = {"hf/lara-mini-defaults (chunked_scan)", "hf/bailing-hybrid-defaults (
 _DORY_HY_AXK2 = {"hf/dory-defaults"} | {f"hf/hy-v4-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
 _DORY_HY_AXK2 |= {f"hf/axk2-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (nanogpt)")}
 # dots.3 note: three layer kinds (indexed dense, indexed MoE, sliding MoE) whose MLA widths differ, each symbol written per kind.
-_DOTS3 = {f"hf/dots3-note-text-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
+# The wrapper dots3_note holds the same decoder (its MoE ViT's and audio encoder's forms follow under exact).
+_DOTS3 = {f"{name}{suffix}" for name in ("hf/dots3-note-text-defaults", "hf/dots3-note-defaults")
+          for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
 # Towers after the language model under the exact convention: Llama 4 Scout's vision align (six
 # pieces over three named parts), Mistral Large 4's Pixtral closed forms after its MLA + DSA kinds,
 # Phi-4-multimodal's vision and audio aligns.
@@ -68,8 +70,11 @@ ONE_COLUMN = dict.fromkeys(_KIMI | _DEEPSEEK_V4 | _GEMMA3N | _GLM | _HYBRID | _D
 # Gemma 3n's defaults under the exact convention: the four layer kinds, then MobileNetV5's closed
 # forms and the audio encoder's (its useful frames named, nine pieces over a clip's spectrogram).
 ONE_COLUMN["hf/gemma-3n-e4b-defaults (exact)"] = 4
-# A two-column article: that one alone runs on to a second page.
-TWO_COLUMN = {"hf/gemma-3n-e4b-defaults (exact)": 2}
+# dots.3 note's wrapper under the exact convention: its decoder's kinds, then the MoE ViT's align
+# (seven pieces over the patches P) and the audio encoder's (six over n and the taps T_1..T_3).
+ONE_COLUMN["hf/dots3-note-defaults (exact)"] = 3
+# A two-column article: those two alone run on to a second page.
+TWO_COLUMN = {"hf/gemma-3n-e4b-defaults (exact)": 2, "hf/dots3-note-defaults (exact)": 2}
 
 
 def _compile(tmp_path: Path, source: str) -> str:
