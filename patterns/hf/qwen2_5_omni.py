@@ -6,7 +6,12 @@ images and videos, the audio encoder for clips (:mod:`flopsreg.patterns.hf._qwen
 Spoken output (the talker's codec tokens, token2wav's waveform) is not counted: its towers count
 parameters only."""
 
-from flopsreg.patterns.hf._qwen2_5_omni_towers import QWEN2_5_OMNI_AUDIO, QWEN2_5_OMNI_TALKER, QWEN2_5_OMNI_TOKEN2WAV, TOKEN2WAV_FIXED
+from flopsreg.patterns.hf._qwen2_5_omni_towers import (
+    QWEN2_5_OMNI_AUDIO,
+    QWEN2_5_OMNI_TALKER,
+    QWEN2_5_OMNI_TOKEN2WAV,
+    TOKEN2WAV_FIXED,
+)
 from flopsreg.patterns.hf._towers import QWEN2_5_VL_VISION
 from flopsreg.patterns.hf.qwen import qwen2
 from flopsreg.plugin import HFReader, HFTower, hookimpl
