@@ -21,12 +21,13 @@ from flopsreg.engine.images import tower_flops, tower_kinds
 from flopsreg.patterns.hf._qwen2_5_omni_audio import MAX_SAMPLES, SAMPLING_RATE, WRAPPER_TOKENS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_omni25.json").read_text())
-THINKER = RECORD["thinker"]
+MEASURED = RECORD["models"]["qwen2_5_omni_thinker"]
+WHOLE = RECORD["models"]["qwen2_5_omni"]
+THINKER = MEASURED["config"]
 AUDIO = THINKER["audio_config"]
-VISION = THINKER["vision_config"]
-CLIPS = sorted(RECORD["audio"])
-IMAGES = sorted(RECORD["images"])
-VIDEOS = sorted(RECORD["videos"]["cases"])
+CLIPS = sorted(MEASURED["audio"])
+IMAGES = sorted(MEASURED["images"])
+VIDEOS = sorted(MEASURED["videos"]["cases"])
 
 
 def _model(config: dict | None = None) -> flopsreg.Model:
@@ -35,7 +36,7 @@ def _model(config: dict | None = None) -> flopsreg.Model:
 
 def _seconds(case: str) -> Fraction:
     """The clip as the tiny extractor kept it (its n_samples is 3 s; the published one's 300 s)."""
-    return Fraction(min(RECORD["audio"][case]["samples"], RECORD["n_samples"]), SAMPLING_RATE)
+    return Fraction(min(MEASURED["audio"][case]["samples"], MEASURED["n_samples"]), SAMPLING_RATE)
 
 
 def _windows(frames: int, n_window: int) -> list[int]:
@@ -54,23 +55,23 @@ def _brute_force_pairs(frames: int, n_window: int) -> int:
 
 def test_the_record_names_its_versions_and_every_case_ran():
     assert RECORD["transformers"] == "5.24.0" and RECORD["torch"].startswith("2.13")
-    assert RECORD["class"] == "Qwen2_5OmniThinkerForConditionalGeneration"
+    assert MEASURED["class"] == "Qwen2_5OmniThinkerForConditionalGeneration"
     assert CLIPS == ["0.05s", "1.001s", "1.23s", "1s", "3.5s"] and IMAGES == ["300x500", "64x100"] and len(VIDEOS) == 2
 
 
 def test_the_thinker_and_its_towers_hold_transformers_parameters(registry):
     model = _model()
-    assert registry.parameters(model).total == RECORD["parameters"]
-    assert model.towers["vision"].parameters == RECORD["visual_parameters"]
-    assert model.towers["audio"].parameters == RECORD["audio_parameters"]
+    assert registry.parameters(model).total == MEASURED["parameters"]
+    assert model.towers["vision"].parameters == MEASURED["visual_parameters"]
+    assert model.towers["audio"].parameters == MEASURED["audio_parameters"]
     assert model.towers["vision"].kind == "qwen2_5_vl_vision" and model.towers["audio"].kind == "qwen2_5_omni_audio"
 
 
-@pytest.mark.parametrize("entry", ["whole", "whole_text_only"])
+@pytest.mark.parametrize("entry", ["qwen2_5_omni", "qwen2_5_omni_without_audio_output"])
 def test_the_whole_model_holds_transformers_parameters_with_and_without_audio_output(registry, entry):
     """Qwen2_5OmniForConditionalGeneration: the thinker, and the talker and token2wav only when
     enable_audio_output (their FLOPs are not counted: spoken output)."""
-    measured = RECORD[entry]
+    measured = RECORD["models"][entry]
     model = _model(measured["config"])
     counts = registry.parameters(model)
     assert counts.total == measured["parameters"]
@@ -94,7 +95,7 @@ def test_the_class_default_configs_hold_transformers_parameters(registry, model_
 
 
 def test_the_wrapper_and_its_thinker_count_the_same_flops(registry):
-    whole, thinker = _model(RECORD["whole"]["config"]), _model()
+    whole, thinker = _model(WHOLE["config"]), _model()
     for kwargs in ({}, {"audio": [1]}, {"images": [(300, 500)]}, {"videos": [(4, 120, 160)]}):
         assert registry.evaluate(whole, seq_len=9, **kwargs).forward == registry.evaluate(thinker, seq_len=9, **kwargs).forward
     assert "hf_qwen2_5_omni" in whole.flags and "hf_qwen2_5_omni_thinker" not in whole.flags
@@ -107,23 +108,23 @@ def test_the_thinkers_own_tie_word_embeddings_ties_the_head(registry):
     text = THINKER["text_config"]
     tied = registry.parameters(_model({**THINKER, "tie_word_embeddings": True})).total
     untied = registry.parameters(_model({**THINKER, "text_config": {**text, "tie_word_embeddings": True}})).total
-    assert untied == RECORD["parameters"] == tied + text["hidden_size"] * text["vocab_size"]
+    assert untied == MEASURED["parameters"] == tied + text["hidden_size"] * text["vocab_size"]
 
 
 @pytest.mark.parametrize("case", CLIPS)
 def test_the_audio_tokens_and_frames_are_the_processors(registry, case):
-    measured = RECORD["audio"][case]
-    result = registry.evaluate(_model(), seq_len=RECORD["text_tokens"], audio=[_seconds(case)])
+    measured = MEASURED["audio"][case]
+    result = registry.evaluate(_model(), seq_len=MEASURED["text_tokens"], audio=[_seconds(case)])
     (plan,) = result.audio.plans
     assert plan.tokens == measured["audio_tokens"] + WRAPPER_TOKENS == measured["num_audio_tokens"] + WRAPPER_TOKENS
     assert plan.grid == (1, measured["real_mel_frames"], AUDIO["num_mel_bins"])
     assert result.seqlens == (measured["sequence_length"],)
-    assert measured["mel_frames"] == RECORD["n_samples"] // 160  # the extractor pads every clip to n_samples
+    assert measured["mel_frames"] == MEASURED["n_samples"] // 160  # the extractor pads every clip to n_samples
 
 
 @pytest.mark.parametrize("case", CLIPS)
 def test_the_windows_are_the_encoders(case):
-    measured = RECORD["audio"][case]
+    measured = MEASURED["audio"][case]
     windows = _windows(measured["real_mel_frames"], AUDIO["n_window"])
     assert measured["attention"]["windows"] == windows and measured["attention"]["frames"] == sum(windows)
     assert measured["attention"]["pairs"] == _brute_force_pairs(measured["real_mel_frames"], AUDIO["n_window"])
@@ -145,7 +146,7 @@ def test_the_attention_closed_form_is_the_window_masks_pairs(registry, n_window)
 def test_the_audio_tower_equals_flop_counter_mode_with_the_window_padding_apart(registry, case):
     """The encoder pads its windows to the longest (2 n_window frames, or the clip's when shorter)
     for conv1 and conv2; every other piece runs over the real positions only."""
-    measured, pieces = RECORD["audio"][case], RECORD["audio"][case]["pieces"]
+    measured, pieces = MEASURED["audio"][case], MEASURED["audio"][case]["pieces"]
     exact = registry.audio(_model(), audio=[_seconds(case)]).flops
     frames, window, h, mel = measured["real_mel_frames"], 2 * AUDIO["n_window"], AUDIO["d_model"], AUDIO["num_mel_bins"]
     chunks, longest = -(-frames // window), min(frames, window)
@@ -168,8 +169,8 @@ def test_the_audio_tower_equals_flop_counter_mode_with_the_window_padding_apart(
 def test_the_whole_forward_with_audio_equals_flop_counter_mode(registry, eager_registry, case):
     """The language model under the eager convention over the text and audio tokens (as
     FlopCounterMode sees it: the same as the text alone of that length), beside the tower."""
-    measured = RECORD["audio"][case]
-    result = registry.evaluate(_model(), seq_len=RECORD["text_tokens"], audio=[_seconds(case)])
+    measured = MEASURED["audio"][case]
+    result = registry.evaluate(_model(), seq_len=MEASURED["text_tokens"], audio=[_seconds(case)])
     language_model = eager_registry.evaluate(_model(), seq_len=result.seqlens[0], convention="eager").forward
     assert language_model == measured["rest"] == measured["text_only_forward"]
     assert result.forward == registry.evaluate(_model(), seq_len=result.seqlens[0]).forward + result.audio.tower
@@ -177,8 +178,8 @@ def test_the_whole_forward_with_audio_equals_flop_counter_mode(registry, eager_r
 
 @pytest.mark.parametrize("case", IMAGES)
 def test_images_equal_the_recorded_run(registry, eager_registry, case):
-    measured = RECORD["images"][case]
-    result = registry.evaluate(_model(), seq_len=RECORD["text_tokens"], images=[tuple(measured["image"])])
+    measured = MEASURED["images"][case]
+    result = registry.evaluate(_model(), seq_len=MEASURED["text_tokens"], images=[tuple(measured["image"])])
     (plan,) = result.images.plans
     assert [list(plan.grid)] == measured["image_grid_thw"] and plan.tokens == measured["image_tokens"] + 2
     assert result.images.tower == measured["visual"] and result.seqlens == (measured["sequence_length"],)
@@ -188,8 +189,8 @@ def test_images_equal_the_recorded_run(registry, eager_registry, case):
 @pytest.mark.parametrize("case", VIDEOS)
 def test_videos_equal_the_recorded_run(registry, case):
     """Qwen2VLVideoProcessor with Qwen2_5OmniProcessor's size bounds: Qwen2.5-VL's video rule."""
-    measured = RECORD["videos"]["cases"][case]
-    assert RECORD["videos"]["pixels"] == {"shortest_edge": 128 * 28 * 28, "longest_edge": 768 * 28 * 28}
+    measured = MEASURED["videos"]["cases"][case]
+    assert MEASURED["videos"]["pixels"] == {"shortest_edge": 128 * 28 * 28, "longest_edge": 768 * 28 * 28}
     videos = registry.videos(_model(), videos=[tuple(measured["video"])])
     assert [list(videos.plans[0].grid)] == measured["video_grid_thw"] and videos.tower == measured["visual"]
     assert videos.tokens == measured["video_tokens"] + 2
@@ -244,14 +245,14 @@ def test_every_other_convention_refuses_the_audio_tower_by_name(registry):
      r"token2wav tower \(flopsreg counts \[5, 3, 2, 2, 2, 2\], Qwen2.5-Omni token2wav\)$"),
 ])
 def test_a_bad_wrapper_config_gets_one_line(key, change, message):
-    config = copy.deepcopy(RECORD["whole"]["config"])
+    config = copy.deepcopy(WHOLE["config"])
     config[key] = {**config[key], **change} if isinstance(change, dict) else change
     with pytest.raises(flopsreg.FlopsregError, match=message):
         _model(config)
 
 
 def test_the_thinkers_errors_name_where_it_sits():
-    config = copy.deepcopy(RECORD["whole"]["config"])
+    config = copy.deepcopy(WHOLE["config"])
     config["thinker_config"]["text_config"]["num_hidden_layers"] = "two"
     with pytest.raises(flopsreg.FlopsregError, match=r"^config.json: thinker_config: text_config.num_hidden_layers = 'two'"):
         _model(config)

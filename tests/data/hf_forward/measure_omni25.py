@@ -278,10 +278,8 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     model = _thinker()
     processor = _processor()
-    record = {
-        "transformers": transformers.__version__,
-        "torch": torch.__version__.split("+")[0],
-        "thinker": THINKER,
+    thinker = {
+        "config": THINKER,
         "class": type(model).__name__,
         "text_tokens": TEXT_TOKENS,
         "sampling_rate": SAMPLING_RATE,
@@ -292,8 +290,16 @@ def main() -> None:
         "audio": measure_audio(model, processor),
         "images": measure_images(model, processor),
         "videos": measure_videos(model),
-        "whole": {"config": WHOLE, **_whole(WHOLE)},
-        "whole_text_only": {"config": {**WHOLE, "enable_audio_output": False}, **_whole({**WHOLE, "enable_audio_output": False})},
+    }
+    silent = {**WHOLE, "enable_audio_output": False}
+    record = {
+        "transformers": transformers.__version__,
+        "torch": torch.__version__.split("+")[0],
+        "models": {
+            "qwen2_5_omni_thinker": thinker,
+            "qwen2_5_omni": {"config": WHOLE, **_whole(WHOLE)},
+            "qwen2_5_omni_without_audio_output": {"config": silent, **_whole(silent)},
+        },
         "defaults": class_defaults(),
     }
     (HERE / "forward_omni25.json").write_text(json.dumps(record, indent=1) + "\n")
