@@ -66,12 +66,12 @@ QWEN2_5_OMNI_AUDIO_CLIPS = ImageRule(
     rules=(
         "grid: (1, rows = real mel frames = ceil(samples / 160), columns = mel bins = num_mel_bins); "
         "the extractor's padding to n_samples is dropped before the encoder: not counted",
-        "windows: the frames cut into q = floor(rows / 2 n_window) windows of 2 n_window and one of r = rows mod 2 n_window; "
+        "windows: the frames cut into m = floor(rows / 2 n_window) windows of 2 n_window and one of u = rows mod 2 n_window; "
         "the encoder pads them to one length for its convolutions: the padding is not counted",
         "conv1: 3-tap Conv1d (mel bins -> h) over the rows real frames; conv2: 3-tap stride-2 Conv1d (h -> h) "
         "over n = ceil(rows / 2) positions",
         "layers: q, k, v, out_proj (4 h^2) and fc1, fc2 (2 h ffn) per position; attention (QK^T and AV, 4h a pair) "
-        "within each window: q n_window^2 + ceil(r / 2)^2 pairs",
+        "within each window: P = m n_window^2 + ceil(u / 2)^2 pairs",
         "pool (stride-2 average, elementwise) to floor(n / 2) tokens; proj (h -> output_dim) per token",
     ),
 )

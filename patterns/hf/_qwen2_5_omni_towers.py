@@ -21,14 +21,15 @@ _SOURCE = "transformers 5.24.0 models/qwen2_5_omni/modeling_qwen2_5_omni.py "
     "h layers ffn mel out window embedding i heads kv head_dim vocab", integer=True, nonnegative=True
 )
 _, _ROWS, _COLUMNS = IMAGE_GRID  # a clip's real mel frames and its mel bins
-_N, _Q, _R, _P = (where_symbol(name) for name in ("n", "q", "r", "P"))
-# n positions after the stride-2 convolution; q whole windows of 2 n_window frames and r frames
-# left; P the (query, key) pairs within the windows (n_window positions a whole window).
+_N, _WHOLE, _LEFT, _P = (where_symbol(name) for name in ("n", "m", "u", "P"))
+# n positions after the stride-2 convolution; m whole windows of 2 n_window frames and u frames
+# left (not r: LaTeX writes the grid's rows r); P the (query, key) pairs within the windows
+# (n_window positions a whole window).
 _AUDIO_WHERE = {
     "n": sympy.ceiling(_ROWS / 2),
-    "q": sympy.floor(_ROWS / (2 * window)),
-    "r": sympy.Mod(_ROWS, 2 * window),
-    "P": _Q * window**2 + sympy.ceiling(_R / 2) ** 2,
+    "m": sympy.floor(_ROWS / (2 * window)),
+    "u": sympy.Mod(_ROWS, 2 * window),
+    "P": _WHOLE * window**2 + sympy.ceiling(_LEFT / 2) ** 2,
 }
 
 QWEN2_5_OMNI_AUDIO = TowerKind(
