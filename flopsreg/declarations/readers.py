@@ -115,8 +115,9 @@ class HFReader:
             plugin declares (its total is then the language model's, and says so).
         inner: instead of ``read`` and ``text_config``, for a wrapper around another wrapper
             (Qwen2.5-Omni around its thinker): ``(field, model_type)``, the sub-config that holds
-            the model whose FLOPs are counted (absent: its class defaults) and the type whose
-            reader reads it; that model's decoder and towers are this one's, beside ``towers``.
+            the model whose FLOPs are counted (absent: read as an empty one) and the type whose
+            reader reads it; that model's decoder and towers are this one's, beside ``towers``,
+            and the model carries this reader's family flag (not the inner type's).
     """
 
     name: str = attrs.field(validator=_text)

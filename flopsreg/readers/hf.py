@@ -65,11 +65,13 @@ def _flat_text(data: Mapping[str, Any], reader: HFReader) -> dict[str, Any]:
 
 def _inner(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapping[str, HFReader]) -> tuple[HFReader, Mapping[str, Any], str]:
     """The reader, sub-config and label of the model a wrapper around another wraps (``reader.inner``):
-    an absent sub-config is its class defaults, as transformers builds it."""
+    an absent sub-config is read as an empty one (its reader then takes the class defaults it knows,
+    or names the field it needs)."""
     field, expected = reader.inner
     inner = readers.get(expected)
     if inner is None or inner.inner:
-        raise ModelError(f"{where}: model_type {reader.name} keeps its model in a {field} of model_type {expected!r}, which no plugin reads")
+        why = "which no plugin reads" if inner is None else "itself a wrapper around another (one level is read)"
+        raise ModelError(f"{where}: model_type {reader.name} keeps its model in a {field} of model_type {expected!r}, {why}")
     sub = data.get(field)
     sub = {} if sub is None else sub
     if not isinstance(sub, Mapping):
