@@ -85,8 +85,11 @@ def test_the_whole_model_holds_transformers_parameters_with_and_without_audio_ou
 
 @pytest.mark.parametrize("model_type", ["qwen2_5_omni", "qwen2_5_omni_thinker"])
 def test_the_class_default_configs_hold_transformers_parameters(registry, model_type):
+    """tests/data/hf/qwen2-5-omni[-thinker]-defaults.json are the recorded class-default configs."""
     measured = RECORD["defaults"][model_type]
-    model = _model(measured["config"])
+    saved = json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{model_type.replace('_', '-')}-defaults.json").read_text())
+    assert saved == measured["config"]
+    model = _model(saved)
     assert registry.parameters(model).total == measured["parameters"]
     if model_type == "qwen2_5_omni":
         assert {part: tower.parameters for part, tower in model.towers.items()} == {

@@ -68,6 +68,9 @@ TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
 # encoder's (nine pieces over a clip's spectrogram) cannot break: a page each after the language
 # model's in a one-column article.
 TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
+# Qwen2.5-Omni under the exact convention: Qwen2.5-VL's ViT align (its windows' named parts) and the
+# audio encoder's (its windows' m, u and pairs named, six pieces and their sum) run on to a second page.
+TWO_PAGES |= {"hf/qwen2-5-omni-defaults (exact)", "hf/qwen2-5-omni-thinker-defaults (exact)"}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}

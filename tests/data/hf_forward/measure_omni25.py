@@ -13,7 +13,8 @@ case: the FLOPs of the whole forward, of the audio tower (and each of its module
 module, the token counts, mel frames, and the allowed (query, key) pairs of the audio encoder's
 windows (cu_seqlens), brute-forced from what the attention really receives. Parameters: the tiny
 thinker, the tiny whole Qwen2_5OmniForConditionalGeneration with and without audio output, and the
-class defaults (meta device). forward_omni25.json comes from torch and transformers alone;
+class defaults (meta device; saved as tests/data/hf/qwen2-5-omni-defaults.json and
+qwen2-5-omni-thinker-defaults.json). forward_omni25.json comes from torch and transformers alone;
 tests/hf/test_omni25_forward.py compares flopsreg with it.
 
 Needs torch, transformers, Pillow and torchvision (the video processor imports it), as the other
@@ -269,9 +270,13 @@ def class_defaults() -> dict:
         thinker = omni.Qwen2_5OmniThinkerForConditionalGeneration(config.thinker_config)
     parts = {"thinker": model.thinker, "audio_tower": model.thinker.model.audio_tower, "visual": model.thinker.model.visual,
              "talker": model.talker, "token2wav": model.token2wav}
-    return {"qwen2_5_omni": {"config": _saved(config), "parameters": _parameters(model),
-                             "parts": {name: _parameters(part) for name, part in parts.items()}},
-            "qwen2_5_omni_thinker": {"config": _saved(config.thinker_config), "parameters": _parameters(thinker)}}
+    record = {"qwen2_5_omni": {"config": _saved(config), "parameters": _parameters(model),
+                               "parts": {name: _parameters(part) for name, part in parts.items()}},
+              "qwen2_5_omni_thinker": {"config": _saved(config.thinker_config), "parameters": _parameters(thinker)}}
+    for model_type, entry in record.items():  # the class-default configs beside the other types' (tests/data/hf)
+        name = model_type.replace("_", "-") + "-defaults.json"
+        (HERE.parent / "hf" / name).write_text(json.dumps(entry["config"], indent=2, sort_keys=True) + "\n")
+    return record
 
 
 def main() -> None:
