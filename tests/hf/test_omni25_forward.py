@@ -199,6 +199,21 @@ def test_videos_equal_the_recorded_run(registry, case):
     assert videos.tokens == measured["video_tokens"] + 2
 
 
+@pytest.mark.parametrize("case", VIDEOS)
+def test_a_videos_own_audio_interleaved_is_the_video_and_the_clip_given_apart(registry, case):
+    """Qwen2_5OmniProcessor's placeholder of a video with its audio (load_audio_from_video): the
+    video's tokens and the clip's, between <|audio_bos|> and <|audio_eos|>; inside the template's
+    <|vision_bos|> ... <|vision_eos|> it is as long as the video and the clip given apart."""
+    measured = MEASURED["videos"]["cases"][case]
+    interleaved, pieces = measured["with_its_audio"], measured["with_its_audio"]["pieces"]
+    video = registry.videos(_model(), videos=[tuple(measured["video"])])
+    clip = registry.audio(_model(), audio=[Fraction(interleaved["seconds"])])
+    assert clip.plans[0].samples == interleaved["samples"]
+    assert pieces["<video>"] == measured["video_tokens"] and pieces["<audio>"] == clip.tokens - WRAPPER_TOKENS
+    assert pieces["<audio_bos>"] == pieces["<audio_eos>"] == 1
+    assert sum(pieces.values()) + 2 == video.tokens + clip.tokens
+
+
 def test_a_videos_own_audio_is_an_ordinary_clip(registry):
     """use_audio_in_video interleaves the clip's tokens with the video's: the same tokens, and a
     causal language model's FLOPs depend on the length alone."""

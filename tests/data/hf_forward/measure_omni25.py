@@ -11,7 +11,8 @@ expansion (``replace_audio_token``, ``replace_image_token``); the chat template'
 (``<|audio_bos|>``/``<|audio_eos|>``, ``<|vision_bos|>``/``<|vision_eos|>``) around each. Recorded per
 case: the FLOPs of the whole forward, of the audio tower (and each of its modules), of the visual
 module, the token counts, mel frames, and the allowed (query, key) pairs of the audio encoder's
-windows (cu_seqlens), brute-forced from what the attention really receives. Parameters: the tiny
+windows (cu_seqlens), brute-forced from what the attention really receives; and each video's
+placeholder with its own audio interleaved (load_audio_from_video). Parameters: the tiny
 thinker, the tiny whole Qwen2_5OmniForConditionalGeneration with and without audio output, and the
 class defaults (meta device; saved as tests/data/hf/qwen2-5-omni-defaults.json and
 qwen2-5-omni-thinker-defaults.json). forward_omni25.json comes from torch and transformers alone;
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from fractions import Fraction
 from pathlib import Path
 from types import SimpleNamespace
 from unittest import mock
@@ -227,8 +229,26 @@ def measure_videos(model) -> dict:
         t, rows, columns = grid.tolist()[0]
         cases[case] = {"video": [frames, height, width], "video_grid_thw": grid.tolist(),
                        "video_tokens": t * rows * columns // vision["spatial_merge_size"] ** 2,
-                       "visual": int(counter.get_total_flops())}
+                       "visual": int(counter.get_total_flops()),
+                       "with_its_audio": _interleaved(processor, inputs, frames)}
     return {"processor": type(processor).__name__, "pixels": VIDEO_PIXELS, "cases": cases}
+
+
+def _interleaved(video_processor, inputs, frames: int) -> dict:
+    """Qwen2_5OmniProcessor's placeholder of a video with its own audio (load_audio_from_video): the
+    video's frames at the processor's default 2 fps, its audio as long, through replace_video_token."""
+    processor = _processor()
+    processor.video_processor = video_processor
+    seconds = Fraction(frames, 2)
+    samples = int(seconds * SAMPLING_RATE)
+    audio, _ = processor._process_audio([np.zeros(samples, dtype=np.float32)], sampling_rate=SAMPLING_RATE,
+                                        return_attention_mask=True, return_tensors="pt")
+    videos = {"video_grid_thw": inputs["video_grid_thw"], "video_second_per_grid": [video_processor.temporal_patch_size / 2.0]}
+    text = processor.replace_video_token(videos, 0, processed_audio=audio, video_to_audio_indices=[0], load_audio_from_video=True,
+                                         position_id_per_seconds=25, seconds_per_chunk=2.0)
+    pieces = {name: text.count(name) for name in ("<video>", "<audio>", "<audio_bos>", "<audio_eos>")}
+    assert sum(len(name) * n for name, n in pieces.items()) == len(text)
+    return {"seconds": str(seconds), "samples": samples, "pieces": pieces}
 
 
 def _parameters(module) -> int:
