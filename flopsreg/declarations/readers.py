@@ -60,6 +60,11 @@ def _names(instance: Any, attribute: attrs.Attribute, value: tuple[Any, ...]) ->
         raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r:.80}: expected distinct config field names")
 
 
+def _inner(instance: Any, attribute: attrs.Attribute, value: tuple[Any, ...]) -> None:
+    if value and not (len(value) == 2 and all(isinstance(name, str) and name for name in value)):
+        raise ValueError(f"{type(instance).__name__}.{attribute.name} = {value!r:.80}: expected (sub-config field, model_type)")
+
+
 def family_flag(model_type: str) -> str:
     """The flag every model read from a config.json of *model_type* carries (the outermost type,
     as the config states it): what conventions of systems that dispatch on ``config.model_type``
@@ -108,6 +113,11 @@ class HFReader:
             (:class:`~flopsreg.declarations.towers.HFTower`), whose parameters ``params`` adds to
             the language model's; empty for a text-only model or a wrapper whose towers no
             plugin declares (its total is then the language model's, and says so).
+        inner: instead of ``read`` and ``text_config``, for a wrapper around another wrapper
+            (Qwen2.5-Omni around its thinker): ``(field, model_type)``, the sub-config that holds
+            the model whose FLOPs are counted (absent: read as an empty one) and the type whose
+            reader reads it; that model's decoder and towers are this one's, beside ``towers``,
+            and the model carries this reader's family flag (not the inner type's).
     """
 
     name: str = attrs.field(validator=_text)
@@ -122,11 +132,13 @@ class HFReader:
     flat_text: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_names)
     tied_by: str = attrs.field(default="text_config", validator=attrs.validators.in_(TIED_BY))
     tied_default: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    inner: tuple[str, str] | tuple[()] = attrs.field(default=(), converter=tuple, validator=_inner)
 
     def __attrs_post_init__(self) -> None:
-        if (self.read is None) == (self.text_config is None):
+        if sum(given is not None and given != () for given in (self.read, self.text_config, self.inner)) != 1:
             raise ValueError(
-                f"HFReader {self.name!r}: give exactly one of read= (a reader) and text_config= (a wrapper)"
+                f"HFReader {self.name!r}: give exactly one of read= (a reader), text_config= (a wrapper) and "
+                "inner= (a wrapper around another)"
             )
         if self.text_config is None and (self.flat_text or self.tied_by != "text_config" or self.tied_default):
             raise ValueError(f"HFReader {self.name!r}: flat_text=, tied_by= and tied_default= describe a wrapper; give text_config=")

@@ -66,7 +66,8 @@ class Dim:
         name: the symbol's name in the kind's formulas, e.g. ``"h"``.
         field: where it sits, relative to the wrapper's config: ``"vision_config.hidden_size"``,
             ``"text_config.hidden_size"``, or a top-level field such as ``"spatial_merge_size"``.
-            ``{tower}`` stands for the tower's own sub-config (``vision_config``); a trailing
+            ``{tower}`` stands for the tower's own sub-config (``vision_config``); a dotted path reads
+            within nested sub-configs (``"{tower}.dit_config.hidden_size"``); a trailing
             ``[k]`` reads entry k of a list (``"{tower}.subsampling_conv_channels[1]"``), ``[k][j]``
             entry j of that (``"{tower}.sscp_conv_kernel_size[0][1]"``).
         default: the config class default, used when the field is absent (as transformers does).
@@ -359,8 +360,11 @@ class HFTower:
         optional: transformers builds the tower only when ``config`` is set (Gemma 4's
             vision and audio towers); otherwise an absent sub-config is the class default.
         fixed: fields of the sub-config that choose the module itself, each with the one value
-            the kind counts, its class default (Gemma 3n's timm ``architecture``); another value
-            is refused by name.
+            the kind counts, its class default (Gemma 3n's timm ``architecture``; a dotted path within
+            a nested sub-config, ``"dit_config.enc_kernel_sizes"``); another value is refused by name.
+        when: a boolean field of the wrapper's config that builds the tower when true, its class
+            default ``when_default`` when absent (Qwen2.5-Omni's ``enable_audio_output`` builds the
+            talker and token2wav); empty: the tower is built whatever the config says.
     """
 
     part: str = attrs.field(validator=_text)
@@ -370,3 +374,5 @@ class HFTower:
     absent: Mapping[str, Any] = attrs.field(factory=dict)
     optional: bool = False
     fixed: Mapping[str, Any] = attrs.field(factory=dict)
+    when: str = ""
+    when_default: bool = True

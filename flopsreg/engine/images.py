@@ -55,7 +55,9 @@ def tower_kinds(model: Model, hf_readers: Mapping[str, HFReader]) -> dict[str, T
     kinds = {}
     for flag in sorted(model.flags):
         if flag.startswith("hf_") and flag[3:] in hf_readers:
-            kinds.update({t.kind.name: t.kind for t in hf_readers[flag[3:]].towers})
+            reader = hf_readers[flag[3:]]
+            inner = hf_readers[reader.inner[1]].towers if reader.inner else ()  # a wrapper around another: its towers too
+            kinds.update({t.kind.name: t.kind for t in (*reader.towers, *inner)})
     return {part: kinds[tower.kind] for part, tower in model.towers.items() if tower.kind in kinds}
 
 

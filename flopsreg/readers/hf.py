@@ -63,6 +63,25 @@ def _flat_text(data: Mapping[str, Any], reader: HFReader) -> dict[str, Any]:
     return {key: data[key] for key in keys if key in data}
 
 
+def _inner(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapping[str, HFReader]) -> tuple[HFReader, Mapping[str, Any], str]:
+    """The reader, sub-config and label of the model a wrapper around another wraps (``reader.inner``):
+    an absent sub-config is read as an empty one (its reader then takes the class defaults it knows,
+    or names the field it needs)."""
+    field, expected = reader.inner
+    inner = readers.get(expected)
+    if inner is None or inner.inner:
+        why = "which no plugin reads" if inner is None else "itself a wrapper around another (one level is read)"
+        raise ModelError(f"{where}: model_type {reader.name} keeps its model in a {field} of model_type {expected!r}, {why}")
+    sub = data.get(field)
+    sub = {} if sub is None else sub
+    if not isinstance(sub, Mapping):
+        raise ModelError(f"{where}: {field} = {sub!r:.60}: expected an object")
+    found = sub.get("model_type", expected)
+    if found != expected:
+        raise ModelError(f"{where}: {field}.model_type = {found!r}: unsupported for model_type {reader.name} (expected {expected!r})")
+    return inner, sub, f"{where}: {field}"
+
+
 def _fields(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapping[str, HFReader]) -> tuple[HFReader, Fields]:
     """The reader that reads the decoder, and the fields it reads: the wrapper's text_config, if any."""
     if reader.text_config is None:
@@ -215,6 +234,9 @@ def load_hf_config(
     asked = _blocks(blocks, named_blocks, registry)
     data, where, source = _read(config)
     claimed = _reader(data, where, registry.hf_readers)
+    outer, outer_data, outer_where = claimed, data, where  # a wrapper around another: its model is inner
+    if claimed.inner:
+        claimed, data, where = _inner(data, where, claimed, registry.hf_readers)
     reader, fields = _fields(data, where, claimed, registry.hf_readers)
     try:
         decoder = reader.read(fields)
@@ -226,15 +248,15 @@ def load_hf_config(
             "flopsreg.readers.decoder.Decoder"
         )
     decoder = _with_tying(decoder, data, where, claimed, fields)
-    # the type as the config states it (a wrapper's, not its text_config's)
-    decoder = attrs.evolve(decoder, flags=decoder.flags | claimed.flags | {family_flag(claimed.name)})
+    # the type as the config states it (a wrapper's, not its text_config's nor its inner model's)
+    decoder = attrs.evolve(decoder, flags=decoder.flags | claimed.flags | outer.flags | {family_flag(outer.name)})
     decoder = _with_layer_types(decoder, fields, registry.hf_layer_types)
     decoder = _with_per_layer_config(decoder, fields, reader)
     if name is None:
         # transformers writes _name_or_path as a string (the hub id or the local path it loaded): any
         # path, so characters a name may not hold are escaped rather than the file refused.
-        top = Fields(data, where=where, model_type=claimed.name)
-        name = printable_name(top.string("_name_or_path", "") if top.given("_name_or_path") else "", claimed.name)
+        top = Fields(outer_data, where=outer_where, model_type=outer.name)
+        name = printable_name(top.string("_name_or_path", "") if top.given("_name_or_path") else "", outer.name)
     kept = {block: depth for block, depth in decoder.blocks.items() if block in asked}
     # a declared block not asked for: its plugin's flag says so, for conventions that always count it
     unasked = {
@@ -244,9 +266,11 @@ def load_hf_config(
     }
     decoder = attrs.evolve(decoder, flags=decoder.flags | unasked)
     model = build_model(decoder, name=name, source=source, blocks=kept)
-    if not claimed.towers:
+    if not claimed.towers and outer is claimed:
         return model
     if claimed.flat_text and data.get("text_config") is None:  # a tower may read the text_config (its width)
         data = {**data, "text_config": _flat_text(data, claimed)}
     towers = read_towers(data, where, claimed)
+    if outer is not claimed:
+        towers.update(read_towers(outer_data, outer_where, outer))
     return attrs.evolve(model, towers=towers, params={**model.params, TOWER_PARAMETERS: tower_parameters(towers)})

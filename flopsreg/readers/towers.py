@@ -27,6 +27,20 @@ __all__ = ["TOWER_PARAMETERS", "read_towers", "tower_parameters"]
 TOWER_PARAMETERS = "vision_parameters"
 
 
+def _holder(data: Mapping[str, Any], tower: HFTower, heads: list[str], where: str) -> Mapping[str, Any]:
+    """The object at *heads* within *data* (``["token2wav_config", "dit_config"]``); an absent
+    sub-config is the wrapper's own defaults for it (the tower's), else its class's (``{}``)."""
+    holder = data
+    for depth, head in enumerate(heads):
+        inner = holder.get(head)
+        if inner is None:
+            inner = tower.absent if depth == 0 and head == tower.config else {}
+        if not isinstance(inner, Mapping):
+            raise ModelError(f"{where}: {'.'.join(heads[:depth + 1])} = {inner!r:.60}: expected an object")
+        holder = inner
+    return holder
+
+
 def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int:
     """The integer *dim* reads from the wrapper config *data* (its default when absent)."""
     if dim.derive is not None:  # computed from the tower's sub-config (its absent values) and the wrapper's
@@ -36,13 +50,9 @@ def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int
         except ValueError as exc:
             raise ModelError(f"{where}: {tower.config}.{exc}") from None
     path = dim.field.replace("{tower}", tower.config)
-    head, _, rest = path.partition(".")
-    holder, field = (data.get(head), rest) if rest else (data, head)
+    *heads, field = path.split(".")
+    holder = _holder(data, tower, heads, where)
     shown = f"{where}: {path}"
-    if holder is None:  # an absent sub-config: the wrapper's own defaults for it, else the class's
-        holder = tower.absent if head == tower.config else {}
-    if not isinstance(holder, Mapping):
-        raise ModelError(f"{where}: {head} = {holder!r:.60}: expected an object")
     field, _, index = field.partition("[")  # "subsampling_conv_channels[1]": one entry of a list
     value = holder.get(field)
     if value is None and not (dim.read == "choice" and field in holder):  # a choice may be an explicit null
@@ -98,12 +108,22 @@ def _count(expr: Any, dims: Mapping[str, int], tower: HFTower, where: str) -> in
     return int(value)
 
 
+def _switch(data: Mapping[str, Any], tower: HFTower, where: str) -> bool:
+    """The wrapper's boolean ``tower.when`` (its class default when absent): whether it builds *tower*."""
+    value = data.get(tower.when, tower.when_default)
+    if not isinstance(value, bool):
+        raise ModelError(f"{where}: {tower.when} = {value!r:.60}: expected true or false")
+    return value
+
+
 def read_towers(data: Mapping[str, Any], where: str, reader: HFReader) -> dict[str, Tower]:
     """``{part: Tower}`` of every tower *reader* declares that the config *data* builds."""
     towers = {}
     for tower in reader.towers:
         sub = data.get(tower.config)
         if tower.optional and sub is None:
+            continue
+        if tower.when and not _switch(data, tower, where):
             continue
         found = sub.get("model_type", tower.model_type) if isinstance(sub, Mapping) else tower.model_type
         if tower.model_type is not None and found != tower.model_type:
@@ -112,7 +132,8 @@ def read_towers(data: Mapping[str, Any], where: str, reader: HFReader) -> dict[s
                 f"{tower.part} tower (flopsreg counts {tower.model_type!r}, {tower.kind.title})"
             )
         for field, fixed in tower.fixed.items():
-            value = sub.get(field, fixed) if isinstance(sub, Mapping) else fixed
+            *heads, name = f"{tower.config}.{field}".split(".")
+            value = _holder(data, tower, heads, where).get(name, fixed)
             if value != fixed:
                 raise ModelError(
                     f"{where}: {tower.config}.{field} = {value!r:.60}: unsupported for model_type {reader.name}'s "

@@ -78,6 +78,9 @@ def test_the_record_covers_every_published_config():
     # Qwen3-VL-MoE with images (helper qwenvid): forward_qwenvid.json (tests/hf/test_qwenvid_forward.py).
     qwenvid = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_qwenvid.json").read_text())["models"].values()
     newer_types |= {entry["config"]["text_config"]["model_type"] for entry in qwenvid}
+    # Qwen2.5-Omni (helper omni25): forward_omni25.json (tests/hf/test_omni25_forward.py), its class defaults' decoders.
+    omni25 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_omni25.json").read_text())["defaults"].values()
+    newer_types |= {entry["config"].get("text_config", entry["config"])["model_type"] for entry in omni25}
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]

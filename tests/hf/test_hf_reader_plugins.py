@@ -373,3 +373,34 @@ def test_a_reader_s_flags_mark_its_models_and_a_wrapper_gives_its_own():
 def test_reader_flags_are_flag_names(flags):
     with pytest.raises(ValueError, match=r"HFReader.flags = .*: expected a collection of lower_snake_case flag names"):
         HFReader(name="x", read=read_tinyformer, summary="s", flags=flags)
+
+
+class WrapperAroundWrappers:
+    """A wrapper around Llama (read one level down), and one around that (refused)."""
+
+    @flopsreg.hookimpl
+    def flopsreg_register_hf_readers(self):
+        return [HFReader(name="llama_outer", inner=("inner_config", "llama"), summary="a wrapper around llama"),
+                HFReader(name="llama_outer_outer", inner=("inner_config", "llama_outer"), summary="two levels")]
+
+
+def test_a_wrapper_around_another_reads_its_inner_model_under_its_own_family_flag():
+    reg = flopsreg.Registry(plugins=[WrapperAroundWrappers()], load_entry_points=False)
+    llama = json.loads(path("llama-3-8b").read_text())
+    outer = load_hf_config({"model_type": "llama_outer", "inner_config": llama}, registry=reg)
+    plain = load_hf_config(llama, registry=reg)
+    assert outer.flags == (plain.flags - {"hf_llama"}) | {"hf_llama_outer"}
+    assert reg.evaluate(outer, seq_len=100).forward == reg.evaluate(plain, seq_len=100).forward
+    with pytest.raises(ModelError, match=r"^config.json: inner_config: num_hidden_layers: missing"):
+        load_hf_config({"model_type": "llama_outer"}, registry=reg)
+    with pytest.raises(ModelError, match=r"of model_type 'llama_outer', itself a wrapper around another \(one level is read\)$"):
+        load_hf_config({"model_type": "llama_outer_outer", "inner_config": {}}, registry=reg)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"inner": ("thinker_config",)}, r"expected \(sub-config field, model_type\)"),
+    ({"inner": ("thinker_config", "llama"), "text_config": "llama"}, r"give exactly one of read= \(a reader\), text_config= \(a wrapper\) and inner="),
+])
+def test_a_wrapper_around_another_is_declared_with_one_field_and_model_type(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        HFReader(name="odd", summary="odd", **kwargs)

@@ -64,8 +64,10 @@ _DOTS3 = {f"{name}{suffix}" for name in ("hf/dots3-note-text-defaults", "hf/dots
           for suffix in ("", " (exact)", " (chunked_scan)", " (hf_trainer)", " (nanogpt)")}
 # Towers after the language model under the exact convention: Llama 4 Scout's vision align (six
 # pieces over three named parts), Mistral Large 4's Pixtral closed forms after its MLA + DSA kinds,
-# Phi-4-multimodal's vision and audio aligns.
+# Phi-4-multimodal's vision and audio aligns, Qwen2.5-Omni's ViT align (its windows' named parts) and
+# audio encoder's (its windows' m, u and pairs named, six pieces and their sum).
 _TOWERS = {"hf/llama-4-scout (exact)", "hf/mistral-large-4 (exact)", "hf/phi4-multimodal-defaults (exact)"}
+_TOWERS |= {"hf/qwen2-5-omni-defaults (exact)", "hf/qwen2-5-omni-thinker-defaults (exact)"}
 ONE_COLUMN = dict.fromkeys(_KIMI | _DEEPSEEK_V4 | _GEMMA3N | _GLM | _HYBRID | _DORY_HY_AXK2 | _DOTS3 | _TOWERS, 2)
 # Gemma 3n's defaults under the exact convention: the four layer kinds, then MobileNetV5's closed
 # forms and the audio encoder's (its useful frames named, nine pieces over a clip's spectrogram).
