@@ -102,8 +102,8 @@ def ple_layers(c: Fields, types: Layers[str], hidden: int) -> tuple[Layers[str],
     if not ids:
         return types, {}, {}
     for layer_id in ids:
-        if types[layer_id - 1] != _LINEAR:
-            raise c.error("ple_layer_ids", f": layer {layer_id} (one-indexed) is {types[layer_id - 1]}; PLE runs on linear_attention layers only")
+        if types[layer_id - 1] != GATED_DELTANET_LAYER.name:
+            raise c.error("ple_layer_ids", f": layer {layer_id} (one-indexed) is an indexed_attention layer; PLE runs on linear_attention layers only")
     ngram, per_ngram = c.int_or_default("ngram_size", 3, minimum=2), c.int_or_default("heads_per_ngram", 8)
     heads = (ngram - 1) * per_ngram
     width = c.optional_int("ple_embed_dim") or hidden  # __post_init__: null means hidden_size
