@@ -39,7 +39,7 @@ NAME = HF_TRAINER.name
 
 # Model types whose reader reads a multimodal ...ForConditionalGeneration config: the Trainer
 # trains the whole model, vision tower and projector included (flopsreg.readers.towers.TOWER_PARAMETERS).
-COMPOSITE = ("gemma3", "gemma3n", "gemma4", "llama4", "kimi_k25", "mistral_large4", "qwen3_5", "qwen3_5_moe")
+COMPOSITE = ("gemma3", "gemma3n", "gemma4", "llama4", "kimi_k25", "mistral_large4", "qwen3_5", "qwen3_5_moe", "qwen4_exp")
 VISION = Param(
     name="vision_parameters",
     latex=r"N_{\mathrm{vision}}",

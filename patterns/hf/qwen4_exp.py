@@ -2,7 +2,8 @@
 linear_attention layers, gated GQA attention with the QSA block indexer on the indexed_attention
 ones, n residual streams joined by low-rank gated residuals (no decoder or final norms), per-layer
 n-gram embeddings on the layers ``ple_layer_ids`` lists, and a MoE block with a gated shared
-expert on every layer (transformers 5.24 models/qwen4_exp/modular_qwen4_exp.py)."""
+expert on every layer (transformers 5.24 models/qwen4_exp/modular_qwen4_exp.py); the wrapper's
+vision tower is Qwen3.5's."""
 
 from flopsreg.patterns.dsa_indexer import INDEX_HEAD_DIM, INDEX_HEADS
 from flopsreg.patterns.dsa_kpool import INDEX_KPOOL, KPOOL_TOPK_TAIL
@@ -11,6 +12,7 @@ from flopsreg.patterns.embedding import TIED_LOGITS
 from flopsreg.patterns.hf._common import silu_gated
 from flopsreg.patterns.hf._linear import gdn_params, refuse_unless, type_list
 from flopsreg.patterns.hf.layer_types import GATED_DELTANET_LAYER
+from flopsreg.patterns.hf.qwen_next import VISION
 from flopsreg.patterns.hyper_connections import HC_MULT
 from flopsreg.patterns.lowrank_hyper_connections import HC_LOWRANK, LOWRANK_HC
 from flopsreg.patterns.moe import moe_mlp
@@ -168,6 +170,7 @@ def flopsreg_register_hf_readers():
     return [
         HFReader(name="qwen4_exp_text", title="Qwen4-Exp", read=qwen4_exp_text,
                  summary="Qwen4ExpTextConfig: Gated DeltaNet / gated attention with QSA, low-rank gated residuals, n-gram PLE, MoE"),
-        HFReader(name="qwen4_exp", title="Qwen4-Exp", text_config="qwen4_exp_text", tied_by="wrapper",
-                 summary="Qwen4ExpConfig: the qwen4_exp_text decoder (its ViT not counted yet)"),
+        # Qwen4ExpVisionModel is Qwen3_5MoeVisionModel (modular_qwen4_exp.py), with the same processors.
+        HFReader(name="qwen4_exp", title="Qwen4-Exp", text_config="qwen4_exp_text", towers=(VISION,), tied_by="wrapper",
+                 summary="Qwen4ExpConfig: the qwen4_exp_text decoder (the Qwen3.5 ViT: FLOPs for the images given)"),
     ]

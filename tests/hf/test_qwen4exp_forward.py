@@ -2,7 +2,10 @@
 tests/data/hf_forward/forward_qwen4exp.json by measure_qwen4exp.py (transformers 5.24 on the CPU,
 eager attention and experts, torch's FlopCounterMode): every module's FLOPs, the pairs each
 attention call's mask let through (the QSA indexer's selected blocks and each query's tail) and
-every module's parameters. Those numbers come from torch, not from flopsreg.
+every module's parameters; and a tiny Qwen4ExpForConditionalGeneration on random images through
+transformers' own image processor and placeholder expansion (grids, tokens, the tower's FLOPs, the
+whole forward, parameters, and the tower's parameters at the vision config's class defaults).
+Those numbers come from torch, not from flopsreg.
 
 The path transformers runs is counted as tests/hf/test_fam2026b_forward.py counts it: the chunked_scan
 convention with Gated DeltaNet's conv padded, eager attention's full rectangle, plus what
@@ -46,25 +49,28 @@ def _config(name: str) -> dict:
 def _model(name: str, padded: bool = False) -> flopsreg.Model:
     """The recorded config read by flopsreg; *padded*: the Gated DeltaNet convs as torch's conv1d runs them."""
     model = flopsreg.Model.from_hf_config(_config(name))
-    if not padded:
-        return model
-    kinds = {k: attrs.evolve(v, flags=v.flags | {"padded_conv"}) if "gated_deltanet" in v.flags else v for k, v in model.kinds.items()}
-    return attrs.evolve(model, kinds=kinds)
+    return _padded(model) if padded else model
 
 
 def _ple_layers(name: str) -> list[int]:
     return [i - 1 for i in _config(name).get("ple_layer_ids", [])]
 
 
-def _unseen(name: str, layer: int) -> int:
+def _unseen(name: str, layer: int, length: int = SEQ_LEN) -> int:
     """PLE's gate dot products on one layer (n streams x width h), which FlopCounterMode does not count."""
     config = _config(name)
-    return 2 * SEQ_LEN * config["hc_count"] * config["hidden_size"] if layer in _ple_layers(name) else 0
+    return 2 * length * config["hc_count"] * config["hidden_size"] if layer in _ple_layers(name) else 0
 
 
-def _solves(params) -> int:
-    _, solves = lo.gdn_chunked_macs(SEQ_LEN, params["linear_value_heads"], params["linear_key_head_dim"], params["linear_value_head_dim"], 64)
+def _solves(params, length: int = SEQ_LEN) -> int:
+    """Gated DeltaNet's triangular solves in torch's chunked scan, which FlopCounterMode does not count."""
+    _, solves = lo.gdn_chunked_macs(length, params["linear_value_heads"], params["linear_key_head_dim"], params["linear_value_head_dim"], 64)
     return 2 * solves
+
+
+def _padded(model: flopsreg.Model) -> flopsreg.Model:
+    kinds = {k: attrs.evolve(v, flags=v.flags | {"padded_conv"}) if "gated_deltanet" in v.flags else v for k, v in model.kinds.items()}
+    return attrs.evolve(model, kinds=kinds)
 
 
 def test_the_cases_cover_qsa_ple_and_a_model_without_qsa():
@@ -201,3 +207,64 @@ def test_hf_trainer_leaves_out_the_token_and_n_gram_tables(registry, name):
     embeddings = sum(n for module, n in params.items() if module == "model.embed_tokens" or module.endswith("ple_embedding.ngram_embedding"))
     counted = RECORD["models"][name]["parameters"] - embeddings
     assert registry.evaluate(_model(name), seq_len=SEQ_LEN, convention="hf_trainer").forward == 2 * SEQ_LEN * counted
+
+
+# --- the wrapper with images: Qwen3.5's ViT, the qsa_ple decoder over text and image tokens -----------------
+
+IMAGES = RECORD["images"]
+CASES = sorted(IMAGES["cases"])
+
+
+def _images(case: str) -> list[tuple[int, int]]:
+    return [tuple(size) for size in IMAGES["cases"][case]["images"]]
+
+
+def test_the_wrapper_and_its_tower_hold_transformers_parameters(registry):
+    model = flopsreg.Model.from_hf_config(IMAGES["config"])
+    assert (registry.parameters(model).total, model.towers["vision"].parameters) == (IMAGES["parameters"], IMAGES["visual_parameters"])
+    defaults = IMAGES["default_vision"]  # Qwen4ExpVisionConfig() beside the tiny decoder
+    model = flopsreg.Model.from_hf_config(defaults["config"])
+    assert (registry.parameters(model).total, model.towers["vision"].parameters) == (defaults["parameters"], defaults["visual_parameters"])
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_grids_tokens_and_tower_equal_the_recorded_forward(registry, case):
+    measured = IMAGES["cases"][case]
+    result = registry.evaluate(flopsreg.Model.from_hf_config(IMAGES["config"]), seq_len=IMAGES["text_tokens"], images=_images(case))
+    assert [list(plan.grid) for plan in result.images.plans] == measured["image_grid_thw"]
+    assert result.seqlens == (measured["sequence_length"],)
+    assert result.images.forward == measured["visual"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_whole_forward_with_images_is_what_torch_counts_plus_what_it_does_not_see(eager_registry, case):
+    """The tower plus the decoder over text and image tokens (causal: Qwen4-Exp attends causally within an image)."""
+    measured = IMAGES["cases"][case]
+    model = _padded(flopsreg.Model.from_hf_config(IMAGES["config"]))
+    length = measured["sequence_length"]
+    unseen = sum(
+        _unseen("qsa_ple", layer.index, length) + (_solves({**model.params, **layer.params}, length) if "gated_deltanet" in layer.flags else 0)
+        for layer in model.layers
+    )
+    language_model = eager_registry.evaluate(model, seq_len=length, convention="chunked_scan").forward
+    assert language_model == measured["rest"] + unseen
+    tower = eager_registry.evaluate(model, seq_len=IMAGES["text_tokens"], images=_images(case)).images.forward
+    assert tower + language_model == measured["forward"] + unseen
+
+
+def test_hf_trainer_counts_the_tower_per_weight_as_num_parameters_does(registry):
+    """The wrapper's tower (less its nn.Embedding of positions) joins the decoder's non-embedding weights."""
+    model = flopsreg.Model.from_hf_config(IMAGES["config"])
+    vision = IMAGES["config"]["vision_config"]
+    text = RECORD["models"]["qsa_ple"]["module_parameters"]
+    tables = sum(n for module, n in text.items() if module == "model.embed_tokens" or module.endswith("ngram_embedding"))
+    positions = vision["num_position_embeddings"] * vision["hidden_size"]
+    counted = IMAGES["parameters"] - tables - positions
+    assert registry.evaluate(model, seq_len=SEQ_LEN, convention="hf_trainer").forward == 2 * SEQ_LEN * counted
+
+
+@pytest.mark.parametrize("convention", ["hf_trainer", "chunked_scan"])
+def test_a_convention_without_a_tower_term_refuses_the_images_by_name(registry, convention):
+    """The conventions that count this decoder (the others refuse its layers first, above) refuse its tower."""
+    with pytest.raises(flopsreg.FlopsregError, match=rf"convention '{convention}' has no term for the vision tower \(Qwen3.5 ViT\)"):
+        registry.evaluate(flopsreg.Model.from_hf_config(IMAGES["config"]), seq_len=9, images=[(100, 100)], convention=convention)

@@ -1,6 +1,11 @@
 """Measure the forward FLOPs of tiny Qwen4-Exp text decoders (Gated DeltaNet, gated attention with
 the QSA block indexer, low-rank gated residuals over hc_count streams, n-gram PLE, MoE) with
-torch's FlopCounterMode, through measure_attention2026.py's ``measure``; writes forward_qwen4exp.json.
+torch's FlopCounterMode, through measure_attention2026.py's ``measure``; and a tiny
+Qwen4ExpForConditionalGeneration on random images through transformers' own image processor
+(Qwen2VLImageProcessorPil with Qwen3-VL's bounds, as AutoImageProcessor maps qwen4_exp) and the
+processor's placeholder expansion (measure_towers5.py's helpers), recording the vision tower's
+FLOPs, the whole forward, the grids and the parameters, and the tower's parameters at the vision
+config's class defaults (beside a tiny text decoder, on the meta device). Writes forward_qwen4exp.json.
 
 The pairs recorded per attention call are those its mask lets through: the blocks the QSA indexer
 selected plus each query's tail. The test is tests/hf/test_qwen4exp_forward.py.
@@ -8,8 +13,8 @@ selected plus each query's tail. The test is tests/hf/test_qwen4exp_forward.py.
 The class defaults do not build (Qwen4ExpTextConfig() leaves the indexer_* fields null, and
 Qwen4ExpTextAttention cannot build its indexer without them), so only tiny configs are recorded.
 
-Needs torch and transformers (not flopsreg dependencies):
-    pip install torch==2.13.0 transformers==5.24.0 && python tests/data/hf_forward/measure_qwen4exp.py
+Needs torch, transformers and Pillow (not flopsreg dependencies):
+    pip install torch==2.13.0 transformers==5.24.0 pillow && python tests/data/hf_forward/measure_qwen4exp.py
 """
 
 from __future__ import annotations
@@ -20,10 +25,12 @@ from pathlib import Path
 
 import torch
 import transformers
+from torch.utils.flop_counter import FlopCounterMode
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from measure_attention2026 import SEQ_LEN, measure  # noqa: E402
+from measure_towers5 import IDS, QWEN3_PIXELS, TEXT_TOKENS, _expand, _images, _processor  # noqa: E402
 
 # SEQ_LEN (24) tokens: blocks of 4 keys, budget 8 keeps 2 of them, so the selection bites from
 # query 11 on; Gated DeltaNet's chunk (64) pads the 24 tokens.
@@ -53,11 +60,64 @@ CASES: dict[str, dict] = {
     },
 }
 
+# The wrapper: the qsa_ple decoder (M-RoPE over the full head width) and a tiny Qwen3.5-style ViT.
+VISION = {"depth": 2, "hidden_size": 36, "intermediate_size": 50, "num_heads": 3, "patch_size": 16,
+          "spatial_merge_size": 2, "temporal_patch_size": 2, "out_hidden_size": 32, "num_position_embeddings": 49}
+WRAPPER = {
+    "model_type": "qwen4_exp", **IDS, "tie_word_embeddings": False, "vision_config": VISION,
+    "text_config": {**CASES["qsa_ple"], "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0,
+                                                            "mrope_section": [4, 2, 2], "partial_rotary_factor": 1.0}},
+}
+IMAGES = {"one": [(300, 500)], "two": [(64, 100), (450, 260)]}
+
+
+def _build(config: dict, device: str | None = None):
+    hf_config = transformers.AutoConfig.for_model(config["model_type"], **{k: v for k, v in config.items() if k != "model_type"})
+    torch.manual_seed(0)
+    if device == "meta":
+        with torch.device("meta"):
+            return transformers.Qwen4ExpForConditionalGeneration._from_config(hf_config)
+    return transformers.Qwen4ExpForConditionalGeneration._from_config(
+        hf_config, attn_implementation="eager", experts_implementation="eager").eval()
+
+
+def _parameters(module) -> int:
+    return int(sum(p.numel() for p in module.parameters()))
+
+
+def measure_images() -> dict:
+    model = _build(WRAPPER)
+    processor = _processor(VISION["patch_size"], VISION["spatial_merge_size"], QWEN3_PIXELS)
+    root = type(model).__name__
+    cases = {}
+    for case, sizes in IMAGES.items():
+        text = torch.randint(0, 80, (TEXT_TOKENS,))
+        inputs = processor(images=_images(sizes, 1), return_tensors="pt", input_data_format="channels_last")
+        grid = inputs["image_grid_thw"]
+        ids = _expand(grid, VISION["spatial_merge_size"], text)
+        counter = FlopCounterMode(display=False)
+        with torch.no_grad(), counter:
+            model(input_ids=ids, pixel_values=inputs["pixel_values"], image_grid_thw=grid,
+                  mm_token_type_ids=(ids == IDS["image_token_id"]).long(), use_cache=False)
+        visual = int(sum(counter.get_flop_counts().get(f"{root}.model.visual", {}).values()))
+        cases[case] = {
+            "images": [list(size) for size in sizes], "image_grid_thw": grid.tolist(), "sequence_length": int(ids.shape[1]),
+            "forward": int(counter.get_total_flops()), "visual": visual, "rest": int(counter.get_total_flops()) - visual,
+        }
+    default_vision = {**WRAPPER, "vision_config": {}}
+    meta = _build(default_vision, "meta")
+    return {
+        "config": WRAPPER, "class": root, "text_tokens": TEXT_TOKENS, "pixels": QWEN3_PIXELS,
+        "parameters": _parameters(model), "visual_parameters": _parameters(model.model.visual), "cases": cases,
+        "default_vision": {"config": default_vision, "parameters": _parameters(meta), "visual_parameters": _parameters(meta.model.visual)},
+    }
+
 
 def main() -> int:
     results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_len": SEQ_LEN, "models": {}}
     for name, config in CASES.items():
         results["models"][name] = measure(config)
+    results["images"] = measure_images()
     (HERE / "forward_qwen4exp.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     return 0
 
