@@ -37,7 +37,7 @@ def layer_types(c: Fields, layers: int) -> Layers[str]:
     return Layers.of([_LINEAR if t == _LINEAR else _INDEXED for t in given])
 
 
-def qsa_params(c: Fields, types: Layers[str]) -> dict[str, int]:
+def qsa_params(c: Fields, types: Layers[str], head_dim: int) -> dict[str, int]:
     """The QSA indexer's parameters. All five indexer_* fields or none (the config class's rule);
     none leaves no indexer, which transformers cannot build on an indexed_attention layer."""
     given = [name for name in _QSA_FIELDS if c.given(name)]
@@ -53,6 +53,11 @@ def qsa_params(c: Fields, types: Layers[str]) -> dict[str, int]:
     budget, ratio = c.int("indexer_budget"), c.int("indexer_compress_ratio")
     if budget % ratio:
         raise c.error("indexer_budget", f" = {budget}: expected a multiple of indexer_compress_ratio = {ratio}")
+    rope = c.data.get("rope_parameters") or {}
+    rotary = int(head_dim * (rope.get("partial_rotary_factor", 1.0) if isinstance(rope, dict) else 1.0))
+    if rotary > c.int("indexer_head_dim"):
+        # validate_architecture: the index queries take the attention's RoPE dimensions.
+        raise c.error("indexer_head_dim", f" = {c.int('indexer_head_dim')}: expected at least the rotary width {rotary} (head_dim x partial_rotary_factor)")
     return {
         INDEX_HEADS.name: c.int("indexer_n_heads"), INDEX_HEAD_DIM.name: c.int("indexer_head_dim"),
         INDEX_TOPK.name: budget, INDEX_KPOOL.name: ratio,
@@ -132,14 +137,14 @@ def qwen4_exp_text(c: Fields) -> Decoder:
     residuals over hc_count streams, n-gram PLE on ple_layer_ids, MoE on every layer."""
     layers = c.int("num_hidden_layers")
     hidden, heads = c.int("hidden_size"), c.int("num_attention_heads")
+    head_dim = head_dim_of(c, hidden, heads, class_default=256)  # a dataclass field with default 256 (Qwen3_5MoeTextConfig)
     types = layer_types(c, layers)
-    qsa = qsa_params(c, types)
+    qsa = qsa_params(c, types, head_dim)
     attention = types.map(lambda t: GATED_DELTANET_LAYER.name if t == _LINEAR else _QSA)
     attention, ple_kinds, ple = ple_layers(c, attention, hidden)
     refuse_unless(c, "attention_bias", False, False, "the gated attention patterns hold no biases")
     params = {
-        # head_dim: a dataclass field with default 256 (Qwen3_5MoeTextConfig, inherited).
-        **gqa_params(c, head_dim=head_dim_of(c, hidden, heads, class_default=256)), **gdn_params(c),
+        **gqa_params(c, head_dim=head_dim), **gdn_params(c),
         "vocab": c.int("vocab_size"),
         # hc_count, hc_lowrank: fields with defaults 4 and 320 (Qwen4ExpTextConfig).
         HC_MULT.name: c.int_or_default("hc_count", 4, minimum=2), HC_LOWRANK.name: c.int_or_default("hc_lowrank", 320),

@@ -189,6 +189,29 @@ def test_an_indexed_layer_without_the_qsa_fields_is_refused():
     _refused("qsa_no_ple", {"indexer_budget": 6}, r"indexer_budget = 6: expected a multiple of indexer_compress_ratio = 4")
 
 
+def test_an_index_head_narrower_than_the_rotary_width_is_refused():
+    _refused("qsa_no_ple", {"rope_parameters": {"rope_type": "default", "partial_rotary_factor": 1.0}, "head_dim": 32},
+             r"indexer_head_dim = 16: expected at least the rotary width 32")
+    flopsreg.Model.from_hf_config({**_config("qsa_no_ple"), "rope_parameters": {"rope_type": "default", "partial_rotary_factor": 0.5}, "head_dim": 32})
+
+
+def test_the_class_defaults_transformers_cannot_build_are_refused_by_name():
+    """Qwen4ExpConfig(): transformers fails building the indexer of its indexed layers; flopsreg names the field."""
+    defaults = RECORD["defaults"]["qwen4_exp"]
+    assert defaults["error"].startswith("TypeError")
+    with pytest.raises(flopsreg.ModelError, match=r"text_config\.indexer_n_heads: missing or null"):
+        flopsreg.Model.from_hf_config(defaults["config"])
+
+
+def test_the_defaults_with_qsa_fields_hold_transformers_parameters(registry):
+    """tests/data/hf/qwen4-exp-defaults.json: the class defaults plus the five indexer fields, on the meta device."""
+    entry = RECORD["built_defaults"]["qwen4_exp"]
+    saved = json.loads((Path(__file__).parents[1] / "data" / "hf" / "qwen4-exp-defaults.json").read_text())
+    assert saved == entry["config"]
+    model = flopsreg.Model.from_hf_config(saved)
+    assert (registry.parameters(model).total, model.towers["vision"].parameters) == (entry["parameters"], entry["visual_parameters"])
+
+
 def test_ple_on_an_indexed_layer_or_of_an_uneven_width_is_refused():
     _refused("qsa_ple", {"ple_layer_ids": [4]}, r"ple_layer_ids: layer 4 \(one-indexed\) is an indexed_attention layer")
     _refused("qsa_ple", {"ple_embed_dim": 20}, r"ple_embed_dim = 20: expected a multiple of the n-gram heads")

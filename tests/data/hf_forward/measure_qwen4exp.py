@@ -11,7 +11,9 @@ The pairs recorded per attention call are those its mask lets through: the block
 selected plus each query's tail. The test is tests/hf/test_qwen4exp_forward.py.
 
 The class defaults do not build (Qwen4ExpTextConfig() leaves the indexer_* fields null, and
-Qwen4ExpTextAttention cannot build its indexer without them), so only tiny configs are recorded.
+Qwen4ExpTextAttention cannot build its indexer without them): the error is recorded under
+"defaults", and under "built_defaults" the defaults with BUILD_WITH's indexer fields added, saved
+as tests/data/hf/qwen4-exp-defaults.json, with the parameters of the whole model on the meta device.
 
 Needs torch, transformers and Pillow (not flopsreg dependencies):
     pip install torch==2.13.0 transformers==5.24.0 pillow && python tests/data/hf_forward/measure_qwen4exp.py
@@ -113,11 +115,42 @@ def measure_images() -> dict:
     }
 
 
+# The keys Qwen4ExpConfig()'s text_config lacks to build: illustrative QSA values (no config is public).
+BUILD_WITH = {"indexer_n_heads": 16, "indexer_kv_heads": 1, "indexer_head_dim": 256, "indexer_budget": 2048, "indexer_compress_ratio": 64}
+
+
+def class_defaults() -> dict:
+    """The class defaults' error, as transformers raises it when building the model on the meta device."""
+    config = transformers.AutoConfig.for_model("qwen4_exp")
+    saved = config.to_dict()
+    try:
+        with torch.device("meta"):
+            transformers.Qwen4ExpForConditionalGeneration._from_config(config)
+    except Exception as exc:  # noqa: BLE001 - the failure is the record
+        return {"config": saved, "error": f"{type(exc).__name__}: {exc}"}
+    raise AssertionError("Qwen4ExpConfig() built: record its parameters instead")
+
+
+def built_defaults() -> dict:
+    """Write tests/data/hf/qwen4-exp-defaults.json (the defaults with BUILD_WITH) and its meta-device parameters."""
+    config = transformers.AutoConfig.for_model("qwen4_exp", text_config=BUILD_WITH)
+    saved = config.to_dict()
+    for holder in (saved, saved["text_config"], saved["vision_config"]):
+        holder.pop("transformers_version", None)
+    path = HERE.parent / "hf" / "qwen4-exp-defaults.json"
+    path.write_text(json.dumps(saved, indent=2) + "\n")
+    with torch.device("meta"):
+        model = transformers.Qwen4ExpForConditionalGeneration._from_config(config)
+    return {"config": json.loads(path.read_text()), "parameters": _parameters(model), "visual_parameters": _parameters(model.model.visual)}
+
+
 def main() -> int:
     results = {"torch": torch.__version__, "transformers": transformers.__version__, "seq_len": SEQ_LEN, "models": {}}
     for name, config in CASES.items():
         results["models"][name] = measure(config)
     results["images"] = measure_images()
+    results["defaults"] = {"qwen4_exp": class_defaults()}
+    results["built_defaults"] = {"qwen4_exp": built_defaults()}
     (HERE / "forward_qwen4exp.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     return 0
 
