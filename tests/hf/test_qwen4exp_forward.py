@@ -250,6 +250,16 @@ def test_the_wrapper_and_its_tower_hold_transformers_parameters(registry):
     assert (registry.parameters(model).total, model.towers["vision"].parameters) == (defaults["parameters"], defaults["visual_parameters"])
 
 
+@pytest.mark.parametrize("variant", sorted(IMAGES["ties"]))
+def test_the_wrappers_tie_word_embeddings_alone_ties_the_head(registry, variant):
+    """Qwen4ExpConfig's true ties the head; its text config's true is not forwarded (as transformers builds them)."""
+    measured = IMAGES["ties"][variant]
+    assert registry.parameters(flopsreg.Model.from_hf_config(measured["config"])).total == measured["parameters"]
+    text = IMAGES["config"]["text_config"]
+    untied = IMAGES["parameters"] - (text["hidden_size"] * text["vocab_size"] if variant == "wrapper_true" else 0)
+    assert measured["parameters"] == untied
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_the_grids_tokens_and_tower_equal_the_recorded_forward(registry, case):
     measured = IMAGES["cases"][case]

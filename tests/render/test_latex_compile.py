@@ -68,6 +68,9 @@ TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
 # encoder's (nine pieces over a clip's spectrogram) cannot break: a page each after the language
 # model's in a one-column article.
 TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
+# Qwen4-Exp: two layer kinds (Gated DeltaNet; gated attention with the QSA indexer's scores over
+# floor(s/P) blocks and its k-pool mask), the low-rank gated residuals and their symbols.
+TWO_PAGES |= {f"hf/qwen4-exp-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)")}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}

@@ -106,12 +106,18 @@ def measure_images() -> dict:
             "images": [list(size) for size in sizes], "image_grid_thw": grid.tolist(), "sequence_length": int(ids.shape[1]),
             "forward": int(counter.get_total_flops()), "visual": visual, "rest": int(counter.get_total_flops()) - visual,
         }
+    # Whose tie_word_embeddings ties the head: the wrapper's (false by default), not the text config's.
+    ties = {name: {**WRAPPER, **change} for name, change in (
+        ("wrapper_true", {"tie_word_embeddings": True}),
+        ("text_true", {"text_config": {**WRAPPER["text_config"], "tie_word_embeddings": True}}),
+    )}
     default_vision = {**WRAPPER, "vision_config": {}}
     meta = _build(default_vision, "meta")
     return {
         "config": WRAPPER, "class": root, "text_tokens": TEXT_TOKENS, "pixels": QWEN3_PIXELS,
         "parameters": _parameters(model), "visual_parameters": _parameters(model.model.visual), "cases": cases,
         "default_vision": {"config": default_vision, "parameters": _parameters(meta), "visual_parameters": _parameters(meta.model.visual)},
+        "ties": {name: {"config": config, "parameters": _parameters(_build(config, "meta"))} for name, config in ties.items()},
     }
 
 
