@@ -138,6 +138,7 @@ NO_FRAMEWORK_TERM = frozenset({
     'block_topk', 'block_indexer',  # MiniMax-M3's block-sparse attention and its indexer: no framework counts them
     'prompt_prefix', 'full_bidirectional',  # CPM-Ant's layers over a prepended prompt, every pair attended: no framework counts them
     'local_chunks', 'reversible_logits',  # Reformer's look-back chunks and its head over two streams
+    'qsa_indexer', 'lowrank_hc', 'lowrank_hc_head', 'ngram_ple',  # Qwen4-Exp's QSA indexer, low-rank gated residuals and n-gram PLE
 })
 
 

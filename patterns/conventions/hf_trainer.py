@@ -15,6 +15,7 @@ a model without them (Gemma 3n, a bundled example) needs it given.
 """
 
 from flopsreg.patterns.conventions._rules import PRECEDENCE
+from flopsreg.patterns.ngram_ple import NGRAM_DIM, NGRAM_PLE, NGRAM_ROWS
 from flopsreg.patterns.per_layer_input import PER_LAYER_EMBEDDING, PLE_DIM, PLE_LAYERS
 from flopsreg.plugin import Convention, Param, Pattern, h, hookimpl, s
 from flopsreg.plugin import family_flag as family
@@ -38,7 +39,7 @@ NAME = HF_TRAINER.name
 
 # Model types whose reader reads a multimodal ...ForConditionalGeneration config: the Trainer
 # trains the whole model, vision tower and projector included (flopsreg.readers.towers.TOWER_PARAMETERS).
-COMPOSITE = ("gemma3", "gemma3n", "gemma4", "llama4", "kimi_k25", "mistral_large4", "qwen3_5", "qwen3_5_moe")
+COMPOSITE = ("gemma3", "gemma3n", "gemma4", "llama4", "kimi_k25", "mistral_large4", "qwen3_5", "qwen3_5_moe", "qwen4_exp")
 VISION = Param(
     name="vision_parameters",
     latex=r"N_{\mathrm{vision}}",
@@ -78,6 +79,17 @@ PATTERNS = [
         # The per-layer embedding table is an nn.Embedding; its projection and norm are not.
         formula=2 * s * (h * PLE_LAYERS.symbol * PLE_DIM.symbol + PLE_DIM.symbol),
         summary="hf_trainer: the per-layer embedding table (an nn.Embedding) left out, its projection and norm counted per weight",
+        reference=SOURCE,
+    ),
+    Pattern(
+        name="hf_trainer_ngram_ple",
+        slot="per_layer_input",
+        flags={NAME, *NGRAM_PLE.flags},
+        precedence=PRECEDENCE,
+        params=NGRAM_PLE.params,
+        # Qwen4-Exp's n-gram table is an nn.Embedding: left out; the rest of the PLE layer per weight.
+        formula=2 * s * (NGRAM_PLE.weights - NGRAM_ROWS.symbol * NGRAM_DIM.symbol),
+        summary="hf_trainer: a PLE layer's n-gram table (an nn.Embedding) left out, its projections, norms and conv per weight",
         reference=SOURCE,
     ),
     Pattern(

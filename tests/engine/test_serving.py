@@ -224,6 +224,9 @@ def _models():
     models += [(name, flopsreg.Model.from_hf_config(r5new[name]["config"]), ("exact",)) for name in ("hy_v4", "axk2_freq", "minimax_m3_vl_text", "dory")]
     longseq = json.loads((HF.parent / "hf_forward" / "forward_longseq.json").read_text())["models"]  # look-back chunks, a 2h head
     models += [(name, flopsreg.Model.from_hf_config(longseq[name]["config"]), ("exact",)) for name in ("reformer", "reformer_wide")]
+    qwen4exp = json.loads((HF.parent / "hf_forward" / "forward_qwen4exp.json").read_text())  # QSA, low-rank gated residuals, n-gram PLE
+    models.append(("qwen4_exp_text", flopsreg.Model.from_hf_config(qwen4exp["models"]["qsa_ple"]["config"]), ("exact", "hf_trainer")))
+    models.append(("qwen4_exp", flopsreg.Model.from_hf_config(qwen4exp["images"]["config"]), ("hf_trainer",)))  # its tower per weight
     for name, args in (("llama", llama3_8b_args()), ("dsv3", deepseek_v3_args()), ("gemma", gemma3_4b_args()),
                        ("gated", deepseek_v3_args(attention_output_gate=True, moe_shared_expert_gate=True)),
                        ("plain", llama3_8b_args(swiglu=False, gated_linear_unit=False)),

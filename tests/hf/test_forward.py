@@ -56,6 +56,8 @@ def test_the_record_covers_every_published_config():
     newer_types |= {entry["config"]["model_type"] for entry in ssm2["models"].values()}
     # The recurrent and hybrid types of helper r5rec (Zamba2, RecurrentGemma, xLSTM): forward_r5rec.json (tests/hf/test_r5rec_forward.py).
     newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_r5rec.json").read_text())["defaults"])
+    # qwen4_exp_text (helper qwen4exp): forward_qwen4exp.json (tests/hf/test_qwen4exp_forward.py).
+    newer_types |= {"qwen4_exp_text"}
     # dots3_note_text (helper dots3): forward_dots3.json (tests/hf/test_dots3_forward.py).
     newer_types |= set(json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_dots3.json").read_text())["defaults"])
     # The text models of multimodal wrappers (h-mm) are recorded as tiny configs in forward_mm.json (tests/hf/test_mm_forward.py).

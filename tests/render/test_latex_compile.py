@@ -68,7 +68,10 @@ _DOTS3 = {f"{name}{suffix}" for name in ("hf/dots3-note-text-defaults", "hf/dots
 # audio encoder's (its windows' m, u and pairs named, six pieces and their sum).
 _TOWERS = {"hf/llama-4-scout (exact)", "hf/mistral-large-4 (exact)", "hf/phi4-multimodal-defaults (exact)"}
 _TOWERS |= {"hf/qwen2-5-omni-defaults (exact)", "hf/qwen2-5-omni-thinker-defaults (exact)"}
-ONE_COLUMN = dict.fromkeys(_KIMI | _DEEPSEEK_V4 | _GEMMA3N | _GLM | _HYBRID | _DORY_HY_AXK2 | _DOTS3 | _TOWERS, 2)
+# Qwen4-Exp: two layer kinds (Gated DeltaNet; gated attention with the QSA indexer's scores over
+# floor(s/P) blocks and its k-pool mask), the low-rank gated residuals and their symbols.
+_QWEN4_EXP = {f"hf/qwen4-exp-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)")}
+ONE_COLUMN = dict.fromkeys(_KIMI | _DEEPSEEK_V4 | _GEMMA3N | _GLM | _HYBRID | _DORY_HY_AXK2 | _DOTS3 | _TOWERS | _QWEN4_EXP, 2)
 # Gemma 3n's defaults under the exact convention: the four layer kinds, then MobileNetV5's closed
 # forms and the audio encoder's (its useful frames named, nine pieces over a clip's spectrogram).
 ONE_COLUMN["hf/gemma-3n-e4b-defaults (exact)"] = 4
