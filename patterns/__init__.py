@@ -113,6 +113,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.reformer",
     "hf.recurrent_gemma",
     "hf.qwen_vl",
+    "hf.qwen3_omni",
     "hf.rwkv",
     "hf.sarvam",
     "hf.starcoder2",

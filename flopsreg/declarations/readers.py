@@ -104,6 +104,11 @@ class HFReader:
             wrapper's own (``tied_default`` when absent), whatever the text_config says;
             ``"either"``, tied when either is true.
         tied_default: the wrapper config class's default ``tie_word_embeddings``.
+        within: for a wrapper whose language model and its text_config lie one level down, in
+            a sub-config of another wrapper type (Qwen3-Omni's ``thinker_config``): that field.
+            The text_config, ``flat_text`` and the tying are read there; ``towers`` give their
+            paths from the top (``"thinker_config.vision_config"``). Empty: the text_config is
+            the wrapper's own.
         towers: a multimodal wrapper's towers beside the language model
             (:class:`~flopsreg.declarations.towers.HFTower`), whose parameters ``params`` adds to
             the language model's; empty for a text-only model or a wrapper whose towers no
@@ -122,14 +127,15 @@ class HFReader:
     flat_text: tuple[str, ...] = attrs.field(default=(), converter=tuple, validator=_names)
     tied_by: str = attrs.field(default="text_config", validator=attrs.validators.in_(TIED_BY))
     tied_default: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    within: str = ""
 
     def __attrs_post_init__(self) -> None:
         if (self.read is None) == (self.text_config is None):
             raise ValueError(
                 f"HFReader {self.name!r}: give exactly one of read= (a reader) and text_config= (a wrapper)"
             )
-        if self.text_config is None and (self.flat_text or self.tied_by != "text_config" or self.tied_default):
-            raise ValueError(f"HFReader {self.name!r}: flat_text=, tied_by= and tied_default= describe a wrapper; give text_config=")
+        if self.text_config is None and (self.flat_text or self.tied_by != "text_config" or self.tied_default or self.within):
+            raise ValueError(f"HFReader {self.name!r}: flat_text=, tied_by=, tied_default= and within= describe a wrapper; give text_config=")
 
 
 @attrs.frozen(kw_only=True)

@@ -313,7 +313,8 @@ class HFTower:
     Attributes:
         part: its name in the output, e.g. ``"vision"``, ``"projector"``.
         kind: what it is (:class:`TowerKind`).
-        config: the wrapper's field holding the tower's own sub-config (``"vision_config"``):
+        config: the wrapper's field holding the tower's own sub-config (``"vision_config"``), or
+            its dotted path where it is nested (Qwen3-Omni's ``"thinker_config.audio_config"``):
             ``{tower}`` in the kind's fields stands for it.
         model_type: where the wrapper's config class picks the sub-config's class by its
             ``model_type`` (``AutoConfig``), the one the kind counts (``"siglip_vision_model"``):
@@ -327,6 +328,10 @@ class HFTower:
         fixed: fields of the sub-config that choose the module itself, each with the one value
             the kind counts, its class default (Gemma 3n's timm ``architecture``); another value
             is refused by name.
+        enabled_by: a boolean field of the wrapper's config that decides whether transformers
+            builds the tower (Qwen3-Omni's ``enable_audio_output`` builds its talker and code2wav);
+            empty: built whenever the config holds it.
+        enabled_default: that field's class default, used when it is absent.
     """
 
     part: str = attrs.field(validator=_text)
@@ -336,3 +341,5 @@ class HFTower:
     absent: Mapping[str, Any] = attrs.field(factory=dict)
     optional: bool = False
     fixed: Mapping[str, Any] = attrs.field(factory=dict)
+    enabled_by: str = ""
+    enabled_default: bool = True

@@ -63,8 +63,22 @@ def _flat_text(data: Mapping[str, Any], reader: HFReader) -> dict[str, Any]:
     return {key: data[key] for key in keys if key in data}
 
 
-def _fields(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapping[str, HFReader]) -> tuple[HFReader, Fields]:
-    """The reader that reads the decoder, and the fields it reads: the wrapper's text_config, if any."""
+def _within(data: Mapping[str, Any], where: str, reader: HFReader) -> tuple[Mapping[str, Any], str]:
+    """The config that holds the wrapper's text_config, and its path for messages (``thinker_config.``):
+    the wrapper's own, or the sub-config ``reader.within`` names (absent: the class default, empty)."""
+    if not reader.within:
+        return data, ""
+    inner = data.get(reader.within)
+    if inner is None:
+        return {}, reader.within + "."
+    if not isinstance(inner, Mapping):
+        raise ModelError(f"{where}: {reader.within} = {inner!r:.60}: expected an object")
+    return inner, reader.within + "."
+
+
+def _fields(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapping[str, HFReader], at: str = "") -> tuple[HFReader, Fields]:
+    """The reader that reads the decoder, and the fields it reads: the wrapper's text_config, if any
+    (*at*: the path of the config *data* that holds it, for messages)."""
     if reader.text_config is None:
         return reader, Fields(data, where=where, model_type=reader.name, aliases=reader.aliases)
     expected = reader.text_config
@@ -76,20 +90,20 @@ def _fields(data: Mapping[str, Any], where: str, reader: HFReader, readers: Mapp
         )
     text = data.get("text_config")
     if text is None and reader.flat_text:  # errors name the fields where the flat config has them
-        return inner, Fields(_flat_text(data, reader), where=where, model_type=expected, aliases=inner.aliases)
+        return inner, Fields(_flat_text(data, reader), where=where, model_type=expected, prefix=at, aliases=inner.aliases)
     if text is None:
-        raise ModelError(f"{where}: text_config: missing (model_type {reader.name} keeps its decoder there)")
+        raise ModelError(f"{where}: {at}text_config: missing (model_type {reader.name} keeps its decoder there)")
     if not isinstance(text, Mapping):
-        raise ModelError(f"{where}: text_config = {text!r}: expected an object")
+        raise ModelError(f"{where}: {at}text_config = {text!r}: expected an object")
     # The wrapper config class builds its text config class from the dict whatever it says, so
     # an absent model_type is the expected one; a different one is refused.
     found = text.get("model_type", expected)
     if found != expected:
         raise ModelError(
-            f"{where}: text_config.model_type = {found!r}: unsupported for model_type {reader.name} "
+            f"{where}: {at}text_config.model_type = {found!r}: unsupported for model_type {reader.name} "
             f"(expected {expected!r})"
         )
-    return inner, Fields(text, where=where, model_type=expected, prefix="text_config.", aliases=inner.aliases)
+    return inner, Fields(text, where=where, model_type=expected, prefix=f"{at}text_config.", aliases=inner.aliases)
 
 
 def _with_tying(decoder: Decoder, data: Mapping[str, Any], where: str, claimed: HFReader, fields: Fields) -> Decoder:
@@ -215,7 +229,8 @@ def load_hf_config(
     asked = _blocks(blocks, named_blocks, registry)
     data, where, source = _read(config)
     claimed = _reader(data, where, registry.hf_readers)
-    reader, fields = _fields(data, where, claimed, registry.hf_readers)
+    holder, at = _within(data, where, claimed)
+    reader, fields = _fields(holder, where, claimed, registry.hf_readers, at)
     try:
         decoder = reader.read(fields)
     except TooManyListed as exc:  # raised where the layers are built, which knows no file or field
@@ -225,7 +240,7 @@ def load_hf_config(
             f"{where}: model_type {fields.model_type}'s reader returned {type(decoder).__name__}, not a "
             "flopsreg.readers.decoder.Decoder"
         )
-    decoder = _with_tying(decoder, data, where, claimed, fields)
+    decoder = _with_tying(decoder, holder, where, claimed, fields)
     # the type as the config states it (a wrapper's, not its text_config's)
     decoder = attrs.evolve(decoder, flags=decoder.flags | claimed.flags | {family_flag(claimed.name)})
     decoder = _with_layer_types(decoder, fields, registry.hf_layer_types)
@@ -246,7 +261,7 @@ def load_hf_config(
     model = build_model(decoder, name=name, source=source, blocks=kept)
     if not claimed.towers:
         return model
-    if claimed.flat_text and data.get("text_config") is None:  # a tower may read the text_config (its width)
+    if claimed.flat_text and not claimed.within and data.get("text_config") is None:  # a tower may read the text_config (its width)
         data = {**data, "text_config": _flat_text(data, claimed)}
     towers = read_towers(data, where, claimed)
     return attrs.evolve(model, towers=towers, params={**model.params, TOWER_PARAMETERS: tower_parameters(towers)})

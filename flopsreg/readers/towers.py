@@ -27,16 +27,28 @@ __all__ = ["TOWER_PARAMETERS", "read_towers", "tower_parameters"]
 TOWER_PARAMETERS = "vision_parameters"
 
 
+def _sub_config(data: Mapping[str, Any], path: str, tower: HFTower, where: str) -> Mapping[str, Any]:
+    """The sub-config at the dotted *path* of *data* (``thinker_config.vision_config``): an absent
+    one is the wrapper's own defaults for the tower's sub-config (``tower.absent``), else the
+    class's (an empty mapping: every field its default)."""
+    holder: Any = data
+    walked = []
+    for key in path.split("."):
+        walked.append(key)
+        holder = holder.get(key)
+        if holder is None:  # an absent sub-config: the wrapper's own defaults for it, else the class's
+            holder = tower.absent if ".".join(walked) == tower.config else {}
+        if not isinstance(holder, Mapping):
+            raise ModelError(f"{where}: {'.'.join(walked)} = {holder!r:.60}: expected an object")
+    return holder
+
+
 def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int:
     """The integer *dim* reads from the wrapper config *data* (its default when absent)."""
     path = dim.field.replace("{tower}", tower.config)
-    head, _, rest = path.partition(".")
-    holder, field = (data.get(head), rest) if rest else (data, head)
+    *heads, field = path.split(".")
+    holder = _sub_config(data, ".".join(heads), tower, where) if heads else data
     shown = f"{where}: {path}"
-    if holder is None:  # an absent sub-config: the wrapper's own defaults for it, else the class's
-        holder = tower.absent if head == tower.config else {}
-    if not isinstance(holder, Mapping):
-        raise ModelError(f"{where}: {head} = {holder!r:.60}: expected an object")
     field, _, index = field.partition("[")  # "subsampling_conv_channels[1]": one entry of a list
     value = holder.get(field)
     if value is None and not (dim.read == "choice" and field in holder):  # a choice may be an explicit null
@@ -92,12 +104,23 @@ def _count(expr: Any, dims: Mapping[str, int], tower: HFTower, where: str) -> in
     return int(value)
 
 
+def _switch(data: Mapping[str, Any], tower: HFTower, where: str) -> bool:
+    """The wrapper's boolean field that builds *tower* (``enable_audio_output``), its default when absent."""
+    value = data.get(tower.enabled_by, tower.enabled_default)
+    if not isinstance(value, bool):
+        raise ModelError(f"{where}: {tower.enabled_by} = {value!r:.60}: expected true or false")
+    return value
+
+
 def read_towers(data: Mapping[str, Any], where: str, reader: HFReader) -> dict[str, Tower]:
     """``{part: Tower}`` of every tower *reader* declares that the config *data* builds."""
     towers = {}
     for tower in reader.towers:
-        sub = data.get(tower.config)
+        head, _, rest = tower.config.rpartition(".")
+        sub = (_sub_config(data, head, tower, where) if head else data).get(rest)
         if tower.optional and sub is None:
+            continue
+        if tower.enabled_by and not _switch(data, tower, where):
             continue
         found = sub.get("model_type", tower.model_type) if isinstance(sub, Mapping) else tower.model_type
         if tower.model_type is not None and found != tower.model_type:
