@@ -2,10 +2,16 @@
 and ``qwen3_omni_moe_text`` configs: the thinker's Qwen3-MoE decoder, its vision encoder and audio
 encoder (FLOPs for the images, videos and clips a request carries: text output, what fine-tuning,
 RL and ``generate(..., return_audio=False)`` run). The talker and code2wav, which speak the answer
-and which transformers builds when ``enable_audio_output`` is true, are not counted yet (neither
-their FLOPs nor their parameters: docs/multimodal.md "Qwen3-Omni")."""
+and which transformers builds when ``enable_audio_output`` is true, are towers whose parameters
+``params`` counts and whose FLOPs are not counted (spoken output: docs/multimodal.md "Qwen3-Omni")."""
 
-from flopsreg.patterns.hf._qwen3_omni_towers import QWEN3_OMNI_AUDIO, QWEN3_OMNI_VISION
+from flopsreg.patterns.hf._qwen3_omni_towers import (
+    CODE2WAV_RATES,
+    QWEN3_OMNI_AUDIO,
+    QWEN3_OMNI_CODE2WAV,
+    QWEN3_OMNI_TALKER,
+    QWEN3_OMNI_VISION,
+)
 from flopsreg.patterns.hf.qwen_moe import ALIASES, qwen3_omni_moe_text
 from flopsreg.plugin import HFReader, HFTower, hookimpl
 
@@ -15,7 +21,13 @@ THINKER_TOWERS = (
     HFTower(part="vision", kind=QWEN3_OMNI_VISION, config="vision_config"),
     HFTower(part="audio", kind=QWEN3_OMNI_AUDIO, config="audio_config"),
 )
-OMNI_TOWERS = tuple(HFTower(part=t.part, kind=t.kind, config=f"{THINKER}.{t.config}") for t in THINKER_TOWERS)
+# Qwen3OmniMoeForConditionalGeneration builds the talker and code2wav when enable_audio_output (default true).
+SPEECH = {"enabled_by": "enable_audio_output", "enabled_default": True}
+OMNI_TOWERS = (
+    *(HFTower(part=t.part, kind=t.kind, config=f"{THINKER}.{t.config}") for t in THINKER_TOWERS),
+    HFTower(part="talker", kind=QWEN3_OMNI_TALKER, config="talker_config", **SPEECH),
+    HFTower(part="code2wav", kind=QWEN3_OMNI_CODE2WAV, config="code2wav_config", fixed=CODE2WAV_RATES, **SPEECH),
+)
 
 
 @hookimpl
@@ -32,5 +44,5 @@ def flopsreg_register_hf_readers():
         HFReader(name="qwen3_omni_moe", title="Qwen3-Omni", text_config="qwen3_omni_moe_text", within=THINKER,
                  towers=OMNI_TOWERS, tied_by="wrapper",
                  summary="Qwen3OmniMoeConfig: its thinker_config read as qwen3_omni_moe_thinker (text output); "
-                 "the talker and code2wav (spoken output) not counted"),
+                 "the talker and code2wav (spoken output): parameters only"),
     ]

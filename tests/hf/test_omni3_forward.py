@@ -108,11 +108,53 @@ def test_the_published_thinker_holds_transformers_parameters(registry):
     assert model.towers["audio"].parameters == published["audio_parameters"]
 
 
-def test_the_whole_wrapper_without_audio_output_is_its_thinker(registry):
-    whole = THINKER["whole"]["parameters_by_enable_audio_output"]
-    assert registry.parameters(_omni(enable_audio_output=False)).total == whole["false"] == THINKER["parameters"]
-    # the thinker reads the same under either type, text output counted alike
-    assert registry.evaluate(_omni(), seq_len=50).forward == registry.evaluate(_thinker(), seq_len=50).forward
+WHOLE = THINKER["whole"]
+
+
+def test_the_whole_wrapper_holds_transformers_parameters_talker_and_code2wav_included(registry):
+    """The config.json transformers writes for the whole tiny model (the talker's experts saved as
+    num_local_experts), and the same config as written by hand (num_experts): both its total."""
+    by_switch = WHOLE["parameters_by_enable_audio_output"]
+    for config in (WHOLE["saved_config"], {"model_type": "qwen3_omni_moe", "thinker_config": THINKER["config"],
+                                           "talker_config": WHOLE["talker_config"], "code2wav_config": WHOLE["code2wav_config"]}):
+        model = flopsreg.Model.from_hf_config(config)
+        assert registry.parameters(model).total == by_switch["true"]
+        assert {part: model.towers[part].parameters for part in WHOLE["parts"]} == WHOLE["parts"]
+
+
+def test_without_audio_output_the_whole_wrapper_is_its_thinker(registry):
+    by_switch = WHOLE["parameters_by_enable_audio_output"]
+    model = flopsreg.Model.from_hf_config({**WHOLE["saved_config"], "enable_audio_output": False})
+    assert registry.parameters(model).total == by_switch["false"] == THINKER["parameters"]
+    assert model.towers.keys() == {"vision", "audio"}
+
+
+def test_the_talker_and_code2wav_add_no_flops(registry):
+    """Text output: the thinker's forward, whatever the wrapper builds to speak."""
+    whole = flopsreg.Model.from_hf_config(WHOLE["saved_config"])
+    for media in ({}, {"images": [(300, 500)], "audio": ["3.3"]}):
+        assert registry.evaluate(whole, seq_len=50, **media).forward == registry.evaluate(_thinker(), seq_len=50, **media).forward
+
+
+def test_the_published_whole_model_holds_transformers_parameters(registry):
+    """Qwen3-Omni-30B-A3B-Instruct whole: 35,259,818,545 parameters (thinker, talker, code2wav)."""
+    published = RECORD["published"]["qwen3-omni-30b-a3b-instruct"]
+    model = _omni(thinker_config=published["thinker_config"], talker_config=published["talker_config"],
+                  code2wav_config=published["code2wav_config"])
+    assert registry.parameters(model).total == published["whole_parameters"] == 35_259_818_545
+    assert (model.towers["talker"].parameters, model.towers["code2wav"].parameters) == (
+        published["talker_parameters"], published["code2wav_parameters"])
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"enable_audio_output": "yes"}, r"enable_audio_output = 'yes': expected true or false"),
+    ({"code2wav_config": {**WHOLE["code2wav_config"], "upsample_rates": [8, 5, 4]}},
+     r"code2wav_config\.upsample_rates = \[8, 5, 4\]: unsupported for model_type qwen3_omni_moe's code2wav tower "
+     r"\(flopsreg counts \[8, 5, 4, 3\], Qwen3-Omni code2wav\)"),
+])
+def test_a_speech_config_flopsreg_does_not_count_is_one_line(change, message):
+    with pytest.raises(flopsreg.FlopsregError, match=message):
+        flopsreg.Model.from_hf_config({**WHOLE["saved_config"], **change})
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -245,6 +287,6 @@ def test_a_bad_nested_field_is_named_by_its_path(change, message):
 def test_the_omni_types_are_read_and_their_parts_still_refused():
     """qwen3_omni_moe and its thinker are read (outside MODEL_FOR_CAUSAL_LM_MAPPING, as qwen3_vl_moe);
     a config of the talker's decoder alone is still not a causal language model."""
-    assert _omni().towers.keys() == _thinker().towers.keys() == {"vision", "audio"}
+    assert _omni().towers.keys() == {"vision", "audio", "talker", "code2wav"} and _thinker().towers.keys() == {"vision", "audio"}
     with pytest.raises(flopsreg.FlopsregError, match="qwen3_omni_moe_talker_text'?: unsupported: not a causal language model"):
         flopsreg.Model.from_hf_config({"model_type": "qwen3_omni_moe_talker_text"})

@@ -67,13 +67,14 @@ THINKER = {"model_type": "qwen3_omni_moe_thinker", **IDS, "text_config": TEXT, "
 # declares no shared_expert_intermediate_size and the talker config no spatial_merge_size, which the
 # talker's modules read (the published config gives both).
 TALKER = {"thinker_hidden_size": 44, "spatial_merge_size": 2, "num_code_groups": 4,
-          "text_config": {"hidden_size": 24, "intermediate_size": 30, "num_hidden_layers": 2, "num_attention_heads": 2,
+          "text_config": {"hidden_size": 24, "intermediate_size": 30, "num_hidden_layers": 2, "num_attention_heads": 3,
                           "num_key_value_heads": 1, "head_dim": 12, "vocab_size": 64, "moe_intermediate_size": 10,
                           "num_experts": 3, "num_experts_per_tok": 2, "shared_expert_intermediate_size": 14},
-          "code_predictor_config": {"hidden_size": 16, "intermediate_size": 20, "num_hidden_layers": 1, "num_attention_heads": 2,
+          "code_predictor_config": {"hidden_size": 16, "intermediate_size": 20, "num_hidden_layers": 1, "num_attention_heads": 4,
                                     "num_key_value_heads": 1, "head_dim": 8, "vocab_size": 32, "num_code_groups": 4}}
+# Code2Wav with its class-default (published) upsampling rates, the one list flopsreg counts.
 CODE2WAV = {"hidden_size": 16, "intermediate_size": 24, "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 2,
-            "codebook_size": 32, "num_quantizers": 4, "decoder_dim": 24, "upsample_rates": [2, 2], "upsampling_ratios": [2]}
+            "codebook_size": 32, "num_quantizers": 4, "decoder_dim": 32}
 IMAGE_PIXELS = dict(Qwen2VLImageProcessorPil.size)
 VIDEO_PIXELS = dict(Qwen3OmniMoeProcessor.videos_kwargs["size"])
 # Clips in samples: a short one (one partial chunk), several chunks and a rest, a whole number of
@@ -104,6 +105,22 @@ PUBLISHED_THINKER = {
     "audio_config": {"model_type": "qwen3_omni_moe_audio_encoder", "d_model": 1280, "downsample_hidden_size": 480,
                      "encoder_attention_heads": 20, "encoder_ffn_dim": 5120, "encoder_layers": 32, "n_window": 50,
                      "n_window_infer": 800, "num_mel_bins": 128, "output_dim": 2048, "max_source_positions": 1500},
+}
+# ... and its talker_config and code2wav_config (the same transcription), for the whole model.
+PUBLISHED_SPEECH = {
+    "talker_config": {"thinker_hidden_size": 2048, "num_code_groups": 16, "spatial_merge_size": 2, "tie_word_embeddings": False,
+                      "text_config": {"model_type": "qwen3_omni_moe_talker_text", "attention_bias": False, "decoder_sparse_step": 1,
+                                      "head_dim": 128, "hidden_size": 1024, "intermediate_size": 2048, "mlp_only_layers": [],
+                                      "moe_intermediate_size": 384, "num_attention_heads": 16, "num_experts_per_tok": 6,
+                                      "num_hidden_layers": 20, "num_key_value_heads": 2, "num_local_experts": 128,
+                                      "shared_expert_intermediate_size": 768, "vocab_size": 3072},
+                      "code_predictor_config": {"model_type": "qwen3_omni_moe_talker_code_predictor", "attention_bias": False,
+                                                "head_dim": 128, "hidden_size": 1024, "intermediate_size": 3072,
+                                                "num_attention_heads": 16, "num_code_groups": 16, "num_hidden_layers": 5,
+                                                "num_key_value_heads": 8, "vocab_size": 2048}},
+    "code2wav_config": {"attention_bias": False, "codebook_size": 2048, "decoder_dim": 1536, "hidden_size": 1024,
+                        "intermediate_size": 3072, "num_attention_heads": 16, "num_hidden_layers": 8, "num_key_value_heads": 16,
+                        "num_quantizers": 16, "upsample_rates": [8, 5, 4, 3], "upsampling_ratios": [2, 2]},
 }
 TOKENS = {"image_token": "<|image_pad|>", "video_token": "<|video_pad|>", "audio_token": "<|audio_pad|>"}
 NAMES = {"<|image_pad|>": IDS["image_token_id"], "<|video_pad|>": IDS["video_token_id"], "<|audio_pad|>": IDS["audio_token_id"]}
@@ -208,25 +225,34 @@ def measure_thinker() -> dict:
         record.update(sequence_length=int(input_ids.shape[1]), forward=total, visual=visual, audio_tower=audio,
                       rest=total - visual - audio, audio_pieces=pieces)
         cases[case] = record
-    whole = {}
+    whole, saved = {}, {}
     for enabled in (False, True):
         config = Qwen3OmniMoeConfig(thinker_config={k: v for k, v in THINKER.items() if k != "model_type"}, talker_config=TALKER,
                                     code2wav_config=CODE2WAV, enable_audio_output=enabled)
         with torch.device("meta"):
-            whole[str(enabled).lower()] = _parameters(Qwen3OmniMoeForConditionalGeneration(config))
+            built = Qwen3OmniMoeForConditionalGeneration(config)
+        whole[str(enabled).lower()] = _parameters(built)
+        if enabled:
+            saved = json.loads(config.to_json_string(use_diff=False))  # the config.json transformers writes
+            parts = {"talker": _parameters(built.talker), "code2wav": _parameters(built.code2wav)}
     return {
         "config": THINKER, "class": root, "text_tokens": TEXT_TOKENS, "image_pixels": IMAGE_PIXELS, "video_pixels": VIDEO_PIXELS,
         "parameters": _parameters(model), "visual_parameters": _parameters(model.model.visual),
         "audio_parameters": _parameters(model.model.audio_tower),
-        "whole": {"talker_config": TALKER, "code2wav_config": CODE2WAV, "parameters_by_enable_audio_output": whole},
+        "whole": {"talker_config": TALKER, "code2wav_config": CODE2WAV, "parameters_by_enable_audio_output": whole,
+                  "saved_config": saved, "parts": parts},
         "cases": cases,
     }
 
 
 def published() -> dict:
     model = _thinker(PUBLISHED_THINKER, "meta")
+    config = Qwen3OmniMoeConfig(thinker_config={k: v for k, v in PUBLISHED_THINKER.items() if k != "model_type"}, **PUBLISHED_SPEECH)
+    with torch.device("meta"):
+        whole = Qwen3OmniMoeForConditionalGeneration(config)
     return {"thinker_config": PUBLISHED_THINKER, "parameters": _parameters(model), "visual_parameters": _parameters(model.model.visual),
-            "audio_parameters": _parameters(model.model.audio_tower)}
+            "audio_parameters": _parameters(model.model.audio_tower), **PUBLISHED_SPEECH, "whole_parameters": _parameters(whole),
+            "talker_parameters": _parameters(whole.talker), "code2wav_parameters": _parameters(whole.code2wav)}
 
 
 def thinker_defaults() -> dict:
