@@ -290,3 +290,44 @@ def test_the_omni_types_are_read_and_their_parts_still_refused():
     assert _omni().towers.keys() == {"vision", "audio", "talker", "code2wav"} and _thinker().towers.keys() == {"vision", "audio"}
     with pytest.raises(flopsreg.FlopsregError, match="qwen3_omni_moe_talker_text'?: unsupported: not a causal language model"):
         flopsreg.Model.from_hf_config({"model_type": "qwen3_omni_moe_talker_text"})
+
+
+# The worked example of docs/multimodal.md ("Qwen3-Omni"): the published Qwen3-Omni-30B-A3B-Instruct,
+# a 1280 x 720 image and a 10 s clip before 100 text tokens.
+def test_the_worked_example_of_the_docs(registry):
+    published = RECORD["published"]["qwen3-omni-30b-a3b-instruct"]
+    model = _omni(thinker_config=published["thinker_config"], talker_config=published["talker_config"],
+                  code2wav_config=published["code2wav_config"])
+    image = registry.images(model, images=[(720, 1280)])
+    (plan,) = image.plans
+    assert (plan.resized, plan.grid, plan.tokens) == ((704, 1280), (1, 44, 80), 882)
+    patches, wide = 44 * 80, 1152 * 4
+    assert dict(image.flops) == {
+        "patch_embed": 2 * patches * 1152 * 3 * 2 * 16**2,
+        "blocks.qkv_proj": 27 * 2 * patches * 4 * 1152**2,
+        "blocks.attention": 4 * 1152 * 27 * patches**2,
+        "blocks.mlp": 27 * 2 * patches * 2 * 1152 * 4304,
+        "merger": 4 * 2 * (patches // 4) * (wide**2 + wide * 2048),
+    }
+    assert image.forward == 4_663_879_925_760
+    audio = registry.audio(model, audio=["10"])
+    (clip,) = audio.plans
+    assert (clip.samples, clip.grid, clip.tokens) == (160_000, (1, 1000, 128), 132)
+    pairs = _pairs(_windows([1000], 50, 800))
+    assert pairs == 104**2 + 26**2 == 11_492
+    assert dict(audio.flops) == {
+        "conv.conv2d1": 2 * 500 * 64 * 480 * 9,
+        "conv.conv2d2": 2 * 250 * 32 * 480 * 9 * 480,
+        "conv.conv2d3": 2 * 130 * 16 * 480 * 9 * 480,
+        "conv.conv_out": 2 * 130 * 7680 * 1280,
+        "blocks.qkv_proj": 32 * 2 * 130 * 4 * 1280**2,
+        "blocks.attention": 32 * 4 * 1280 * pairs,
+        "blocks.mlp": 32 * 2 * 130 * 2 * 1280 * 5120,
+        "proj": 2 * 130 * (1280**2 + 1280 * 2048),
+    }
+    assert audio.forward == 211_204_423_680
+    result = registry.evaluate(model, seq_len=100, images=[(720, 1280)], audio=["10"])
+    assert result.seqlens == (1114,)
+    assert result.forward - image.forward - audio.forward == registry.evaluate(model, seq_len=1114).forward == 7_265_813_004_288
+    assert result.forward == 12_140_897_353_728
+    assert registry.parameters(model).total - published["parameters"] == 3_540_613_057
