@@ -111,7 +111,8 @@ def _with_tying(decoder: Decoder, data: Mapping[str, Any], where: str, claimed: 
     ties it: by the text_config's ``tie_word_embeddings`` (as read), the wrapper's own, or either."""
     if claimed.text_config is None or claimed.tied_by == "text_config":
         return decoder
-    tied = Fields(data, where=where, model_type=claimed.name).bool("tie_word_embeddings", default=claimed.tied_default)
+    at = f"{claimed.within}." if claimed.within else ""  # *data* is the sub-config holding the text_config
+    tied = Fields(data, where=where, model_type=claimed.name, prefix=at).bool("tie_word_embeddings", default=claimed.tied_default)
     if claimed.tied_by == "either":
         tied = tied or fields.bool("tie_word_embeddings", default=False)
     return attrs.evolve(decoder, flags=(decoder.flags - {TIED_HEAD_FLAG}) | ({TIED_HEAD_FLAG} if tied else set()))

@@ -80,7 +80,7 @@ QWEN3_OMNI_AUDIO = TowerKind(
     dims=(
         Dim("d", "{tower}.d_model", 1280), Dim("ffn", "{tower}.encoder_ffn_dim", 5120),
         Dim("layers", "{tower}.encoder_layers", 32, latex="L"), Dim("heads", "{tower}.encoder_attention_heads", 20),
-        Dim("mel", "{tower}.num_mel_bins", 128), Dim("conv", "{tower}.downsample_hidden_size", 480, latex="c"),
+        Dim("mel", "{tower}.num_mel_bins", 128), Dim("conv", "{tower}.downsample_hidden_size", 480, latex="C"),
         Dim("out", "{tower}.output_dim", 3584, latex=r"d_{\mathrm{out}}"),
         Dim("window", "{tower}.n_window", 50, latex=r"n_{\mathrm{w}}"),
         Dim("infer", "{tower}.n_window_infer", 800, latex=r"n_{\mathrm{inf}}"),

@@ -278,6 +278,7 @@ def test_a_clip_without_a_frame_is_one_line(registry):
                                                               if k != "num_experts_per_tok"}}},
      r"thinker_config\.text_config\.num_experts_per_tok: missing"),
     ({"thinker_config": "none"}, r"thinker_config = 'none': expected an object"),
+    ({"thinker_config": {**THINKER["config"], "tie_word_embeddings": "no"}}, r"thinker_config\.tie_word_embeddings = 'no'"),
 ])
 def test_a_bad_nested_field_is_named_by_its_path(change, message):
     with pytest.raises(flopsreg.FlopsregError, match=message):
@@ -331,3 +332,12 @@ def test_the_worked_example_of_the_docs(registry):
     assert result.forward - image.forward - audio.forward == registry.evaluate(model, seq_len=1114).forward == 7_265_813_004_288
     assert result.forward == 12_140_897_353_728
     assert registry.parameters(model).total - published["parameters"] == 3_540_613_057
+
+
+@pytest.mark.parametrize("tie", THINKER["ties"])
+def test_the_thinkers_tie_word_embeddings_alone_ties_the_head(registry, tie):
+    """Qwen3OmniMoeThinkerForConditionalGeneration ties lm_head by the thinker config's own value;
+    the wrapper's is not read (transformers' counts with either set)."""
+    wrapper = {} if tie["wrapper"] is None else {"tie_word_embeddings": tie["wrapper"]}
+    model = _omni(thinker_config={**THINKER["config"], "tie_word_embeddings": tie["thinker"]}, enable_audio_output=False, **wrapper)
+    assert registry.parameters(model).total == tie["parameters"]

@@ -13,7 +13,7 @@ the chat template's start/end tokens around each, the media before the text. Rec
 whole forward, the ViT's and the audio encoder's FLOPs (and the audio encoder's pieces), the token
 counts and the audio chunks and windows (cu_seqlens). Parameters of the tiny thinker, of the whole
 tiny Qwen3OmniMoeForConditionalGeneration with enable_audio_output false and true (its talker and
-code2wav), of the thinker's class defaults and of the published Qwen/Qwen3-Omni-30B-A3B-Instruct thinker on the meta device.
+code2wav) and with either tie_word_embeddings set, of the thinker's class defaults and of the published Qwen/Qwen3-Omni-30B-A3B-Instruct thinker on the meta device.
 forward_omni3.json comes from torch and transformers alone; tests/hf/test_omni3_forward.py compares
 flopsreg with it.
 
@@ -235,8 +235,16 @@ def measure_thinker() -> dict:
         if enabled:
             saved = json.loads(config.to_json_string(use_diff=False))  # the config.json transformers writes
             parts = {"talker": _parameters(built.talker), "code2wav": _parameters(built.code2wav)}
+    ties = []  # whose tie_word_embeddings ties the thinker's head: the thinker config's, the wrapper's
+    for thinker_tie, wrapper_tie in ((True, None), (False, True), (True, False)):
+        config = Qwen3OmniMoeConfig(thinker_config={**{k: v for k, v in THINKER.items() if k != "model_type"},
+                                                    "tie_word_embeddings": thinker_tie},
+                                    enable_audio_output=False, **({} if wrapper_tie is None else {"tie_word_embeddings": wrapper_tie}))
+        with torch.device("meta"):
+            ties.append({"thinker": thinker_tie, "wrapper": wrapper_tie,
+                         "parameters": _parameters(Qwen3OmniMoeForConditionalGeneration(config))})
     return {
-        "config": THINKER, "class": root, "text_tokens": TEXT_TOKENS, "image_pixels": IMAGE_PIXELS, "video_pixels": VIDEO_PIXELS,
+        "config": THINKER, "class": root, "ties": ties, "text_tokens": TEXT_TOKENS, "image_pixels": IMAGE_PIXELS, "video_pixels": VIDEO_PIXELS,
         "parameters": _parameters(model), "visual_parameters": _parameters(model.model.visual),
         "audio_parameters": _parameters(model.model.audio_tower),
         "whole": {"talker_config": TALKER, "code2wav_config": CODE2WAV, "parameters_by_enable_audio_output": whole,
