@@ -19,6 +19,7 @@ import pytest
 import flopsreg
 from flopsreg.engine.images import tower_flops, tower_kinds
 from flopsreg.patterns.hf._qwen3_omni_audio import HOP, SAMPLING_RATE, WRAPPER_TOKENS
+from flopsreg.plugin import HFReader
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_omni3.json").read_text())
 THINKER = RECORD["models"]["qwen3_omni_moe_thinker"]
@@ -341,3 +342,9 @@ def test_the_thinkers_tie_word_embeddings_alone_ties_the_head(registry, tie):
     wrapper = {} if tie["wrapper"] is None else {"tie_word_embeddings": tie["wrapper"]}
     model = _omni(thinker_config={**THINKER["config"], "tie_word_embeddings": tie["thinker"]}, enable_audio_output=False, **wrapper)
     assert registry.parameters(model).total == tie["parameters"]
+
+
+def test_within_describes_a_wrapper():
+    """HFReader(within=...) reads a wrapper's text_config one level down: a reader without one is refused."""
+    with pytest.raises(ValueError, match="within= describe a wrapper; give text_config="):
+        HFReader(name="x", summary="y", read=lambda fields: None, within="thinker_config")
