@@ -14,6 +14,7 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import attrs
 import pytest
 
 import flopsreg
@@ -99,6 +100,19 @@ def test_the_thinkers_class_defaults_hold_transformers_parameters(registry):
     model = flopsreg.Model.from_hf_config(defaults["config"])
     assert registry.parameters(model).total == defaults["parameters"] == 18_418_329_704
     assert (model.towers["vision"].parameters, model.towers["audio"].parameters) == (defaults["visual_parameters"], defaults["audio_parameters"])
+
+
+def test_the_whole_class_defaults_with_the_keys_they_lack_hold_transformers_parameters(registry):
+    """tests/data/hf/qwen3-omni-moe-defaults.json: Qwen3OmniMoeConfig() does not build (its talker reads
+    shared_expert_intermediate_size, which its text config class does not declare); with it and
+    spatial_merge_size added, transformers' total."""
+    built = RECORD["built_defaults"]["qwen3_omni_moe"]
+    assert "shared_expert_intermediate_size" in built["plain_defaults_error"]
+    model = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / "qwen3-omni-moe-defaults.json")
+    assert attrs.evolve(model, source="") == flopsreg.Model.from_hf_config(built["config"])
+    assert registry.parameters(model).total == built["parameters"] == 21_978_863_145
+    assert (model.towers["talker"].parameters, model.towers["code2wav"].parameters) == (
+        built["talker_parameters"], built["code2wav_parameters"])
 
 
 def test_the_published_thinker_holds_transformers_parameters(registry):

@@ -13,7 +13,8 @@ the chat template's start/end tokens around each, the media before the text. Rec
 whole forward, the ViT's and the audio encoder's FLOPs (and the audio encoder's pieces), the token
 counts and the audio chunks and windows (cu_seqlens). Parameters of the tiny thinker, of the whole
 tiny Qwen3OmniMoeForConditionalGeneration with enable_audio_output false and true (its talker and
-code2wav) and with either tie_word_embeddings set, of the thinker's class defaults and of the published Qwen/Qwen3-Omni-30B-A3B-Instruct thinker on the meta device.
+code2wav) and with either tie_word_embeddings set, of the thinker's class defaults, of the whole
+class defaults with the two keys they lack to build (both saved in tests/data/hf/) and of the published Qwen/Qwen3-Omni-30B-A3B-Instruct thinker on the meta device.
 forward_omni3.json comes from torch and transformers alone; tests/hf/test_omni3_forward.py compares
 flopsreg with it.
 
@@ -263,17 +264,48 @@ def published() -> dict:
             "talker_parameters": _parameters(whole.talker), "code2wav_parameters": _parameters(whole.code2wav)}
 
 
+# Qwen3OmniMoeConfig's class defaults do not build: its talker reads keys its config classes do not
+# declare. Built with these added (the published values), as "built_defaults".
+BUILD_WITH = {"talker_config": {"spatial_merge_size": 2, "text_config": {"shared_expert_intermediate_size": 768}}}
+
+
+def _saved(config, name: str) -> dict:
+    """*config* as to_dict saves it (transformers_version dropped), written to tests/data/hf/<name>.json."""
+    def clean(value):
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items() if k != "transformers_version"}
+        return value
+    saved = clean(config.to_dict())
+    (HERE.parent / "hf" / f"{name}.json").write_text(json.dumps(saved, indent=2) + "\n")
+    return saved
+
+
 def thinker_defaults() -> dict:
-    """Qwen3OmniMoeThinkerConfig's class defaults, built on the meta device (the whole
-    Qwen3OmniMoeConfig's do not build: its talker reads keys its config classes do not declare)."""
+    """Qwen3OmniMoeThinkerConfig's class defaults, built on the meta device (saved as
+    tests/data/hf/qwen3-omni-moe-thinker-defaults.json)."""
     config = Qwen3OmniMoeThinkerConfig()
-    saved = config.to_dict()
-    for holder in (saved, saved["text_config"], saved["vision_config"], saved["audio_config"]):
-        holder.pop("transformers_version", None)
+    saved = _saved(config, "qwen3-omni-moe-thinker-defaults")
     with torch.device("meta"):
         model = Qwen3OmniMoeThinkerForConditionalGeneration(config)
     return {"config": saved, "parameters": _parameters(model), "visual_parameters": _parameters(model.model.visual),
             "audio_parameters": _parameters(model.model.audio_tower)}
+
+
+def whole_defaults() -> dict:
+    """Qwen3OmniMoeConfig's class defaults with BUILD_WITH's keys (tests/data/hf/qwen3-omni-moe-defaults.json),
+    and the error the plain defaults raise."""
+    try:
+        with torch.device("meta"):
+            Qwen3OmniMoeForConditionalGeneration(Qwen3OmniMoeConfig())
+        error = ""
+    except AttributeError as exc:
+        error = str(exc)
+    config = Qwen3OmniMoeConfig(**BUILD_WITH)
+    saved = _saved(config, "qwen3-omni-moe-defaults")
+    with torch.device("meta"):
+        model = Qwen3OmniMoeForConditionalGeneration(config)
+    return {"config": saved, "built_with": BUILD_WITH, "plain_defaults_error": error, "parameters": _parameters(model),
+            "talker_parameters": _parameters(model.talker), "code2wav_parameters": _parameters(model.code2wav)}
 
 
 def main() -> None:
@@ -283,6 +315,7 @@ def main() -> None:
         "torch": torch.__version__.split("+")[0],
         "models": {"qwen3_omni_moe_thinker": measure_thinker()},
         "defaults": {"qwen3_omni_moe_thinker": thinker_defaults()},
+        "built_defaults": {"qwen3_omni_moe": whole_defaults()},
         "published": {"qwen3-omni-30b-a3b-instruct": published()},
     }
     (HERE / "forward_omni3.json").write_text(json.dumps(record, indent=1) + "\n")
