@@ -35,8 +35,9 @@ QWEN3_OMNI_VISION = attrs.evolve(
     videos=QWEN3_OMNI_VIDEOS,
 )
 
-(d, ffn, layers, heads, mel, conv, out, window, infer) = sympy.symbols(
-    "d ffn layers heads mel conv out window infer", integer=True, nonnegative=True
+# The heads split d (head_dim = d // heads, checked by the module): no formula reads them.
+(d, ffn, layers, mel, conv, out, window, infer) = sympy.symbols(
+    "d ffn layers mel conv out window infer", integer=True, nonnegative=True
 )
 h, i = sympy.symbols("h i", integer=True, nonnegative=True)
 _, _ROWS, _COLUMNS = IMAGE_GRID  # a clip's grid: (1, mel frames, mel bins)
@@ -79,7 +80,7 @@ QWEN3_OMNI_AUDIO = TowerKind(
     "pre-norm blocks with biases attending within windows (cu_seqlens), ln_post, proj1 and proj2 to output_dim",
     dims=(
         Dim("d", "{tower}.d_model", 1280), Dim("ffn", "{tower}.encoder_ffn_dim", 5120),
-        Dim("layers", "{tower}.encoder_layers", 32, latex="L"), Dim("heads", "{tower}.encoder_attention_heads", 20),
+        Dim("layers", "{tower}.encoder_layers", 32, latex="L"),
         Dim("mel", "{tower}.num_mel_bins", 128), Dim("conv", "{tower}.downsample_hidden_size", 480, latex="C"),
         Dim("out", "{tower}.output_dim", 3584, latex=r"d_{\mathrm{out}}"),
         Dim("window", "{tower}.n_window", 50, latex=r"n_{\mathrm{w}}"),
