@@ -78,6 +78,10 @@ def test_the_record_covers_every_published_config():
     # Qwen3-VL-MoE with images (helper qwenvid): forward_qwenvid.json (tests/hf/test_qwenvid_forward.py).
     qwenvid = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_qwenvid.json").read_text())["models"].values()
     newer_types |= {entry["config"]["text_config"]["model_type"] for entry in qwenvid}
+    # Qwen3-Omni's thinker (helper omni3): forward_omni3.json (tests/hf/test_omni3_forward.py); the whole
+    # qwen3_omni_moe keeps its text_config inside thinker_config.
+    omni3 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_omni3.json").read_text())
+    newer_types |= {entry["config"]["text_config"]["model_type"] for entry in omni3["models"].values()} | set(omni3["built_defaults"])
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]
