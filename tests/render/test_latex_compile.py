@@ -68,6 +68,9 @@ TWO_PAGES |= {"hf/mistral-large-4 (exact)"}
 # encoder's (nine pieces over a clip's spectrogram) cannot break: a page each after the language
 # model's in a one-column article.
 TWO_PAGES |= {"hf/phi4-multimodal-defaults (exact)"}
+# Qwen3-Omni under the exact convention: its ViT's closed forms and its audio encoder's align (eight
+# pieces over seven named parts of a clip's chunks and windows) after the MoE decoder's.
+TWO_PAGES |= {f"hf/{name}-defaults (exact)" for name in ("qwen3-omni-moe", "qwen3-omni-moe-thinker")}
 # A third page in a one-column article, the definitions running on: Gemma 3n with its totals (four
 # kinds, two written as differences, one term of the difference per row) and GLM-5.3-Flash.
 THREE_PAGES = {"gemma-3n-e4b", "hf/gemma-3n-e4b-defaults", "hf/glm-5.3-flash-defaults", "hf/glm-5.3-flash-defaults (chunked_scan)"}
