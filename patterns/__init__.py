@@ -115,6 +115,7 @@ BUILTIN: tuple[str, ...] = (
     "hf.recurrent_gemma",
     "hf.qwen_vl",
     "hf.qwen2_5_omni",
+    "hf.qwen3_omni",
     "hf.rwkv",
     "hf.sarvam",
     "hf.starcoder2",

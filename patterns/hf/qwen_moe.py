@@ -1,4 +1,5 @@
-"""Hugging Face readers of ``qwen2_moe``, ``qwen3_moe`` and ``qwen3_vl_moe_text``: sparse layers per
+"""Hugging Face readers of ``qwen2_moe``, ``qwen3_moe`` and ``qwen3_vl_moe_text`` (and the decoder
+of ``qwen3_omni_moe_text``, read by :mod:`flopsreg.patterns.hf.qwen3_omni`): sparse layers per
 ``decoder_sparse_step`` and ``mlp_only_layers``; Qwen2-MoE adds one gated shared expert per MoE layer."""
 
 from flopsreg.patterns.dense_mlp import dense_mlp
@@ -88,6 +89,14 @@ def qwen3_vl_moe_text(c: Fields) -> Decoder:
     sets sliding_window None; the attention takes no layer_types), tie_word_embeddings true by default."""
     # The router normalises its top-k weights (elementwise: no FLOPs a matmul counts).
     weights = weight_flags(c, tied=True, biases={"attention_bias": False}, extra=QK_NORM.flags)
+    return _qwen_moe(c, shared=False, weights=weights, sliding=False)
+
+
+def qwen3_omni_moe_text(c: Fields) -> Decoder:
+    """Qwen3OmniMoeTextConfig: Qwen3-MoE's decoder in every full-attention layer (the attention sets
+    no sliding window), head_dim = hidden // heads when absent; it declares no tie_word_embeddings
+    (the thinker that holds the head ties by its own)."""
+    weights = weight_flags(c, tied=False, biases={"attention_bias": False}, extra=QK_NORM.flags)
     return _qwen_moe(c, shared=False, weights=weights, sliding=False)
 
 

@@ -83,6 +83,10 @@ def test_the_record_covers_every_published_config():
     # Qwen2.5-Omni (helper omni25): forward_omni25.json (tests/hf/test_omni25_forward.py), its class defaults' decoders.
     omni25 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_omni25.json").read_text())["defaults"].values()
     newer_types |= {entry["config"].get("text_config", entry["config"])["model_type"] for entry in omni25}
+    # Qwen3-Omni's thinker (helper omni3): forward_omni3.json (tests/hf/test_omni3_forward.py); the whole
+    # qwen3_omni_moe keeps its text_config inside thinker_config.
+    omni3 = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_omni3.json").read_text())
+    newer_types |= {entry["config"]["text_config"]["model_type"] for entry in omni3["models"].values()} | set(omni3["built_defaults"])
     data = {name: json.loads((Path(__file__).parents[1] / "data" / "hf" / f"{name}.json").read_text()) for name in published}
     decoder_type = {name: cfg.get("text_config", {}).get("model_type", cfg["model_type"]) for name, cfg in data.items()}
     later = [name for name in published if name not in MODELS]

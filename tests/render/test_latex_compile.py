@@ -68,6 +68,9 @@ _DOTS3 = {f"{name}{suffix}" for name in ("hf/dots3-note-text-defaults", "hf/dots
 # audio encoder's (its windows' m, u and pairs named, six pieces and their sum).
 _TOWERS = {"hf/llama-4-scout (exact)", "hf/mistral-large-4 (exact)", "hf/phi4-multimodal-defaults (exact)"}
 _TOWERS |= {"hf/qwen2-5-omni-defaults (exact)", "hf/qwen2-5-omni-thinker-defaults (exact)"}
+# Qwen3-Omni: its ViT's closed forms and its audio encoder's align (eight pieces over seven named
+# parts of a clip's chunks and windows) after the MoE decoder's.
+_TOWERS |= {f"hf/{name}-defaults (exact)" for name in ("qwen3-omni-moe", "qwen3-omni-moe-thinker")}
 # Qwen4-Exp: two layer kinds (Gated DeltaNet; gated attention with the QSA indexer's scores over
 # floor(s/P) blocks and its k-pool mask), the low-rank gated residuals and their symbols.
 _QWEN4_EXP = {f"hf/qwen4-exp-defaults{suffix}" for suffix in ("", " (exact)", " (chunked_scan)")}
