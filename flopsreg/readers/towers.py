@@ -45,6 +45,8 @@ def _value(data: Mapping[str, Any], tower: HFTower, dim: Dim, where: str) -> int
     """The integer *dim* reads from the wrapper config *data* (its default when absent)."""
     if dim.derive is not None:  # computed from the tower's sub-config (its absent values) and the wrapper's
         sub = data.get(tower.config)
+        if sub is not None and not isinstance(sub, Mapping):
+            raise ModelError(f"{where}: {tower.config} = {sub!r:.60}: expected an object")
         try:
             return dim.derive(tower.absent if sub is None else sub, data)
         except ValueError as exc:

@@ -222,6 +222,15 @@ def test_configs_transformers_refuses_are_refused_by_name(vision, message):
         flopsreg.Model.from_hf_config({**config, "vision_config": changed})
 
 
+
+@pytest.mark.parametrize("field", ["vision_config", "audio_config"])
+@pytest.mark.parametrize("value", [[1], "x", 3])
+def test_a_tower_sub_config_that_is_not_an_object_is_one_line(field, value):
+    """The towers' derived dims (the ViT's expert schedule) read their sub-config: not an object, one line."""
+    config = MODELS["per_layer"]["config"]
+    with pytest.raises(flopsreg.FlopsregError, match=rf"^config\.json: {field} = {value!r:.60}: expected an object$".replace("[", r"\[").replace("]", r"\]")):
+        flopsreg.Model.from_hf_config({**config, field: value})
+
 def test_a_flat_config_of_another_width_is_refused_by_name():
     """Dots3NoteConfig builds a flat config's towers at their class defaults: adapters 5120 wide."""
     text = dict(MODELS["per_layer"]["config"]["text_config"])
