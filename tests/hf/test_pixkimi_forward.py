@@ -4,6 +4,8 @@ images through each family's own resize rule and placeholder expansion, under Fl
 (forward_pixkimi.json), with two and three images in one request. The tower and projector, the
 language model over text and image tokens, the token counts, the parameters and the processors'
 resize for a dozen sizes at the published settings are each compared with what was recorded.
+A four-block Pixtral with vision_feature_layer 1, -3 and 4 (recorded per block) checks that only the
+blocks whose output reaches the projector are counted.
 """
 
 from __future__ import annotations
