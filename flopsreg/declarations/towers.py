@@ -181,7 +181,9 @@ class ImageRule:
         bidirectional: ``bidirectional(dims, plan) -> n``, the run of *plan*'s tokens the language
             model attends to bidirectionally on top of its causal and sliding masks (Gemma 3's
             soft tokens), or a tuple of runs where a plan holds several blocks (each frame of a
-            Gemma 4 video); None: the image's tokens are causal like text.
+            Gemma 4 video), its tokens then one equal group per run (the frame's wrappers and
+            its run), so that a cached prefix may end between two groups; None: the image's
+            tokens are causal like text.
         pair_slot: with ``bidirectional``, the slot whose FLOPs are those of the attended pairs
             (linear in them): its cost at a one-token sequence is one more pair's, in each layer.
         layer_pairs: with ``bidirectional``, ``layer_pairs(dims, runs, flags, params) -> pairs``

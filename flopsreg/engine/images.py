@@ -203,6 +203,8 @@ class Images:
     # pairs its mask adds within their tokens (a bidirectional rule's): what :meth:`subset` counts again
     encode: Callable[[Sequence[ImagePlan]], Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
     lm_pairs: Callable[[Sequence[ImagePlan]], int] = attrs.field(default=lambda plans: 0, eq=False, repr=False)
+    # the same for some runs of tokens (a video's frames after a cached prefix that ends between them)
+    run_pairs: Callable[[Sequence[int]], int] = attrs.field(default=lambda runs: 0, eq=False, repr=False)
     options: Mapping[str, int | bool] = attrs.field(factory=dict)
 
     def subset(self, indices: Sequence[int]) -> Images:
@@ -466,14 +468,17 @@ def plan_images(
             plans.append(rule.plan(planning, *size) if images is not None else rule.from_tokens(planning, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
+    def run_pairs(runs: Sequence[int]) -> int:
+        """The language model's FLOPs for the pairs its mask adds within *runs* of tokens (each one block)."""
+        layer_pairs = rule.layer_pairs
+        return pair(rule.pair_slot, lambda flags, params: (
+            bidirectional_pairs(runs) if layer_pairs is None else layer_pairs(dims, runs, flags, params)))
+
     def lm_pairs(plans: Sequence[ImagePlan]) -> int:
         """The language model's FLOPs for the pairs its mask adds within *plans*' tokens."""
         if rule.bidirectional is None:
             return 0
-        runs = [run for plan in plans for run in _runs(rule.bidirectional(dims, plan))]
-        layer_pairs = rule.layer_pairs
-        return pair(rule.pair_slot, lambda flags, params: (
-            bidirectional_pairs(runs) if layer_pairs is None else layer_pairs(dims, runs, flags, params)))
+        return run_pairs([run for plan in plans for run in _runs(rule.bidirectional(dims, plan))])
 
     kind = kinds.get(part) if convention == EXACT else None
 
@@ -492,5 +497,5 @@ def plan_images(
         cross = (rule.cross_part, kinds[rule.cross_part], towers[rule.cross_part][1])
         keys = tuple(rule.cross_keys(dims, plan) for plan in plans)  # type: ignore[misc]
     return Images(part=part, title=title, plans=tuple(plans), flops=encode(plans), rule=rule, kind=kind, dims=dims,
-                  bidirectional=lm_pairs(plans), cross=cross, keys=keys, encode=encode, lm_pairs=lm_pairs,
+                  bidirectional=lm_pairs(plans), cross=cross, keys=keys, encode=encode, lm_pairs=lm_pairs, run_pairs=run_pairs,
                   options=options)

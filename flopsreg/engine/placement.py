@@ -40,6 +40,9 @@ class Placed:
     # the videos and audio clips the step encodes (None: none), as ``encoded`` for the images
     videos: Images | None = None
     audio: Images | None = None
+    # the language model's FLOPs for the bidirectional pairs of the blocks of a cut entry that lie
+    # in this step (a video's frames after a cached prefix that ends between two of them)
+    pairs: int = 0
 
     @property
     def media(self) -> tuple[Images, ...]:
@@ -48,7 +51,7 @@ class Placed:
 
     @property
     def forward(self) -> int:
-        return sum(held.forward for held in self.media) + sum(self.cross.values())
+        return sum(held.forward for held in self.media) + sum(self.cross.values()) + self.pairs
 
 
 def with_positions(images: Images, positions: Any, field: str = "image_positions") -> Images:
@@ -81,7 +84,10 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
     An entry lies after ``positions[k]`` text tokens (none given: before the text); at one text
     position the images come first, then the videos, then the clips, each medium in its order. An entry of
     bidirectional tokens (Gemma 3's images) cut by the cache boundary is refused: its cached half
-    was computed without the keys of the other half, which no count of one mask describes. A
+    was computed without the keys of the other half, which no count of one mask describes. An
+    entry of several blocks (a Gemma 4 video's frames) may be cut between two of them: the step
+    that held its first token encoded it whole (as any cut entry), this step adds its new
+    blocks' pairs; a cut inside a block is refused. A
     tower whose model puts its entries before the text itself (:attr:`ImageRule.first`, GIT's
     one ``pixel_values``, an image or a video) takes no other medium beside them."""
     first = next((held for held in media if held.rule.first), None)
@@ -109,13 +115,20 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
                     f"({cached - in_cache} cached, {text} new): {_WORDS[images.rule.takes][2]} lies within its sequence's text or at its end"
                 )
     by_medium: list[list[tuple[int, int]]] = [[] for _ in media]
+    pairs = 0
     for (_, _, index, _), (medium, start, end) in zip(entries, spans):
         by_medium[medium].append((start, end))  # entries of one medium keep their order (positions do not decrease)
-        if start < cached < end and media[medium].rule.bidirectional is not None:
-            raise FlopsregError(
-                f"cached = {cached}: cuts {media[medium].rule.takes} {index + 1} (tokens {start} to {end - 1}), whose tokens attend to each other "
-                f"bidirectionally ({media[medium].title}): give a cached prefix that ends before or after the {media[medium].rule.takes}"
-            )
+        held = media[medium]
+        if start < cached < end and held.rule.bidirectional is not None:
+            runs = held.rule.bidirectional(held.dims, held.plans[index])
+            group = (end - start) // len(runs) if isinstance(runs, tuple) and runs and (end - start) % len(runs) == 0 else 0
+            if not group or (cached - start) % group:
+                between = f", or between two of its {len(runs)} blocks (every {group} tokens)" if group else ""
+                raise FlopsregError(
+                    f"cached = {cached}: cuts {held.rule.takes} {index + 1} (tokens {start} to {end - 1}), whose tokens attend to each other "
+                    f"bidirectionally ({held.title}): give a cached prefix that ends before or after the {held.rule.takes}{between}"
+                )
+            pairs += held.run_pairs(runs[(cached - start) // group:])
     encoded: list[Images | None] = []
     for images, own in zip(media, by_medium):
         new = [index for index, (start, _) in enumerate(own) if start >= cached]
@@ -123,7 +136,8 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
     step_end = cached + text + before - in_cache
     cross = {} if not media or media[0].rule.takes != "image" else _cross(media[0], by_medium[0], cached, step_end)
     taken = dict(zip((images.rule.takes for images in media), encoded))
-    return Placed(tokens=before - in_cache, encoded=taken.get("image"), cross=cross, videos=taken.get("video"), audio=taken.get("audio"))
+    return Placed(tokens=before - in_cache, encoded=taken.get("image"), cross=cross, videos=taken.get("video"), audio=taken.get("audio"),
+                  pairs=pairs)
 
 
 def _cross(images: Images, spans: list[tuple[int, int]], cached: int, end: int) -> dict[str, int]:

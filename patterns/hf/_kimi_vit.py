@@ -2,7 +2,9 @@
 budget, the padding to whole merge groups, and the tokens the chat template and processor place.
 
 Kimi_K25ImageProcessor's ``navit_resize`` scales an image down (never up) so that it holds at most
-``max_patches`` patches (the processor's option, 16384 by default: ``processor={"max_patches": n}``) and ``max_side`` patches a side, then pads it with zeros to a multiple of
+``max_patches`` patches (the processor's option, 16384 by default: ``processor={"max_patches": n}``) and
+its ``size`` ``max_height`` = ``max_width`` patches a side (512 by default; the processor refuses
+unequal ones: ``processor={"max_height": n, "max_width": n}``), then pads it with zeros to a multiple of
 ``patch x merge`` pixels a side: the padded patches are part of the image (the ViT runs over them
 and they become tokens). MoonViT attends within each image (transformers splits the packed
 patches by image), the projector takes each ``merge x merge`` group of patches to one token, and
@@ -35,16 +37,18 @@ WRAPPER_TOKENS = 4  # <|media_begin|>, "image", <|media_content|> before the pad
 MAX_PATCHES, MAX_SIDE = 16384, 512  # Kimi_K25ImageProcessor's max_patches and size["max_height"] (patches a side)
 
 
-def navit_resize(height: int, width: int, patch: int, merge: int, max_patches: int = MAX_PATCHES) -> tuple[tuple[int, int], tuple[int, int]]:
+def navit_resize(
+    height: int, width: int, patch: int, merge: int, max_patches: int = MAX_PATCHES, max_side: int = MAX_SIDE
+) -> tuple[tuple[int, int], tuple[int, int]]:
     """Kimi_K25ImageProcessor's ``navit_resize`` (Kimi_K25VideoProcessor's is the same, at its own
     *max_patches*), step for step (floats as there): the resized ``(height, width)`` and the size
-    it is padded to, a multiple of ``patch x merge`` a side."""
+    it is padded to, a multiple of ``patch x merge`` a side; *max_side* is its ``max_size_per_side``."""
     if height < 1 or width < 1:
         raise ValueError(f"{height}x{width}: expected a height and width of at least 1 pixel")
     current = max(1.0, height // patch) * max(1.0, width // patch)
-    scale = min(1.0, math.sqrt(max_patches / current), MAX_SIDE * patch / height, MAX_SIDE * patch / width)
-    new_height = min(max(1, int(height * scale)), MAX_SIDE * patch)
-    new_width = min(max(1, int(width * scale)), MAX_SIDE * patch)
+    scale = min(1.0, math.sqrt(max_patches / current), max_side * patch / height, max_side * patch / width)
+    new_height = min(max(1, int(height * scale)), max_side * patch)
+    new_width = min(max(1, int(width * scale)), max_side * patch)
     factor = merge * patch
     return (new_height, new_width), (-(-new_height // factor) * factor, -(-new_width // factor) * factor)
 
@@ -53,13 +57,17 @@ def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
     patch, merge = d["patch"], d["merge_h"]
     if d["merge_w"] != merge:
         raise ValueError(f"merge_kernel_size = [{merge}, {d['merge_w']}]: Kimi_K25ImageProcessor merges square groups (merge_size)")
-    resized, padded = navit_resize(height, width, patch, merge, d["max_patches"])
+    if d["max_height"] != d["max_width"]:
+        raise ValueError(f"max_height = {d['max_height']}, max_width = {d['max_width']}: Kimi_K25ImageProcessor takes a size "
+                         "with identical values (give both)")
+    resized, padded = navit_resize(height, width, patch, merge, d["max_patches"], d["max_height"])
     rows, columns = padded[0] // patch, padded[1] // patch
     return ImagePlan(height=height, width=width, resized=padded, grid=(1, rows, columns), tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
 
 
 KIMI_IMAGES = ImageRule(
-    summary=f"Kimi_K25ImageProcessor: scaled down to at most max_patches (default {MAX_PATCHES}) patches and {MAX_SIDE} a side, zero-padded to "
+    summary=f"Kimi_K25ImageProcessor: scaled down to at most max_patches (default {MAX_PATCHES}) patches and max_height = max_width "
+    f"(default {MAX_SIDE}) a side, zero-padded to "
     "patch x merge pixels a side; tokens = patches / merge^2 + 4 (<|media_begin|>image<|media_content|> ... <|media_end|>)",
     plan=_plan,
     shape_note="attention within each image and the padding to whole merge groups depend on its rows and columns",
@@ -70,7 +78,8 @@ KIMI_IMAGES = ImageRule(
         "blocks.mlp = layers x 2 x patches x 2 h i",
         "projector = 2 x (patches / merge^2) x ((h merge^2)^2 + h merge^2 x text) (in_proj, out_proj)",
     ),
-    options={"max_patches": MAX_PATCHES},  # the processor's patch budget
+    # the processor's patch budget and its size's most patches a side (max_height = max_width)
+    options={"max_patches": MAX_PATCHES, "max_height": MAX_SIDE, "max_width": MAX_SIDE},
 )
 
 

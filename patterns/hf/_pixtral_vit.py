@@ -11,6 +11,10 @@ merged token, an ``[IMG_BREAK]`` after each row of them, the last one replaced b
 ``rows/merge x (columns/merge + 1)`` tokens. The published processors set ``longest_edge`` to the
 tower's ``image_size`` (1540 for Mistral Small 3.1's tower, which Mistral Large 4 builds): the
 option's default (``processor={"longest_edge": n}`` sets another).
+The projector reads the hidden states ``vision_feature_layer`` selects (an index or a list of
+them, negative from the end; ``hidden_states[0]`` is the patch embeddings, ``hidden_states[k]``
+block k's output): the tower runs every block, but only the first ``feature_blocks`` of them reach
+the projector, and only those are counted.
 FLOPs are the kind's closed forms (patterns/hf/_towers.py PIXTRAL_VISION); derived in
 docs/multimodal.md, checked against tests/data/hf_forward/forward_pixkimi.json.
 """
@@ -19,10 +23,29 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 from flopsreg.plugin import ImagePlan, ImageRule
 
-__all__ = ["PIXTRAL_IMAGES", "pixtral_resize", "pixtral_tokens"]
+__all__ = ["PIXTRAL_IMAGES", "feature_blocks", "pixtral_resize", "pixtral_tokens"]
+
+PIXTRAL_LAYERS = 24  # PixtralVisionConfig's num_hidden_layers
+FEATURE_LAYER = -1  # MistralLarge4Config's vision_feature_layer
+
+
+def feature_blocks(vision: Mapping[str, Any], wrapper: Mapping[str, Any]) -> int:
+    """The blocks whose output reaches the projector: up to the deepest hidden state
+    ``vision_feature_layer`` selects (of num_hidden_layers + 1; index k is k blocks, negative from the end)."""
+    layers = vision.get("num_hidden_layers", PIXTRAL_LAYERS)
+    selected = wrapper.get("vision_feature_layer", FEATURE_LAYER)
+    indexes = [selected] if type(selected) is int else selected
+    states = layers + 1
+    if not isinstance(indexes, list) or not indexes or any(type(k) is not int or not -states <= k < states for k in indexes):
+        raise ValueError(
+            f"num_hidden_layers = {layers}: vision_feature_layer = {selected!r:.60} is out of range: expected an index "
+            f"or a non-empty list of indexes from {-states} to {layers} (hidden_states[0] is the patch embeddings)"
+        )
+    return max(k % states for k in indexes)
 
 
 def pixtral_resize(height: int, width: int, longest_edge: int, factor: int) -> tuple[int, int]:
@@ -58,11 +81,12 @@ PIXTRAL_IMAGES = ImageRule(
     shape_note="the row breaks and attention within each image depend on its rows and columns",
     rules=(
         "patch_embed = 2 x patches x h x channels x patch^2 (Conv2d over the image's real patches)",
-        "blocks.qkv_proj = layers x 2 x patches x 4h^2 (q, k, v, o)",
-        "blocks.attention = 4h x layers x sum(patches_per_image^2) (block-diagonal: each image attends within itself)",
-        "blocks.mlp = layers x 2 x patches x 3 h i (gated)",
+        "blocks.qkv_proj = used x 2 x patches x 4h^2 (q, k, v, o; used: the blocks up to vision_feature_layer's deepest hidden state)",
+        "blocks.attention = 4h x used x sum(patches_per_image^2) (block-diagonal: each image attends within itself)",
+        "blocks.mlp = used x 2 x patches x 3 h i (gated)",
         "projector.merge = 2 x (patches / merge^2) x (h merge^2) x h (patch merger)",
         "projector.mlp = 2 x (patches / merge^2) x (h features x text + text^2) (linear_1, linear_2)",
+        "not counted (output thrown away): the blocks after the deepest hidden state vision_feature_layer selects",
     ),
     options={"longest_edge": "image"},  # the processor's longest edge, by default the tower's image_size
 )

@@ -28,7 +28,7 @@ from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES
 from flopsreg.patterns.hf._phi4_audio import PHI4_AUDIO_CLIPS, WINDOW
 from flopsreg.patterns.hf._phi4mm_vit import PHI4_MULTIMODAL_IMAGES
-from flopsreg.patterns.hf._pixtral_vit import PIXTRAL_IMAGES
+from flopsreg.patterns.hf._pixtral_vit import PIXTRAL_IMAGES, feature_blocks
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN2_VL_IMAGES, QWEN2_VL_VIDEOS, QWEN3_VL_IMAGES, QWEN3_VL_VIDEOS
 from flopsreg.plugin import CROSS_ATTENTION, IMAGE_GRID, Dim, TowerKind, where_symbol
 
@@ -309,7 +309,7 @@ LLAMA4_PROJECTOR = TowerKind(
 # Pixtral (Mistral Large 4) and MoonViT (Kimi K2.5): each image's patches through the ViT, attention
 # within the image, then the projector over merge x merge groups (derived in docs/multimodal.md).
 _PATCHES = _T * _ROWS * _COLUMNS
-(merge_h, merge_w) = sympy.symbols("merge_h merge_w", integer=True, nonnegative=True)
+(merge_h, merge_w, used) = sympy.symbols("merge_h merge_w used", integer=True, nonnegative=True)
 _MERGED = where_symbol("M")  # the image's merged tokens: what the projector runs over
 
 PIXTRAL_VISION = TowerKind(
@@ -323,15 +323,17 @@ PIXTRAL_VISION = TowerKind(
         Dim("patch", "{tower}.patch_size", 16, latex="p"), Dim("image", "{tower}.image_size", 1024, latex=r"w_{\mathrm{px}}"),
         Dim("merge", "spatial_merge_size", 2, latex="m"), Dim("text", "text_config.hidden_size", 6144, latex="D"),
         Dim("features", "vision_feature_layer", -1, read="count", latex=r"n_{\mathrm{feat}}"),
+        # the blocks whose output reaches the projector (class defaults: all 24)
+        Dim("used", "vision_feature_layer", 24, read="derived", derive=feature_blocks, latex=r"L_{\mathrm{u}}"),
     ),
     parameters=channels * patch**2 * h + h + layers * (4 * h**2 + 3 * h * i + 2 * h),
     reference=_SOURCE + "pixtral/modeling_pixtral.py PixtralVisionModel",
     images=PIXTRAL_IMAGES,
     flops={
         "patch_embed": 2 * _PATCHES * h * channels * patch**2,
-        "blocks.qkv_proj": layers * 2 * _PATCHES * 4 * h**2,
-        "blocks.attention": 4 * h * layers * _T * (_ROWS * _COLUMNS) ** 2,  # within the image only
-        "blocks.mlp": layers * 2 * _PATCHES * 3 * h * i,
+        "blocks.qkv_proj": used * 2 * _PATCHES * 4 * h**2,
+        "blocks.attention": 4 * h * used * _T * (_ROWS * _COLUMNS) ** 2,  # within the image only
+        "blocks.mlp": used * 2 * _PATCHES * 3 * h * i,
         "projector.merge": 2 * _MERGED * h * merge**2 * h,
         "projector.mlp": 2 * _MERGED * (h * features * text + text**2),
     },

@@ -4,6 +4,8 @@ images through each family's own resize rule and placeholder expansion, under Fl
 (forward_pixkimi.json), with two and three images in one request. The tower and projector, the
 language model over text and image tokens, the token counts, the parameters and the processors'
 resize for a dozen sizes at the published settings are each compared with what was recorded.
+A four-block Pixtral with vision_feature_layer 1, -3 and 4 (recorded per block) checks that only the
+blocks whose output reaches the projector are counted.
 """
 
 from __future__ import annotations
@@ -177,6 +179,46 @@ def test_the_closed_forms_equal_the_recorded_tower_per_image(name):
         assert sum(together.values()) == measured["vision_tower"] + measured["projector"] - wasted
 
 
+FEATURE_LAYERS = RECORD["feature_layers"]
+
+
+@pytest.mark.parametrize("case", sorted(FEATURE_LAYERS["cases"]))
+def test_pixtral_counts_the_blocks_up_to_vision_feature_layer_and_the_record_holds_the_rest(registry, case):
+    """transformers runs every block of the tower; the projector reads hidden_states[vision_feature_layer]
+    (hidden_states[0] the patch embeddings): recorded = counted + the recorded blocks after the selected one."""
+    measured = FEATURE_LAYERS["cases"][case]
+    config = measured["config"]
+    layers, selected = config["vision_config"]["num_hidden_layers"], config["vision_feature_layer"]
+    used = {1: 1, -3: 2, 4: 4}[selected]  # of 5 hidden states: index 1 is one block, -3 is index 2
+    model = flopsreg.Model.from_hf_config(config)
+    assert model.towers["vision"].dims["used"] == used
+    assert registry.parameters(model).total == measured["parameters"]
+    flops = dict(registry.evaluate(model, seq_len=7, images=[tuple(FEATURE_LAYERS["image"])]).images.flops)
+    thrown_away = sum(measured["layers"][used:])
+    assert (thrown_away > 0) == (used < layers)
+    assert flops["patch_embed"] == measured["patch_conv"]
+    assert flops["blocks.qkv_proj"] + flops["blocks.attention"] + flops["blocks.mlp"] == sum(measured["layers"][:used])
+    assert flops.pop("projector.merge") + flops.pop("projector.mlp") == measured["projector"]
+    assert sum(flops.values()) + thrown_away == measured["vision_tower"]
+
+
+@pytest.mark.parametrize(("selected", "used"), [(-1, 4), (0, 0), (-5, 0), ([0, -2], 3), ([3, 1], 3), ([-1], 4)])
+def test_pixtral_blocks_reach_the_deepest_selected_hidden_state(selected, used):
+    """A list keeps the blocks up to its deepest index (negative from the end of 5 hidden states)."""
+    config = {**MODELS["mistral_large4"]["config"], "vision_feature_layer": selected}
+    model = flopsreg.Model.from_hf_config({**config, "vision_config": {**config["vision_config"], "num_hidden_layers": 4}})
+    assert model.towers["vision"].dims["used"] == used
+
+
+@pytest.mark.parametrize("selected", [5, -6, [0, 7], [-1, -6]])
+def test_an_out_of_range_vision_feature_layer_is_refused_by_name(selected):
+    config = {**MODELS["mistral_large4"]["config"], "vision_feature_layer": selected}
+    config = {**config, "vision_config": {**config["vision_config"], "num_hidden_layers": 4}}
+    message = rf"vision_config\.num_hidden_layers = 4: vision_feature_layer = {re.escape(repr(selected))} is out of range: expected an index or a non-empty list of indexes from -5 to 4"
+    with pytest.raises(flopsreg.FlopsregError, match=message):
+        flopsreg.Model.from_hf_config(config)
+
+
 def test_image_tokens_alone_are_refused_by_name(registry):
     for name, note in (("mistral_large4", "the row breaks"), ("kimi_k25", "attention within each image")):
         with pytest.raises(flopsreg.FlopsregError, match=rf"^image_tokens: .+ needs each image's height and width \(give images=\): {note}"):
@@ -229,7 +271,9 @@ def test_the_formula_and_latex_show_the_tower_as_a_term_of_its_own(tmp_path, cap
     path.write_text(json.dumps(MODELS[name]["config"]))
     assert main(["formula", str(path), "--no-cache"]) == 0
     text = capsys.readouterr().out
-    assert "blocks.attention = 4*columns**2*h*layers*rows**2*t" in text
+    # Pixtral's blocks are the `used` ones (up to vision_feature_layer); MoonViT runs all `layers`
+    blocks = {"mistral_large4": "4*columns**2*h*rows**2*t*used", "kimi_k25": "4*columns**2*h*layers*rows**2*t"}[name]
+    assert f"blocks.attention = {blocks}" in text
     (total,) = [line.split(" = ", 1)[1] for line in text.splitlines() if line.startswith("  F_vision(t, rows, columns) = ")]
     merged = [line.split(" = ", 1)[1] for line in text.splitlines() if line.startswith("  M = ")][-1]  # with the dims' values
     form = sympy.sympify(total).subs(sympy.Symbol("M"), sympy.sympify(merged))

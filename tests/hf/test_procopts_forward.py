@@ -140,6 +140,29 @@ def test_kimi_resizes_as_the_image_processor_with_its_max_patches(registry, max_
     assert list(plan.grid) == row["grid"] and plan.tokens == row["tokens"] + 4
 
 
+@pytest.mark.parametrize(("side", "row"), [(int(side), row) for side, rows in RECORD["kimi_k25_side"].items() for row in rows])
+def test_kimi_resizes_as_the_image_processor_with_its_most_patches_a_side(registry, side, row):
+    """Kimi_K25ImageProcessor(size={"max_height": 64 or 200, "max_width": the same}) at its default budget:
+    its grid, and Kimi_K25Processor's <|media_pad|> tokens plus the chat template's 4 wrapper tokens."""
+    images = registry.images(_pixkimi("kimi_k25"), images=[tuple(row["size"])], processor={"max_height": side, "max_width": side})
+    (plan,) = images.plans
+    assert list(plan.grid) == row["grid"] and plan.tokens == row["tokens"] + 4
+    assert images.options == {"max_height": side, "max_width": side}
+
+
+def test_kimis_most_patches_a_side_defaults_to_512_and_unequal_sides_are_refused(registry):
+    """The processor's default size (512 a side) changes nothing given; it refuses unequal max_height and
+    max_width, and so does flopsreg, in one line."""
+    model = _pixkimi("kimi_k25")
+    plain = registry.evaluate(model, seq_len=10, images=[(1440, 2560)])
+    assert registry.evaluate(model, seq_len=10, images=[(1440, 2560)], processor={"max_height": 512, "max_width": 512}).forward == plain.forward
+    capped = registry.evaluate(model, seq_len=10, images=[(1440, 2560)], processor={"max_height": 64, "max_width": 64})
+    assert capped.forward < plain.forward
+    with pytest.raises(flopsreg.FlopsregError, match=r"^images\[0\] = \(1440, 2560\): max_height = 64, max_width = 512: "
+                       r"Kimi_K25ImageProcessor takes a size with identical values \(give both\) \(MoonViT \(Kimi K2.5\)\)$"):
+        registry.evaluate(model, seq_len=10, images=[(1440, 2560)], processor={"max_height": 64})
+
+
 def test_pixtral_and_kimi_options_change_the_count_and_their_defaults_change_nothing(registry):
     for name, option, default, other in (("mistral_large4", "longest_edge", 1540, 512), ("kimi_k25", "max_patches", 16384, 1024)):
         model = _pixkimi(name, image_size=1540) if name == "mistral_large4" else _pixkimi(name)
@@ -150,7 +173,7 @@ def test_pixtral_and_kimi_options_change_the_count_and_their_defaults_change_not
     with pytest.raises(flopsreg.FlopsregError, match=r"^processor: longest_edge = 0: expected an integer >= 1$"):
         registry.evaluate(_pixkimi("mistral_large4"), seq_len=5, images=[(64, 64)], processor={"longest_edge": 0})
     with pytest.raises(flopsreg.FlopsregError, match=r"^processor: 'max_patch' is not an option of MoonViT \(Kimi K2.5\)'s processor "
-                       r"\(it takes max_patches\); did you mean 'max_patches'\?$"):
+                       r"\(it takes max_patches, max_height, max_width\); did you mean 'max_patches'\?$"):
         registry.evaluate(_pixkimi("kimi_k25"), seq_len=5, images=[(64, 64)], processor={"max_patch": 1024})
 
 

@@ -126,9 +126,10 @@ def test_the_unified_embedder_is_the_recorded_one_less_the_padding(registry, cas
         "patch_dense": 2 * tokens * 3 * 24**2 * 30, "embedder": 2 * tokens * 30 * 44}
 
 
-def _brute_force(family: str, length: int, blocks: list[range], window: int | None) -> int:
+def _brute_force(family: str, length: int, blocks: list[range], window: int | None, first: int = 0) -> int:
     """transformers' masks pair by pair (as tests/hf/test_gemma4img_forward.py): Gemma 4 sliding
-    layers AND(window, OR(causal, same block)), full layers causal; unified OR(causal in window, same block)."""
+    layers AND(window, OR(causal, same block)), full layers causal; unified OR(causal in window, same block).
+    The queries from *first* on (a step after a cached prefix of *first* tokens)."""
     def block(position):
         return next((number for number, run in enumerate(blocks) if position in run), None)
 
@@ -139,7 +140,7 @@ def _brute_force(family: str, length: int, blocks: list[range], window: int | No
             return causal or (window is not None and same and kv > q - window)
         return causal or same
 
-    return sum(allowed(q, kv) for q in range(length) for kv in range(length))
+    return sum(allowed(q, kv) for q in range(first, length) for kv in range(length))
 
 
 @pytest.mark.parametrize("case", _cases("gemma4"))
@@ -365,3 +366,40 @@ def test_a_step_after_a_cached_video_encodes_nothing_and_a_cut_video_is_refused(
     assert step.forward == registry.evaluate(model, seq_len=5, cached=tokens + 7).forward
     with pytest.raises(flopsreg.FlopsregError, match=r"^cached = 100: cuts video 1 \(tokens 0 to 185\), whose tokens attend to each other"):
         registry.evaluate(model, seq_len=5, cached=100, videos=[(3, 300, 500)])
+
+
+@pytest.mark.parametrize("frames_cached", [1, 2])
+@pytest.mark.parametrize("family", GEMMA4)
+def test_a_prefix_cached_between_two_frames_adds_the_new_frames_pairs_alone(registry, family, frames_cached):
+    """Each frame is its own block: a prefix that ends between two frames leaves the later frames'
+    blocks whole in the step. The tower ran in the step that held the video's first token (as for
+    any cut video); this step is the language model over its new tokens plus the pairs the blocks
+    add to the queries from the cut on, counted pair by pair over the step's mask."""
+    model, text = _model(family), MODELS[family]["config"]["text_config"]
+    video = registry.videos(model, videos=[(3, 300, 500)])
+    frames, group = 3, video.tokens // 3
+    soft = group - WRAPPER_TOKENS
+    blocks = [range(k * group + 1, k * group + 1 + soft) for k in range(frames)]  # <boi>, soft tokens, <eoi>
+    cached, new_text = frames_cached * group, 5
+    length = video.tokens + new_text
+    added = {kind: _brute_force(family, length, blocks, window, cached) - _brute_force(family, length, [], window, cached)
+             for kind, window in (("full_attention", None), ("sliding_attention", text["sliding_window"]))}
+    left, w = frames - frames_cached, text["sliding_window"]
+    triangles = left * soft * (soft - 1) // 2  # the new frames' blocks alone: the cached ones add nothing to new queries
+    if family == "gemma4":
+        assert added == {"full_attention": 0, "sliding_attention": triangles}
+    else:
+        assert added == {"full_attention": triangles, "sliding_attention": triangles + left * (soft - w) * (soft - w + 1) // 2}
+    width = {"sliding_attention": text["head_dim"], "full_attention": text["global_head_dim"]}
+    expected = sum(2 * text["num_attention_heads"] * 2 * width[kind] * added[kind] for kind in text["layer_types"])
+    step = registry.evaluate(model, seq_len=new_text, cached=cached, videos=[(3, 300, 500)])
+    assert step.seqlens == (length - cached,) and step.placed[0].videos is None
+    assert step.forward == registry.evaluate(model, seq_len=length - cached, cached=cached).forward + expected
+
+
+@pytest.mark.parametrize("family", GEMMA4)
+def test_a_prefix_cached_inside_a_frame_is_refused_naming_the_frame_boundaries(registry, family):
+    group = registry.videos(_model(family), videos=[(3, 300, 500)]).tokens // 3
+    for cached in (group + 1, 2 * group - 1):  # after a frame's <boi>, before its <eoi>
+        with pytest.raises(flopsreg.FlopsregError, match=rf"^cached = {cached}: cuts video 1 .+ or between two of its 3 blocks \(every {group} tokens\)$"):
+            registry.evaluate(_model(family), seq_len=5, cached=cached, videos=[(3, 300, 500)])

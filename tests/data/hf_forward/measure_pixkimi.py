@@ -17,6 +17,10 @@ processor's layout (patches x 3 x patch x patch) of a random image of that size;
 expanded by Kimi_K25Processor.replace_image_token. MoonViT attends within each image (split by
 cu_seqlens), so no FLOPs are wasted across images.
 
+Mistral Large 4 with ``vision_feature_layer`` 1, -3 and 4 (a four-layer tower, one image):
+the tower still runs every layer, the projector reads the selected hidden states; each layer's
+FLOPs are recorded apart, so that the test counts those whose output is thrown away.
+
 Recorded per case: the FLOPs of the whole forward, of the vision tower, the projector and the
 rest; the image-token counts; the parameters of the whole model and of its towers; the processors'
 resize and token counts for a dozen sizes at the published settings. forward_pixkimi.json comes
@@ -219,6 +223,43 @@ def measure_mistral_large4() -> dict:
     }
 
 
+# Mistral Large 4 with vision_feature_layer other than -1: a four-layer tower, one image; the
+# projector reads the selected hidden state (hidden_states[0] the patch embeddings), the tower
+# still runs every layer. Recorded per layer, so that the test counts the ones thrown away.
+FEATURE_LAYERS = {"one": 1, "minus_three": -3, "four": 4}
+FEATURE_IMAGE = (50, 37)
+
+
+def measure_feature_layers() -> dict:
+    vision = {**MISTRAL_LARGE4["vision_config"], "num_hidden_layers": 4}
+    patch, merge = vision["patch_size"], MISTRAL_LARGE4["spatial_merge_size"]
+    processor = _pixtral_processor(patch, merge, vision["image_size"])
+    inputs = processor(images=_images([FEATURE_IMAGE], 1), return_tensors="pt", input_data_format="channels_last")
+    (height, width), = [tuple(map(int, s)) for s in inputs["image_sizes"].tolist()]
+    pieces = _pixtral_tokens(height, width, patch, merge)
+    ids = torch.tensor([PIXTRAL_PIECES[p] for p in pieces] + torch.randint(0, 80, (TEXT_TOKENS,)).tolist()).unsqueeze(0)
+    cases = {}
+    for case, layer in FEATURE_LAYERS.items():
+        config = {**MISTRAL_LARGE4, "vision_config": vision, "vision_feature_layer": layer}
+        model = _build(config)
+        root = type(model).__name__
+        total, counts = _count(model, input_ids=ids, pixel_values=inputs["pixel_values"], image_sizes=inputs["image_sizes"])
+        vision_flops = _module(counts, root, "model.vision_tower")
+        projector = _module(counts, root, "model.multi_modal_projector")
+        cases[case] = {
+            "config": config,
+            "image_sizes": [[height, width]],
+            "forward": total,
+            "vision_tower": vision_flops,
+            "patch_conv": _module(counts, root, "model.vision_tower.patch_conv"),
+            "layers": [_module(counts, root, f"model.vision_tower.transformer.layers.{k}") for k in range(vision["num_hidden_layers"])],
+            "projector": projector,
+            "rest": total - vision_flops - projector,
+            "parameters": int(sum(p.numel() for p in model.parameters())),
+        }
+    return {"image": list(FEATURE_IMAGE), "cases": cases}
+
+
 def _kimi_patches(grid: tuple[int, int, int], patch: int, image: np.ndarray) -> torch.Tensor:
     """Kimi_K25ImageProcessor.patchify's layout (patches, 3, patch, patch) of an image of the padded size."""
     _, rows, columns = grid
@@ -296,6 +337,7 @@ def main() -> None:
         "transformers": transformers.__version__,
         "torch": torch.__version__.split("+")[0],
         "models": {"mistral_large4": measure_mistral_large4(), "kimi_k25": measure_kimi_k25()},
+        "feature_layers": measure_feature_layers(),
         "resizing": {"pixtral": {"settings": PUBLISHED_PIXTRAL, "sizes": pixtral_resizing()},
                      "kimi_k25": {"settings": PUBLISHED_KIMI, "sizes": kimi_resizing()}},
     }

@@ -7,7 +7,8 @@ as given, as measure_qwenvid.py takes them) built with the same options; and Lla
 canvas and tiles with max_patches 4 and 9 (the published 16: measure_llama4img.py);
 PixtralImageProcessorPil with longest_edge 1024 and 512 (the published tower's 1540:
 measure_pixkimi.py), its [IMG] / [IMG_BREAK] / [IMG_END] count as PixtralProcessor expands it;
-and Kimi_K25ImageProcessor with max_patches 1024 and 4096 (the published 16384), its grid and its
+and Kimi_K25ImageProcessor with max_patches 1024 and 4096 (the published 16384), and with size
+max_height = max_width 64 and 200 patches a side (the published 512), its grid and its
 <|media_pad|> count as Kimi_K25Processor expands it. The result,
 forward_procopts.json, comes from transformers alone: tests/hf/test_procopts.py compares
 flopsreg's plans (``processor={...}``) with it.
@@ -52,6 +53,8 @@ LLAMA4_SIZES = [(768, 1024), (336, 336), (337, 336), (100, 2000), (720, 1280), (
 # published tower's 1540; Kimi K2.5 (patch 14, merge 2) at two patch budgets other than 16384.
 PIXTRAL_LONGEST_EDGES = (1024, 512)
 KIMI_MAX_PATCHES = (1024, 4096)
+# Kimi K2.5 at the default budget with other most patches a side (size max_height = max_width) than 512.
+KIMI_MAX_SIDES = (64, 200)
 VIDEO_SETTINGS = {"max_only": {"max_pixels": 230400}, "both": {"min_pixels": 50176, "max_pixels": 1605632}}
 
 
@@ -117,9 +120,10 @@ def pixtral_resizing(longest_edge: int) -> list[dict]:
     return rows
 
 
-def kimi_resizing(max_patches: int) -> list[dict]:
-    """image_grid_thw of Kimi_K25ImageProcessor(max_patches=...) (patch 14, merge 2), and Kimi_K25Processor's pads."""
-    processor = Kimi_K25ImageProcessor(max_patches=max_patches, patch_size=14, merge_size=2)
+def kimi_resizing(max_patches: int = 16384, max_side: int = 512) -> list[dict]:
+    """image_grid_thw of Kimi_K25ImageProcessor(max_patches=..., size={"max_height": s, "max_width": s})
+    (patch 14, merge 2), and Kimi_K25Processor's pads."""
+    processor = Kimi_K25ImageProcessor(max_patches=max_patches, size={"max_height": max_side, "max_width": max_side}, patch_size=14, merge_size=2)
     expander = _stub_processor(Kimi_K25Processor)
     expander.image_processor = processor
     rows = []
@@ -141,6 +145,7 @@ def main() -> None:
         "llama4": {str(max_patches): llama4_tiling(max_patches) for max_patches in LLAMA4_MAX_PATCHES},
         "pixtral": {str(edge): pixtral_resizing(edge) for edge in PIXTRAL_LONGEST_EDGES},
         "kimi_k25": {str(max_patches): kimi_resizing(max_patches) for max_patches in KIMI_MAX_PATCHES},
+        "kimi_k25_side": {str(side): kimi_resizing(max_side=side) for side in KIMI_MAX_SIDES},
     }
     (HERE / "forward_procopts.json").write_text(json.dumps(record, indent=1) + "\n")
 
