@@ -11,7 +11,9 @@ grid, the token counts, the vision tower's FLOPs and the whole forward.
 dots.3 note: the tiny Dots3NoteForConditionalGeneration of measure_dots3mm.py ("per_layer") given
 frames through Qwen3VLVideoProcessor (AutoVideoProcessor's class for dots3_note) with its class
 defaults, with the tower's patch size and the default temporal_patch_size 2, and with
-temporal_patch_size 1: the error transformers raises, or the grid and the tower's FLOPs.
+temporal_patch_size 1, expanded as Dots3NoteProcessor.replace_video_token expands the placeholder
+(before the text): the error transformers raises, or the grid, the tokens, the tower's FLOPs and
+the whole forward.
 
 Writes forward_vid3.json; the tests are tests/hf/test_qwen4exp_forward.py and
 tests/hf/test_dots3mm_forward.py. Needs torch, transformers, Pillow and torchvision (the video
@@ -43,6 +45,7 @@ from measure_towers5 import IDS, TEXT_TOKENS  # noqa: E402
 TIMESTAMP = 3  # text tokens each "<t seconds>" stands for here (a real tokenizer's count is text, in seq_len)
 VIDEOS = {"four": (4, 300, 500), "five": (5, 200, 260)}
 DOTS3_VIDEO = (3, 40, 56)
+DOTS3_VIDEO_TOKEN = 92  # the tiny dots.3 wrapper's video_token_id (inside its vocabulary of 97)
 DOTS3_PIXELS = {"shortest_edge": 64, "longest_edge": 4096 * 3}  # small bounds for the tiny tower (frames x area)
 
 
@@ -105,9 +108,11 @@ def qwen4_exp_videos() -> dict:
 
 
 def dots3_note_videos() -> dict:
-    config = measure_dots3mm.CASES["per_layer"]
+    config = {**measure_dots3mm.CASES["per_layer"], "video_token_id": DOTS3_VIDEO_TOKEN}
     model = measure_dots3mm._build(config)
+    root = type(model).__name__
     patch, merge = measure_dots3mm.PATCH, measure_dots3mm.MERGE
+    expander = measure_dots3mm._processor()
     processors = {
         "class_defaults": {},
         "tower_patch": {"patch_size": patch, "merge_size": merge, "size": DOTS3_PIXELS},
@@ -121,16 +126,21 @@ def dots3_note_videos() -> dict:
         run = {"processor": {"patch_size": processor.patch_size, "temporal_patch_size": processor.temporal_patch_size,
                              "merge_size": processor.merge_size},
                "video_grid_thw": grid.tolist(), "pixel_values_videos": list(inputs["pixel_values_videos"].shape)}
+        expander.video_processor = processor  # Dots3NoteProcessor.replace_video_token reads its merge_size
+        tokens = len(expander.replace_video_token({"video_grid_thw": grid}, 0)) // len(expander.video_token)
+        ids = torch.tensor([[DOTS3_VIDEO_TOKEN] * tokens + torch.randint(0, 80, (measure_dots3mm.TEXT_TOKENS,)).tolist()])
         counter = FlopCounterMode(display=False)
         try:
             with torch.no_grad(), counter:
-                model.model.get_video_features(inputs["pixel_values_videos"], grid)
+                model(input_ids=ids, pixel_values_videos=inputs["pixel_values_videos"], video_grid_thw=grid)
         except Exception as exc:  # noqa: BLE001 - the failure is the record
             run["error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
         else:
-            run["visual"] = int(counter.get_total_flops())
+            counts = counter.get_flop_counts()
+            run.update(video_tokens=tokens, sequence=int(ids.shape[1]), forward=int(counter.get_total_flops()),
+                       visual=int(sum(counts[f"{root}.model.vision_tower"].values())))
         runs[name] = run
-    return {"config": config, "video": list(DOTS3_VIDEO), "runs": runs}
+    return {"config": config, "text_tokens": measure_dots3mm.TEXT_TOKENS, "video": list(DOTS3_VIDEO), "runs": runs}
 
 
 def main() -> int:
