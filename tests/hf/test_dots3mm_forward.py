@@ -349,3 +349,26 @@ def test_images_and_videos_share_the_processor_options(registry):
     assert result.videos.tower == VIDEO_RUNS["temporal_1"]["visual"]
     assert result.seqlens == (7 + result.images.tokens + result.videos.tokens,)
 
+
+
+def test_the_worked_example_of_the_video(registry):
+    """docs/multimodal.md ("dots.3 note with a 16-frame video"): the class defaults, 16 frames of 1280 x 720."""
+    model = flopsreg.Model.from_hf_config(DEFAULTS)
+    result = registry.evaluate(model, seq_len=1000, videos=[(16, 720, 1280)])
+    (video,) = result.videos.plans
+    assert (video.resized, video.grid, video.tokens) == ((140, 280), (16, 10, 20), 800)
+    frames, p, h, layers = 16, 10 * 20, 1536, 42
+    patches = frames * p
+    vision = {
+        "patch_embed": 2 * patches * h * 3 * 14**2, "blocks.qkv_proj": layers * 2 * patches * 4 * h * h,
+        "blocks.attention": 4 * h * layers * frames * p * p, "blocks.mlp": 2 * patches * 3 * h * 25 * 4224,
+        "blocks.router": 2 * patches * h * 608, "blocks.experts": 2 * patches * 3 * h * 17 * 2 * 2112,
+        "merger": 2 * (patches // 4) * ((4 * h) ** 2 + 4 * h * 5120),
+    }
+    assert dict(result.videos.flops) == vision and result.videos.tower == 8_056_327_372_800
+    image = registry.evaluate(model, seq_len=1000, images=[(140, 280)])
+    assert (image.images.plans[0].grid, image.images.tokens) == ((1, 10, 20), 50)
+    assert result.videos.tower == 16 * image.images.tower
+    assert result.seqlens == (1800,)
+    assert result.forward == registry.evaluate(model, seq_len=1800).forward + 8_056_327_372_800 == 67_123_649_554_944
+    assert registry.evaluate(model, seq_len=1800).forward == 59_067_322_182_144
