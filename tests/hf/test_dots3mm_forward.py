@@ -302,7 +302,7 @@ def test_the_worked_example_of_the_docs(registry):
 
 # --- videos: Qwen3VLVideoProcessor (AutoVideoProcessor's class for dots3_note), forward_vid3.json ------------------
 
-VIDEO_RECORD = json.loads((DATA / "forward_vid3.json").read_text())["dots3_note"]
+VIDEO_RECORD = json.loads((DATA / "forward_vid3.json").read_text())["models"]["dots3_note"]
 VIDEO_RUNS = VIDEO_RECORD["runs"]
 VIDEO_TINY = {"min_pixels": 64, "max_pixels": 4096 * 3, "temporal_patch_size": 1}  # measure_vid3.py's DOTS3_PIXELS
 

@@ -309,7 +309,7 @@ def test_a_convention_without_a_tower_term_refuses_the_images_by_name(registry, 
 # placeholder mask scatters the merged tokens into the <|video_pad|> run: Qwen3.5's computation.
 
 VIDEO_RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_vid3.json").read_text())
-VIDEOS = VIDEO_RECORD["qwen4_exp"]
+VIDEOS = VIDEO_RECORD["models"]["qwen4_exp"]
 VIDEO_CASES = sorted(VIDEOS["cases"])
 
 

@@ -147,7 +147,7 @@ def main() -> int:
     warnings.filterwarnings("ignore")
     record = {
         "torch": torch.__version__.split("+")[0], "transformers": transformers.__version__,
-        "qwen4_exp": qwen4_exp_videos(), "dots3_note": dots3_note_videos(),
+        "models": {"qwen4_exp": qwen4_exp_videos(), "dots3_note": dots3_note_videos()},
     }
     (HERE / "forward_vid3.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     return 0
