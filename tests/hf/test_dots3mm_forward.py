@@ -300,9 +300,9 @@ def test_the_worked_example_of_the_docs(registry):
     assert result.forward == language_model + 17_703_164_903_424 + 264_087_823_040 == 94_926_550_615_360
 
 
-# --- videos: Qwen3VLVideoProcessor (AutoVideoProcessor's class for dots3_note), forward_vid3.json ------------------
+# --- videos: Qwen3VLVideoProcessor (AutoVideoProcessor's class for dots3_note), forward_dots3_video.json ------------
 
-VIDEO_RECORD = json.loads((DATA / "forward_vid3.json").read_text())["models"]["dots3_note"]
+VIDEO_RECORD = json.loads((DATA / "forward_dots3_video.json").read_text())["models"]["dots3_note"]
 VIDEO_RUNS = VIDEO_RECORD["runs"]
 VIDEO_TINY = {"min_pixels": 64, "max_pixels": 4096 * 3, "temporal_patch_size": 1}  # measure_vid3.py's DOTS3_PIXELS
 

@@ -303,12 +303,12 @@ def test_a_convention_without_a_tower_term_refuses_the_images_by_name(registry, 
         registry.evaluate(flopsreg.Model.from_hf_config(IMAGES["config"]), seq_len=9, images=[(100, 100)], convention=convention)
 
 
-# --- the wrapper with videos: Qwen3.5's ViT and video rule (forward_vid3.json, measure_vid3.py) -----------------
+# --- the wrapper with videos: Qwen3.5's ViT and video rule (forward_qwen4exp_video.json, measure_vid3.py) -----------------
 # AutoVideoProcessor maps qwen4_exp to Qwen3VLVideoProcessor and AutoProcessor to Qwen3VLProcessor;
 # Qwen4ExpModel.get_video_features is get_image_features (the tower over the frames' patches), the
 # placeholder mask scatters the merged tokens into the <|video_pad|> run: Qwen3.5's computation.
 
-VIDEO_RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_vid3.json").read_text())
+VIDEO_RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_qwen4exp_video.json").read_text())
 VIDEOS = VIDEO_RECORD["models"]["qwen4_exp"]
 VIDEO_CASES = sorted(VIDEOS["cases"])
 

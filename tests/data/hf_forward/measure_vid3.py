@@ -6,16 +6,16 @@ qwen4_exp; its default pixel bounds, frames taken as given: do_sample_frames off
 placeholder expansion of Qwen3VLProcessor.replace_video_token (AutoProcessor's class for qwen4_exp),
 called on a stand-in holding only what it reads (no tokenizer is needed: the string it returns is
 split into ids here, each "<t seconds>" timestamp as TIMESTAMP text tokens). Recorded per case: the
-grid, the token counts, the vision tower's FLOPs and the whole forward.
+grid, the token counts, the vision tower's FLOPs and the whole forward (forward_qwen4exp_video.json).
 
 dots.3 note: the tiny Dots3NoteForConditionalGeneration of measure_dots3mm.py ("per_layer") given
 frames through Qwen3VLVideoProcessor (AutoVideoProcessor's class for dots3_note) with its class
 defaults, with the tower's patch size and the default temporal_patch_size 2, and with
 temporal_patch_size 1, expanded as Dots3NoteProcessor.replace_video_token expands the placeholder
 (before the text): the error transformers raises, or the grid, the tokens, the tower's FLOPs and
-the whole forward.
+the whole forward (forward_dots3_video.json).
 
-Writes forward_vid3.json; the tests are tests/hf/test_qwen4exp_forward.py and
+The tests are tests/hf/test_qwen4exp_forward.py and
 tests/hf/test_dots3mm_forward.py. Needs torch, transformers, Pillow and torchvision (the video
 processors import it): PYTHONPATH=/tmp/tvonly:/tmp/pilonly /work/tf-venv/bin/python tests/data/hf_forward/measure_vid3.py
 """
@@ -145,11 +145,9 @@ def dots3_note_videos() -> dict:
 
 def main() -> int:
     warnings.filterwarnings("ignore")
-    record = {
-        "torch": torch.__version__.split("+")[0], "transformers": transformers.__version__,
-        "models": {"qwen4_exp": qwen4_exp_videos(), "dots3_note": dots3_note_videos()},
-    }
-    (HERE / "forward_vid3.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+    versions = {"torch": torch.__version__.split("+")[0], "transformers": transformers.__version__}
+    for name, measured in (("qwen4exp_video", {"qwen4_exp": qwen4_exp_videos()}), ("dots3_video", {"dots3_note": dots3_note_videos()})):
+        (HERE / f"forward_{name}.json").write_text(json.dumps({**versions, "models": measured}, indent=1, sort_keys=True) + "\n")
     return 0
 
 
