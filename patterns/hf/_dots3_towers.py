@@ -1,7 +1,7 @@
 """dots.3 note's towers beside its language model (Dots3NoteModel of transformers 5.24): the MoE
 ViT (Dots3NoteVisionModel, with its merger into the text width) and the audio encoder
 (Dots3NoteAudioModel, with its adapter); each ``sum(p.numel())`` of its module and its forward
-FLOPs as closed forms, with the image and audio rules of Dots3NoteProcessor.
+FLOPs as closed forms, with the image, video and audio rules of Dots3NoteProcessor.
 
 The ViT's MLPs follow a per-layer schedule (``mlp_layer_types``, else the ``pyramid_num_routed``
 the config class pops, and ``per_layer_config``): each layer dense or a top-k MoE of its own
