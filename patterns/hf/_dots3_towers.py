@@ -1,7 +1,7 @@
 """dots.3 note's towers beside its language model (Dots3NoteModel of transformers 5.24): the MoE
 ViT (Dots3NoteVisionModel, with its merger into the text width) and the audio encoder
 (Dots3NoteAudioModel, with its adapter); each ``sum(p.numel())`` of its module and its forward
-FLOPs as closed forms, with the image and audio rules of Dots3NoteProcessor.
+FLOPs as closed forms, with the image, video and audio rules of Dots3NoteProcessor.
 
 The ViT's MLPs follow a per-layer schedule (``mlp_layer_types``, else the ``pyramid_num_routed``
 the config class pops, and ``per_layer_config``): each layer dense or a top-k MoE of its own
@@ -18,10 +18,10 @@ from typing import Any
 
 import sympy
 
-from flopsreg.patterns.hf._qwen_vit import smart_resize
+from flopsreg.patterns.hf._qwen_vit import QWEN3_VIDEO_PIXELS, smart_resize, smart_resize_video
 from flopsreg.plugin import IMAGE_GRID, Dim, ImagePlan, ImageRule, TowerKind, where_symbol
 
-__all__ = ["DOTS3_AUDIO", "DOTS3_AUDIO_CLIPS", "DOTS3_IMAGES", "DOTS3_VISION", "vision_schedule"]
+__all__ = ["DOTS3_AUDIO", "DOTS3_AUDIO_CLIPS", "DOTS3_IMAGES", "DOTS3_VIDEOS", "DOTS3_VISION", "vision_schedule"]
 
 _SOURCE = "transformers 5.24.0 models/dots3_note/modeling_dots3_note.py "
 TEXT_HIDDEN = 5120  # Dots3NoteTextConfig.hidden_size: what both adapters must map into
@@ -158,9 +158,19 @@ t, rows, columns = IMAGE_GRID
 patches = where_symbol("P")  # the image's patches
 
 
+def _one_frame(dims: Mapping[str, int]) -> None:
+    """Dots3NoteVisionPatchEmbed reshapes the pixels to channels x patch x patch: one frame a patch.
+    The processors' class default temporal_patch_size 2 hands it twice the patches the grid says."""
+    if dims["temporal_patch_size"] != 1:
+        raise ValueError(f"temporal_patch_size = {dims['temporal_patch_size']}: Dots3NoteVisionPatchEmbed takes one frame a "
+                         f"patch ({dims['channels']} x {dims['patch']} x {dims['patch']}); with more the grid counts fewer "
+                         "patches than the tower makes and transformers raises: run the processor with temporal_patch_size 1")
+
+
 def _plan(dims: Mapping[str, int], height: int, width: int) -> ImagePlan:
     """Qwen2VLImageProcessor: smart_resize to multiples of patch x merge within min/max pixels;
     Dots3NoteProcessor expands the placeholder to rows x columns / merge^2 tokens, no others."""
+    _one_frame(dims)
     p, m = dims["patch"], dims["merge"]
     resized = smart_resize(height, width, p * m, dims["min_pixels"], dims["max_pixels"])
     grid = (1, resized[0] // p, resized[1] // p)
@@ -169,8 +179,20 @@ def _plan(dims: Mapping[str, int], height: int, width: int) -> ImagePlan:
 
 def _from_tokens(dims: Mapping[str, int], tokens: int) -> ImagePlan:
     """An image known by its tokens: ``tokens x merge^2`` patches (one row of merge groups: every piece depends on the count alone)."""
+    _one_frame(dims)
     m = dims["merge"]
     return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, m, tokens * m), tokens=tokens)
+
+
+def _video_plan(dims: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+    """Qwen3VLVideoProcessor (AutoVideoProcessor's class for dots3_note) with temporal_patch_size 1:
+    smart_resize over the whole video (frames x area within min/max pixels), a grid of frames x rows
+    x columns; Dots3NoteProcessor.replace_video_token expands the placeholder to t rows columns / merge^2."""
+    _one_frame(dims)
+    p, m = dims["patch"], dims["merge"]
+    resized = smart_resize_video(frames, height, width, 1, p * m, dims["min_pixels"], dims["max_pixels"])
+    grid = (frames, resized[0] // p, resized[1] // p)
+    return ImagePlan(height=height, width=width, resized=resized, grid=grid, tokens=frames * grid[1] * grid[2] // m**2, frames=frames)
 
 
 DOTS3_IMAGES = ImageRule(
@@ -179,7 +201,7 @@ DOTS3_IMAGES = ImageRule(
     "the language model attends to them causally",
     plan=_plan,
     from_tokens=_from_tokens,
-    options={"min_pixels": PIXELS[0], "max_pixels": PIXELS[1]},
+    options={"min_pixels": PIXELS[0], "max_pixels": PIXELS[1], "temporal_patch_size": 1},
     rules=(
         "patch_embed: a Conv2d of patch x patch over each of the rows x columns patches (3 channels)",
         "blocks: qkv (h -> 3h) and proj (h -> h) per patch; attention over every pair of the image's patches; "
@@ -187,6 +209,20 @@ DOTS3_IMAGES = ImageRule(
         "(3 h x moe_intermediate_size each), summed over the per-layer schedule",
         "merger: LayerNorm, merge^2 h -> merge^2 h -> text hidden per token",
     ),
+)
+
+
+DOTS3_VIDEOS = ImageRule(
+    summary=f"Qwen3VLVideoProcessor run with the tower's patch_size and temporal_patch_size 1 (its class defaults 16 and 2 "
+    f"fail in the tower): smart_resize with {QWEN3_VIDEO_PIXELS[0]} <= frames x area <= {QWEN3_VIDEO_PIXELS[1]}, each frame "
+    "its own grid; tokens = frames x rows x columns / merge^2, Dots3NoteProcessor adds no others; causal like text",
+    plan=_video_plan,
+    options={"min_pixels": QWEN3_VIDEO_PIXELS[0], "max_pixels": QWEN3_VIDEO_PIXELS[1], "temporal_patch_size": 1},
+    rules=(
+        "the images' pieces over each frame's rows x columns patches: attention within each frame "
+        "(get_vision_attention_seqlens cuts the packed patches per frame)",
+    ),
+    takes="video",
 )
 
 
@@ -232,6 +268,7 @@ DOTS3_VISION = TowerKind(
     ),
     reference=_SOURCE + "Dots3NoteVisionModel",
     images=DOTS3_IMAGES,
+    videos=DOTS3_VIDEOS,
     flops=_vision_flops(),
     flops_where={"P": t * rows * columns},
 )

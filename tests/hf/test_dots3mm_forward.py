@@ -185,7 +185,7 @@ def test_the_audio_rule_gives_the_extractors_tokens(samples):
 
 def test_the_closed_forms_sum_over_images():
     model = _model("per_layer")
-    dims = {**model.towers["vision"].dims, **TINY}
+    dims = DOTS3_IMAGES.planning(model.towers["vision"].dims, TINY)
     plans = [DOTS3_IMAGES.plan(dims, *size) for size in ((100, 30), (23, 64))]
     together = tower_flops(DOTS3_VISION, dims, [plan.grid for plan in plans])
     apart = [tower_flops(DOTS3_VISION, dims, [plan.grid]) for plan in plans]
@@ -261,18 +261,18 @@ def test_a_clip_longer_than_a_chunk_is_refused_by_name(registry):
 
 
 @pytest.mark.parametrize("convention", sorted(set(flopsreg.Registry().conventions) - {"exact"}))
-@pytest.mark.parametrize("medium", ["images", "audio"])
+@pytest.mark.parametrize("medium", ["images", "videos", "audio"])
 def test_every_other_convention_refuses_the_towers_by_name(registry, convention, medium):
-    """Where a convention counts the language model, a request with images or audio is refused naming the
+    """Where a convention counts the language model, a request with images, videos or audio is refused naming the
     tower; where it refuses the language model itself (the per-head gate, MLA...), that refusal stands."""
     model = _model("per_layer")
-    media = {"images": [(50, 37)]} if medium == "images" else {"audio": ["0.7"]}
+    media = {"images": {"images": [(50, 37)]}, "videos": {"videos": [(3, 40, 56)]}, "audio": {"audio": ["0.7"]}}[medium]
     try:
         registry.evaluate(model, seq_len=7, convention=convention)
     except flopsreg.FlopsregError as exc:
         refusal = re.escape(str(exc))
     else:
-        tower = "vision tower (dots.3 note MoE ViT)" if medium == "images" else "audio tower (dots.3 note audio encoder)"
+        tower = "audio tower (dots.3 note audio encoder)" if medium == "audio" else "vision tower (dots.3 note MoE ViT)"
         refusal = rf"^{medium}: convention '{convention}' has no term for the {re.escape(tower)}: count {medium} with the exact convention"
     with pytest.raises(flopsreg.FlopsregError, match=refusal):
         registry.evaluate(model, seq_len=7, convention=convention, **media)
@@ -307,3 +307,77 @@ def test_the_worked_example_of_the_docs(registry):
     language_model = registry.evaluate(model, seq_len=2321).forward
     assert language_model == 76_959_297_888_896
     assert result.forward == language_model + 17_703_164_903_424 + 264_087_823_040 == 94_926_550_615_360
+
+
+# --- videos: Qwen3VLVideoProcessor (AutoVideoProcessor's class for dots3_note), forward_dots3_video.json ------------
+
+VIDEO_RECORD = json.loads((DATA / "forward_dots3_video.json").read_text())["models"]["dots3_note"]
+VIDEO_RUNS = VIDEO_RECORD["runs"]
+VIDEO_TINY = {"min_pixels": 64, "max_pixels": 4096 * 3, "temporal_patch_size": 1}  # measure_vid3.py's DOTS3_PIXELS
+
+
+def _video_model() -> flopsreg.Model:
+    return flopsreg.Model.from_hf_config(VIDEO_RECORD["config"])
+
+
+def test_transformers_runs_a_video_only_with_one_frame_a_temporal_patch():
+    """The video processor's class defaults (patch 16, two frames a temporal patch) and two frames of
+    the tower's patch both hand Dots3NoteVisionPatchEmbed more patches than the grid says: it raises."""
+    assert sorted(VIDEO_RUNS) == ["class_defaults", "temporal_1", "tower_patch"]
+    assert VIDEO_RUNS["class_defaults"]["processor"] == {"merge_size": 2, "patch_size": 16, "temporal_patch_size": 2}
+    for name in ("class_defaults", "tower_patch"):
+        assert VIDEO_RUNS[name]["error"].startswith("RuntimeError: The size of tensor a")
+    assert "error" not in VIDEO_RUNS["temporal_1"] and VIDEO_RUNS["temporal_1"]["processor"]["temporal_patch_size"] == 1
+
+
+def test_the_video_grid_tokens_tower_and_whole_forward_equal_the_recorded_run(registry, eager_registry):
+    """Each frame its own grid (attention within a frame), Dots3NoteProcessor's t rows columns / 4 tokens, causal like text."""
+    measured = VIDEO_RUNS["temporal_1"]
+    result = registry.evaluate(_video_model(), seq_len=VIDEO_RECORD["text_tokens"], videos=[tuple(VIDEO_RECORD["video"])],
+                               processor=VIDEO_TINY)
+    (plan,) = result.videos.plans
+    assert [list(plan.grid)] == measured["video_grid_thw"] and plan.tokens == measured["video_tokens"]
+    assert result.seqlens == (measured["sequence"],) and result.videos.bidirectional == 0
+    assert result.videos.tower == measured["visual"]
+    language_model = eager_registry.evaluate(_video_model(), seq_len=measured["sequence"], convention="eager").forward
+    assert language_model + result.videos.tower == measured["forward"]
+
+
+@pytest.mark.parametrize("medium", ["images", "videos"])
+def test_two_frames_a_temporal_patch_are_refused_by_name_with_the_reason(registry, medium):
+    given = {"images": [(40, 56)]} if medium == "images" else {"videos": [(3, 40, 56)]}
+    with pytest.raises(flopsreg.FlopsregError, match=rf"^{medium}\[0\] = .*: temporal_patch_size = 2: Dots3NoteVisionPatchEmbed takes "
+                       r"one frame a patch \(3 x 4 x 4\); with more the grid counts fewer patches than the tower makes and "
+                       r"transformers raises: run the processor with temporal_patch_size 1 \(dots.3 note MoE ViT\)$"):
+        registry.evaluate(_video_model(), seq_len=7, processor={"temporal_patch_size": 2}, **given)
+
+
+def test_images_and_videos_share_the_processor_options(registry):
+    """One ``processor=`` for both: the pixel bounds and temporal_patch_size 1 are options of both rules."""
+    result = registry.evaluate(_video_model(), seq_len=7, images=[(40, 56)], videos=[tuple(VIDEO_RECORD["video"])], processor=VIDEO_TINY)
+    assert result.videos.tower == VIDEO_RUNS["temporal_1"]["visual"]
+    assert result.seqlens == (7 + result.images.tokens + result.videos.tokens,)
+
+
+
+def test_the_worked_example_of_the_video(registry):
+    """docs/multimodal.md ("dots.3 note with a 16-frame video"): the class defaults, 16 frames of 1280 x 720."""
+    model = flopsreg.Model.from_hf_config(DEFAULTS)
+    result = registry.evaluate(model, seq_len=1000, videos=[(16, 720, 1280)])
+    (video,) = result.videos.plans
+    assert (video.resized, video.grid, video.tokens) == ((140, 280), (16, 10, 20), 800)
+    frames, p, h, layers = 16, 10 * 20, 1536, 42
+    patches = frames * p
+    vision = {
+        "patch_embed": 2 * patches * h * 3 * 14**2, "blocks.qkv_proj": layers * 2 * patches * 4 * h * h,
+        "blocks.attention": 4 * h * layers * frames * p * p, "blocks.mlp": 2 * patches * 3 * h * 25 * 4224,
+        "blocks.router": 2 * patches * h * 608, "blocks.experts": 2 * patches * 3 * h * 17 * 2 * 2112,
+        "merger": 2 * (patches // 4) * ((4 * h) ** 2 + 4 * h * 5120),
+    }
+    assert dict(result.videos.flops) == vision and result.videos.tower == 8_056_327_372_800
+    image = registry.evaluate(model, seq_len=1000, images=[(140, 280)])
+    assert (image.images.plans[0].grid, image.images.tokens) == ((1, 10, 20), 50)
+    assert result.videos.tower == 16 * image.images.tower
+    assert result.seqlens == (1800,)
+    assert result.forward == registry.evaluate(model, seq_len=1800).forward + 8_056_327_372_800 == 67_123_649_554_944
+    assert registry.evaluate(model, seq_len=1800).forward == 59_067_322_182_144

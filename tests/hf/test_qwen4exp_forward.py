@@ -301,3 +301,61 @@ def test_a_convention_without_a_tower_term_refuses_the_images_by_name(registry, 
     """The conventions that count this decoder (the others refuse its layers first, above) refuse its tower."""
     with pytest.raises(flopsreg.FlopsregError, match=rf"convention '{convention}' has no term for the vision tower \(Qwen3.5 ViT\)"):
         registry.evaluate(flopsreg.Model.from_hf_config(IMAGES["config"]), seq_len=9, images=[(100, 100)], convention=convention)
+
+
+# --- the wrapper with videos: Qwen3.5's ViT and video rule (forward_qwen4exp_video.json, measure_vid3.py) -----------------
+# AutoVideoProcessor maps qwen4_exp to Qwen3VLVideoProcessor and AutoProcessor to Qwen3VLProcessor;
+# Qwen4ExpModel.get_video_features is get_image_features (the tower over the frames' patches), the
+# placeholder mask scatters the merged tokens into the <|video_pad|> run: Qwen3.5's computation.
+
+VIDEO_RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_qwen4exp_video.json").read_text())
+VIDEOS = VIDEO_RECORD["models"]["qwen4_exp"]
+VIDEO_CASES = sorted(VIDEOS["cases"])
+
+
+def _video(case: str) -> list[tuple[int, int, int]]:
+    return [tuple(VIDEOS["cases"][case]["video"])]
+
+
+def _text(case: str) -> int:
+    """The text of the recorded sequence: the prompt and each temporal patch's "<t seconds>" timestamp."""
+    return VIDEOS["text_tokens"] + VIDEOS["cases"][case]["timestamp_tokens"]
+
+
+def test_the_video_record_ran_the_wrapper_through_qwen3_vls_video_processor():
+    assert VIDEO_RECORD["transformers"] == "5.24.0" and VIDEO_RECORD["torch"].startswith("2.13")
+    assert (VIDEOS["class"], VIDEOS["processor"]) == ("Qwen4ExpForConditionalGeneration", "Qwen3VLVideoProcessor")
+    assert VIDEOS["config"] == IMAGES["config"] and VIDEO_CASES == ["five", "four"]
+
+
+@pytest.mark.parametrize("case", VIDEO_CASES)
+def test_the_video_grid_tokens_and_tower_equal_the_recorded_forward(registry, case):
+    """Qwen3VLProcessor puts vision_start, rows x columns / merge^2 <|video_pad|> and vision_end per temporal patch."""
+    measured = VIDEOS["cases"][case]
+    result = registry.evaluate(flopsreg.Model.from_hf_config(VIDEOS["config"]), seq_len=_text(case), videos=_video(case))
+    assert [list(plan.grid) for plan in result.videos.plans] == measured["video_grid_thw"]
+    assert result.videos.tokens == measured["video_pad_tokens"] + measured["wrapper_tokens"]
+    assert result.seqlens == (measured["sequence_length"],)
+    assert result.videos.forward == measured["visual"]
+
+
+@pytest.mark.parametrize("case", VIDEO_CASES)
+def test_the_whole_forward_with_a_video_is_what_torch_counts_plus_what_it_does_not_see(eager_registry, case):
+    """The tower over the frames plus the decoder over text, timestamps and video tokens (causal, as for images)."""
+    measured = VIDEOS["cases"][case]
+    model = _padded(flopsreg.Model.from_hf_config(VIDEOS["config"]))
+    length = measured["sequence_length"]
+    unseen = sum(
+        _unseen("qsa_ple", layer.index, length) + (_solves({**model.params, **layer.params}, length) if "gated_deltanet" in layer.flags else 0)
+        for layer in model.layers
+    )
+    language_model = eager_registry.evaluate(model, seq_len=length, convention="chunked_scan").forward
+    assert language_model == measured["rest"] + unseen
+    tower = eager_registry.evaluate(model, seq_len=_text(case), videos=_video(case)).videos.forward
+    assert tower + language_model == measured["forward"] + unseen
+
+
+@pytest.mark.parametrize("convention", ["hf_trainer", "chunked_scan"])
+def test_a_convention_without_a_tower_term_refuses_the_videos_by_name(registry, convention):
+    with pytest.raises(flopsreg.FlopsregError, match=rf"videos: convention '{convention}' has no term for the vision tower \(Qwen3.5 ViT\)"):
+        registry.evaluate(flopsreg.Model.from_hf_config(VIDEOS["config"]), seq_len=9, videos=[(4, 300, 500)], convention=convention)
