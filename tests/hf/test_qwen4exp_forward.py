@@ -68,6 +68,15 @@ def _solves(params, length: int = SEQ_LEN) -> int:
     return 2 * solves
 
 
+def _not_seen(name: str, model: flopsreg.Model, length: int = SEQ_LEN) -> int:
+    """What flopsreg counts and FlopCounterMode does not see over a forward of *length* positions:
+    PLE's gate dot products and Gated DeltaNet's triangular solves, summed over the layers."""
+    return sum(
+        _unseen(name, layer.index, length) + (_solves({**model.params, **layer.params}, length) if "gated_deltanet" in layer.flags else 0)
+        for layer in model.layers
+    )
+
+
 def _padded(model: flopsreg.Model) -> flopsreg.Model:
     kinds = {k: attrs.evolve(v, flags=v.flags | {"padded_conv"}) if "gated_deltanet" in v.flags else v for k, v in model.kinds.items()}
     return attrs.evolve(model, kinds=kinds)
@@ -82,10 +91,7 @@ def test_the_cases_cover_qsa_ple_and_a_model_without_qsa():
 @pytest.mark.parametrize("name", MODELS)
 def test_the_whole_forward_is_what_torch_counts_plus_what_it_does_not_see(eager_registry, name):
     model = _model(name, padded=True)
-    unseen = sum(
-        _unseen(name, layer.index) + (_solves({**model.params, **layer.params}) if "gated_deltanet" in layer.flags else 0)
-        for layer in model.layers
-    )
+    unseen = _not_seen(name, model)
     assert eager_registry.evaluate(model, seq_len=SEQ_LEN, convention="chunked_scan").forward == RECORD["models"][name]["total"] + unseen
 
 
@@ -275,10 +281,7 @@ def test_the_whole_forward_with_images_is_what_torch_counts_plus_what_it_does_no
     measured = IMAGES["cases"][case]
     model = _padded(flopsreg.Model.from_hf_config(IMAGES["config"]))
     length = measured["sequence_length"]
-    unseen = sum(
-        _unseen("qsa_ple", layer.index, length) + (_solves({**model.params, **layer.params}, length) if "gated_deltanet" in layer.flags else 0)
-        for layer in model.layers
-    )
+    unseen = _not_seen("qsa_ple", model, length)
     language_model = eager_registry.evaluate(model, seq_len=length, convention="chunked_scan").forward
     assert language_model == measured["rest"] + unseen
     tower = eager_registry.evaluate(model, seq_len=IMAGES["text_tokens"], images=_images(case)).images.forward
@@ -345,10 +348,7 @@ def test_the_whole_forward_with_a_video_is_what_torch_counts_plus_what_it_does_n
     measured = VIDEOS["cases"][case]
     model = _padded(flopsreg.Model.from_hf_config(VIDEOS["config"]))
     length = measured["sequence_length"]
-    unseen = sum(
-        _unseen("qsa_ple", layer.index, length) + (_solves({**model.params, **layer.params}, length) if "gated_deltanet" in layer.flags else 0)
-        for layer in model.layers
-    )
+    unseen = _not_seen("qsa_ple", model, length)
     language_model = eager_registry.evaluate(model, seq_len=length, convention="chunked_scan").forward
     assert language_model == measured["rest"] + unseen
     tower = eager_registry.evaluate(model, seq_len=_text(case), videos=_video(case)).videos.forward
