@@ -188,7 +188,16 @@ class Registry(PluginLoader):
         """*model*'s images (videos, audio clips) of one sequence planned by :func:`plan_images`,
         its tower kinds looked up once for the towers and their closed forms."""
         kinds = tower_kinds(model, self.hf_readers)
-        return plan_images(model.name, self.image_towers(model, takes, kinds), given, by_tokens, convention, kinds, takes=takes, **options)
+        return plan_images(model.name, self.image_towers(model, takes, kinds), given, by_tokens, convention, kinds, takes=takes,
+                           counts=lambda other: self._counts(model, other), **options)
+
+    def _counts(self, model: Model, convention: str) -> bool:
+        """Whether *convention* counts *model*'s language model (a refusal's suggestions name only those)."""
+        try:
+            self._evaluator.select(model, convention)
+        except FlopsregError:
+            return False
+        return True
 
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,

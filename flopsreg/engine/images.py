@@ -415,6 +415,7 @@ def plan_images(
     pair: Callable[[str, Callable[[frozenset[str], Mapping[str, int]], int]], int] = lambda slot, pairs: 0,
     takes: str = "image",
     processor: Mapping[str, Any] | None = None,
+    counts: Callable[[str], bool] = lambda convention: True,
 ) -> Images:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
@@ -425,7 +426,8 @@ def plan_images(
     (in seconds, or by their audio tokens) through the one tower whose rule takes audio; with ``takes="video"``, *images* are the
     videos of one sequence, each ``(frames, height, width)``. *processor* sets the rule's
     processor options (:attr:`ImageRule.options`: ``{"max_pixels": 1003520}``), the rest at
-    their defaults."""
+    their defaults. ``counts(convention)`` says whether a convention counts the model at all: a
+    refusal suggests only those that do."""
     medium = _MEDIA[takes]
     if images is not None and image_tokens is not None:
         raise FlopsregError(f"{medium.whole} and {medium.by_tokens}: give one (each {medium.given_as}, or the tokens of each)")
@@ -449,7 +451,8 @@ def plan_images(
         raise FlopsregError(
             f"{given}: convention {convention!r} has no term for the {part} tower ({title}): "
             + (f"{rule.refusals[convention]}; " if convention in rule.refusals else "")
-            + f"count {medium.many} with the exact convention" + (f" or {', '.join(rule.conventions)}" if rule.conventions else "")
+            + f"count {medium.many} with the exact convention"
+            + "".join(f" or {name}" for name in rule.conventions if counts(name))
         )
     options = _processor_options(rule, title, processor)
     planning = rule.planning(dims, options)  # what the rule's plan reads: the dims and the processor's options

@@ -253,6 +253,17 @@ def test_every_other_convention_refuses_the_audio_tower_by_name(registry):
     assert {"megatron", "vllm", "hf_trainer", "verl", "torchtitan"} <= set(refused)
 
 
+def test_an_image_refusal_suggests_no_convention_that_refuses_the_model(registry):
+    """Qwen2.5-VL's ViT rule has a verl term, but verl has no estimator for qwen2_5_omni: the refusal
+    of images under another convention suggests the exact one alone (Qwen2.5-VL's suggests verl too)."""
+    image = {"images": [(720, 1280)], "convention": "megatron"}
+    with pytest.raises(flopsreg.FlopsregError, match=r"count images with the exact convention$"):
+        registry.images(_model(), **image)
+    qwen2_5_vl = flopsreg.Model.from_hf_config(Path(__file__).parents[1] / "data" / "hf" / "qwen2-5-vl-defaults.json")
+    with pytest.raises(flopsreg.FlopsregError, match=r"count images with the exact convention or verl$"):
+        registry.images(qwen2_5_vl, **image)
+
+
 @pytest.mark.parametrize(("key", "change", "message"), [
     ("thinker_config", {"model_type": "qwen2_5_vl"},
      r"^config.json: thinker_config.model_type = 'qwen2_5_vl': unsupported for model_type qwen2_5_omni \(expected 'qwen2_5_omni_thinker'\)$"),
