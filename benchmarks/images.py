@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 
 import flopsreg
-from flopsreg.engine.images import tower_flops, tower_kinds
+from flopsreg.engine.media import tower_flops, tower_kinds
 from flopsreg.plugin import IMAGE_GRID
 
 SEQ_LEN = 1000

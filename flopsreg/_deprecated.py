@@ -39,6 +39,7 @@ MOVED: dict[str, str] = {
 } | {
     "flopsreg.latex": "flopsreg.render.tex",  # renamed: a submodule render.latex would hide render.latex()
     "flopsreg.api": "flopsreg.registry",  # the front end is the registry users make
+    "flopsreg.engine.images": "flopsreg.engine.media",  # it plans images, videos and audio clips alike
 }
 
 # module -> {old name: "new.module:new_name"}: names renamed in 0.2 where the module kept its path
@@ -49,6 +50,13 @@ RENAMED: dict[str, dict[str, str]] = {
         for name in ("ENTRY_POINT_GROUP", "builtin_plugins", "default_plugins", "may_declare_entry_points", "plugin_fault")
     } | {"PluginRegistry": "flopsreg.plugins.loader:PluginLoader"},
     "flopsreg.engine.evaluate": {"Evaluator": "flopsreg.engine.evaluate:CompositionCache"},
+    # images, videos and audio clips share one path: its names say media (0.2)
+    "flopsreg.engine.media": {
+        "Images": "flopsreg.engine.media:Media", "plan_images": "flopsreg.engine.media:plan_media",
+    },
+} | {
+    module: {"ImageRule": f"{module}:MediaRule", "ImagePlan": f"{module}:MediaPlan"}  # plugins keep importing flopsreg.plugin
+    for module in ("flopsreg.declarations.towers", "flopsreg.plugin")
 }
 
 

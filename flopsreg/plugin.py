@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import (
     EXACT,
     Block,
@@ -26,7 +27,7 @@ from flopsreg.declarations.pattern import (
 )
 from flopsreg.declarations.readers import HFLayerType, HFReader, MegatronReader, family_flag
 from flopsreg.declarations.symbols import block_flops, block_layers, cached, h, integer_symbol, n_h, s
-from flopsreg.declarations.towers import CROSS_ATTENTION, IMAGE_GRID, Dim, HFTower, ImagePlan, ImageRule, TowerKind, where_symbol
+from flopsreg.declarations.towers import CROSS_ATTENTION, IMAGE_GRID, Dim, HFTower, MediaPlan, MediaRule, TowerKind, where_symbol
 from flopsreg.errors import ModelError, PatternError, did_you_mean
 from flopsreg.plugins.hookspecs import hookimpl
 
@@ -59,8 +60,8 @@ __all__ = [
     "HFLayerType",
     "HFReader",
     "HFTower",
-    "ImagePlan",
-    "ImageRule",
+    "MediaPlan",
+    "MediaRule",
     "Layers",
     "MegatronReader",
     "ModelError",
@@ -90,6 +91,9 @@ __all__ = [
 ]
 
 
+_old_names = old_names(__name__)
+
+
 def __getattr__(name: str) -> object:
     if name in _READER_HELPERS:
         import importlib
@@ -97,4 +101,4 @@ def __getattr__(name: str) -> object:
         value = getattr(importlib.import_module(_READER_HELPERS[name]), name)
         globals()[name] = value
         return value
-    raise AttributeError(f"module 'flopsreg.plugin' has no attribute {name!r}")
+    return _old_names(name)  # ImageRule and ImagePlan warn and give MediaRule and MediaPlan; anything else: AttributeError

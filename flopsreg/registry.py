@@ -18,7 +18,7 @@ from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
 from flopsreg.engine.compose import ModelSelection
 from flopsreg.engine.evaluate import CompositionCache, Result, cached_list, evaluate, lengths_of, request_list
-from flopsreg.engine.images import Images, pair_flops, plan_images, tower_kinds
+from flopsreg.engine.media import Media, pair_flops, plan_media, tower_kinds
 from flopsreg.engine.placement import Placed, place, with_positions
 from flopsreg.engine.sweep import grid_sweep, iter_grid, iter_sweep, sweep
 from flopsreg.errors import FlopsregError, PluginError
@@ -184,11 +184,11 @@ class Registry(PluginLoader):
         field = "videos" if takes == "video" else "images"
         return {part: (tower.title, tower.dims, getattr(kinds.get(part), field, None)) for part, tower in model.towers.items()}
 
-    def _plan_media(self, model: Model, takes: str, given: Any, by_tokens: Any, convention: str, **options: Any) -> Images:
-        """*model*'s images (videos, audio clips) of one sequence planned by :func:`plan_images`,
+    def _plan_media(self, model: Model, takes: str, given: Any, by_tokens: Any, convention: str, **options: Any) -> Media:
+        """*model*'s images (videos, audio clips) of one sequence planned by :func:`plan_media`,
         its tower kinds looked up once for the towers and their closed forms."""
         kinds = tower_kinds(model, self.hf_readers)
-        return plan_images(model.name, self.image_towers(model, takes, kinds), given, by_tokens, convention, kinds, takes=takes,
+        return plan_media(model.name, self.image_towers(model, takes, kinds), given, by_tokens, convention, kinds, takes=takes,
                            counts=lambda other: self._counts(model, other), **options)
 
     def _counts(self, model: Model, convention: str) -> bool:
@@ -202,7 +202,7 @@ class Registry(PluginLoader):
     def images(
         self, model: Model, *, images: Sequence[tuple[int, int]] | None = None, image_tokens: Sequence[int] | None = None,
         convention: str = EXACT, processor: Mapping[str, Any] | None = None,
-    ) -> Images:
+    ) -> Media:
         """The images of one sequence as *model*'s vision tower takes them: each image's resized
         size, patch grid and tokens, and the tower's forward FLOPs per piece (exact, or as
         *convention* counts them; a convention with no term for the tower is refused), and the
@@ -213,7 +213,7 @@ class Registry(PluginLoader):
 
     def audio(
         self, model: Model, *, audio: Sequence[Any] | None = None, audio_tokens: Sequence[int] | None = None, convention: str = EXACT,
-    ) -> Images:
+    ) -> Media:
         """The audio clips of one sequence as *model*'s audio tower takes them (each in seconds,
         or by its audio tokens): each clip's samples, spectrogram grid and tokens, and the tower's
         forward FLOPs per piece (exact; a convention with no term for the tower is refused)."""
@@ -221,7 +221,7 @@ class Registry(PluginLoader):
 
     def videos(
         self, model: Model, *, videos: Sequence[tuple[int, int, int]], convention: str = EXACT, processor: Mapping[str, Any] | None = None,
-    ) -> Images:
+    ) -> Media:
         """The videos of one sequence as *model*'s vision tower takes them (each ``(frames, height,
         width)``): each video's resized size, patch grid and tokens, and the tower's forward FLOPs
         per piece (exact; a convention with no term for the tower is refused), and the language
@@ -271,7 +271,7 @@ class Registry(PluginLoader):
     def _shared_media(
         self, model: Model, convention: str, images: Any, image_tokens: Any, videos: Any, audio: Any, audio_tokens: Any,
         processor: Any, positions: tuple[Any, Any, Any] = (None, None, None),
-    ) -> tuple[Images | None, Images | None, Images | None]:
+    ) -> tuple[Media | None, Media | None, Media | None]:
         """The images, videos and audio clips every sequence holds, each planned once (None: none)
         and placed at its *positions* (image, video and audio positions; None: before the text)."""
         image_positions, video_positions, audio_positions = positions
@@ -291,8 +291,8 @@ class Registry(PluginLoader):
         return planned_images, planned_videos, planned_audio
 
     def _request_media(
-        self, model: Model, convention: str, name: str, given: Any, requests: int, shared: Images | None, processor: Any,
-    ) -> list[Images | None]:
+        self, model: Model, convention: str, name: str, given: Any, requests: int, shared: Media | None, processor: Any,
+    ) -> list[Media | None]:
         """The images (videos, audio clips) each request holds: *shared* (``images=``, ...) for
         every one, or each its own (*given*, the ``request_*=`` list named *name*)."""
         if given is None:
@@ -447,7 +447,7 @@ class Registry(PluginLoader):
     def held_media(
         self, model: Model, convention: str, images: Any = None, image_tokens: Any = None, videos: Any = None, audio: Any = None,
         audio_tokens: Any = None, processor: Any = None,
-    ) -> tuple[Images, ...]:
+    ) -> tuple[Media, ...]:
         """The images, videos and audio clips every sequence of a sweep holds, each planned once,
         in that order (empty: text alone); *processor* as :meth:`evaluate`'s."""
         _processor_needs_media(processor, images, image_tokens, videos)

@@ -57,3 +57,31 @@ def test_plan_the_earlier_name_of_a_selection_warns(registry):
     for old, new in (("ModelPlan", "ModelSelection"), ("Selection", "SlotSelection")):
         with pytest.warns(DeprecationWarning, match=f"use flopsreg.{new}$"):
             assert getattr(flopsreg, old) is getattr(flopsreg, new)
+
+
+def test_the_image_names_of_the_media_path_warn_and_give_the_media_names(monkeypatch):
+    from flopsreg.declarations.towers import MediaPlan, MediaRule
+    from flopsreg.engine.media import Media, plan_media
+
+    with pytest.warns(DeprecationWarning, match=r"^flopsreg\.plugin\.ImageRule is deprecated .*: use flopsreg\.plugin\.MediaRule$"):
+        from flopsreg.plugin import ImageRule
+    with pytest.warns(DeprecationWarning, match=r"use flopsreg\.plugin\.MediaPlan$"):
+        from flopsreg.plugin import ImagePlan
+    assert (ImageRule, ImagePlan) == (MediaRule, MediaPlan)
+    with pytest.warns(DeprecationWarning, match=r"use flopsreg\.declarations\.towers\.MediaRule$"):
+        from flopsreg.declarations.towers import ImageRule as towers_rule
+    assert towers_rule is MediaRule
+    monkeypatch.delitem(sys.modules, "flopsreg.engine.images", raising=False)
+    with pytest.warns(DeprecationWarning) as caught:
+        from flopsreg.engine.images import Images, plan_images
+    assert [str(w.message).split(" is deprecated")[0] for w in caught] == [
+        "flopsreg.engine.images", "flopsreg.engine.media.Images", "flopsreg.engine.media.plan_images",
+    ]
+    assert (Images, plan_images) == (Media, plan_media)
+
+
+def test_an_unknown_name_of_the_plugin_api_is_still_an_attribute_error():
+    import flopsreg.plugin
+
+    with pytest.raises(AttributeError, match="'flopsreg.plugin' has no attribute 'ImageRules'"):
+        flopsreg.plugin.ImageRules  # noqa: B018

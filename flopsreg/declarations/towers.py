@@ -8,10 +8,10 @@ parameters are counted so that ``params`` gives transformers' total of the whole
 holds its formulas as sympy expressions over its named dimensions; a kind that encodes images
 declares its forward FLOPs the same way, per piece, over its dims and one image's patch grid
 (:data:`IMAGE_GRID`): the one count of the tower (the engine compiles them once and sums them over
-the images: ``flopsreg.engine.images.tower_flops``).
+the images: ``flopsreg.engine.media.tower_flops``).
 
-A kind that turns images into tokens declares an :class:`ImageRule`: the family's resizing and
-token-count rule (an image in pixels -> an :class:`ImagePlan`), a function of the dims the tower
+A kind that turns images into tokens declares a :class:`MediaRule`: the family's resizing and
+token-count rule (an image in pixels -> a :class:`MediaPlan`), a function of the dims the tower
 was read with, and the frameworks that count the tower their own way.
 An audio encoder declares the same rule with ``takes="audio"``: a clip in samples -> a plan whose
 grid is its spectrogram, ``(1, mel frames, mel bins)``, the symbols its closed forms are written over.
@@ -25,15 +25,16 @@ from typing import Any
 import attrs
 import sympy
 
+from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import canonical
 
 __all__ = [
-    "CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "MEDIA", "Dim", "HFTower", "ImagePlan", "ImageRule",
+    "CROSS_ATTENTION", "CROSS_ATTENTION_LATEX", "IMAGE_GRID", "IMAGE_GRID_LATEX", "MEDIA", "Dim", "HFTower", "MediaPlan", "MediaRule",
     "TowerKind", "where_symbol",
 ]
 
 READS = ("int", "bool", "count", "product", "inverse_square", "choice", "from_end", "derived")  # how a Dim turns its config value into an int
-# One image's patch grid (frames x rows x columns, ImagePlan.grid): the symbols a kind's FLOPs
+# One image's patch grid (frames x rows x columns, MediaPlan.grid): the symbols a kind's FLOPs
 # are written in beside its dims; the tower's FLOPs for several images are the sum over them.
 IMAGE_GRID = sympy.symbols("t rows columns", integer=True, positive=True)
 IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's short dims
@@ -42,7 +43,7 @@ IMAGE_GRID_LATEX = ("t", "r", "c")  # how LaTeX writes them, beside a kind's sho
 # pairs its cross-attention mask allows.
 CROSS_ATTENTION = sympy.symbols("length keys pairs", integer=True, nonnegative=True)
 CROSS_ATTENTION_LATEX = (r"\ell", "v", "p")  # how LaTeX writes them: length, vision tokens, pairs
-# What a rule takes (ImageRule.takes): images in pixels, videos in frames and pixels (a kind's
+# What a rule takes (MediaRule.takes): images in pixels, videos in frames and pixels (a kind's
 # TowerKind.videos rule), or audio clips in samples, whose grid is (1, real mel frames, mel bins)
 # of the spectrogram the encoder runs over.
 MEDIA = ("image", "audio", "video")
@@ -134,7 +135,7 @@ def _formulas(value: Mapping[str, Any]) -> dict[str, sympy.Expr]:
 
 
 @attrs.frozen(kw_only=True)
-class ImagePlan:
+class MediaPlan:
     """One image (or audio clip) as a family's processor turns it into tokens.
 
     Attributes:
@@ -165,16 +166,16 @@ class ImagePlan:
 
 
 @attrs.frozen(kw_only=True)
-class ImageRule:
+class MediaRule:
     """How a vision (or audio) tower kind turns images (clips) into tokens (what it costs to
     encode them is the kind's closed forms, :attr:`TowerKind.flops`).
 
     Attributes:
         summary: one line: the processor's resizing rule and where the rule comes from.
-        plan: ``plan(dims, height, width) -> ImagePlan``; raises ``ValueError`` with the reason
+        plan: ``plan(dims, height, width) -> MediaPlan``; raises ``ValueError`` with the reason
             for an image the processor refuses. A rule that takes audio: ``plan(dims, samples)``.
         rules: lines for ``explain``: the tower's pieces and what each costs, in closed form.
-        from_tokens: ``from_tokens(dims, n) -> ImagePlan`` of an image known by the number *n* of
+        from_tokens: ``from_tokens(dims, n) -> MediaPlan`` of an image known by the number *n* of
             image tokens the processor expands it to (wrapper tokens not included), where that
             fixes the tower's FLOPs; None where they depend on the image's shape.
         shape_note: why the shape is needed, where ``from_tokens`` is None.
@@ -222,17 +223,17 @@ class ImageRule:
     """
 
     summary: str = attrs.field(validator=_text)
-    plan: Callable[[Mapping[str, int], int, int], ImagePlan]
+    plan: Callable[[Mapping[str, int], int, int], MediaPlan]
     rules: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    from_tokens: Callable[[Mapping[str, int], int], ImagePlan] | None = None
+    from_tokens: Callable[[Mapping[str, int], int], MediaPlan] | None = None
     shape_note: str = ""
-    bidirectional: Callable[[Mapping[str, int], ImagePlan], int | tuple[int, ...]] | None = None
+    bidirectional: Callable[[Mapping[str, int], MediaPlan], int | tuple[int, ...]] | None = None
     pair_slot: str = ""
     layer_pairs: Callable[[Mapping[str, int], Sequence[int], frozenset[str], Mapping[str, int]], int] | None = None
-    conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
+    conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[MediaPlan]], dict[str, int]]] = attrs.field(factory=dict)
     refusals: Mapping[str, str] = attrs.field(factory=dict)
     cross_part: str = ""
-    cross_keys: Callable[[Mapping[str, int], ImagePlan], int] | None = None
+    cross_keys: Callable[[Mapping[str, int], MediaPlan], int] | None = None
     most: int = 0
     first: bool = False
     takes: str = attrs.field(default="image", validator=attrs.validators.in_(MEDIA))
@@ -245,15 +246,15 @@ class ImageRule:
             if isinstance(default, str) and default.strip():
                 continue  # a dim's name: TowerKind checks that it declares it
             if not isinstance(default, int) or not isinstance(default, bool) and default < 1:
-                raise ValueError(f"ImageRule.options[{name!r}] = {default!r}: expected an int >= 1 or a bool default")
+                raise ValueError(f"MediaRule.options[{name!r}] = {default!r}: expected an int >= 1 or a bool default")
         if self.bidirectional is not None and not self.pair_slot:
-            raise ValueError("ImageRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
+            raise ValueError("MediaRule.bidirectional needs pair_slot: the slot that costs the language model's attended pairs")
         if bool(self.cross_part) != (self.cross_keys is not None):
-            raise ValueError("ImageRule.cross_part and cross_keys go together: the cross-attention tower and the keys of each image")
+            raise ValueError("MediaRule.cross_part and cross_keys go together: the cross-attention tower and the keys of each image")
         if self.layer_pairs is not None and self.bidirectional is None:
-            raise ValueError("ImageRule.layer_pairs needs bidirectional: the runs of tokens whose pairs it counts")
+            raise ValueError("MediaRule.layer_pairs needs bidirectional: the runs of tokens whose pairs it counts")
         if (self.takes == "audio") != (self.sampling_rate > 0):
-            raise ValueError(f"ImageRule.sampling_rate = {self.sampling_rate}: expected > 0 exactly for a rule that takes audio")
+            raise ValueError(f"MediaRule.sampling_rate = {self.sampling_rate}: expected > 0 exactly for a rule that takes audio")
 
     def planning(self, dims: Mapping[str, int], options: Mapping[str, int | bool] | None = None) -> dict[str, int | bool]:
         """What ``plan`` and ``from_tokens`` read: the tower's *dims*, each option at its default (a
@@ -275,9 +276,9 @@ class TowerKind:
         embeddings: the part of it held in ``nn.Embedding`` weights (what
             ``num_parameters(exclude_embeddings=True)`` leaves out); 0 when there is none.
         reference: the transformers module it counts (file and class).
-        images: how it encodes images (:class:`ImageRule`); None: its FLOPs are not counted,
+        images: how it encodes images (:class:`MediaRule`); None: its FLOPs are not counted,
             and a request with images is refused for it.
-        videos: how it encodes videos, the family's video processor rule (an :class:`ImageRule`
+        videos: how it encodes videos, the family's video processor rule (a :class:`MediaRule`
             whose ``plan`` is ``plan(dims, frames, height, width)``), counted by the same closed
             forms over the video's grid; None: a request with videos is refused for it.
         flops: the forward FLOPs of one image per piece (``patch_embed``, ``blocks.attention``...),
@@ -299,8 +300,8 @@ class TowerKind:
     parameters: sympy.Expr = attrs.field(converter=_formula)
     embeddings: sympy.Expr = attrs.field(default=0, converter=_formula)
     reference: str = attrs.field(validator=_text)
-    images: ImageRule | None = None
-    videos: ImageRule | None = None
+    images: MediaRule | None = None
+    videos: MediaRule | None = None
     flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
     flops_where: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
     sequence_flops: Mapping[str, sympy.Expr] = attrs.field(factory=dict, converter=_formulas)
@@ -378,3 +379,6 @@ class HFTower:
     fixed: Mapping[str, Any] = attrs.field(factory=dict)
     when: str = ""
     when_default: bool = True
+
+
+__getattr__ = old_names(__name__)  # ImageRule and ImagePlan, these classes' earlier names

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # sympy and composition are imported only when a model is com
     import sympy
 
     from flopsreg.engine.compose import ModelSelection, UnitSelection
-    from flopsreg.engine.images import Images
+    from flopsreg.engine.media import Media
     from flopsreg.engine.memory import Holdings
     from flopsreg.engine.placement import Placed
     from flopsreg.engine.structure import Structure
@@ -83,14 +83,14 @@ class Result:
     logits: str = "all"  # logits on every position, or on the "last" of each sequence
     # The images every sequence holds and the vision tower's FLOPs for them (counted in forward;
     # the seqlens are the language model's, image tokens included). None: text alone.
-    images: Images | None = None
+    images: Media | None = None
     # what each sequence's media add to this step (its new image, video and audio tokens, the
     # images, videos and clips it encodes), in the order of seqlens; empty for text alone
     placed: tuple[Placed, ...] = ()
     # The audio clips every sequence holds (after its images and videos) and the audio tower's FLOPs for them.
-    audio: Images | None = None
+    audio: Media | None = None
     # The videos every sequence holds (after its images) and the vision tower's FLOPs for them.
-    videos: Images | None = None
+    videos: Media | None = None
 
     @property
     def serving(self) -> bool:

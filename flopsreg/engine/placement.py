@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from flopsreg.engine.images import Images, sequence_flops
+from flopsreg.engine.media import Media, sequence_flops
 from flopsreg.errors import FlopsregError
 from flopsreg.model import shown
 
@@ -34,18 +34,18 @@ class Placed:
     ``forward`` is the tower and their bidirectional pairs."""
 
     tokens: int
-    encoded: Images | None
+    encoded: Media | None
     # the language model's cross-attention layers over this step (Mllama's), per piece
     cross: dict[str, int] = attrs.field(factory=dict)
     # the videos and audio clips the step encodes (None: none), as ``encoded`` for the images
-    videos: Images | None = None
-    audio: Images | None = None
+    videos: Media | None = None
+    audio: Media | None = None
     # the language model's FLOPs for the bidirectional pairs of the blocks of a cut entry that lie
     # in this step (a video's frames after a cached prefix that ends between two of them)
     pairs: int = 0
 
     @property
-    def media(self) -> tuple[Images, ...]:
+    def media(self) -> tuple[Media, ...]:
         """The images, videos and audio clips this step encodes, in that order."""
         return tuple(held for held in (self.encoded, self.videos, self.audio) if held is not None)
 
@@ -54,7 +54,7 @@ class Placed:
         return sum(held.forward for held in self.media) + sum(self.cross.values()) + self.pairs
 
 
-def with_positions(images: Images, positions: Any, field: str = "image_positions") -> Images:
+def with_positions(images: Media, positions: Any, field: str = "image_positions") -> Media:
     """*images* (videos, audio clips) placed after ``positions[k]`` text tokens each (one per
     entry, in order, not decreasing); None keeps every one before the text."""
     if positions is None:
@@ -77,7 +77,7 @@ def with_positions(images: Images, positions: Any, field: str = "image_positions
     return attrs.evolve(images, positions=tuple(values))
 
 
-def place(media: Sequence[Images], text: int, cached: int) -> Placed:
+def place(media: Sequence[Media], text: int, cached: int) -> Placed:
     """The *media* of a sequence (its images, then its videos, then its audio clips; any may be
     absent) in a step that runs *text* new text tokens after *cached* tokens (media tokens
     included): the media tokens among the new tokens and the entries whose first token is new.
@@ -88,7 +88,7 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
     entry of several blocks (a Gemma 4 video's frames) may be cut between two of them: the step
     that held its first token encoded it whole (as any cut entry), this step adds its new
     blocks' pairs; a cut inside a block is refused. A
-    tower whose model puts its entries before the text itself (:attr:`ImageRule.first`, GIT's
+    tower whose model puts its entries before the text itself (:attr:`MediaRule.first`, GIT's
     one ``pixel_values``, an image or a video) takes no other medium beside them."""
     first = next((held for held in media if held.rule.first), None)
     if first is not None and len(media) > 1:
@@ -129,7 +129,7 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
                     f"bidirectionally ({held.title}): give a cached prefix that ends before or after the {held.rule.takes}{between}"
                 )
             pairs += held.run_pairs(runs[(cached - start) // group:])
-    encoded: list[Images | None] = []
+    encoded: list[Media | None] = []
     for images, own in zip(media, by_medium):
         new = [index for index, (start, _) in enumerate(own) if start >= cached]
         encoded.append(None if not new else images if len(new) == len(own) else images.subset(new))
@@ -140,7 +140,7 @@ def place(media: Sequence[Images], text: int, cached: int) -> Placed:
                   pairs=pairs)
 
 
-def _cross(images: Images, spans: list[tuple[int, int]], cached: int, end: int) -> dict[str, int]:
+def _cross(images: Media, spans: list[tuple[int, int]], cached: int, end: int) -> dict[str, int]:
     """The cross-attention layers' FLOPs (Mllama's) for the step's positions ``cached`` to ``end``:
     processing_mllama's mask lets a position attend to the vision tokens of every image whose
     ``<|image|>`` token is at or before it; a position before the first image attends to none

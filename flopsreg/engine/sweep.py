@@ -20,7 +20,7 @@ from flopsreg.model import Model, check_int
 
 if TYPE_CHECKING:
     from flopsreg.engine.compose import ModelSelection
-    from flopsreg.engine.images import Images
+    from flopsreg.engine.media import Media
     from flopsreg.engine.structure import Structure
 
 __all__ = ["MAX_SWEEP", "grid_sweep", "iter_grid", "iter_sweep", "parse_lengths", "sweep"]
@@ -76,7 +76,7 @@ def _numpy() -> Any:
     return numpy
 
 
-def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None, media: Sequence[Images] = ()) -> Any:
+def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype: type | None = None, media: Sequence[Media] = ()) -> Any:
     """Forward FLOPs of *plan* at each length (see :meth:`flopsreg.Registry.sweep`); with
     *media* (images, videos, audio clips), each length is a sequence's text and every sequence holds them."""
     batch = positive_int("batch", batch, "a batch size")
@@ -103,7 +103,7 @@ def sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, dtype
     return result if batch == 1 else result * float(batch)
 
 
-def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, media: Sequence[Images] = ()) -> Iterator[tuple[int, int]]:
+def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, media: Sequence[Media] = ()) -> Iterator[tuple[int, int]]:
     """``(length, exact forward FLOPs)`` for each length, computed a chunk at a time.
 
     Memory stays flat however long the range, and the first rows come at once: what the
@@ -117,7 +117,7 @@ def iter_sweep(plan: ModelSelection, seq_len: Iterable[int], *, batch: int = 1, 
     return _streamed(plan, iter(seq_len), batch, media)
 
 
-def _chunked(plan: ModelSelection, lengths: range | list[int], batch: int, media: Sequence[Images] = ()) -> Iterator[tuple[int, int]]:
+def _chunked(plan: ModelSelection, lengths: range | list[int], batch: int, media: Sequence[Media] = ()) -> Iterator[tuple[int, int]]:
     tokens, extra = sum(held.tokens for held in media), batch * sum(held.forward for held in media)
     for start in range(0, len(lengths), CHUNK):
         chunk = lengths[start : start + CHUNK]
@@ -129,7 +129,7 @@ def _chunked(plan: ModelSelection, lengths: range | list[int], batch: int, media
         yield from zip(chunk, values if batch == 1 else (batch * v for v in values))
 
 
-def _streamed(plan: ModelSelection, lengths: Iterator[Any], batch: int, media: Sequence[Images] = ()) -> Iterator[tuple[int, int]]:
+def _streamed(plan: ModelSelection, lengths: Iterator[Any], batch: int, media: Sequence[Media] = ()) -> Iterator[tuple[int, int]]:
     """:func:`_chunked` over an iterator, taking and checking CHUNK lengths at a time."""
     chunk = _checked(list(islice(lengths, CHUNK)))  # an empty iterator is refused at the first row
     while chunk:

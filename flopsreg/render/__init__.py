@@ -278,7 +278,7 @@ def _tower_lines(plan: ModelSelection) -> list[str]:
     model's (exact counts only: a convention's count of a tower is not a closed form here)."""
     if plan.convention != "exact":
         return []
-    from flopsreg.engine.images import closed_form_lines, sequence_form_lines, tower_kinds
+    from flopsreg.engine.media import closed_form_lines, sequence_form_lines, tower_kinds
 
     kinds = tower_kinds(plan.model, plan.hf_readers)
     lines = [

@@ -26,7 +26,7 @@ from flopsreg.declarations.pattern import FLOPS, Pattern
 from flopsreg.declarations.readers import HFReader, family_flag
 from flopsreg.declarations.symbols import h, s
 from flopsreg.declarations.towers import CROSS_ATTENTION, CROSS_ATTENTION_LATEX, IMAGE_GRID, IMAGE_GRID_LATEX, where_symbol
-from flopsreg.engine.images import SEQUENCE_FORMS, closed_form_rows, grid_words, sequence_form_rows, tower_kinds
+from flopsreg.engine.media import SEQUENCE_FORMS, closed_form_rows, grid_words, sequence_form_rows, tower_kinds
 from flopsreg.model.examples_index import example_path
 
 if TYPE_CHECKING:

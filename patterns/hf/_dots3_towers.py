@@ -19,7 +19,7 @@ from typing import Any
 import sympy
 
 from flopsreg.patterns.hf._qwen_vit import QWEN3_VIDEO_PIXELS, smart_resize, smart_resize_video
-from flopsreg.plugin import IMAGE_GRID, Dim, ImagePlan, ImageRule, TowerKind, where_symbol
+from flopsreg.plugin import IMAGE_GRID, Dim, MediaPlan, MediaRule, TowerKind, where_symbol
 
 __all__ = ["DOTS3_AUDIO", "DOTS3_AUDIO_CLIPS", "DOTS3_IMAGES", "DOTS3_VIDEOS", "DOTS3_VISION", "vision_schedule"]
 
@@ -167,24 +167,24 @@ def _one_frame(dims: Mapping[str, int]) -> None:
                          "patches than the tower makes and transformers raises: run the processor with temporal_patch_size 1")
 
 
-def _plan(dims: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(dims: Mapping[str, int], height: int, width: int) -> MediaPlan:
     """Qwen2VLImageProcessor: smart_resize to multiples of patch x merge within min/max pixels;
     Dots3NoteProcessor expands the placeholder to rows x columns / merge^2 tokens, no others."""
     _one_frame(dims)
     p, m = dims["patch"], dims["merge"]
     resized = smart_resize(height, width, p * m, dims["min_pixels"], dims["max_pixels"])
     grid = (1, resized[0] // p, resized[1] // p)
-    return ImagePlan(height=height, width=width, resized=resized, grid=grid, tokens=grid[1] * grid[2] // m**2)
+    return MediaPlan(height=height, width=width, resized=resized, grid=grid, tokens=grid[1] * grid[2] // m**2)
 
 
-def _from_tokens(dims: Mapping[str, int], tokens: int) -> ImagePlan:
+def _from_tokens(dims: Mapping[str, int], tokens: int) -> MediaPlan:
     """An image known by its tokens: ``tokens x merge^2`` patches (one row of merge groups: every piece depends on the count alone)."""
     _one_frame(dims)
     m = dims["merge"]
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, m, tokens * m), tokens=tokens)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, m, tokens * m), tokens=tokens)
 
 
-def _video_plan(dims: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+def _video_plan(dims: Mapping[str, int], frames: int, height: int, width: int) -> MediaPlan:
     """Qwen3VLVideoProcessor (AutoVideoProcessor's class for dots3_note) with temporal_patch_size 1:
     smart_resize over the whole video (frames x area within min/max pixels), a grid of frames x rows
     x columns; Dots3NoteProcessor.replace_video_token expands the placeholder to t rows columns / merge^2."""
@@ -192,10 +192,10 @@ def _video_plan(dims: Mapping[str, int], frames: int, height: int, width: int) -
     p, m = dims["patch"], dims["merge"]
     resized = smart_resize_video(frames, height, width, 1, p * m, dims["min_pixels"], dims["max_pixels"])
     grid = (frames, resized[0] // p, resized[1] // p)
-    return ImagePlan(height=height, width=width, resized=resized, grid=grid, tokens=frames * grid[1] * grid[2] // m**2, frames=frames)
+    return MediaPlan(height=height, width=width, resized=resized, grid=grid, tokens=frames * grid[1] * grid[2] // m**2, frames=frames)
 
 
-DOTS3_IMAGES = ImageRule(
+DOTS3_IMAGES = MediaRule(
     summary="Qwen2VLImageProcessor's smart_resize to multiples of patch x merge pixels, area within [min_pixels, max_pixels]; "
     "tokens = rows x columns / merge^2, Dots3NoteProcessor adds no others (a chat template's markers are text); "
     "the language model attends to them causally",
@@ -212,7 +212,7 @@ DOTS3_IMAGES = ImageRule(
 )
 
 
-DOTS3_VIDEOS = ImageRule(
+DOTS3_VIDEOS = MediaRule(
     summary=f"Qwen3VLVideoProcessor run with the tower's patch_size and temporal_patch_size 1 (its class defaults 16 and 2 "
     f"fail in the tower): smart_resize with {QWEN3_VIDEO_PIXELS[0]} <= frames x area <= {QWEN3_VIDEO_PIXELS[1]}, each frame "
     "its own grid; tokens = frames x rows x columns / merge^2, Dots3NoteProcessor adds no others; causal like text",
@@ -304,22 +304,22 @@ def _audio(key: str):
     return derive
 
 
-def _clip(dims: Mapping[str, int], samples: int) -> ImagePlan:
+def _clip(dims: Mapping[str, int], samples: int) -> MediaPlan:
     """Dots3NoteFeatureExtractor: ``ceil(samples / (8 hop))`` tokens (three stride-2 convolutions),
     the features cut to 8 frames a token; Dots3NoteProcessor expands the placeholder to them, no others."""
     if samples > CHUNK_SECONDS * SAMPLING_RATE:
         raise ValueError(f"a clip of {samples} samples is longer than one chunk ({CHUNK_SECONDS} s, the feature "
                          "extractor's chunk_length): its chunks, padded to the longest, are not counted yet")
     tokens = -(-samples // (8 * dims["hop"]))
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * tokens, dims["mel"]), tokens=tokens, samples=samples)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * tokens, dims["mel"]), tokens=tokens, samples=samples)
 
 
-def _clip_from_tokens(dims: Mapping[str, int], tokens: int) -> ImagePlan:
+def _clip_from_tokens(dims: Mapping[str, int], tokens: int) -> MediaPlan:
     """A clip known by its n tokens: 8n frames, the grid every piece is counted over (exactly as its samples would give)."""
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * tokens, dims["mel"]), tokens=tokens)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * tokens, dims["mel"]), tokens=tokens)
 
 
-DOTS3_AUDIO_CLIPS = ImageRule(
+DOTS3_AUDIO_CLIPS = MediaRule(
     summary="16 kHz clips of one chunk (chunk_length, 60 s); n = ceil(samples / (8 hop_length)) tokens, 8n mel frames; "
     "Dots3NoteProcessor adds no others; the language model attends to them causally "
     "(Dots3NoteFeatureExtractor, Dots3NoteProcessor.replace_audio_token)",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["FUYU_IMAGES", "TARGET", "fit"]
 
@@ -47,13 +47,13 @@ def _patches(pixels: int, patch: int, padded: int) -> int:
     return covered // patch
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     resized = fit(height, width)
     rows, columns = (_patches(pixels, d["patch"], padded) for pixels, padded in zip(resized, TARGET, strict=True))
-    return ImagePlan(height=height, width=width, resized=resized, grid=(1, rows, columns), tokens=rows * (columns + 1) + 1)
+    return MediaPlan(height=height, width=width, resized=resized, grid=(1, rows, columns), tokens=rows * (columns + 1) + 1)
 
 
-FUYU_IMAGES = ImageRule(
+FUYU_IMAGES = MediaRule(
     summary=f"shrunk to fit within {TARGET[0]} x {TARGET[1]} if larger (FuyuImageProcessor), patches of the unpadded part "
     "(ceil(height / patch) x ceil(width / patch)); tokens = rows x (columns + 1) + 1 (a |NEWLINE| per row, <s> after)",
     plan=_plan,

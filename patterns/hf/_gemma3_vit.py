@@ -14,7 +14,7 @@ Gemma3Processor replaces each image placeholder by ``"\\n\\n" <start_of_image> 2
 <image_soft_token> <end_of_image> "\\n\\n"``: 4 wrapper tokens, each ``"\\n\\n"`` one token of
 Gemma 3's tokenizer. The language model attends bidirectionally within each image's run of soft
 tokens (``token_type_ids``), on top of its causal and sliding masks: the engine adds those pairs
-(:attr:`ImageRule.bidirectional`).
+(:attr:`MediaRule.bidirectional`).
 FLOPs are multiply-adds x 2; norms, activations, the position embedding and the average pooling
 are elementwise (uncounted, as FlopCounterMode counts them). Derived in docs/multimodal.md;
 checked against tests/data/hf_forward/forward_gemma3img.json.
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["GEMMA3_IMAGES", "WRAPPER_TOKENS", "soft_tokens"]
 
@@ -55,29 +55,29 @@ def _no_pan_and_scan(d: Mapping[str, int]) -> None:
         raise ValueError("do_pan_and_scan = true: the processor's pan-and-scan crops are not counted by flopsreg")
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     _no_pan_and_scan(d)
     side = d["image"] // d["patch"]
-    return ImagePlan(height=height, width=width, resized=(d["image"], d["image"]), grid=(1, side, side),
+    return MediaPlan(height=height, width=width, resized=(d["image"], d["image"]), grid=(1, side, side),
                      tokens=soft_tokens(d) + WRAPPER_TOKENS)
 
 
-def _from_tokens(d: Mapping[str, int], tokens: int) -> ImagePlan:
+def _from_tokens(d: Mapping[str, int], tokens: int) -> MediaPlan:
     """Every Gemma 3 image is ``mm_tokens_per_image`` soft tokens: another count is no Gemma 3 image."""
     _no_pan_and_scan(d)
     if tokens != soft_tokens(d):
         raise ValueError(f"every image is {d['tokens']} soft tokens (mm_tokens_per_image), resized to {d['image']} x {d['image']}")
     side = d["image"] // d["patch"]
-    return ImagePlan(height=0, width=0, resized=(d["image"], d["image"]), grid=(1, side, side), tokens=tokens + WRAPPER_TOKENS)
+    return MediaPlan(height=0, width=0, resized=(d["image"], d["image"]), grid=(1, side, side), tokens=tokens + WRAPPER_TOKENS)
 
 
-def _soft_run(d: Mapping[str, int], plan: ImagePlan) -> int:
+def _soft_run(d: Mapping[str, int], plan: MediaPlan) -> int:
     """The run of tokens of *plan* the language model attends to bidirectionally: its soft tokens
     (``token_type_ids`` 1), not the wrapper tokens."""
     return soft_tokens(d)
 
 
-GEMMA3_IMAGES = ImageRule(
+GEMMA3_IMAGES = MediaRule(
     summary="every image resized to image_size x image_size (Gemma3ImageProcessor, no pan-and-scan); "
     "tokens = mm_tokens_per_image + 4 (\\n\\n, start_of_image, end_of_image, \\n\\n); "
     "the language model attends bidirectionally within each image's soft tokens",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["GEMMA3N_AUDIO_CLIPS", "MAX_SAMPLES", "SAMPLING_RATE", "WRAPPER_TOKENS", "mel_frames", "output_tokens"]
 
@@ -59,7 +59,7 @@ def _counted(d: Mapping[str, int]) -> None:
                          f"(expected 0 or >= {d['reduction'] - 1})")
 
 
-def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], samples: int) -> MediaPlan:
     _counted(d)
     kept = min(samples, MAX_SAMPLES)
     frames = mel_frames(kept)
@@ -70,10 +70,10 @@ def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
     if n > d["tokens"]:
         raise ValueError(f"a clip of {kept} samples (after truncation) gives {n} encoder tokens, more than audio_soft_tokens_per_image = "
                          f"{d['tokens']} (transformers fails: it pads the audio tokens up to that count)")
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["mel"]), tokens=d["tokens"] + WRAPPER_TOKENS, samples=kept)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["mel"]), tokens=d["tokens"] + WRAPPER_TOKENS, samples=kept)
 
 
-GEMMA3N_AUDIO_CLIPS = ImageRule(
+GEMMA3N_AUDIO_CLIPS = MediaRule(
     summary="16 kHz clips, truncated to 30 s; a mel frame every 10 ms; every clip is audio_soft_tokens_per_image (188) "
     "tokens + 4 (\\n\\n, <boa>, <eoa>, \\n\\n) whatever its length; the language model attends to them causally "
     "(Gemma3nAudioFeatureExtractor, Gemma3nProcessor.full_audio_sequence)",

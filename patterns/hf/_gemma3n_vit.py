@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["GEMMA3N_IMAGES", "RESOLUTION", "SIZES", "WRAPPER_TOKENS"]
 
@@ -32,7 +32,7 @@ FUSION_WIDTH = 2048  # the fusion adapter's output channels, which the embedder 
 WRAPPER_TOKENS = 4  # "\n\n", <start_of_image> before the soft tokens; <end_of_image>, "\n\n" after
 
 
-def _checked(d: Mapping[str, int]) -> ImagePlan:
+def _checked(d: Mapping[str, int]) -> MediaPlan:
     """The one plan of every image; ``ValueError`` where the config disagrees with the tower's output."""
     if d["tokens"] != POOLED * POOLED:
         raise ValueError(f"vision_soft_tokens_per_image = {d['tokens']}: MobileNetV5's fusion adapter gives {POOLED * POOLED} "
@@ -44,22 +44,22 @@ def _checked(d: Mapping[str, int]) -> ImagePlan:
         raise ValueError(f"size = {d['size']}: flopsreg counts Gemma 3n's images at the model card's sizes, "
                          f"{', '.join(map(str, SIZES))} pixels a side")
     side = d["size"] // STRIDE
-    return ImagePlan(height=0, width=0, resized=(d["size"], d["size"]), grid=(1, side, side), tokens=d["tokens"] + WRAPPER_TOKENS)
+    return MediaPlan(height=0, width=0, resized=(d["size"], d["size"]), grid=(1, side, side), tokens=d["tokens"] + WRAPPER_TOKENS)
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     plan = _checked(d)
-    return ImagePlan(height=height, width=width, resized=plan.resized, grid=plan.grid, tokens=plan.tokens)
+    return MediaPlan(height=height, width=width, resized=plan.resized, grid=plan.grid, tokens=plan.tokens)
 
 
-def _from_tokens(d: Mapping[str, int], tokens: int) -> ImagePlan:
+def _from_tokens(d: Mapping[str, int], tokens: int) -> MediaPlan:
     """Every Gemma 3n image is 256 soft tokens: another count is no Gemma 3n image."""
     if tokens != d["tokens"]:
         raise ValueError(f"every image is {d['tokens']} soft tokens (vision_soft_tokens_per_image), resized to {d['size']} x {d['size']}")
     return _checked(d)
 
 
-GEMMA3N_IMAGES = ImageRule(
+GEMMA3N_IMAGES = MediaRule(
     summary=f"every image resized to size x size, {RESOLUTION} by default (SiglipImageProcessor at Gemma 3n's largest size; "
     "processor option size: 256, 512 or 768); "
     "tokens = 256 + 4 (\\n\\n, start_of_image, end_of_image, \\n\\n); causal like text in the language model",

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["GEMMA4_AUDIO_CLIPS", "HOP", "MAX_SAMPLES", "SAMPLING_RATE", "WRAPPER_TOKENS", "real_frames"]
 
@@ -35,17 +35,17 @@ def real_frames(samples: int) -> int:
     return max(0, -(-reach // HOP))
 
 
-def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], samples: int) -> MediaPlan:
     kept = min(samples, MAX_SAMPLES)
     frames = real_frames(kept)
     if frames < 1:
         raise ValueError(f"a clip of {samples} samples has no real mel frame (more than {FRAME - FRAME // 2} are needed): "
                          "the processor gives it no audio token")
     tokens = -(-frames // 4)  # two stride-2 convolutions over the frames: ceil(ceil(frames / 2) / 2)
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["conv0"]), tokens=tokens + WRAPPER_TOKENS, samples=kept)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["conv0"]), tokens=tokens + WRAPPER_TOKENS, samples=kept)
 
 
-GEMMA4_AUDIO_CLIPS = ImageRule(
+GEMMA4_AUDIO_CLIPS = MediaRule(
     summary="16 kHz clips, truncated to 30 s; a mel frame every 10 ms (real when it ends inside the clip); "
     "tokens = ceil(real frames / 4) + 2 (<boa>, <eoa>); the language model attends to them causally "
     "(Gemma4AudioFeatureExtractor, Gemma4Processor.replace_audio_token)",

@@ -31,7 +31,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from flopsreg.patterns.sliding_window import SLIDING_WINDOW, WINDOW
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = [
     "BIDIRECTIONAL", "BUDGETS", "GEMMA4_IMAGES", "GEMMA4_UNIFIED_IMAGES", "GEMMA4_UNIFIED_VIDEOS", "GEMMA4_VIDEOS", "VIDEO_OPTIONS",
@@ -68,14 +68,14 @@ def _budget(d: Mapping[str, int]) -> int:
     return d["max_soft_tokens"]
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     rows, columns = resized_size(height, width, d["patch"], d["pooling"], _budget(d))
     grid = (1, rows // d["patch"], columns // d["patch"])
-    return ImagePlan(height=height, width=width, resized=(rows, columns), grid=grid,
+    return MediaPlan(height=height, width=width, resized=(rows, columns), grid=grid,
                      tokens=grid[1] * grid[2] // d["pooling"] ** 2 + WRAPPER_TOKENS)
 
 
-def _unified_plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _unified_plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     """As :func:`_plan`; the unified embedder feeds its mm_embed_dim output to a projection from
     output_proj_dims, so the two must agree (transformers fails on its first image otherwise)."""
     if d["out"] != d["h"]:
@@ -83,17 +83,17 @@ def _unified_plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
     return _plan(d, height, width)
 
 
-def _from_tokens(d: Mapping[str, int], soft: int) -> ImagePlan:
+def _from_tokens(d: Mapping[str, int], soft: int) -> MediaPlan:
     """An image of *soft* soft tokens: ``soft x pooling^2`` patches fix the tower's work (its
     attention spans the whole image), whatever their shape; at most the budget."""
     if soft > _budget(d):
         raise ValueError(f"an image is at most max_soft_tokens = {d['max_soft_tokens']} soft tokens")
     k = d["pooling"]
-    return ImagePlan(height=0, width=0, resized=(k * d["patch"], soft * k * d["patch"]), grid=(1, k, soft * k),
+    return MediaPlan(height=0, width=0, resized=(k * d["patch"], soft * k * d["patch"]), grid=(1, k, soft * k),
                      tokens=soft + WRAPPER_TOKENS)
 
 
-def _soft_run(d: Mapping[str, int], plan: ImagePlan) -> int:
+def _soft_run(d: Mapping[str, int], plan: MediaPlan) -> int:
     """The image's soft tokens where the language model attends both ways within them
     (mm_token_type_ids 1; use_bidirectional_attention = "vision"), else 0: causal like text."""
     return (plan.tokens - WRAPPER_TOKENS) if BIDIRECTIONAL[d["bidirectional"]] == "vision" else 0
@@ -125,7 +125,7 @@ _RULE = {
 _RESIZE = ("aspect-preserving resize to sides in multiples of patch x pooling, at most max_soft_tokens (280) x pooling^2 "
            "patches (Gemma4ImageProcessor); tokens = rows x columns / pooling^2 + 2 (<boi>, <eoi>)")
 
-GEMMA4_IMAGES = ImageRule(
+GEMMA4_IMAGES = MediaRule(
     summary=_RESIZE + "; with use_bidirectional_attention = vision the sliding layers attend both ways within each image's soft tokens",
     plan=_plan,
     layer_pairs=_sliding_only,
@@ -141,7 +141,7 @@ GEMMA4_IMAGES = ImageRule(
     **_RULE,
 )
 
-GEMMA4_UNIFIED_IMAGES = ImageRule(
+GEMMA4_UNIFIED_IMAGES = MediaRule(
     summary=_RESIZE + "; with use_bidirectional_attention = vision (the default) every layer attends both ways "
     "within each image's soft tokens, past the sliding window",
     plan=_unified_plan,
@@ -177,16 +177,16 @@ def _video_planner(unified: bool):
     """The video processor's rule: the kept frames, each resized as an image to the video budget;
     tokens = frames x (soft tokens + <boi> + <eoi>), the timestamps before each frame being text."""
 
-    def plan(d: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+    def plan(d: Mapping[str, int], frames: int, height: int, width: int) -> MediaPlan:
         image = (_unified_plan if unified else _plan)(d, height, width)
         kept = _kept_frames(d, frames)
-        return ImagePlan(height=height, width=width, resized=image.resized, grid=(kept, *image.grid[1:]),
+        return MediaPlan(height=height, width=width, resized=image.resized, grid=(kept, *image.grid[1:]),
                          tokens=kept * image.tokens, frames=frames)
 
     return plan
 
 
-def _frame_runs(d: Mapping[str, int], plan: ImagePlan) -> tuple[int, ...] | int:
+def _frame_runs(d: Mapping[str, int], plan: MediaPlan) -> tuple[int, ...] | int:
     """Each frame's soft tokens, one bidirectional block each (use_bidirectional_attention = "vision")."""
     frames = plan.grid[0]
     return (plan.tokens // frames - WRAPPER_TOKENS,) * frames if BIDIRECTIONAL[d["bidirectional"]] == "vision" else 0
@@ -203,7 +203,7 @@ _FRAMES = ("the frames as given (do_sample_frames off; on: num_frames = 32 of th
            "<boi> and <eoi> around each frame's soft tokens (its \"mm:ss \" timestamp is text: count it in seq_len)")
 _PER_FRAME = "the tower encodes each frame as one image: the image's closed forms over t = frames (attention within each frame)"
 
-GEMMA4_VIDEOS = ImageRule(
+GEMMA4_VIDEOS = MediaRule(
     summary=_FRAMES + "; with use_bidirectional_attention = vision the sliding layers attend both ways within each frame's soft tokens",
     plan=_video_planner(unified=False),
     layer_pairs=_sliding_only,
@@ -211,7 +211,7 @@ GEMMA4_VIDEOS = ImageRule(
     **_VIDEO_RULE,
 )
 
-GEMMA4_UNIFIED_VIDEOS = ImageRule(
+GEMMA4_UNIFIED_VIDEOS = MediaRule(
     summary=_FRAMES + "; with use_bidirectional_attention = vision (the default) every layer attends both ways within each "
     "frame's soft tokens, past the sliding window",
     plan=_video_planner(unified=True),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["GEMMA4_UNIFIED_AUDIO_CLIPS", "SAMPLING_RATE", "WRAPPER_TOKENS"]
 
@@ -28,17 +28,17 @@ SAMPLING_RATE = 16_000  # Gemma4UnifiedAudioFeatureExtractor's sampling_rate
 WRAPPER_TOKENS = 2  # <boa> before the soft tokens, <eoa> after
 
 
-def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], samples: int) -> MediaPlan:
     frames = -(-samples // d["out"])  # the last frame zero-padded to audio_embed_dim samples
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["out"]), tokens=frames + WRAPPER_TOKENS, samples=samples)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["out"]), tokens=frames + WRAPPER_TOKENS, samples=samples)
 
 
-def _from_tokens(d: Mapping[str, int], n: int) -> ImagePlan:
+def _from_tokens(d: Mapping[str, int], n: int) -> MediaPlan:
     """A clip of *n* soft tokens is *n* frames: the count fixes the embedder's work."""
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, n, d["out"]), tokens=n + WRAPPER_TOKENS)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, n, d["out"]), tokens=n + WRAPPER_TOKENS)
 
 
-GEMMA4_UNIFIED_AUDIO_CLIPS = ImageRule(
+GEMMA4_UNIFIED_AUDIO_CLIPS = MediaRule(
     summary="16 kHz clips cut into frames of audio_embed_dim raw samples (the last zero-padded), no truncation; "
     "tokens = ceil(samples / audio_embed_dim) + 2 (<boa>, <eoa>); the language model attends to them causally "
     "(Gemma4UnifiedAudioFeatureExtractor, Gemma4UnifiedProcessor.replace_audio_token)",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["GIT_IMAGES", "GIT_VIDEOS", "image_tokens"]
 
@@ -35,12 +35,12 @@ def image_tokens(d: Mapping[str, int]) -> int:
     return (d["image"] // d["patch"]) ** 2 + 1
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     side = d["image"] // d["patch"]
-    return ImagePlan(height=height, width=width, resized=(d["image"], d["image"]), grid=(1, side, side), tokens=image_tokens(d))
+    return MediaPlan(height=height, width=width, resized=(d["image"], d["image"]), grid=(1, side, side), tokens=image_tokens(d))
 
 
-def _from_tokens(d: Mapping[str, int], tokens: int) -> ImagePlan:
+def _from_tokens(d: Mapping[str, int], tokens: int) -> MediaPlan:
     """Every GIT image is the same count of tokens: another count is no GIT image."""
     if tokens != image_tokens(d):
         raise ValueError(f"every image is {image_tokens(d)} tokens ((image_size / patch_size)^2 patches and the class token), "
@@ -48,12 +48,12 @@ def _from_tokens(d: Mapping[str, int], tokens: int) -> ImagePlan:
     return _plan(d, 0, 0)
 
 
-def _image_block(d: Mapping[str, int], plan: ImagePlan) -> int:
+def _image_block(d: Mapping[str, int], plan: MediaPlan) -> int:
     """The run of tokens the text decoder attends to bidirectionally: all of the image's."""
     return plan.tokens
 
 
-GIT_IMAGES = ImageRule(
+GIT_IMAGES = MediaRule(
     summary="every image resized and centre-cropped to image_size x image_size (GitProcessor's CLIPImageProcessor), "
     "one image per sequence; tokens = (image_size / patch)^2 + 1 (the class token), before the text, no wrapper tokens; "
     "the text decoder attends bidirectionally within the image's tokens",
@@ -74,7 +74,7 @@ GIT_IMAGES = ImageRule(
 )
 
 
-def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> MediaPlan:
     """A video's frames, each an image: GitModel indexes one temporal embedding a frame."""
     if not d["frame_embeddings"]:
         raise ValueError("num_image_with_embedding is null: GitModel builds no temporal embeddings and fails on a video (a 5D pixel_values)")
@@ -82,11 +82,11 @@ def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> I
         raise ValueError(f"{frames} frames: GitModel holds num_image_with_embedding = {d['frame_embeddings']} temporal embeddings, "
                          "one a frame (it fails on more)")
     image = _plan(d, height, width)
-    return ImagePlan(height=height, width=width, resized=image.resized, grid=(frames, *image.grid[1:]), tokens=frames * image.tokens,
+    return MediaPlan(height=height, width=width, resized=image.resized, grid=(frames, *image.grid[1:]), tokens=frames * image.tokens,
                      frames=frames)
 
 
-GIT_VIDEOS = ImageRule(
+GIT_VIDEOS = MediaRule(
     summary="each frame resized and centre-cropped to image_size x image_size as an image (GIT has no video processor), "
     "at most num_image_with_embedding frames, one video per sequence; tokens = frames x ((image_size / patch)^2 + 1), "
     "before the text, no wrapper tokens; the text decoder attends bidirectionally within all of the video's tokens",

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["KIMI_IMAGES", "KIMI_VIDEOS", "MAX_PATCHES", "MAX_SIDE", "VIDEO_OPTIONS", "WRAPPER_TOKENS", "navit_resize"]
 
@@ -53,7 +53,7 @@ def navit_resize(
     return (new_height, new_width), (-(-new_height // factor) * factor, -(-new_width // factor) * factor)
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     patch, merge = d["patch"], d["merge_h"]
     if d["merge_w"] != merge:
         raise ValueError(f"merge_kernel_size = [{merge}, {d['merge_w']}]: Kimi_K25ImageProcessor merges square groups (merge_size)")
@@ -62,10 +62,10 @@ def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
                          "with identical values (give both)")
     resized, padded = navit_resize(height, width, patch, merge, d["max_patches"], d["max_height"])
     rows, columns = padded[0] // patch, padded[1] // patch
-    return ImagePlan(height=height, width=width, resized=padded, grid=(1, rows, columns), tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
+    return MediaPlan(height=height, width=width, resized=padded, grid=(1, rows, columns), tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
 
 
-KIMI_IMAGES = ImageRule(
+KIMI_IMAGES = MediaRule(
     summary=f"Kimi_K25ImageProcessor: scaled down to at most max_patches (default {MAX_PATCHES}) patches and max_height = max_width "
     f"(default {MAX_SIDE}) a side, zero-padded to "
     "patch x merge pixels a side; tokens = patches / merge^2 + 4 (<|media_begin|>image<|media_content|> ... <|media_end|>)",
@@ -88,7 +88,7 @@ KIMI_IMAGES = ImageRule(
 VIDEO_OPTIONS = {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False}
 
 
-def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> MediaPlan:
     """The video's chunks of temporal_patch_size frames (the last one shorter), each resized and
     padded as an image at the video budget; tokens = chunks x (patches / merge^2 + 4)."""
     if d["do_sample_frames"]:
@@ -105,11 +105,11 @@ def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> I
     rows, columns = padded[0] // patch, padded[1] // patch
     full, rest = divmod(frames, chunk)
     grids = ((chunk, rows, columns),) * full + (((rest, rows, columns),) if rest else ())
-    return ImagePlan(height=height, width=width, resized=padded, grid=(frames, rows, columns),
+    return MediaPlan(height=height, width=width, resized=padded, grid=(frames, rows, columns),
                      tokens=len(grids) * (rows * columns // merge**2 + WRAPPER_TOKENS), frames=frames, grids=grids)
 
 
-KIMI_VIDEOS = ImageRule(
+KIMI_VIDEOS = MediaRule(
     summary="Kimi_K25VideoProcessor: the frames as given (do_sample_frames off) in chunks of temporal_patch_size = 4 "
     "(the last one shorter), each scaled down to at most max_patches = 4096 patches and zero-padded to patch x merge "
     "pixels a side; tokens = chunks x (patches / merge^2 + 4) (<|media_begin|>video<|media_content|> ... <|media_end|>; "

@@ -23,7 +23,7 @@ import math
 from collections.abc import Mapping
 from fractions import Fraction
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["LLAMA4_IMAGES", "MAX_TILES", "best_fit", "canvases", "image_tokens", "resized_size"]
 
@@ -92,15 +92,15 @@ def _shuffle(d: Mapping[str, int]) -> tuple[int, int]:
     return side, side * side // ds
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     side, per_tile = _shuffle(d)
     canvas = best_fit(height, width, d["image"], d["max_patches"])
     tiles = canvas[0] * canvas[1]
-    return ImagePlan(height=height, width=width, resized=resized_size(height, width, d["image"], canvas),
+    return MediaPlan(height=height, width=width, resized=resized_size(height, width, d["image"], canvas),
                      grid=(tiles + 1 if tiles > 1 else 1, side, side), tokens=image_tokens(canvas, per_tile))
 
 
-def _from_tokens(d: Mapping[str, int], count: int) -> ImagePlan:
+def _from_tokens(d: Mapping[str, int], count: int) -> MediaPlan:
     """An image known by its ``<|patch|>`` tokens, ``n`` per tile (the global one included): the
     tiles fix the tower's work and the separators, whatever the canvas's shape."""
     side, per_tile = _shuffle(d)
@@ -109,10 +109,10 @@ def _from_tokens(d: Mapping[str, int], count: int) -> ImagePlan:
         raise ValueError(f"an image is {per_tile} <|patch|> tokens per tile, on 1 tile or 3 to {d['max_patches'] + 1} "
                          "(the canvas's and the global one)")
     canvas = (1, tiles - 1) if tiles > 1 else (1, 1)
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(tiles, side, side), tokens=image_tokens(canvas, per_tile))
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(tiles, side, side), tokens=image_tokens(canvas, per_tile))
 
 
-LLAMA4_IMAGES = ImageRule(
+LLAMA4_IMAGES = MediaRule(
     summary="tiles of image_size pixels (Llama4ImageProcessor, max_patches 16: the best-fitting canvas of "
     "rows x columns <= 16 tiles, plus a global tile when there is more than one); per tile (image_size / patch)^2 / 4 "
     "<|patch|> tokens, a separator after each canvas tile, <|image_start|>, <|image|> and <|image_end|>",

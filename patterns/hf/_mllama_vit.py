@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 from fractions import Fraction
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["MLLAMA_IMAGES", "arrangements", "tiled_canvas", "tile_tokens"]
 
@@ -56,20 +56,20 @@ def tile_tokens(d: Mapping[str, int]) -> int:
     return (d["image"] // d["patch"]) ** 2 + 1
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     tile = d["image"]
     a, b = tiled_canvas(height, width, d["tiles"], tile)
     side = tile // d["patch"]
-    return ImagePlan(height=height, width=width, resized=_fit(height, width, a * tile, b * tile, tile), grid=(a * b, side, side), tokens=1)
+    return MediaPlan(height=height, width=width, resized=_fit(height, width, a * tile, b * tile, tile), grid=(a * b, side, side), tokens=1)
 
 
-def _keys(d: Mapping[str, int], plan: ImagePlan) -> int:
+def _keys(d: Mapping[str, int], plan: MediaPlan) -> int:
     """The vision tokens of *plan* the cross-attention layers attend to: its real tiles' positions."""
     t, rows, columns = plan.grid
     return t * (rows * columns + 1)
 
 
-MLLAMA_IMAGES = ImageRule(
+MLLAMA_IMAGES = MediaRule(
     summary="tiled to the canvas of up to max_num_tiles image_size-pixel tiles get_optimal_tiled_canvas picks "
     "(MllamaImageProcessor); one <|image|> token per image; the language model's cross-attention layers "
     "attend to the real tiles' patches and class positions",

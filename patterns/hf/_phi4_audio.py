@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["PHI4_AUDIO_CLIPS", "SAMPLING_RATE", "WINDOW", "frames"]
 
@@ -34,7 +34,7 @@ def frames(samples: int) -> int:
     return (samples - FRAME) // HOP + 1 if samples >= FRAME else 0
 
 
-def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], samples: int) -> MediaPlan:
     if d["reduction"] != 8 or d["downsample"] != 1:
         raise ValueError(f"time_reduction = {d['reduction']}, downsample_rate = {d['downsample']}: flopsreg counts the "
                          "published 8 and 1 (three stride-2 convolutions; transformers' up projection takes hidden_size x rate)")
@@ -45,10 +45,10 @@ def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
     if count < 1:
         raise ValueError(f"a clip of {samples} samples has no frame (at least {FRAME} are needed)")
     tokens = -(-count // 8)  # audio_embed_sizes: ceil(frames / time_reduction)
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, count, d["mel"]), tokens=tokens, samples=samples)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, count, d["mel"]), tokens=tokens, samples=samples)
 
 
-PHI4_AUDIO_CLIPS = ImageRule(
+PHI4_AUDIO_CLIPS = MediaRule(
     summary="16 kHz clips; a frame every 10 ms of 25 ms windows; tokens = ceil(frames / 8) <|audio|> tokens, no wrapper; "
     "the language model attends to them causally (Phi4MultimodalFeatureExtractor, Phi4MultimodalProcessor.replace_audio_token)",
     plan=_plan,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["CROP", "DYNAMIC_HD", "PHI4_MULTIMODAL_IMAGES", "crops"]
 
@@ -79,7 +79,7 @@ def _check(d: Mapping[str, int]) -> int:
     return CROP // PATCH
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     side = _check(d)
     (down, across), resized, (pad_height, pad_width) = crops(height, width)
     rows, columns = side * down - pad_height // PATCH, side * across - pad_width // PATCH  # whole patches of padding masked
@@ -87,10 +87,10 @@ def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
     # start and of an even side (32), ceil(real / 2) along each axis in all.
     u_r, u_c = (rows + 1) // 2, (columns + 1) // 2
     tokens = side // 2 * (side // 2 + 1) + 1 + u_r * (u_c + 1)
-    return ImagePlan(height=height, width=width, resized=(CROP * down, CROP * across), grid=(1, rows, columns), tokens=tokens)
+    return MediaPlan(height=height, width=width, resized=(CROP * down, CROP * across), grid=(1, rows, columns), tokens=tokens)
 
 
-PHI4_MULTIMODAL_IMAGES = ImageRule(
+PHI4_MULTIMODAL_IMAGES = MediaRule(
     summary=f"dynamic HD: {CROP}-pixel crops, ceil(w / {CROP}) x ceil(h / {CROP}) or the closest aspect ratio of at most "
     f"{DYNAMIC_HD}, padding masked, and a global {CROP} x {CROP} image (Phi4MultimodalImageProcessor); tokens = 16 x 17 "
     "(global, sub_GN) + 1 (glb_GN) + u_r (u_c + 1) (the crops' real pooled tokens, a newline per row)",

@@ -25,7 +25,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["PIXTRAL_IMAGES", "feature_blocks", "pixtral_resize", "pixtral_tokens"]
 
@@ -67,14 +67,14 @@ def pixtral_tokens(rows: int, columns: int, merge: int) -> int:
     return (rows // merge) * (columns // merge + 1)
 
 
-def _plan(d: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], height: int, width: int) -> MediaPlan:
     patch, merge = d["patch"], d["merge"]
     resized = pixtral_resize(height, width, d["longest_edge"], patch * merge)
     rows, columns = resized[0] // patch, resized[1] // patch
-    return ImagePlan(height=height, width=width, resized=resized, grid=(1, rows, columns), tokens=pixtral_tokens(rows, columns, merge))
+    return MediaPlan(height=height, width=width, resized=resized, grid=(1, rows, columns), tokens=pixtral_tokens(rows, columns, merge))
 
 
-PIXTRAL_IMAGES = ImageRule(
+PIXTRAL_IMAGES = MediaRule(
     summary="PixtralImageProcessor: scaled down to fit longest_edge (default the tower's image_size), each side rounded up to patch x merge pixels; "
     "tokens = rows/merge x (columns/merge + 1) ([IMG] per merged patch, [IMG_BREAK] per row, [IMG_END] last)",
     plan=_plan,

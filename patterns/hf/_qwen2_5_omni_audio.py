@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["HOP", "MAX_SAMPLES", "QWEN2_5_OMNI_AUDIO_CLIPS", "SAMPLING_RATE", "WRAPPER_TOKENS", "audio_tokens", "real_frames"]
 
@@ -45,17 +45,17 @@ def audio_tokens(frames: int) -> int:
     return ((frames - 1) // 2 + 1 - 2) // 2 + 1
 
 
-def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], samples: int) -> MediaPlan:
     kept = min(samples, MAX_SAMPLES)
     frames = real_frames(kept)
     tokens = audio_tokens(frames)
     if tokens < 1:
         raise ValueError(f"a clip of {samples} samples has {frames} mel frames: the processor gives it no audio token "
                          f"(at least 3 frames, {2 * HOP + 1} samples, are needed)")
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["mel"]), tokens=tokens + WRAPPER_TOKENS, samples=kept)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["mel"]), tokens=tokens + WRAPPER_TOKENS, samples=kept)
 
 
-QWEN2_5_OMNI_AUDIO_CLIPS = ImageRule(
+QWEN2_5_OMNI_AUDIO_CLIPS = MediaRule(
     summary="16 kHz clips, truncated to 300 s; a mel frame every 10 ms (real: ceil(samples / 160)); "
     "tokens = floor(ceil(frames / 2) / 2) + 2 (<|audio_bos|>, <|audio_eos|>); the language model attends to them causally "
     "(WhisperFeatureExtractor as Qwen2_5OmniProcessor calls it, _get_feat_extract_output_lengths)",

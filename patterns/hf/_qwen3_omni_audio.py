@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = ["HOP", "QWEN3_OMNI_AUDIO_CLIPS", "SAMPLING_RATE", "WRAPPER_TOKENS", "audio_tokens"]
 
@@ -37,7 +37,7 @@ def audio_tokens(frames: int, window: int) -> int:
     return frames // chunk * -(-chunk // 8) + -(-(frames % chunk) // 8)
 
 
-def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
+def _plan(d: Mapping[str, int], samples: int) -> MediaPlan:
     frames = samples // HOP
     if frames < 1:
         raise ValueError(f"a clip of {samples} samples has no mel frame (at least {HOP} are needed): "
@@ -49,11 +49,11 @@ def _plan(d: Mapping[str, int], samples: int) -> ImagePlan:
     if -(-2 * window // 8) != PROCESSOR_CHUNK_TOKENS:
         raise ValueError(f"n_window = {window}: a full chunk gives {-(-2 * window // 8)} tokens, but the processor "
                          f"counts {PROCESSOR_CHUNK_TOKENS} (it holds for n_window 49 to 52, the published 50)")
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["mel"]),
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, frames, d["mel"]),
                      tokens=audio_tokens(frames, window) + WRAPPER_TOKENS, samples=samples)
 
 
-QWEN3_OMNI_AUDIO_CLIPS = ImageRule(
+QWEN3_OMNI_AUDIO_CLIPS = MediaRule(
     summary="16 kHz clips, not truncated; a mel frame every 10 ms (samples // 160, all real); tokens = "
     "13 per full chunk of 2 n_window frames + ceil(rest / 8), + 2 (<|audio_start|>, <|audio_end|>); "
     "the language model attends to them causally (WhisperFeatureExtractor, Qwen3OmniMoeProcessor)",

@@ -21,7 +21,7 @@ around them aside).
 from __future__ import annotations
 
 from flopsreg.patterns.hf._qwen_vit import _from_tokens, _options, _plan, _video_planner
-from flopsreg.plugin import ImageRule
+from flopsreg.plugin import MediaRule
 
 __all__ = ["QWEN3_OMNI_IMAGES", "QWEN3_OMNI_VIDEOS"]
 
@@ -31,7 +31,7 @@ IMAGE_PIXELS = (56 * 56, 28 * 28 * 1280)
 VIDEO_PIXELS = (128 * 32 * 32, 768 * 32 * 32)
 _TOWER = "the ViT is Qwen3-VL's: its closed forms (qwen3_vl_vision) over the grid"
 
-QWEN3_OMNI_IMAGES = ImageRule(
+QWEN3_OMNI_IMAGES = MediaRule(
     summary=f"smart_resize to multiples of patch x merge, {IMAGE_PIXELS[0]} <= area <= {IMAGE_PIXELS[1]} "
     "(Qwen2VLImageProcessor's defaults, as Qwen3OmniMoeProcessor takes it); tokens = patches / merge^2 + 2 "
     "(vision_start, vision_end)",
@@ -41,7 +41,7 @@ QWEN3_OMNI_IMAGES = ImageRule(
     rules=(_TOWER,),
 )
 
-QWEN3_OMNI_VIDEOS = ImageRule(
+QWEN3_OMNI_VIDEOS = MediaRule(
     summary=f"frames padded to whole temporal patches (t = ceil(frames / temporal_patch_size)); each frame smart_resized "
     f"to multiples of patch x merge, {VIDEO_PIXELS[0]} <= area <= {VIDEO_PIXELS[1]} (Qwen3OmniMoeProcessor's videos_kwargs "
     "through Qwen2VLVideoProcessor); tokens = t x rows x columns / merge^2 + 2 (vision_start, vision_end)",

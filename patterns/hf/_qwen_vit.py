@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from flopsreg.plugin import ImagePlan, ImageRule
+from flopsreg.plugin import MediaPlan, MediaRule
 
 __all__ = [
     "QWEN2_5_VL_IMAGES", "QWEN2_VL_IMAGES", "QWEN2_VL_VIDEOS", "QWEN3_VL_IMAGES", "QWEN3_VL_VIDEOS", "smart_resize",
@@ -102,7 +102,7 @@ def _video_planner(qwen3: bool):
     bounds), wrapped once in vision_start/end; Qwen3-VL's whole video bounded, each temporal patch
     wrapped in vision_start/end (its "<t seconds>" timestamp before each is text: not counted here)."""
 
-    def plan(dims: Mapping[str, int], frames: int, height: int, width: int) -> ImagePlan:
+    def plan(dims: Mapping[str, int], frames: int, height: int, width: int) -> MediaPlan:
         patch, merge, temporal = dims["patch"], dims["merge"], dims["frames"]
         low, high = _pixels(dims)
         if qwen3:
@@ -112,28 +112,28 @@ def _video_planner(qwen3: bool):
         t, rows, columns = -(-frames // temporal), resized[0] // patch, resized[1] // patch
         per_patch = rows * columns // merge**2
         tokens = t * (per_patch + WRAPPER_TOKENS) if qwen3 else t * per_patch + WRAPPER_TOKENS
-        return ImagePlan(height=height, width=width, resized=resized, grid=(t, rows, columns), tokens=tokens, frames=frames)
+        return MediaPlan(height=height, width=width, resized=resized, grid=(t, rows, columns), tokens=tokens, frames=frames)
 
     return plan
 
 
-def _plan(dims: Mapping[str, int], height: int, width: int) -> ImagePlan:
+def _plan(dims: Mapping[str, int], height: int, width: int) -> MediaPlan:
     """The image processor's rule: smart_resize within the processor's min/max pixels."""
     patch, merge = dims["patch"], dims["merge"]
     resized = smart_resize(height, width, patch * merge, *_pixels(dims))
     rows, columns = resized[0] // patch, resized[1] // patch
-    return ImagePlan(height=height, width=width, resized=resized, grid=(1, rows, columns),
+    return MediaPlan(height=height, width=width, resized=resized, grid=(1, rows, columns),
                      tokens=rows * columns // merge**2 + WRAPPER_TOKENS)
 
 
-def _from_tokens(dims: Mapping[str, int], tokens: int) -> ImagePlan:
+def _from_tokens(dims: Mapping[str, int], tokens: int) -> MediaPlan:
     """An image known by its image tokens: ``tokens x merge^2`` patches (as one row of merge groups:
     attention within the image and every other piece depend on the count alone)."""
     merge = dims["merge"]
-    return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, merge, tokens * merge), tokens=tokens + WRAPPER_TOKENS)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, merge, tokens * merge), tokens=tokens + WRAPPER_TOKENS)
 
 
-def verl_vit_flops(d: Mapping[str, int], plans: Sequence[ImagePlan]) -> dict[str, int]:
+def verl_vit_flops(d: Mapping[str, int], plans: Sequence[MediaPlan]) -> dict[str, int]:
     """verl's ``_estimate_qwen3_vit_flop`` (verl-project/verl 1dda039b), forward (a third of its
     6N + 12 s^2 training count), for every Qwen-VL type verl maps to it: each image's patches
     (``images_seqlens``) through 2 MLP matrices (Qwen2.5-VL's gated MLP has 3), full attention
@@ -168,7 +168,7 @@ _EMBED = "patch_embed = 2 x patches x h x channels x frames x patch^2 (Conv3d ov
 _PROJ = "blocks.qkv_proj = layers x 2 x patches x 4h^2 (qkv and proj)"
 _MERGER = "merger = 2 x (patches / merge^2) x ((h merge^2)^2 + h merge^2 x out)"
 
-QWEN2_5_VL_IMAGES = ImageRule(
+QWEN2_5_VL_IMAGES = MediaRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
     "(Qwen2.5-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
     plan=_plan,
@@ -183,7 +183,7 @@ QWEN2_5_VL_IMAGES = ImageRule(
     ),
 )
 
-QWEN2_VL_IMAGES = ImageRule(
+QWEN2_VL_IMAGES = MediaRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN2_5_PIXELS[0]} <= area <= {QWEN2_5_PIXELS[1]} "
     "(Qwen2-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
     plan=_plan,
@@ -196,7 +196,7 @@ QWEN2_VL_IMAGES = ImageRule(
     refusals=VERL_QWEN2_VL,
 )
 
-QWEN3_VL_IMAGES = ImageRule(
+QWEN3_VL_IMAGES = MediaRule(
     summary=f"smart_resize to multiples of patch x merge, {QWEN3_PIXELS[0]} <= area <= {QWEN3_PIXELS[1]} "
     "(Qwen3-VL's preprocessor_config.json); tokens = patches / merge^2 + 2 (vision_start, vision_end)",
     plan=_plan,
@@ -214,7 +214,7 @@ _VIDEO_TOWER = (
     "(cu_seqlens per frame group: t x (rows columns)^2 pairs), as for t images of one frame group"
 )
 
-QWEN2_VL_VIDEOS = ImageRule(
+QWEN2_VL_VIDEOS = MediaRule(
     summary=f"frames padded to whole temporal patches (t = ceil(frames / temporal_patch_size)); each frame smart_resized "
     f"to multiples of patch x merge, {QWEN2_VIDEO_PIXELS[0]} <= area <= {QWEN2_VIDEO_PIXELS[1]} (Qwen2VLVideoProcessor's "
     "defaults); tokens = t x rows x columns / merge^2 + 2 (vision_start, vision_end)",
@@ -225,7 +225,7 @@ QWEN2_VL_VIDEOS = ImageRule(
     refusals=VERL_NO_VIDEOS,
 )
 
-QWEN3_VL_VIDEOS = ImageRule(
+QWEN3_VL_VIDEOS = MediaRule(
     summary=f"frames padded to whole temporal patches (t = ceil(frames / temporal_patch_size), at least 2 frames); "
     f"smart_resize with {QWEN3_VIDEO_PIXELS[0]} <= frames x area <= {QWEN3_VIDEO_PIXELS[1]} (Qwen3VLVideoProcessor's "
     "defaults); tokens = t x (rows x columns / merge^2 + 2): vision_start and vision_end around each temporal patch "

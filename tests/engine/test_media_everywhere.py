@@ -20,7 +20,7 @@ import pytest
 import flopsreg
 import flopsreg.registry
 from flopsreg.cli import main
-from flopsreg.plugin import IMAGE_GRID, ImagePlan, ImageRule, TowerKind
+from flopsreg.plugin import IMAGE_GRID, MediaPlan, MediaRule, TowerKind
 
 DATA = Path(__file__).parents[1] / "data" / "hf_forward"
 QWEN = json.loads((DATA / "forward_qwenvid.json").read_text())["videos"]["qwen2_5_vl"]
@@ -102,9 +102,9 @@ def with_a_video_tower(registry, monkeypatch):
     """Gemma 4's recorded model (audio) with a stand-in vision tower that takes videos: 6 tokens
     and 1000 FLOPs a frame, so one sequence can hold a video and an audio clip."""
     def plan(dims, frames, height, width):
-        return ImagePlan(height=height, width=width, resized=(height, width), grid=(frames, 1, 1), tokens=6, frames=frames)
+        return MediaPlan(height=height, width=width, resized=(height, width), grid=(frames, 1, 1), tokens=6, frames=frames)
 
-    rule = ImageRule(summary="as given", plan=plan, takes="video")
+    rule = MediaRule(summary="as given", plan=plan, takes="video")
     kind = TowerKind(name="stand_in", title="stand-in", summary="1000 FLOPs a frame", dims=(), parameters=0, reference="x",
                      videos=rule, flops={"all": 1000 * IMAGE_GRID[0]})
     towers, kinds = registry.image_towers, flopsreg.registry.tower_kinds

@@ -23,7 +23,7 @@ import pytest
 import flopsreg
 import flopsreg.registry
 from flopsreg.cli import main
-from flopsreg.plugin import IMAGE_GRID, ImagePlan, ImageRule, TowerKind
+from flopsreg.plugin import IMAGE_GRID, MediaPlan, MediaRule, TowerKind
 
 DATA = Path(__file__).parents[1] / "data" / "hf_forward"
 GEMMA3 = json.loads((DATA / "forward_gemma3img.json").read_text())["models"]["gemma3"]
@@ -44,15 +44,15 @@ assert [RATE * float(seconds) for seconds in CLIPS] == SAMPLES
 def gemma3_with_videos_and_audio(registry, monkeypatch):
     """The registry with stand-in video and audio towers beside Gemma 3's vision tower."""
     def video(dims, frames, height, width):
-        return ImagePlan(height=height, width=width, resized=(height, width), grid=(frames, 1, 1), tokens=frames + 2, frames=frames)
+        return MediaPlan(height=height, width=width, resized=(height, width), grid=(frames, 1, 1), tokens=frames + 2, frames=frames)
 
     def clip(dims, samples):
-        return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, samples, 1), tokens=samples + 1, samples=samples)
+        return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, samples, 1), tokens=samples + 1, samples=samples)
 
     videos = TowerKind(name="video_stand_in", title="video stand-in", summary="1000 FLOPs a frame", dims=(), parameters=0, reference="x",
-                       videos=ImageRule(summary="as given", plan=video, takes="video"), flops={"all": PER_FRAME * IMAGE_GRID[0]})
+                       videos=MediaRule(summary="as given", plan=video, takes="video"), flops={"all": PER_FRAME * IMAGE_GRID[0]})
     audio = TowerKind(name="audio_stand_in", title="audio stand-in", summary="7 FLOPs a sample", dims=(), parameters=0, reference="x",
-                      images=ImageRule(summary="as given", plan=clip, takes="audio", sampling_rate=RATE), flops={"all": PER_SAMPLE * IMAGE_GRID[1]})
+                      images=MediaRule(summary="as given", plan=clip, takes="audio", sampling_rate=RATE), flops={"all": PER_SAMPLE * IMAGE_GRID[1]})
     towers, kinds = registry.image_towers, flopsreg.registry.tower_kinds
     rules = {"video": ("video_stand_in", videos.videos), "audio": ("audio_stand_in", audio.images)}
     monkeypatch.setattr(registry, "image_towers", lambda m, takes="image", kinds=None: {

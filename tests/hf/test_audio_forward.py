@@ -20,9 +20,9 @@ import pytest
 import flopsreg
 import flopsreg.registry
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops, tower_kinds
+from flopsreg.engine.media import tower_flops, tower_kinds
 from flopsreg.patterns.hf._gemma4_audio import HOP, SAMPLING_RATE, WRAPPER_TOKENS
-from flopsreg.plugin import IMAGE_GRID, ImagePlan, ImageRule, TowerKind
+from flopsreg.plugin import IMAGE_GRID, MediaPlan, MediaRule, TowerKind
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_audio.json").read_text())
 MEASURED = RECORD["models"]["gemma4"]
@@ -216,9 +216,9 @@ def test_images_and_audio_together_run_both_towers_and_both_token_runs(registry,
     model = _model()
 
     def plan(dims, height, width):
-        return ImagePlan(height=height, width=width, resized=(height, width), grid=(1, 1, 1), tokens=5)
+        return MediaPlan(height=height, width=width, resized=(height, width), grid=(1, 1, 1), tokens=5)
 
-    stand_in = ImageRule(summary="as given", plan=plan)
+    stand_in = MediaRule(summary="as given", plan=plan)
     kind = TowerKind(name="stand_in", title="stand-in", summary="1000 FLOPs an image", dims=(), parameters=0, reference="x",
                      images=stand_in, flops={"all": 1000 * IMAGE_GRID[0]})
     towers, kinds = registry.image_towers(model), flopsreg.registry.tower_kinds
@@ -241,10 +241,10 @@ def test_audio_tokens_plan_a_clip_where_a_rule_says_the_count_fixes_its_flops(re
     model = _model()
 
     def from_tokens(dims, n):
-        return ImagePlan(height=0, width=0, resized=(0, 0), grid=(1, 4 * n, 20), tokens=n + 2)
+        return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, 4 * n, 20), tokens=n + 2)
 
     title, dims, rule = registry.image_towers(model)["audio"]
-    stand_in = ImageRule(summary="4 frames a token", plan=rule.plan, takes="audio", sampling_rate=SAMPLING_RATE, from_tokens=from_tokens)
+    stand_in = MediaRule(summary="4 frames a token", plan=rule.plan, takes="audio", sampling_rate=SAMPLING_RATE, from_tokens=from_tokens)
     monkeypatch.setattr(registry, "image_towers", lambda m, takes="image", kinds=None: {"audio": (title, dims, stand_in)})
     by_tokens = registry.evaluate(model, seq_len=7, audio_tokens=[25, 3])
     assert by_tokens.seqlens == (7 + 27 + 5,) and [plan.grid for plan in by_tokens.audio.plans] == [(1, 100, 20), (1, 12, 20)]
@@ -252,8 +252,8 @@ def test_audio_tokens_plan_a_clip_where_a_rule_says_the_count_fixes_its_flops(re
     assert "  clip 1: given by its audio tokens: 100 mel frames x 20 mel bins, 27 tokens" in by_tokens.audio.text()
     with pytest.raises(flopsreg.FlopsregError, match=r"^audio_tokens\[0\] = 0: expected an integer >= 1$"):
         registry.evaluate(model, seq_len=7, audio_tokens=[0])
-    with pytest.raises(ValueError, match=r"^ImageRule.sampling_rate = 0: expected > 0 exactly for a rule that takes audio$"):
-        ImageRule(summary="s", plan=rule.plan, takes="audio")
+    with pytest.raises(ValueError, match=r"^MediaRule.sampling_rate = 0: expected > 0 exactly for a rule that takes audio$"):
+        MediaRule(summary="s", plan=rule.plan, takes="audio")
 
 
 def test_the_command_line_takes_audio(tmp_path, capsys, registry):

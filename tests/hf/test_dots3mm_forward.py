@@ -18,7 +18,7 @@ from eager import DSA_INDEXER_RECTANGLE
 from eager import eager_registry as make_eager_registry
 
 import flopsreg
-from flopsreg.engine.images import tower_flops
+from flopsreg.engine.media import tower_flops
 from flopsreg.patterns.hf._dots3_towers import DOTS3_AUDIO, DOTS3_IMAGES, DOTS3_VISION, vision_schedule
 
 DATA = Path(__file__).parents[1] / "data" / "hf_forward"

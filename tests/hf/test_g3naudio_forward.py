@@ -19,7 +19,7 @@ import pytest
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops, tower_kinds
+from flopsreg.engine.media import tower_flops, tower_kinds
 from flopsreg.patterns.hf._gemma3n_audio import SAMPLING_RATE, WRAPPER_TOKENS
 
 DATA = Path(__file__).parents[1] / "data" / "hf_forward"

@@ -18,7 +18,7 @@ from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops, tower_kinds
+from flopsreg.engine.media import tower_flops, tower_kinds
 from flopsreg.patterns.hf._gemma4u_audio import SAMPLING_RATE, WRAPPER_TOKENS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_g4uaudio.json").read_text())

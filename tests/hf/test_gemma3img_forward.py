@@ -15,9 +15,9 @@ import pytest
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import bidirectional_pairs
+from flopsreg.engine.media import bidirectional_pairs
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES, WRAPPER_TOKENS
-from flopsreg.plugin import ImageRule
+from flopsreg.plugin import MediaRule
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma3img.json").read_text())
 MEASURED = RECORD["models"]["gemma3"]
@@ -170,5 +170,5 @@ def test_the_command_line_takes_gemma3_images(tmp_path, capsys, registry):
 
 
 def test_a_bidirectional_rule_names_the_slot_that_costs_its_pairs():
-    with pytest.raises(ValueError, match=r"^ImageRule.bidirectional needs pair_slot"):
-        ImageRule(summary="s", plan=GEMMA3_IMAGES.plan, bidirectional=GEMMA3_IMAGES.bidirectional)
+    with pytest.raises(ValueError, match=r"^MediaRule.bidirectional needs pair_slot"):
+        MediaRule(summary="s", plan=GEMMA3_IMAGES.plan, bidirectional=GEMMA3_IMAGES.bidirectional)

@@ -18,9 +18,9 @@ import pytest
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops
+from flopsreg.engine.media import tower_flops
 from flopsreg.patterns.hf._gemma4_vit import BUDGETS, GEMMA4_IMAGES, WRAPPER_TOKENS, resized_size
-from flopsreg.plugin import Dim, ImageRule
+from flopsreg.plugin import Dim, MediaRule
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_gemma4img.json").read_text())
 MODELS = RECORD["models"]
@@ -302,8 +302,8 @@ def test_the_command_line_takes_gemma4_images(tmp_path, capsys, registry):
 
 
 def test_per_layer_pairs_need_the_runs_they_count():
-    with pytest.raises(ValueError, match=r"^ImageRule.layer_pairs needs bidirectional"):
-        ImageRule(summary="s", plan=GEMMA4_IMAGES.plan, layer_pairs=GEMMA4_IMAGES.layer_pairs)
+    with pytest.raises(ValueError, match=r"^MediaRule.layer_pairs needs bidirectional"):
+        MediaRule(summary="s", plan=GEMMA4_IMAGES.plan, layer_pairs=GEMMA4_IMAGES.layer_pairs)
 
 
 def test_a_choice_dim_declares_its_choices():

@@ -18,7 +18,7 @@ from recorded_forward import pairs_per_layer
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops
+from flopsreg.engine.media import tower_flops
 from flopsreg.patterns.hf._llama4_vit import LLAMA4_IMAGES, best_fit, canvases
 from flopsreg.patterns.hf._towers import LLAMA4_VISION
 

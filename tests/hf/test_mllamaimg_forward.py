@@ -17,7 +17,7 @@ import pytest
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.patterns.hf._mllama_vit import MLLAMA_IMAGES, arrangements, tiled_canvas
-from flopsreg.plugin import ImageRule
+from flopsreg.plugin import MediaRule
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_mllamaimg.json").read_text())
 MEASURED = RECORD["models"]["mllama"]
@@ -233,8 +233,8 @@ def test_a_kind_refuses_a_sequence_form_over_an_undeclared_symbol_and_a_dim_name
 
 
 def test_a_cross_attention_rule_names_its_keys():
-    with pytest.raises(ValueError, match=r"^ImageRule.cross_part and cross_keys go together"):
-        ImageRule(summary="s", plan=MLLAMA_IMAGES.plan, cross_part="cross_attention")
+    with pytest.raises(ValueError, match=r"^MediaRule.cross_part and cross_keys go together"):
+        MediaRule(summary="s", plan=MLLAMA_IMAGES.plan, cross_part="cross_attention")
 
 
 def _cross_layer(queries: int, keys: int, pairs: int) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import flopsreg
-from flopsreg.engine.images import tower_flops, tower_kinds
+from flopsreg.engine.media import tower_flops, tower_kinds
 from flopsreg.patterns.hf._qwen2_5_omni_audio import MAX_SAMPLES, SAMPLING_RATE, WRAPPER_TOKENS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_omni25.json").read_text())

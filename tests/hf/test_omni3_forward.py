@@ -18,7 +18,7 @@ import attrs
 import pytest
 
 import flopsreg
-from flopsreg.engine.images import tower_flops, tower_kinds
+from flopsreg.engine.media import tower_flops, tower_kinds
 from flopsreg.patterns.hf._qwen3_omni_audio import HOP, SAMPLING_RATE, WRAPPER_TOKENS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_omni3.json").read_text())

@@ -15,7 +15,7 @@ import pytest
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops
+from flopsreg.engine.media import tower_flops
 from flopsreg.patterns.hf._fuyu_vit import TARGET
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_phi4git.json").read_text())

@@ -20,7 +20,7 @@ from eager import eager_registry as make_eager_registry
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops
+from flopsreg.engine.media import tower_flops
 from flopsreg.patterns.hf._kimi_vit import KIMI_IMAGES, WRAPPER_TOKENS
 from flopsreg.patterns.hf._pixtral_vit import PIXTRAL_IMAGES
 from flopsreg.patterns.hf._towers import KIMI_K25_VISION, PIXTRAL_VISION

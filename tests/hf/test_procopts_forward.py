@@ -1,4 +1,4 @@
-"""The processor's own options (ImageRule.options; ``processor=`` and ``--processor KEY=VALUE``):
+"""The processor's own options (MediaRule.options; ``processor=`` and ``--processor KEY=VALUE``):
 Qwen-VL's min_pixels and max_pixels for images and videos, Llama 4's max_patches, Pixtral's
 longest_edge and Kimi K2.5's max_patches against what transformers' processors give with them (tests/data/hf_forward/forward_procopts.json, measure_procopts.py),
 the defaults unchanged, and every refusal one line."""
@@ -17,7 +17,7 @@ from flopsreg.cli import main
 from flopsreg.patterns.hf._gemma3_vit import GEMMA3_IMAGES
 from flopsreg.patterns.hf._qwen_vit import QWEN3_PIXELS
 from flopsreg.patterns.hf._towers import PIXTRAL_VISION
-from flopsreg.plugin import ImageRule, TowerKind
+from flopsreg.plugin import MediaRule, TowerKind
 
 DATA = Path(__file__).parents[1] / "data"
 RECORD = json.loads((DATA / "hf_forward" / "forward_procopts.json").read_text())
@@ -217,8 +217,8 @@ def test_gemma3_pan_and_scan_is_refused_by_name(registry):
 
 
 def test_an_option_default_is_an_int_or_a_bool():
-    with pytest.raises(ValueError, match=r"^ImageRule.options\['max_pixels'\] = 0: expected an int >= 1 or a bool default$"):
-        ImageRule(summary="s", plan=GEMMA3_IMAGES.plan, options={"max_pixels": 0})
+    with pytest.raises(ValueError, match=r"^MediaRule.options\['max_pixels'\] = 0: expected an int >= 1 or a bool default$"):
+        MediaRule(summary="s", plan=GEMMA3_IMAGES.plan, options={"max_pixels": 0})
 
 
 def test_the_command_line_takes_processor_options(tmp_path, capsys, registry):

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops
+from flopsreg.engine.media import tower_flops
 from flopsreg.patterns.hf._qwen_vit import QWEN2_5_VL_IMAGES, QWEN3_VL_IMAGES
 from flopsreg.patterns.hf._towers import QWEN2_5_VL_VISION, QWEN2_VL_VISION, QWEN3_5_VISION, QWEN3_VL_VISION, SIGLIP_VISION
-from flopsreg.plugin import IMAGE_GRID, ImagePlan
+from flopsreg.plugin import IMAGE_GRID, MediaPlan
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_towers5.json").read_text())
 HF = Path(__file__).parents[1] / "data" / "hf"
@@ -195,11 +195,11 @@ def test_a_model_without_a_vision_tower_takes_no_images(registry):
     model = flopsreg.Model.from_hf_config(json.loads((HF / "llama-3-8b.json").read_text()))
     with pytest.raises(flopsreg.FlopsregError, match=r"^images: .* takes no images here: it has no vision tower$"):
         registry.evaluate(model, seq_len=9, images=[(100, 100)])
-    from flopsreg.engine.images import plan_images
+    from flopsreg.engine.media import plan_media
 
     # a plugin's wrapper whose towers count parameters only (every built-in vision tower has a rule)
     with pytest.raises(flopsreg.FlopsregError, match=r"^images: m takes no images here: its towers \(vision \(X ViT\), projector \(X\)\) have no image rule in flopsreg$"):
-        plan_images("m", {"vision": ("X ViT", {}, None), "projector": ("X", {}, None)}, [(100, 100)], None, kinds={})
+        plan_media("m", {"vision": ("X ViT", {}, None), "projector": ("X", {}, None)}, [(100, 100)], None, kinds={})
 
 
 @pytest.mark.parametrize("convention", ["megatron", "hf_trainer", "vllm", "slime"])
@@ -335,19 +335,19 @@ def test_a_rules_images_are_counted_by_its_kinds_closed_forms():
     columns with h = 3 for grids 1x2x5 and 2x3x3 (30 + 54 patches); a kind without forms is refused."""
     import sympy
 
-    from flopsreg.engine.images import plan_images
+    from flopsreg.engine.media import plan_media
     from flopsreg.errors import FlopsregError
-    from flopsreg.plugin import Dim, ImageRule, TowerKind
+    from flopsreg.plugin import Dim, MediaRule, TowerKind
 
     def plan(dims, height, width):
-        return ImagePlan(height=height, width=width, resized=(height, width), grid=(1 + height // 10, height % 10, width), tokens=1)
+        return MediaPlan(height=height, width=width, resized=(height, width), grid=(1 + height // 10, height % 10, width), tokens=1)
 
-    rule = ImageRule(summary="as given", plan=plan)
+    rule = MediaRule(summary="as given", plan=plan)
     h = sympy.Symbol("h", integer=True, nonnegative=True)
     kind = TowerKind(name="x", title="X", summary="x", dims=(Dim("h", "{tower}.h", 3),), parameters=0, reference="x",
                      images=rule, flops={"blocks": 2 * h * sympy.Mul(*IMAGE_GRID)})
-    images = plan_images("m", {"vision": ("X", {"h": 3}, rule)}, [(2, 5), (13, 3)], None, kinds={"vision": kind})
+    images = plan_media("m", {"vision": ("X", {"h": 3}, rule)}, [(2, 5), (13, 3)], None, kinds={"vision": kind})
     assert images.flops == {"blocks": 2 * 3 * (1 * 2 * 5 + 2 * 3 * 3)}
     bare = attrs.evolve(kind, flops={})
     with pytest.raises(FlopsregError, match=r"^images: X declares no FLOPs for its images \(TowerKind.flops\)$"):
-        plan_images("m", {"vision": ("X", {"h": 3}, rule)}, [(2, 5)], None, kinds={"vision": bare})
+        plan_media("m", {"vision": ("X", {"h": 3}, rule)}, [(2, 5)], None, kinds={"vision": bare})

@@ -18,7 +18,7 @@ import pytest
 
 import flopsreg
 from flopsreg.cli import main
-from flopsreg.engine.images import tower_flops
+from flopsreg.engine.media import tower_flops
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_video2.json").read_text())
 MODELS = RECORD["models"]

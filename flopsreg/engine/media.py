@@ -1,8 +1,8 @@
-"""The images a request carries: each planned by the model's vision tower (its family's resizing
-and token-count rule), the tower's exact forward FLOPs for them (its kind's closed forms, compiled
-once and summed over the images' grids), and the tokens they add to each sequence of the language
-model (placed before the text, as chat templates place them). Audio
-clips go the same way through the tower whose rule takes audio (given in seconds, exactly),
+"""The media a request carries (images, videos, audio clips): each image planned by the model's
+vision tower (its family's resizing and token-count rule), the tower's exact forward FLOPs for them
+(its kind's closed forms, compiled once and summed over the images' grids), and the tokens they add
+to each sequence of the language model (placed before the text, as chat templates place them).
+Audio clips go the same way through the tower whose rule takes audio (given in seconds, exactly),
 and videos through the tower's video rule (each given as frames x height x width), after the images."""
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from flopsreg._deprecated import old_names
 from flopsreg.declarations.pattern import EXACT
-from flopsreg.declarations.towers import CROSS_ATTENTION, IMAGE_GRID, ImagePlan, ImageRule, TowerKind, where_symbol
+from flopsreg.declarations.towers import CROSS_ATTENTION, IMAGE_GRID, MediaPlan, MediaRule, TowerKind, where_symbol
 from flopsreg.errors import FlopsregError, did_you_mean
 from flopsreg.formula.exact import CompiledFormula, compile_exact
 
@@ -24,14 +25,14 @@ if TYPE_CHECKING:
     from flopsreg.model import Model
 
 __all__ = [
-    "Images", "bidirectional_pairs", "clip_samples", "closed_form_lines", "closed_form_rows", "grid_words", "plan_images",
+    "Media", "bidirectional_pairs", "clip_samples", "closed_form_lines", "closed_form_rows", "grid_words", "plan_media",
     "sequence_flops", "sequence_form_lines", "sequence_form_rows", "tower_flops", "tower_kinds",
 ]
 
 
 @attrs.frozen
 class _Medium:
-    """How a request's entries of one medium (ImageRule.takes) are named in its one-line errors."""
+    """How a request's entries of one medium (MediaRule.takes) are named in its one-line errors."""
 
     whole: str  # the argument giving each entry whole ("images") and by its tokens ("image_tokens")
     by_tokens: str
@@ -163,14 +164,15 @@ def sequence_form_lines(part: str, kind: TowerKind, dims: Mapping[str, int]) -> 
 
 
 @attrs.frozen
-class Images:
-    """The images of every sequence of a batch, and what the vision tower spends on them.
+class Media:
+    """The images (or videos, or audio clips) of every sequence of a batch, and what the tower
+    that encodes them spends on them.
 
     Attributes:
         part, title: the tower that encodes them (``"vision"``, ``"Qwen3-VL ViT"``).
         plans: each image, as the processor turns it into tokens, in the order given.
         flops: the tower's forward FLOPs per piece for the images of one sequence.
-        rule: the tower kind's image rule (for ``explain``).
+        rule: the tower kind's rule for this medium, image, video or audio (for ``explain``).
         bidirectional: the language model's FLOPs for the pairs its mask adds within each image's
             tokens beyond causal and sliding (Gemma 3's soft tokens), per sequence; 0 where the
             image tokens are causal like text.
@@ -181,15 +183,15 @@ class Images:
         keys: with ``cross``, the vision tokens of each image the cross-attention layers attend to.
         cross_flops: the cross-attention layers' FLOPs per piece over the sequences of one batch
             row, once each sequence's step is placed (:func:`flopsreg.engine.placement.place`).
-        options: the processor options the request set (``processor=``, :attr:`ImageRule.options`),
+        options: the processor options the request set (``processor=``, :attr:`MediaRule.options`),
             the others at their defaults; empty where none was given.
     """
 
     part: str
     title: str
-    plans: tuple[ImagePlan, ...]
+    plans: tuple[MediaPlan, ...]
     flops: Mapping[str, int]
-    rule: ImageRule = attrs.field(eq=False, repr=False)
+    rule: MediaRule = attrs.field(eq=False, repr=False)
     bidirectional: int = 0
     kind: TowerKind | None = attrs.field(default=None, eq=False, repr=False)
     dims: Mapping[str, int] = attrs.field(factory=dict, eq=False, repr=False)
@@ -201,17 +203,17 @@ class Images:
     positions: tuple[int, ...] = ()
     # the tower's FLOPs per piece for some of the plans, and the language model's FLOPs for the
     # pairs its mask adds within their tokens (a bidirectional rule's): what :meth:`subset` counts again
-    encode: Callable[[Sequence[ImagePlan]], Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
-    lm_pairs: Callable[[Sequence[ImagePlan]], int] = attrs.field(default=lambda plans: 0, eq=False, repr=False)
+    encode: Callable[[Sequence[MediaPlan]], Mapping[str, int]] | None = attrs.field(default=None, eq=False, repr=False)
+    lm_pairs: Callable[[Sequence[MediaPlan]], int] = attrs.field(default=lambda plans: 0, eq=False, repr=False)
     # the same for some runs of tokens (a video's frames after a cached prefix that ends between them)
     run_pairs: Callable[[Sequence[int]], int] = attrs.field(default=lambda runs: 0, eq=False, repr=False)
     options: Mapping[str, int | bool] = attrs.field(factory=dict)
 
-    def subset(self, indices: Sequence[int]) -> Images:
+    def subset(self, indices: Sequence[int]) -> Media:
         """These images' *indices* alone (those a step encodes after a cached prefix), with the
         tower and the bidirectional pairs counted for them."""
         plans = [self.plans[i] for i in indices]
-        assert self.encode is not None, "a planned Images knows how to count a subset"
+        assert self.encode is not None, "a planned Media knows how to count a subset"
         return attrs.evolve(self, plans=tuple(plans), flops=self.encode(plans), bidirectional=self.lm_pairs(plans),
                             positions=tuple(self.positions[i] for i in indices) if self.positions else ())
 
@@ -311,8 +313,8 @@ def _option_text(value: int | bool) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def _processor_options(rule: ImageRule, title: str, processor: Mapping[str, Any] | None) -> dict[str, int | bool]:
-    """The *processor* options a request gives *rule* (its :attr:`ImageRule.options`), checked:
+def _processor_options(rule: MediaRule, title: str, processor: Mapping[str, Any] | None) -> dict[str, int | bool]:
+    """The *processor* options a request gives *rule* (its :attr:`MediaRule.options`), checked:
     each a name the rule takes, an int default given an integer >= 1, a bool default a bool."""
     if processor is None:
         return {}
@@ -405,9 +407,9 @@ def pair_flops(units: Iterable[Any], slot: str, pairs: Callable[[frozenset[str],
     return sum(unit.count * unit.flops(1).get(slot, 0) * pairs(unit.flags, unit.params) for unit in units)
 
 
-def plan_images(
+def plan_media(
     model_name: str,
-    towers: Mapping[str, tuple[str, Mapping[str, int], ImageRule | None]],
+    towers: Mapping[str, tuple[str, Mapping[str, int], MediaRule | None]],
     images: Sequence[Any] | None,
     image_tokens: Sequence[int] | None,
     convention: str = EXACT,
@@ -416,7 +418,7 @@ def plan_images(
     takes: str = "image",
     processor: Mapping[str, Any] | None = None,
     counts: Callable[[str], bool] = lambda convention: True,
-) -> Images:
+) -> Media:
     """The images of one sequence planned by the one vision tower of *towers* (``{part: (title,
     dims, rule)}``): given in pixels (*images*) or by their token counts (*image_tokens*), the
     tower counted exactly (its kind's closed forms, *kinds* ``{part: TowerKind}``, which ``explain``
@@ -425,7 +427,7 @@ def plan_images(
     whose image tokens are bidirectional. With ``takes="audio"``, the audio clips of one sequence
     (in seconds, or by their audio tokens) through the one tower whose rule takes audio; with ``takes="video"``, *images* are the
     videos of one sequence, each ``(frames, height, width)``. *processor* sets the rule's
-    processor options (:attr:`ImageRule.options`: ``{"max_pixels": 1003520}``), the rest at
+    processor options (:attr:`MediaRule.options`: ``{"max_pixels": 1003520}``), the rest at
     their defaults. ``counts(convention)`` says whether a convention counts the model at all: a
     refusal suggests only those that do."""
     medium = _MEDIA[takes]
@@ -477,7 +479,7 @@ def plan_images(
         return pair(rule.pair_slot, lambda flags, params: (
             bidirectional_pairs(runs) if layer_pairs is None else layer_pairs(dims, runs, flags, params)))
 
-    def lm_pairs(plans: Sequence[ImagePlan]) -> int:
+    def lm_pairs(plans: Sequence[MediaPlan]) -> int:
         """The language model's FLOPs for the pairs its mask adds within *plans*' tokens."""
         if rule.bidirectional is None:
             return 0
@@ -485,7 +487,7 @@ def plan_images(
 
     kind = kinds.get(part) if convention == EXACT else None
 
-    def encode(plans: Sequence[ImagePlan]) -> Mapping[str, int]:
+    def encode(plans: Sequence[MediaPlan]) -> Mapping[str, int]:
         """The tower's FLOPs per piece for *plans*, exact or as the convention counts them."""
         if convention != EXACT:
             return rule.conventions[convention](dims, plans)
@@ -499,6 +501,9 @@ def plan_images(
             raise FlopsregError(f"{given}: {model_name} has no {rule.cross_part} tower, which {title}'s images are attended through")
         cross = (rule.cross_part, kinds[rule.cross_part], towers[rule.cross_part][1])
         keys = tuple(rule.cross_keys(dims, plan) for plan in plans)  # type: ignore[misc]
-    return Images(part=part, title=title, plans=tuple(plans), flops=encode(plans), rule=rule, kind=kind, dims=dims,
-                  bidirectional=lm_pairs(plans), cross=cross, keys=keys, encode=encode, lm_pairs=lm_pairs, run_pairs=run_pairs,
-                  options=options)
+    return Media(part=part, title=title, plans=tuple(plans), flops=encode(plans), rule=rule, kind=kind, dims=dims,
+                 bidirectional=lm_pairs(plans), cross=cross, keys=keys, encode=encode, lm_pairs=lm_pairs, run_pairs=run_pairs,
+                 options=options)
+
+
+__getattr__ = old_names(__name__)  # Images and plan_images, the earlier names (the module was engine/images.py)
