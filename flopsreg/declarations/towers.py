@@ -182,8 +182,10 @@ class ImageRule:
             model attends to bidirectionally on top of its causal and sliding masks (Gemma 3's
             soft tokens), or a tuple of runs where a plan holds several blocks (each frame of a
             Gemma 4 video), its tokens then one equal group per run (the frame's wrappers and
-            its run), so that a cached prefix may end between two groups; None: the image's
-            tokens are causal like text.
+            its run), so that a cached prefix may end between two groups or in a group outside its
+            run; None: the image's tokens are causal like text.
+        run_offset: with a tuple of runs, where each run begins within its group (Gemma 4: 1, after
+            the frame's ``<boi>``), so that a cut in a group before or after its run is counted.
         pair_slot: with ``bidirectional``, the slot whose FLOPs are those of the attended pairs
             (linear in them): its cost at a one-token sequence is one more pair's, in each layer.
         layer_pairs: with ``bidirectional``, ``layer_pairs(dims, runs, flags, params) -> pairs``
@@ -228,6 +230,7 @@ class ImageRule:
     shape_note: str = ""
     bidirectional: Callable[[Mapping[str, int], ImagePlan], int | tuple[int, ...]] | None = None
     pair_slot: str = ""
+    run_offset: int = 0
     layer_pairs: Callable[[Mapping[str, int], Sequence[int], frozenset[str], Mapping[str, int]], int] | None = None
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[ImagePlan]], dict[str, int]]] = attrs.field(factory=dict)
     refusals: Mapping[str, str] = attrs.field(factory=dict)
