@@ -308,7 +308,8 @@ def test_kimis_video_processor_defaults_are_the_rules_options(registry):
     assert defaults == {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": True, "fps": 2,
                         "size": {"max_height": 512, "max_width": 512}, "patch_size": 14, "merge_size": 2}
     kind = next(tower.kind for tower in registry.hf_readers["kimi_k25"].towers if tower.part == "vision")
-    assert dict(kind.videos.options) == {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False}
+    assert dict(kind.videos.options) == {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False,
+                                         **defaults["size"]}
 
 
 @pytest.mark.parametrize("case", sorted(KIMI["cases"]))
