@@ -255,6 +255,8 @@ class ImageRule:
             raise ValueError("ImageRule.cross_part and cross_keys go together: the cross-attention tower and the keys of each image")
         if self.layer_pairs is not None and self.bidirectional is None:
             raise ValueError("ImageRule.layer_pairs needs bidirectional: the runs of tokens whose pairs it counts")
+        if self.run_offset and (self.bidirectional is None or self.run_offset < 0):
+            raise ValueError(f"ImageRule.run_offset = {self.run_offset}: expected >= 0, with bidirectional (where its runs sit in their groups)")
         if (self.takes == "audio") != (self.sampling_rate > 0):
             raise ValueError(f"ImageRule.sampling_rate = {self.sampling_rate}: expected > 0 exactly for a rule that takes audio")
 

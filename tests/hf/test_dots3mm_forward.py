@@ -319,16 +319,6 @@ def test_a_long_clips_whole_forward_equals_flop_counter_mode(registry, eager_reg
     assert language_model + result.audio.tower + sum(_long_padding().values()) == LONG["forward"]
 
 
-def test_a_long_clips_mask_leaves_each_chunk_n_squared_useful_pairs():
-    """create_bidirectional_mask over a chunk of n real tokens padded to T: its real queries attend to
-    the n real keys (n^2 pairs); the padded queries' outputs are dropped before the adapter."""
-    longest = LONG["audio_stem"][-1]["output"][1]
-    for stem in LONG["chunk_stems"]:
-        n = stem[-1]["output"][1]
-        assert sum(q < n and k < n for q in range(longest) for k in range(longest)) == n * n
-        assert _bidirectional_pairs(longest, n) == longest * n
-
-
 @pytest.mark.parametrize("convention", sorted(set(flopsreg.Registry().conventions) - {"exact"}))
 @pytest.mark.parametrize("medium", ["images", "videos", "audio"])
 def test_every_other_convention_refuses_the_towers_by_name(registry, convention, medium):

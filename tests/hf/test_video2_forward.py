@@ -14,11 +14,13 @@ import json
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.engine.images import tower_flops
+from flopsreg.patterns.hf._gemma4_vit import GEMMA4_VIDEOS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_video2.json").read_text())
 MODELS = RECORD["models"]
@@ -426,3 +428,9 @@ def test_without_bidirectional_attention_a_cut_inside_a_frame_is_counted_causall
         assert step.forward == registry.evaluate(model, seq_len=length - cached, cached=cached).forward
     with pytest.raises(flopsreg.FlopsregError, match=r"^cached = 100: cuts video 1 "):
         registry.evaluate(_model(family), seq_len=new_text, cached=100, videos=[(3, 300, 500)])
+
+
+@pytest.mark.parametrize(("changes", "offset"), [({"bidirectional": None, "layer_pairs": None, "pair_slot": ""}, 1), ({}, -1)])
+def test_a_run_offset_needs_the_runs_it_places(changes, offset):
+    with pytest.raises(ValueError, match=rf"^ImageRule.run_offset = {offset}: expected >= 0, with bidirectional"):
+        attrs.evolve(GEMMA4_VIDEOS, run_offset=offset, **changes)
