@@ -183,8 +183,10 @@ class MediaRule:
             model attends to bidirectionally on top of its causal and sliding masks (Gemma 3's
             soft tokens), or a tuple of runs where a plan holds several blocks (each frame of a
             Gemma 4 video), its tokens then one equal group per run (the frame's wrappers and
-            its run), so that a cached prefix may end between two groups; None: the image's
-            tokens are causal like text.
+            its run), so that a cached prefix may end between two groups or in a group outside its
+            run; None: the image's tokens are causal like text.
+        run_offset: with a tuple of runs, where each run begins within its group (Gemma 4: 1, after
+            the frame's ``<boi>``), so that a cut in a group before or after its run is counted.
         pair_slot: with ``bidirectional``, the slot whose FLOPs are those of the attended pairs
             (linear in them): its cost at a one-token sequence is one more pair's, in each layer.
         layer_pairs: with ``bidirectional``, ``layer_pairs(dims, runs, flags, params) -> pairs``
@@ -229,6 +231,7 @@ class MediaRule:
     shape_note: str = ""
     bidirectional: Callable[[Mapping[str, int], MediaPlan], int | tuple[int, ...]] | None = None
     pair_slot: str = ""
+    run_offset: int = 0
     layer_pairs: Callable[[Mapping[str, int], Sequence[int], frozenset[str], Mapping[str, int]], int] | None = None
     conventions: Mapping[str, Callable[[Mapping[str, int], Sequence[MediaPlan]], dict[str, int]]] = attrs.field(factory=dict)
     refusals: Mapping[str, str] = attrs.field(factory=dict)
@@ -253,6 +256,8 @@ class MediaRule:
             raise ValueError("MediaRule.cross_part and cross_keys go together: the cross-attention tower and the keys of each image")
         if self.layer_pairs is not None and self.bidirectional is None:
             raise ValueError("MediaRule.layer_pairs needs bidirectional: the runs of tokens whose pairs it counts")
+        if self.run_offset and (self.bidirectional is None or self.run_offset < 0):
+            raise ValueError(f"MediaRule.run_offset = {self.run_offset}: expected >= 0, with bidirectional (where its runs sit in their groups)")
         if (self.takes == "audio") != (self.sampling_rate > 0):
             raise ValueError(f"MediaRule.sampling_rate = {self.sampling_rate}: expected > 0 exactly for a rule that takes audio")
 

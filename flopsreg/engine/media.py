@@ -248,6 +248,8 @@ class Media:
                 given = (f"{_decimal(seconds)} s = {plan.samples} samples at {self.rule.sampling_rate} Hz, "
                          f"{plan.grid[1]} {self.rule.axes[1]} x {plan.grid[2]} {self.rule.axes[2]}" if plan.samples else
                          f"given by its audio tokens: {plan.grid[1]} {self.rule.axes[1]} x {plan.grid[2]} {self.rule.axes[2]}")
+                if plan.grids:
+                    given += f", run as {len(plan.grids)} chunks of {' + '.join(str(clip[1]) for clip in plan.grids)} {self.rule.axes[1]}"
                 lines.append(f"  clip {number}: {given}, {plan.tokens} tokens")
                 continue
             if plan.frames:

@@ -85,9 +85,11 @@ def place(media: Sequence[Media], text: int, cached: int) -> Placed:
     position the images come first, then the videos, then the clips, each medium in its order. An entry of
     bidirectional tokens (Gemma 3's images) cut by the cache boundary is refused: its cached half
     was computed without the keys of the other half, which no count of one mask describes. An
-    entry of several blocks (a Gemma 4 video's frames) may be cut between two of them: the step
-    that held its first token encoded it whole (as any cut entry), this step adds its new
-    blocks' pairs; a cut inside a block is refused. A
+    entry of several blocks (a Gemma 4 video's frames) may be cut between two of them or beside
+    one (after a frame's ``<boi>``, before its ``<eoi>``): the step that held its first token
+    encoded it whole (as any cut entry), this step adds its new blocks' pairs; a cut inside a
+    block is refused. An entry whose runs hold no pair (bidirectional attention off) may be cut
+    anywhere. A
     tower whose model puts its entries before the text itself (:attr:`MediaRule.first`, GIT's
     one ``pixel_values``, an image or a video) takes no other medium beside them."""
     first = next((held for held in media if held.rule.first), None)
@@ -120,15 +122,7 @@ def place(media: Sequence[Media], text: int, cached: int) -> Placed:
         by_medium[medium].append((start, end))  # entries of one medium keep their order (positions do not decrease)
         held = media[medium]
         if start < cached < end and held.rule.bidirectional is not None:
-            runs = held.rule.bidirectional(held.dims, held.plans[index])
-            group = (end - start) // len(runs) if isinstance(runs, tuple) and runs and (end - start) % len(runs) == 0 else 0
-            if not group or (cached - start) % group:
-                between = f", or between two of its {len(runs)} blocks (every {group} tokens)" if group else ""
-                raise FlopsregError(
-                    f"cached = {cached}: cuts {held.rule.takes} {index + 1} (tokens {start} to {end - 1}), whose tokens attend to each other "
-                    f"bidirectionally ({held.title}): give a cached prefix that ends before or after the {held.rule.takes}{between}"
-                )
-            pairs += held.run_pairs(runs[(cached - start) // group:])
+            pairs += held.run_pairs(_new_runs(held, index, start, end, cached))
     encoded: list[Media | None] = []
     for images, own in zip(media, by_medium):
         new = [index for index, (start, _) in enumerate(own) if start >= cached]
@@ -138,6 +132,31 @@ def place(media: Sequence[Media], text: int, cached: int) -> Placed:
     taken = dict(zip((images.rule.takes for images in media), encoded))
     return Placed(tokens=before - in_cache, encoded=taken.get("image"), cross=cross, videos=taken.get("video"), audio=taken.get("audio"),
                   pairs=pairs)
+
+
+def _new_runs(held: Media, index: int, start: int, end: int, cached: int) -> tuple[int, ...]:
+    """The bidirectional runs of entry *index* (tokens *start* to *end*) that lie wholly after a
+    cached prefix of *cached* tokens that cuts it: a cut may fall between two groups, or in a group
+    before or after its run (:attr:`MediaRule.run_offset`); one inside a run of several tokens is
+    refused (its cached part was computed without the keys of the rest). Runs of fewer than two
+    tokens (use_bidirectional_attention off) add no pair: any cut is counted."""
+    runs = held.rule.bidirectional(held.dims, held.plans[index])
+    if all(n < 2 for n in ((runs,) if isinstance(runs, int) else runs)):
+        return ()
+    group = (end - start) // len(runs) if isinstance(runs, tuple) and (end - start) % len(runs) == 0 else 0
+    if group:
+        whole, into = divmod(cached - start, group)
+        offset = held.rule.run_offset
+        if into <= offset:
+            return runs[whole:]
+        if into >= offset + runs[whole]:
+            return runs[whole + 1:]
+    between = (f", or outside its {len(runs)} blocks (every {group} tokens, each from token {held.rule.run_offset} of its group)"
+               if group else "")
+    raise FlopsregError(
+        f"cached = {cached}: cuts {held.rule.takes} {index + 1} (tokens {start} to {end - 1}), whose tokens attend to each other "
+        f"bidirectionally ({held.title}): give a cached prefix that ends before or after the {held.rule.takes}{between}"
+    )
 
 
 def _cross(images: Media, spans: list[tuple[int, int]], cached: int, end: int) -> dict[str, int]:

@@ -304,31 +304,41 @@ def _audio(key: str):
     return derive
 
 
+def _chunks(tokens: list[int], mel: int, samples: int = 0) -> MediaPlan:
+    """A clip of chunks of these tokens: each chunk its own grid (its own attention span), 8 frames a token."""
+    grids = tuple((1, 8 * n, mel) for n in tokens) if len(tokens) > 1 else ()
+    total = sum(tokens)
+    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * total, mel), tokens=total, samples=samples, grids=grids)
+
+
 def _clip(dims: Mapping[str, int], samples: int) -> MediaPlan:
-    """Dots3NoteFeatureExtractor: ``ceil(samples / (8 hop))`` tokens (three stride-2 convolutions),
-    the features cut to 8 frames a token; Dots3NoteProcessor expands the placeholder to them, no others."""
-    if samples > CHUNK_SECONDS * SAMPLING_RATE:
-        raise ValueError(f"a clip of {samples} samples is longer than one chunk ({CHUNK_SECONDS} s, the feature "
-                         "extractor's chunk_length): its chunks, padded to the longest, are not counted yet")
-    tokens = -(-samples // (8 * dims["hop"]))
-    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * tokens, dims["mel"]), tokens=tokens, samples=samples)
+    """Dots3NoteFeatureExtractor: the clip cut into chunks of 60 s (chunk_length), ``ceil(s / (8 hop))``
+    tokens a chunk of s samples (three stride-2 convolutions), each chunk's features 8 frames a token;
+    Dots3NoteProcessor expands the placeholder to the chunks' tokens, no others. The chunks run as a
+    batch padded to the longest; each is counted over its own frames and tokens (the padding is masked)."""
+    chunk = CHUNK_SECONDS * SAMPLING_RATE
+    lengths = [min(chunk, samples - start) for start in range(0, samples, chunk)]
+    return _chunks([-(-length // (8 * dims["hop"])) for length in lengths], dims["mel"], samples)
 
 
 def _clip_from_tokens(dims: Mapping[str, int], tokens: int) -> MediaPlan:
-    """A clip known by its n tokens: 8n frames, the grid every piece is counted over (exactly as its samples would give)."""
-    return MediaPlan(height=0, width=0, resized=(0, 0), grid=(1, 8 * tokens, dims["mel"]), tokens=tokens)
+    """A clip known by its n tokens: whole chunks of ceil(60 s / (8 hop)) tokens and the rest, 8 frames a
+    token (exactly as its samples would give: a chunk's last token may be partly padding)."""
+    whole = -(-CHUNK_SECONDS * SAMPLING_RATE // (8 * dims["hop"]))
+    return _chunks([min(whole, tokens - start) for start in range(0, tokens, whole)], dims["mel"])
 
 
 DOTS3_AUDIO_CLIPS = MediaRule(
-    summary="16 kHz clips of one chunk (chunk_length, 60 s); n = ceil(samples / (8 hop_length)) tokens, 8n mel frames; "
-    "Dots3NoteProcessor adds no others; the language model attends to them causally "
+    summary="16 kHz clips cut into chunks of 60 s (chunk_length); n = ceil(samples / (8 hop_length)) tokens a chunk, "
+    "8n mel frames; Dots3NoteProcessor adds no others; the language model attends to them causally "
     "(Dots3NoteFeatureExtractor, Dots3NoteProcessor.replace_audio_token)",
     plan=_clip,
     from_tokens=_clip_from_tokens,
     takes="audio",
     sampling_rate=SAMPLING_RATE,
     rules=(
-        "grid: (1, rows = 8n mel frames the encoder takes, columns = mel bins = feature_size)",
+        "grid: (1, rows = 8n mel frames the encoder takes, columns = mel bins = feature_size), one per 60 s chunk "
+        "(the batch's padding to the longest chunk is masked and not counted)",
         "conv_stem: three 3x3 stride-2 Conv2d (1 -> c -> c -> c channels, GELU) over the real taps (the kernel's zero "
         "padding not counted), conv_out (c x ceil(mel / 8) -> h) per token",
         "layers: q, k, v, o (h -> h) and the gated MLP (h -> 2i, i -> h) per token; attention over every pair of the "

@@ -195,6 +195,7 @@ def _frame_runs(d: Mapping[str, int], plan: MediaPlan) -> tuple[int, ...] | int:
 _VIDEO_RULE = {
     "options": VIDEO_OPTIONS,
     "bidirectional": _frame_runs,
+    "run_offset": 1,  # each frame's soft tokens follow its <boi>
     "pair_slot": "attention.core",
     "takes": "video",
 }

@@ -16,7 +16,7 @@ docs/multimodal.md, checked against tests/data/hf_forward/forward_pixkimi.json.
 
 Videos (Kimi_K25VideoProcessor): the frames are cut into chunks of ``temporal_patch_size`` (4),
 the last one shorter, each chunk resized and padded as an image is at the video's ``max_patches``
-(4096). MoonViT attends over each whole chunk (``merge_temporal``: one span of ``t x rows x
+(4096) and ``size`` (512 patches a side: ``processor={"max_height": n, "max_width": n}``). MoonViT attends over each whole chunk (``merge_temporal``: one span of ``t x rows x
 columns`` patches), adds a sinusoidal temporal position (elementwise), and averages the chunk's
 frames into one (``temporal_merge``): each chunk gives ``rows x columns / merge^2`` tokens.
 Kimi_K25Processor.replace_video_token writes per chunk ``HH:MM:SS.mmm`` (text: the caller counts it
@@ -85,7 +85,7 @@ KIMI_IMAGES = MediaRule(
 
 # Kimi_K25VideoProcessor's class defaults: a budget of its own, chunks of temporal_patch_size
 # frames; do_sample_frames samples fps = 2 frames a second of the video's own frame rate.
-VIDEO_OPTIONS = {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False}
+VIDEO_OPTIONS = {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False, "max_height": MAX_SIDE, "max_width": MAX_SIDE}
 
 
 def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> MediaPlan:
@@ -101,7 +101,10 @@ def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> M
     patch, merge = d["patch"], d["merge_h"]
     if d["merge_w"] != merge:
         raise ValueError(f"merge_kernel_size = [{merge}, {d['merge_w']}]: Kimi_K25VideoProcessor merges square groups (merge_size)")
-    _, padded = navit_resize(height, width, patch, merge, d["max_patches"])
+    if d["max_height"] != d["max_width"]:
+        raise ValueError(f"max_height = {d['max_height']}, max_width = {d['max_width']}: Kimi_K25VideoProcessor takes a size "
+                         "with identical values (give both)")
+    _, padded = navit_resize(height, width, patch, merge, d["max_patches"], d["max_height"])
     rows, columns = padded[0] // patch, padded[1] // patch
     full, rest = divmod(frames, chunk)
     grids = ((chunk, rows, columns),) * full + (((rest, rows, columns),) if rest else ())
@@ -111,7 +114,8 @@ def _video_plan(d: Mapping[str, int], frames: int, height: int, width: int) -> M
 
 KIMI_VIDEOS = MediaRule(
     summary="Kimi_K25VideoProcessor: the frames as given (do_sample_frames off) in chunks of temporal_patch_size = 4 "
-    "(the last one shorter), each scaled down to at most max_patches = 4096 patches and zero-padded to patch x merge "
+    f"(the last one shorter), each scaled down to at most max_patches = 4096 patches and max_height = max_width (default "
+    f"{MAX_SIDE}) a side, zero-padded to patch x merge "
     "pixels a side; tokens = chunks x (patches / merge^2 + 4) (<|media_begin|>video<|media_content|> ... <|media_end|>; "
     "the HH:MM:SS.mmm timestamp before each chunk is text: count it in seq_len)",
     plan=_video_plan,

@@ -172,15 +172,16 @@ def test_the_image_rule_gives_the_processors_grid_and_tokens(size):
 
 @pytest.mark.parametrize("samples", sorted(RECORD["audio_tokens"], key=int))
 def test_the_audio_rule_gives_the_extractors_tokens(samples):
-    """Dots3NoteFeatureExtractor's num_audio_tokens at its defaults; a clip of several chunks is refused by name."""
+    """Dots3NoteFeatureExtractor's num_audio_tokens at its defaults; a clip of several 60 s chunks is
+    planned a grid per chunk, the longest chunk's frames being the padded batch's."""
     measured = RECORD["audio_tokens"][samples]
-    dims = {"hop": 160, "mel": 128}
-    if len(measured["chunks"]) > 1:
-        with pytest.raises(ValueError, match=r"longer than one chunk \(60 s"):
-            DOTS3_AUDIO.images.plan(dims, int(samples))
-        return
-    plan = DOTS3_AUDIO.images.plan(dims, int(samples))
-    assert (plan.tokens, plan.grid[1]) == (measured["tokens"], measured["mel_frames"])
+    plan = DOTS3_AUDIO.images.plan({"hop": 160, "mel": 128}, int(samples))
+    assert plan.tokens == measured["tokens"]
+    grids = plan.grids or (plan.grid,)
+    assert len(grids) == len(measured["chunks"])
+    assert max(grid[1] for grid in grids) == measured["mel_frames"]
+    if len(grids) > 1:
+        assert plan.grid[1] == sum(grid[1] for grid in grids)
 
 
 def test_the_closed_forms_sum_over_images():
@@ -255,9 +256,67 @@ def test_audio_and_image_tokens_alone_plan_the_same_work(registry, name, case):
     assert by_tokens.forward == by_shape.forward and by_tokens.seqlens == (measured["sequence"],)
 
 
-def test_a_clip_longer_than_a_chunk_is_refused_by_name(registry):
-    with pytest.raises(flopsreg.FlopsregError, match=r"longer than one chunk \(60 s, the feature extractor's chunk_length\)"):
-        registry.evaluate(_model("per_layer"), seq_len=7, audio=["60.001"])
+LONG = RECORD["long_clip"]
+
+
+def _long_evaluate(registry):
+    return registry.evaluate(_model(LONG["model"]), seq_len=TEXT_TOKENS, audio=[str(LONG["seconds"])])
+
+
+def _long_padding() -> dict[str, int]:
+    """What FlopCounterMode counts of the padded batch beyond each chunk's own work, from the record and
+    the config: the stem over the batch's frames less each chunk's real taps, and per padded position
+    (T - n a chunk of n tokens in a batch of T) conv_out, q/k/v/o and the MLP, and the T^2 - n^2 pairs."""
+    audio = MODELS[LONG["model"]]["config"]["audio_config"]
+    h, i, layers = audio["hidden_size"], audio["intermediate_size"], audio["num_hidden_layers"]
+    batch = LONG["audio_stem"]
+    longest = batch[-1]["output"][1]
+    chunks = [stem[-1]["output"][1] for stem in LONG["chunk_stems"]]
+    padded = sum(longest - n for n in chunks)
+    convs = sum(2 * conv["in_channels"] * conv["out_channels"]
+                * (9 * conv["output"][0] * conv["output"][1] * len(chunks) - sum(stem[k]["real_taps"] for stem in LONG["chunk_stems"]))
+                for k, conv in enumerate(batch))
+    return {
+        "conv_stem.convs": convs,
+        "conv_stem.conv_out": 2 * padded * batch[-1]["out_channels"] * batch[-1]["output"][0] * h,
+        "layers.qkvo_proj": layers * 2 * padded * 4 * h * h,
+        "layers.mlp": layers * 2 * padded * 3 * h * i,
+        "layers.attention": 4 * h * layers * sum(longest**2 - n**2 for n in chunks),
+        "adapter": 0,
+    }
+
+
+def test_a_long_clip_is_planned_as_the_extractors_chunks(registry):
+    result = _long_evaluate(registry)
+    (plan,) = result.audio.plans
+    assert LONG["chunk_sample_lengths"] == [960000, LONG["samples"] - 960000]
+    assert plan.tokens == LONG["audio_tokens"] and result.seqlens == (LONG["sequence"],)
+    assert [grid[1] for grid in plan.grids] == [stem[0]["input"][1] for stem in LONG["chunk_stems"]]
+    assert max(grid[1] for grid in plan.grids) == LONG["mel_frames"] == LONG["features_shape"][-1]
+
+
+def test_a_long_clips_tower_is_flop_counter_mode_less_the_batchs_padding(registry):
+    """Each chunk's own frames, tokens and pairs are counted; recorded = counted + padding, per piece."""
+    flops = dict(_long_evaluate(registry).audio.flops)
+    record, padding = LONG["modules"], _long_padding()
+    assert all(padding[piece] > 0 for piece in padding if piece != "adapter")
+    layer = re.compile(r"audio_tower\.layers\.\d+\.")
+    projections = sum(n for module, n in record.items() if layer.match(module) and module.endswith("_proj") and ".self_attn." in module)
+    attention = sum(n for module, n in record.items() if re.fullmatch(r"audio_tower\.layers\.\d+\.self_attn", module)) - projections
+    mlp = sum(n for module, n in record.items() if re.fullmatch(r"audio_tower\.layers\.\d+\.mlp", module))
+    assert flops["conv_stem.convs"] + padding["conv_stem.convs"] == sum(record[f"audio_tower.conv_stem.convs.{k}"] for k in range(3))
+    assert flops["conv_stem.conv_out"] + padding["conv_stem.conv_out"] == record["audio_tower.conv_stem.conv_out"]
+    assert flops["layers.qkvo_proj"] + padding["layers.qkvo_proj"] == projections
+    assert flops["layers.attention"] + padding["layers.attention"] == attention
+    assert flops["layers.mlp"] + padding["layers.mlp"] == mlp
+    assert flops["adapter"] == record["audio_tower.adapter"]
+    assert sum(flops.values()) + sum(padding.values()) == record["audio_tower"]
+
+
+def test_a_long_clips_whole_forward_equals_flop_counter_mode(registry, eager_registry):
+    language_model = eager_registry.evaluate(_model(LONG["model"]), seq_len=LONG["sequence"], convention="eager").forward
+    result = _long_evaluate(registry)
+    assert language_model + result.audio.tower + sum(_long_padding().values()) == LONG["forward"]
 
 
 @pytest.mark.parametrize("convention", sorted(set(flopsreg.Registry().conventions) - {"exact"}))

@@ -220,6 +220,10 @@ def test_without_vision_bidirectionality_the_image_tokens_are_causal(registry, f
     absent = {**_config(family), "text_config": {k: v for k, v in _config(family)["text_config"].items() if k != "use_bidirectional_attention"}}
     default = registry.evaluate(flopsreg.Model.from_hf_config(absent), seq_len=7, images=_images(family, "two"), processor=OPTIONS[family])
     assert (default.images.bidirectional == 0) == (family == "gemma4")
+    cached = 3  # inside the first image's soft tokens: causal, so the cut is counted (the second image is encoded)
+    step = registry.evaluate(model, seq_len=7, cached=cached, images=_images(family, "two"), processor=OPTIONS[family])
+    assert step.placed[0].pairs == 0 and len(step.placed[0].encoded.plans) == 1
+    assert step.forward == registry.evaluate(model, seq_len=result.seqlens[0] - cached, cached=cached).forward + step.placed[0].forward
 
 
 @pytest.mark.parametrize("case", CASES)

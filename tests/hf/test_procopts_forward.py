@@ -163,6 +163,27 @@ def test_kimis_most_patches_a_side_defaults_to_512_and_unequal_sides_are_refused
         registry.evaluate(model, seq_len=10, images=[(1440, 2560)], processor={"max_height": 64})
 
 
+@pytest.mark.parametrize(("side", "row"), [(int(side), row) for side, rows in RECORD["kimi_k25_video_side"].items() for row in rows])
+def test_kimi_videos_resize_as_the_video_processor_with_its_most_patches_a_side(registry, side, row):
+    """Kimi_K25VideoProcessor(size={"max_height": 64 or 200, "max_width": the same}) at its default
+    budget, the frames as given: each chunk's grid, and the chunks' tokens (pads plus 4 wrappers a chunk)."""
+    videos = registry.videos(_pixkimi("kimi_k25"), videos=[tuple(row["video"])], processor={"max_height": side, "max_width": side})
+    (plan,) = videos.plans
+    assert [list(grid) for grid in plan.grids] == row["video_grid_thw"] and len(plan.grids) == row["chunks"]
+    assert plan.tokens == sum(rows * columns // 4 + 4 for _, rows, columns in row["video_grid_thw"])
+    assert videos.options == {"max_height": side, "max_width": side}
+
+
+def test_kimi_videos_most_patches_a_side_defaults_to_512_and_unequal_sides_are_refused(registry):
+    model, video = _pixkimi("kimi_k25"), [(5, 100, 3000)]
+    default = registry.videos(model, videos=video)
+    assert default.plans == registry.videos(model, videos=video, processor={"max_height": 512, "max_width": 512}).plans
+    assert default.plans != registry.videos(model, videos=video, processor={"max_height": 64, "max_width": 64}).plans
+    with pytest.raises(flopsreg.FlopsregError, match=r"max_height = 64, max_width = 200: Kimi_K25VideoProcessor takes a size "
+                       r"with identical values \(give both\)"):
+        registry.videos(model, videos=video, processor={"max_height": 64, "max_width": 200})
+
+
 def test_pixtral_and_kimi_options_change_the_count_and_their_defaults_change_nothing(registry):
     for name, option, default, other in (("mistral_large4", "longest_edge", 1540, 512), ("kimi_k25", "max_patches", 16384, 1024)):
         model = _pixkimi(name, image_size=1540) if name == "mistral_large4" else _pixkimi(name)

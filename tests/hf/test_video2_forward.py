@@ -14,11 +14,13 @@ import json
 import re
 from pathlib import Path
 
+import attrs
 import pytest
 
 import flopsreg
 from flopsreg.cli import main
 from flopsreg.engine.media import tower_flops
+from flopsreg.patterns.hf._gemma4_vit import GEMMA4_VIDEOS
 
 RECORD = json.loads((Path(__file__).parents[1] / "data" / "hf_forward" / "forward_video2.json").read_text())
 MODELS = RECORD["models"]
@@ -308,7 +310,8 @@ def test_kimis_video_processor_defaults_are_the_rules_options(registry):
     assert defaults == {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": True, "fps": 2,
                         "size": {"max_height": 512, "max_width": 512}, "patch_size": 14, "merge_size": 2}
     kind = next(tower.kind for tower in registry.hf_readers["kimi_k25"].towers if tower.part == "vision")
-    assert dict(kind.videos.options) == {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False}
+    assert dict(kind.videos.options) == {"max_patches": 4096, "temporal_patch_size": 4, "do_sample_frames": False,
+                                         **defaults["size"]}
 
 
 @pytest.mark.parametrize("case", sorted(KIMI["cases"]))
@@ -368,19 +371,21 @@ def test_a_step_after_a_cached_video_encodes_nothing_and_a_cut_video_is_refused(
         registry.evaluate(model, seq_len=5, cached=100, videos=[(3, 300, 500)])
 
 
+@pytest.mark.parametrize("beside", [-1, 0, 1])  # before the last cached frame's <eoi>, between two frames, after a <boi>
 @pytest.mark.parametrize("frames_cached", [1, 2])
 @pytest.mark.parametrize("family", GEMMA4)
-def test_a_prefix_cached_between_two_frames_adds_the_new_frames_pairs_alone(registry, family, frames_cached):
-    """Each frame is its own block: a prefix that ends between two frames leaves the later frames'
-    blocks whole in the step. The tower ran in the step that held the video's first token (as for
-    any cut video); this step is the language model over its new tokens plus the pairs the blocks
-    add to the queries from the cut on, counted pair by pair over the step's mask."""
+def test_a_prefix_cached_between_two_frames_adds_the_new_frames_pairs_alone(registry, family, frames_cached, beside):
+    """Each frame is its own block: a prefix that ends between two frames, or beside a block (after
+    a frame's <boi>, before its <eoi>), leaves the later frames' blocks whole in the step. The tower
+    ran in the step that held the video's first token (as for any cut video); this step is the
+    language model over its new tokens plus the pairs the blocks add to the queries from the cut
+    on, counted pair by pair over the step's mask."""
     model, text = _model(family), MODELS[family]["config"]["text_config"]
     video = registry.videos(model, videos=[(3, 300, 500)])
     frames, group = 3, video.tokens // 3
     soft = group - WRAPPER_TOKENS
     blocks = [range(k * group + 1, k * group + 1 + soft) for k in range(frames)]  # <boi>, soft tokens, <eoi>
-    cached, new_text = frames_cached * group, 5
+    cached, new_text = frames_cached * group + beside, 5
     length = video.tokens + new_text
     added = {kind: _brute_force(family, length, blocks, window, cached) - _brute_force(family, length, [], window, cached)
              for kind, window in (("full_attention", None), ("sliding_attention", text["sliding_window"]))}
@@ -400,6 +405,32 @@ def test_a_prefix_cached_between_two_frames_adds_the_new_frames_pairs_alone(regi
 @pytest.mark.parametrize("family", GEMMA4)
 def test_a_prefix_cached_inside_a_frame_is_refused_naming_the_frame_boundaries(registry, family):
     group = registry.videos(_model(family), videos=[(3, 300, 500)]).tokens // 3
-    for cached in (group + 1, 2 * group - 1):  # after a frame's <boi>, before its <eoi>
-        with pytest.raises(flopsreg.FlopsregError, match=rf"^cached = {cached}: cuts video 1 .+ or between two of its 3 blocks \(every {group} tokens\)$"):
+    for cached in (group + 2, 2 * group - 2):  # after a frame's first soft token, before its last
+        with pytest.raises(flopsreg.FlopsregError, match=rf"^cached = {cached}: cuts video 1 .+ or outside its 3 blocks "
+                           rf"\(every {group} tokens, each from token 1 of its group\)$"):
             registry.evaluate(_model(family), seq_len=5, cached=cached, videos=[(3, 300, 500)])
+
+
+@pytest.mark.parametrize("family", GEMMA4)
+def test_without_bidirectional_attention_a_cut_inside_a_frame_is_counted_causally(registry, family):
+    """use_bidirectional_attention null: every video token is causal like text, so a prefix may end
+    anywhere in the video; the step is the language model over its new tokens, no block pairs
+    (the brute force over the mask without blocks adds none), the tower in the step that held the
+    video's first token."""
+    model = _model(family, use_bidirectional_attention=None)
+    video = registry.videos(model, videos=[(3, 300, 500)])
+    group, new_text = video.tokens // 3, 5
+    length = video.tokens + new_text
+    assert registry.evaluate(model, seq_len=new_text, videos=[(3, 300, 500)]).videos.bidirectional == 0
+    for cached in (group + 2, 100, 2 * group - 2):
+        step = registry.evaluate(model, seq_len=new_text, cached=cached, videos=[(3, 300, 500)])
+        assert step.seqlens == (length - cached,) and step.placed[0].videos is None
+        assert step.forward == registry.evaluate(model, seq_len=length - cached, cached=cached).forward
+    with pytest.raises(flopsreg.FlopsregError, match=r"^cached = 100: cuts video 1 "):
+        registry.evaluate(_model(family), seq_len=new_text, cached=100, videos=[(3, 300, 500)])
+
+
+@pytest.mark.parametrize(("changes", "offset"), [({"bidirectional": None, "layer_pairs": None, "pair_slot": ""}, 1), ({}, -1)])
+def test_a_run_offset_needs_the_runs_it_places(changes, offset):
+    with pytest.raises(ValueError, match=rf"^MediaRule.run_offset = {offset}: expected >= 0, with bidirectional"):
+        attrs.evolve(GEMMA4_VIDEOS, run_offset=offset, **changes)

@@ -190,6 +190,37 @@ def audio_tokens() -> dict:
     return out
 
 
+LONG_SECONDS = 75  # one clip over a 60 s chunk: chunks of 60 s and 15 s, run as a batch padded to the longest
+
+
+def long_clip() -> dict:
+    """The per_layer wrapper on one 75 s clip through Dots3NoteFeatureExtractor at its 60 s chunks: the
+    chunks' samples, the padded features, the whole forward (audio tokens then text) and the audio
+    tower per module; the stem's real taps over the batch's frames and over each chunk's own 8n frames."""
+    config = CASES["per_layer"]
+    model = _build(config)
+    processor = _processor()
+    mel = config["audio_config"]["feature_size"]
+    extractor = Dots3NoteFeatureExtractor(feature_size=mel)
+    waveform = np.sin(np.arange(LONG_SECONDS * 16000) * 0.05).astype(np.float32)
+    audio = extractor(waveform, sampling_rate=16000)
+    tokens = len(processor.replace_audio_token({"num_audio_tokens": audio["num_audio_tokens"]}, 0)) // len(processor.audio_token)
+    ids = [AUDIO] * tokens + torch.randint(0, 80, (TEXT_TOKENS,)).tolist()
+    total, counts = _count(model, input_ids=torch.tensor([ids]), input_features=audio["input_features"],
+                           chunk_sample_lengths=audio["chunk_sample_lengths"])
+    root = type(model).__name__
+    frames = int(audio["input_features"].shape[-1])
+    chunk_tokens = [-(-samples // 1280) for samples in audio["chunk_sample_lengths"].tolist()]
+    return {
+        "model": "per_layer", "seconds": LONG_SECONDS, "samples": len(waveform),
+        "chunk_sample_lengths": audio["chunk_sample_lengths"].tolist(), "features_shape": list(audio["input_features"].shape),
+        "audio_tokens": tokens, "mel_frames": frames, "sequence": len(ids), "forward": total,
+        "modules": {k.removeprefix(f"{root}.model."): v for k, v in counts.items() if ".audio_tower" in k},
+        "audio_stem": _audio_stem(model, frames, mel),
+        "chunk_stems": [_audio_stem(model, 8 * n, mel) for n in chunk_tokens],
+    }
+
+
 def _plain(config: dict) -> dict:
     """A saved sub-config without what JSON cannot hold or flopsreg does not read (rope_parameters, dtype)."""
     return {k: v for k, v in config.items() if isinstance(v, (int, float, str, bool, list, dict, type(None))) and k not in ("dtype", "rope_parameters")}
@@ -225,6 +256,7 @@ def main() -> int:
     results["defaults"]["dots3_note"] = class_defaults()
     results["processor"] = processor_tokens()
     results["audio_tokens"] = audio_tokens()
+    results["long_clip"] = long_clip()
     (HERE / "forward_dots3mm.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     return 0
 

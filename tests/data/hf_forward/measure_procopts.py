@@ -9,7 +9,8 @@ PixtralImageProcessorPil with longest_edge 1024 and 512 (the published tower's 1
 measure_pixkimi.py), its [IMG] / [IMG_BREAK] / [IMG_END] count as PixtralProcessor expands it;
 and Kimi_K25ImageProcessor with max_patches 1024 and 4096 (the published 16384), and with size
 max_height = max_width 64 and 200 patches a side (the published 512), its grid and its
-<|media_pad|> count as Kimi_K25Processor expands it. The result,
+<|media_pad|> count as Kimi_K25Processor expands it; and Kimi_K25VideoProcessor at those sides, its
+chunks' video_grid_thw. The result,
 forward_procopts.json, comes from transformers alone: tests/hf/test_procopts.py compares
 flopsreg's plans (``processor={...}``) with it.
 
@@ -29,6 +30,7 @@ from measure_pixkimi import _pixtral_processor, _pixtral_tokens, _stub_processor
 from transformers import Llama4ImageProcessor, Qwen2VLImageProcessorPil, Qwen2VLVideoProcessor
 from transformers.models.kimi_k25.image_processing_kimi_k25 import Kimi_K25ImageProcessor
 from transformers.models.kimi_k25.processing_kimi_k25 import Kimi_K25Processor
+from transformers.models.kimi_k25.video_processing_kimi_k25 import Kimi_K25VideoProcessor
 from transformers.models.qwen3_vl.video_processing_qwen3_vl import Qwen3VLVideoProcessor
 
 HERE = Path(__file__).parent
@@ -55,6 +57,8 @@ PIXTRAL_LONGEST_EDGES = (1024, 512)
 KIMI_MAX_PATCHES = (1024, 4096)
 # Kimi K2.5 at the default budget with other most patches a side (size max_height = max_width) than 512.
 KIMI_MAX_SIDES = (64, 200)
+# Kimi K2.5 videos (frames, height, width) at those sides and the video budget (4096 patches).
+KIMI_VIDEOS = [(4, 720, 1280), (5, 100, 3000), (2, 1080, 1920), (3, 60, 2000), (6, 300, 300)]
 VIDEO_SETTINGS = {"max_only": {"max_pixels": 230400}, "both": {"min_pixels": 50176, "max_pixels": 1605632}}
 
 
@@ -134,6 +138,21 @@ def kimi_resizing(max_patches: int = 16384, max_side: int = 512) -> list[dict]:
     return rows
 
 
+def kimi_video_resizing(max_side: int) -> list[dict]:
+    """video_grid_thw (a row per chunk) of Kimi_K25VideoProcessor(size={"max_height": s, "max_width": s})
+    (patch 14, merge 2, the frames as given) at its default budget, per video."""
+    processor = Kimi_K25VideoProcessor(size={"max_height": max_side, "max_width": max_side}, patch_size=14, merge_size=2,
+                                       do_sample_frames=False)
+    generator = np.random.default_rng(10)
+    rows = []
+    for frames, h, w in KIMI_VIDEOS:
+        video = generator.integers(0, 256, (frames, h, w, 3), dtype=np.uint8)
+        out = processor(videos=[video], return_tensors="pt", input_data_format="channels_last")
+        rows.append({"video": [frames, h, w], "video_grid_thw": out["video_grid_thw"].tolist(),
+                     "chunks": int(out["num_chunks_per_video"][0])})
+    return rows
+
+
 def main() -> None:
     record = {
         "transformers": transformers.__version__,
@@ -146,6 +165,7 @@ def main() -> None:
         "pixtral": {str(edge): pixtral_resizing(edge) for edge in PIXTRAL_LONGEST_EDGES},
         "kimi_k25": {str(max_patches): kimi_resizing(max_patches) for max_patches in KIMI_MAX_PATCHES},
         "kimi_k25_side": {str(side): kimi_resizing(max_side=side) for side in KIMI_MAX_SIDES},
+        "kimi_k25_video_side": {str(side): kimi_video_resizing(side) for side in KIMI_MAX_SIDES},
     }
     (HERE / "forward_procopts.json").write_text(json.dumps(record, indent=1) + "\n")
 
