@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from flopsreg.model import Model
 
 __all__ = [
-    "Media", "bidirectional_pairs", "clip_samples", "closed_form_lines", "closed_form_rows", "grid_words", "plan_media",
+    "Media", "as_runs", "bidirectional_pairs", "clip_samples", "closed_form_lines", "closed_form_rows", "grid_words", "plan_media",
     "sequence_flops", "sequence_form_lines", "sequence_form_rows", "tower_flops", "tower_kinds",
 ]
 
@@ -389,8 +389,8 @@ def _video(entry: Any, index: int) -> tuple[int, int, int]:
     return entry[0], entry[1], entry[2]
 
 
-def _runs(runs: int | Sequence[int]) -> Sequence[int]:
-    """A bidirectional rule's runs of one plan: one run (an image), or several (a video's frames)."""
+def as_runs(runs: int | Sequence[int]) -> Sequence[int]:
+    """A bidirectional rule's runs of one plan as a sequence: one run (an image), or several (a video's frames)."""
     return (runs,) if isinstance(runs, int) else runs
 
 
@@ -475,6 +475,7 @@ def plan_media(
             plans.append(rule.plan(planning, *size) if images is not None else rule.from_tokens(planning, entry))
         except ValueError as exc:
             raise FlopsregError(f"{given}[{index}] = {entry!r}: {exc} ({title})") from None
+
     def run_pairs(runs: Sequence[int]) -> int:
         """The language model's FLOPs for the pairs its mask adds within *runs* of tokens (each one block)."""
         layer_pairs = rule.layer_pairs
@@ -485,7 +486,7 @@ def plan_media(
         """The language model's FLOPs for the pairs its mask adds within *plans*' tokens."""
         if rule.bidirectional is None:
             return 0
-        return run_pairs([run for plan in plans for run in _runs(rule.bidirectional(dims, plan))])
+        return run_pairs([run for plan in plans for run in as_runs(rule.bidirectional(dims, plan))])
 
     kind = kinds.get(part) if convention == EXACT else None
 

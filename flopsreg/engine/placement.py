@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from flopsreg.engine.media import Media, sequence_flops
+from flopsreg.engine.media import Media, as_runs, sequence_flops
 from flopsreg.errors import FlopsregError
 from flopsreg.model import shown
 
@@ -141,7 +141,7 @@ def _new_runs(held: Media, index: int, start: int, end: int, cached: int) -> tup
     refused (its cached part was computed without the keys of the rest). Runs of fewer than two
     tokens (use_bidirectional_attention off) add no pair: any cut is counted."""
     runs = held.rule.bidirectional(held.dims, held.plans[index])
-    if all(n < 2 for n in ((runs,) if isinstance(runs, int) else runs)):
+    if all(n < 2 for n in as_runs(runs)):
         return ()
     group = (end - start) // len(runs) if isinstance(runs, tuple) and (end - start) % len(runs) == 0 else 0
     if group:
